@@ -1,0 +1,394 @@
+//! [`Storage`]: the KV node's implementation of the KV API over one engine.
+//!
+//! Every write command runs as: latch the keys, check them against locks and newer commits,
+//! build one write batch, write it (synced when it commits data), release. Reads take no
+//! latches; they pass the read barrier of the [`ConcurrencyManager`] and read the write CF.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use strata_engine::{Cf, Engine, WriteBatch};
+use strata_kvapi::{
+    KvApi, KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
+    TxnStatus,
+};
+use strata_types::{Key, Timestamp, Value};
+
+use crate::concurrency::{ConcurrencyManager, PessimisticLock, WaitOutcome};
+use crate::mvcc::{self, Lock, LockKind, Write, WriteKind, SHORT_VALUE_MAX_BYTES};
+use crate::reader::MvccReader;
+
+fn storage(e: strata_engine::EngineError) -> KvError {
+    KvError::Storage(e.to_string())
+}
+
+/// A KV node's storage: MVCC and Percolator over one engine.
+pub struct Storage {
+    engine: Arc<dyn Engine>,
+    cm: ConcurrencyManager,
+    /// Locks in the lock CF. While zero, reads skip the lock CF entirely.
+    persisted_locks: AtomicI64,
+}
+
+impl Storage {
+    /// Opens storage over `engine`, counting the prewrite locks left on disk.
+    pub fn new(engine: Arc<dyn Engine>) -> Result<Storage, KvError> {
+        let mut count = 0;
+        {
+            let mut it = engine.iterator(Cf::Lock, b"", None);
+            it.seek(b"");
+            while it.valid().map_err(storage)? {
+                count += 1;
+                it.next();
+            }
+        }
+        Ok(Storage { engine, cm: ConcurrencyManager::default(), persisted_locks: AtomicI64::new(count) })
+    }
+
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        &self.engine
+    }
+
+    fn reader(&self) -> MvccReader<'_> {
+        MvccReader::new(&*self.engine)
+    }
+
+    fn load_lock(&self, key: &[u8]) -> Result<Option<Lock>, KvError> {
+        if self.persisted_locks.load(Ordering::SeqCst) <= 0 {
+            return Ok(None);
+        }
+        match self.engine.get(Cf::Lock, key).map_err(storage)? {
+            Some(bytes) => Lock::decode(&bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Fails a read at `ts` that a prewrite lock of an older transaction blocks.
+    fn check_read_lock(&self, key: &[u8], ts: Timestamp) -> Result<(), KvError> {
+        match self.load_lock(key)? {
+            Some(lock) if lock.start_ts <= ts && lock.kind != LockKind::Lock => Err(locked(key, &lock)),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_scan_locks(&self, start: &[u8], end: &[u8], ts: Timestamp) -> Result<(), KvError> {
+        if self.persisted_locks.load(Ordering::SeqCst) <= 0 {
+            return Ok(());
+        }
+        let upper = if end.is_empty() { None } else { Some(end) };
+        let mut it = self.engine.iterator(Cf::Lock, start, upper);
+        it.seek(start);
+        while it.valid().map_err(storage)? {
+            let lock = Lock::decode(it.value())?;
+            if lock.start_ts <= ts && lock.kind != LockKind::Lock {
+                return Err(locked(it.key(), &lock));
+            }
+            it.next();
+        }
+        Ok(())
+    }
+
+    /// Checks that `key` may be written by `start_ts`: no other transaction's lock, and no
+    /// commit newer than `conflict_ts`.
+    fn check_write(&self, key: &[u8], start_ts: Timestamp, conflict_ts: Timestamp) -> Result<(), KvError> {
+        if let Some(lock) = self.load_lock(key)? {
+            if lock.start_ts != start_ts {
+                return Err(locked(key, &lock));
+            }
+        }
+        if let Some((commit_ts, _, _)) = self.reader().newest_write(key)? {
+            if commit_ts > conflict_ts {
+                return Err(KvError::WriteConflict {
+                    key: key.to_vec(),
+                    start_ts,
+                    conflict_commit_ts: commit_ts,
+                });
+            }
+        }
+        if let Some((_, WriteKind::Rollback)) = self.reader().txn_record(key, start_ts)? {
+            return Err(KvError::TxnAborted { start_ts });
+        }
+        Ok(())
+    }
+
+    /// Puts the commit record (and long value) of one mutation into `batch`.
+    fn commit_mutation(
+        batch: &mut WriteBatch,
+        key: &[u8],
+        kind: WriteKind,
+        value: Option<&[u8]>,
+        start_ts: Timestamp,
+        commit_ts: Timestamp,
+    ) {
+        let encoded = mvcc::encode_user_key(key);
+        let short_value = match value {
+            Some(v) if v.len() > SHORT_VALUE_MAX_BYTES => {
+                batch.put(Cf::Default, mvcc::append_ts(encoded.clone(), start_ts), v.to_vec());
+                None
+            }
+            other => other,
+        };
+        let write = Write { kind, start_ts, short_value };
+        batch.put(Cf::Write, mvcc::append_ts(encoded, commit_ts), write.encode());
+    }
+
+    fn one_pc(&self, request: &PrewriteRequest, keys: &[Key]) -> Result<Timestamp, KvError> {
+        let commit_ts = self.cm.begin_commit(keys, request.start_ts, request.for_update_ts);
+        let mut batch = WriteBatch::new();
+        for mutation in &request.mutations {
+            let (kind, value) = match mutation {
+                Mutation::Put(_, v) => (WriteKind::Put, Some(v.as_slice())),
+                Mutation::Delete(_) => (WriteKind::Delete, None),
+                Mutation::Lock(_) => (WriteKind::Lock, None),
+            };
+            Self::commit_mutation(&mut batch, mutation.key(), kind, value, request.start_ts, commit_ts);
+        }
+        let result = self.engine.write(&batch, true).map_err(storage);
+        self.cm.end_commit(keys);
+        result?;
+        self.cm.unlock(keys, request.start_ts);
+        Ok(commit_ts)
+    }
+
+    /// Commits or rolls back the lock of `start_ts` on one key.
+    fn finish_key(
+        &self,
+        batch: &mut WriteBatch,
+        key: &[u8],
+        start_ts: Timestamp,
+        commit_ts: Option<Timestamp>,
+    ) -> Result<i64, KvError> {
+        match self.load_lock(key)? {
+            Some(lock) if lock.start_ts == start_ts => {
+                match commit_ts {
+                    Some(commit_ts) => {
+                        let kind = match lock.kind {
+                            LockKind::Put => WriteKind::Put,
+                            LockKind::Delete => WriteKind::Delete,
+                            LockKind::Lock => WriteKind::Lock,
+                        };
+                        if let Some(value) = &lock.short_value {
+                            Self::commit_mutation(batch, key, kind, Some(value), start_ts, commit_ts);
+                        } else {
+                            Self::commit_mutation(batch, key, kind, None, start_ts, commit_ts);
+                            // A long value was written to the default CF at prewrite: keep it.
+                        }
+                    }
+                    None => Self::rollback_record(batch, key, start_ts),
+                }
+                batch.delete(Cf::Lock, key.to_vec());
+                Ok(1)
+            }
+            _ => match (self.reader().txn_record(key, start_ts)?, commit_ts) {
+                (Some((_, WriteKind::Rollback)), Some(_)) => Err(KvError::TxnAborted { start_ts }),
+                (Some(_), _) => Ok(0),
+                (None, Some(_)) => Err(KvError::TxnAborted { start_ts }),
+                (None, None) => {
+                    Self::rollback_record(batch, key, start_ts);
+                    Ok(0)
+                }
+            },
+        }
+    }
+
+    fn rollback_record(batch: &mut WriteBatch, key: &[u8], start_ts: Timestamp) {
+        let write = Write { kind: WriteKind::Rollback, start_ts, short_value: None };
+        batch.put(Cf::Write, mvcc::append_ts(mvcc::encode_user_key(key), start_ts), write.encode());
+    }
+
+    fn finish_keys(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Option<Timestamp>) -> Result<(), KvError> {
+        let _latches = self.cm.latch(keys.iter());
+        let mut batch = WriteBatch::new();
+        let mut released = 0;
+        for key in keys {
+            released += self.finish_key(&mut batch, key, start_ts, commit_ts)?;
+        }
+        self.engine.write(&batch, true).map_err(storage)?;
+        self.persisted_locks.fetch_sub(released, Ordering::SeqCst);
+        self.cm.unlock(keys, start_ts);
+        Ok(())
+    }
+
+    /// The highest read timestamp served; one-phase commits choose commit_ts above it.
+    pub fn max_read_ts(&self) -> Timestamp {
+        self.cm.max_read_ts()
+    }
+}
+
+fn locked(key: &[u8], lock: &Lock) -> KvError {
+    KvError::KeyIsLocked(LockInfo {
+        key: key.to_vec(),
+        primary: lock.primary.clone(),
+        start_ts: lock.start_ts,
+        ttl_ms: lock.ttl_ms,
+    })
+}
+
+impl KvApi for Storage {
+    // Hot path: point select.
+    fn get(&self, key: &[u8], ts: Timestamp) -> Result<Option<Value>, KvError> {
+        self.cm.read_barrier(key, None, ts);
+        self.check_read_lock(key, ts)?;
+        self.reader().get(key, ts)
+    }
+
+    fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError> {
+        keys.iter().map(|key| self.get(key, ts)).collect()
+    }
+
+    fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError> {
+        let end = if request.end.is_empty() { None } else { Some(request.end.as_slice()) };
+        self.cm.read_barrier(&request.start, Some(end.unwrap_or(&[0xFF; 16])), request.ts);
+        self.check_scan_locks(&request.start, &request.end, request.ts)?;
+        self.reader().scan(
+            &request.start,
+            &request.end,
+            request.ts,
+            request.limit,
+            request.reverse,
+            request.keys_only,
+        )
+    }
+
+    fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError> {
+        let deadline = Instant::now() + Duration::from_millis(request.wait_timeout_ms);
+        let lock = PessimisticLock {
+            start_ts: request.start_ts,
+            for_update_ts: request.for_update_ts,
+            primary: request.primary.clone(),
+        };
+        loop {
+            let blocker = {
+                let _latches = self.cm.latch(request.keys.iter());
+                for key in &request.keys {
+                    self.check_write(key, request.start_ts, request.for_update_ts)?;
+                }
+                match self.cm.try_lock_all(&request.keys, &lock) {
+                    Ok(()) => return Ok(()),
+                    Err(holder) => holder,
+                }
+            };
+            let key = request
+                .keys
+                .iter()
+                .find(|k| self.cm.pessimistic_lock(k).is_some_and(|l| l.start_ts == blocker.start_ts))
+                .cloned()
+                .unwrap_or_else(|| request.keys[0].clone());
+            match self.cm.wait_for_release(&key, request.start_ts, blocker.start_ts, deadline) {
+                WaitOutcome::Retry => continue,
+                WaitOutcome::Deadlock => return Err(KvError::Deadlock { key, blocker_start_ts: blocker.start_ts }),
+                WaitOutcome::Timeout => return Err(KvError::LockWaitTimeout { key }),
+            }
+        }
+    }
+
+    fn pessimistic_rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError> {
+        self.cm.unlock(keys, start_ts);
+        Ok(())
+    }
+
+    // Hot path: every commit.
+    fn prewrite(&self, request: &PrewriteRequest) -> Result<PrewriteResponse, KvError> {
+        let keys: Vec<Key> = request.mutations.iter().map(|m| m.key().to_vec()).collect();
+        let _latches = self.cm.latch(keys.iter());
+        let pessimistic = request.for_update_ts > Timestamp::ZERO;
+        for key in &keys {
+            match self.cm.pessimistic_lock(key) {
+                Some(lock) if lock.start_ts == request.start_ts => continue,
+                Some(lock) => {
+                    return Err(KvError::KeyIsLocked(LockInfo {
+                        key: key.clone(),
+                        primary: lock.primary,
+                        start_ts: lock.start_ts,
+                        ttl_ms: 0,
+                    }))
+                }
+                None => {
+                    let conflict_ts = if pessimistic { request.for_update_ts } else { request.start_ts };
+                    self.check_write(key, request.start_ts, conflict_ts)?;
+                }
+            }
+        }
+        if request.try_one_pc {
+            let commit_ts = self.one_pc(request, &keys)?;
+            return Ok(PrewriteResponse { one_pc_commit_ts: Some(commit_ts) });
+        }
+        let mut batch = WriteBatch::new();
+        for mutation in &request.mutations {
+            let (kind, value) = match mutation {
+                Mutation::Put(_, v) => (LockKind::Put, Some(v)),
+                Mutation::Delete(_) => (LockKind::Delete, None),
+                Mutation::Lock(_) => (LockKind::Lock, None),
+            };
+            let short_value = match value {
+                Some(v) if v.len() > SHORT_VALUE_MAX_BYTES => {
+                    let data_key = mvcc::append_ts(mvcc::encode_user_key(mutation.key()), request.start_ts);
+                    batch.put(Cf::Default, data_key, v.clone());
+                    None
+                }
+                other => other.cloned(),
+            };
+            let lock = Lock {
+                kind,
+                primary: request.primary.clone(),
+                start_ts: request.start_ts,
+                for_update_ts: request.for_update_ts,
+                ttl_ms: request.lock_ttl_ms,
+                short_value,
+            };
+            batch.put(Cf::Lock, mutation.key().to_vec(), lock.encode());
+        }
+        self.persisted_locks.fetch_add(keys.len() as i64, Ordering::SeqCst);
+        if let Err(e) = self.engine.write(&batch, true) {
+            self.persisted_locks.fetch_sub(keys.len() as i64, Ordering::SeqCst);
+            return Err(storage(e));
+        }
+        self.cm.unlock(&keys, request.start_ts);
+        Ok(PrewriteResponse { one_pc_commit_ts: None })
+    }
+
+    fn commit(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Timestamp) -> Result<(), KvError> {
+        self.finish_keys(keys, start_ts, Some(commit_ts))
+    }
+
+    fn rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError> {
+        self.cm.unlock(keys, start_ts);
+        self.finish_keys(keys, start_ts, None)
+    }
+
+    fn check_txn_status(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        current_ts: Timestamp,
+    ) -> Result<TxnStatus, KvError> {
+        if let Some(lock) = self.cm.pessimistic_lock(primary) {
+            if lock.start_ts == start_ts {
+                return Ok(TxnStatus::Locked { ttl_ms: 0 });
+            }
+        }
+        if let Some(lock) = self.load_lock(primary)? {
+            if lock.start_ts == start_ts {
+                let expires_ms = start_ts.physical_ms() + lock.ttl_ms;
+                if current_ts.physical_ms() < expires_ms {
+                    return Ok(TxnStatus::Locked { ttl_ms: expires_ms - current_ts.physical_ms() });
+                }
+                self.finish_keys(&[primary.to_vec()], start_ts, None)?;
+                return Ok(TxnStatus::RolledBack);
+            }
+        }
+        match self.reader().txn_record(primary, start_ts)? {
+            Some((commit_ts, kind)) if kind != WriteKind::Rollback => Ok(TxnStatus::Committed { commit_ts }),
+            Some(_) => Ok(TxnStatus::RolledBack),
+            None => {
+                self.finish_keys(&[primary.to_vec()], start_ts, None)?;
+                Ok(TxnStatus::RolledBack)
+            }
+        }
+    }
+
+    fn resolve_lock(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Option<Timestamp>) -> Result<(), KvError> {
+        self.finish_keys(keys, start_ts, commit_ts)
+    }
+}

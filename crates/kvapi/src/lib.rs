@@ -1,0 +1,153 @@
+//! strata-kvapi: the one KV API between the transaction client and the KV nodes.
+//!
+//! ```text
+//!   txn client ──(KvApi)──▶ kv node
+//!        in-process in the playground, gRPC in a cluster
+//! ```
+//!
+//! Every request names its snapshot (`ts`) or its transaction (`start_ts`), so a KV node keeps
+//! no per-client state beyond the locks a transaction holds. Conditions the client must act on
+//! (a lock in the way, a conflicting write, a deadlock) are typed [`KvError`] variants, never
+//! strings: the transaction client's retry layer matches on them.
+
+use strata_types::{Key, Timestamp, Value};
+
+/// One write of a transaction, sent with prewrite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    Put(Key, Value),
+    Delete(Key),
+    /// Takes part in conflict detection but writes no data (`SELECT … FOR UPDATE`).
+    Lock(Key),
+}
+
+impl Mutation {
+    pub fn key(&self) -> &[u8] {
+        match self {
+            Mutation::Put(k, _) | Mutation::Delete(k) | Mutation::Lock(k) => k,
+        }
+    }
+}
+
+/// A lock found in the way of a read or write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockInfo {
+    pub key: Key,
+    pub primary: Key,
+    pub start_ts: Timestamp,
+    pub ttl_ms: u64,
+}
+
+/// Errors of the KV API. Each variant names what the caller must do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KvError {
+    /// A transaction's lock blocks the request: resolve it (check the primary) or wait.
+    #[error("key is locked by transaction {}", .0.start_ts)]
+    KeyIsLocked(LockInfo),
+    /// A write committed after the transaction's snapshot touches the same key: retry the
+    /// statement (pessimistic) or the transaction (optimistic).
+    #[error("write conflict on a key: start_ts {start_ts}, conflicting commit_ts {conflict_commit_ts}")]
+    WriteConflict { key: Key, start_ts: Timestamp, conflict_commit_ts: Timestamp },
+    /// Waiting for the lock would close a cycle of waiting transactions: abort.
+    #[error("deadlock found when trying to get lock")]
+    Deadlock { key: Key, blocker_start_ts: Timestamp },
+    /// The lock was not released within the wait timeout: fail the statement.
+    #[error("lock wait timeout exceeded")]
+    LockWaitTimeout { key: Key },
+    /// The transaction's locks are gone (rolled back by another client): abort.
+    #[error("transaction {start_ts} was rolled back")]
+    TxnAborted { start_ts: Timestamp },
+    /// The store failed: the statement fails.
+    #[error("storage: {0}")]
+    Storage(String),
+}
+
+/// A range read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanRequest {
+    /// Inclusive lower bound.
+    pub start: Key,
+    /// Exclusive upper bound.
+    pub end: Key,
+    pub limit: usize,
+    pub ts: Timestamp,
+    /// Returns keys from `end` downwards when set.
+    pub reverse: bool,
+    /// Returns keys only, with empty values.
+    pub keys_only: bool,
+}
+
+/// Locks keys for a pessimistic transaction before it writes them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PessimisticLockRequest {
+    pub keys: Vec<Key>,
+    pub primary: Key,
+    pub start_ts: Timestamp,
+    pub for_update_ts: Timestamp,
+    /// How long to wait for another transaction's lock; 0 fails at once.
+    pub wait_timeout_ms: u64,
+}
+
+/// The first phase of a commit (or the whole commit with `try_one_pc`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrewriteRequest {
+    pub mutations: Vec<Mutation>,
+    pub primary: Key,
+    pub start_ts: Timestamp,
+    /// Non-zero for a pessimistic transaction: the keys it locked must still carry its locks.
+    pub for_update_ts: Timestamp,
+    pub lock_ttl_ms: u64,
+    /// Commits in the same step when every key is on this node.
+    pub try_one_pc: bool,
+}
+
+/// The outcome of a prewrite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrewriteResponse {
+    /// Set when the transaction was committed by one-phase commit, at this timestamp.
+    pub one_pc_commit_ts: Option<Timestamp>,
+}
+
+/// What became of a transaction, as seen from its primary key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnStatus {
+    Committed { commit_ts: Timestamp },
+    RolledBack,
+    /// Still running; its lock lives this much longer.
+    Locked { ttl_ms: u64 },
+}
+
+/// The KV API: reads at a snapshot and the Percolator commands.
+pub trait KvApi: Send + Sync + 'static {
+    /// Returns the newest value of `key` committed at or before `ts`.
+    fn get(&self, key: &[u8], ts: Timestamp) -> Result<Option<Value>, KvError>;
+
+    /// Returns one entry per key, in the order of `keys`.
+    fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError>;
+
+    /// Returns up to `limit` visible entries of a key range.
+    fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError>;
+
+    /// Acquires pessimistic locks, waiting for other transactions' locks up to the timeout.
+    fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError>;
+
+    /// Releases pessimistic locks of a transaction that will not commit them.
+    fn pessimistic_rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError>;
+
+    /// Prewrites the mutations (or commits them at once with one-phase commit).
+    fn prewrite(&self, request: &PrewriteRequest) -> Result<PrewriteResponse, KvError>;
+
+    /// Commits prewritten keys at `commit_ts`.
+    fn commit(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Timestamp) -> Result<(), KvError>;
+
+    /// Rolls back prewritten keys and leaves a rollback record so a late prewrite fails.
+    fn rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError>;
+
+    /// Tells whether the transaction of `primary` committed, rolled back or still runs; rolls
+    /// it back when its lock has expired by `current_ts`.
+    fn check_txn_status(&self, primary: &[u8], start_ts: Timestamp, current_ts: Timestamp)
+        -> Result<TxnStatus, KvError>;
+
+    /// Commits (with `commit_ts`) or rolls back (without) the locks of a finished transaction.
+    fn resolve_lock(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Option<Timestamp>) -> Result<(), KvError>;
+}

@@ -1,0 +1,59 @@
+//! strata-mysql: the server side of the MySQL client/server protocol.
+//!
+//! This crate turns bytes from MySQL clients (libmysqlclient under sysbench, MariaDB
+//! Connector/C, go-sql-driver, the `mariadb` CLI) into calls on a SQL session, and the session's
+//! outputs back into packets. It knows nothing of SQL: every statement goes to a
+//! [`BackendSession`], which in production is `strata_sql::Session`.
+//!
+//! ```text
+//!   TcpListener ── accept ──▶ one OS thread per connection (server.rs)
+//!                              │  handshake.rs   greeting, HandshakeResponse41, auth switch,
+//!                              │                 mysql_native_password check
+//!                              │  Backend::open_session(user, database)
+//!                              ▼
+//!                 loop { PacketReader::read_payload          (packet.rs: framing, limits)
+//!                        Connection::handle(payload, writer)  (conn.rs: one COM_* → reply)
+//!                          ├─ text rows    (text.rs)
+//!                          └─ binary rows, execute params (binary.rs)
+//!                        PacketWriter::flush }                one write per reply
+//! ```
+//!
+//! **Why threads, not async.** Statement execution blocks: on row-lock waits and on the group
+//! commit's sync. A connection therefore owns an OS thread and blocking sockets, as in MariaDB;
+//! the per-command path is one `read` and one `write` system call, with TCP_NODELAY set.
+//!
+//! **Invariants.**
+//! - Nothing a client sends can panic the server or make it allocate without bound: every field
+//!   is read through the checked [`packet::Cursor`], every payload is bounded by
+//!   `max_allowed_packet` before it is read, and a panic in a connection thread is caught and
+//!   ends that connection only.
+//! - A connection waits for a client for a bounded time: [`server::CONNECT_TIMEOUT`] during the
+//!   handshake, [`server::WAIT_TIMEOUT`] afterwards.
+//! - The column count announced by COM_STMT_PREPARE is the SQL layer's `PreparedInfo::columns`,
+//!   which it must keep equal to what the execute returns (a mismatch desynchronises clients).
+//! - Parameter types sent with the first COM_STMT_EXECUTE are remembered per statement, because
+//!   libmysqlclient and Connector/C send them only once.
+//!
+//! **Deliberately not done.** TLS, compression, `caching_sha2_password` (clients are switched to
+//! `mysql_native_password`), CLIENT_QUERY_ATTRIBUTES, server-side cursors (COM_STMT_FETCH; a
+//! cursor request gets the whole result set inline, which clients accept), COM_CHANGE_USER, and
+//! binlog commands. COM_SET_OPTION acknowledges the multi-statements switch, but splitting a query
+//! into statements is the SQL layer's business, so the switch does not change how queries run. Query
+//! text that is not UTF-8 is passed on with invalid sequences replaced.
+
+mod backend;
+mod binary;
+mod conn;
+mod error;
+mod handshake;
+pub mod memory;
+pub mod packet;
+mod reply;
+pub mod server;
+mod text;
+
+pub use backend::{Backend, BackendSession};
+pub use conn::MAX_PREPARED_STATEMENTS;
+pub use error::{codes, ConnectionError};
+pub use handshake::capabilities;
+pub use server::{MysqlServer, ServerConfig, ShutdownHandle};

@@ -1,0 +1,478 @@
+//! The binder: resolves a parsed expression against the columns in scope into an [`Expr`].
+
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
+use strata_codec::Datum;
+
+use crate::error::{self, Result};
+use crate::expr::{AggCall, AggFunc, BinaryOp, Expr, Func, ResultType, SessionValue};
+use crate::types::{self, SqlType, TypeKind};
+
+/// One column visible to expressions.
+#[derive(Clone, Debug)]
+pub struct ScopeColumn {
+    /// The table's alias (or name) that qualifies the column.
+    pub table: String,
+    pub name: String,
+    pub ty: ResultType,
+}
+
+/// Columns visible to expressions, in row order.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    pub columns: Vec<ScopeColumn>,
+}
+
+impl Scope {
+    fn resolve(&self, table: Option<&str>, name: &str, context: &str) -> Result<usize> {
+        let mut found = None;
+        for (i, c) in self.columns.iter().enumerate() {
+            if c.name.eq_ignore_ascii_case(name) && table.is_none_or(|t| c.table.eq_ignore_ascii_case(t)) {
+                if found.is_some() {
+                    return Err(error::ambiguous_column(name));
+                }
+                found = Some(i);
+            }
+        }
+        found.ok_or_else(|| {
+            let full = match table {
+                Some(t) => format!("{t}.{name}"),
+                None => name.to_string(),
+            };
+            error::unknown_column(&full, context)
+        })
+    }
+
+    pub fn types(&self) -> Vec<ResultType> {
+        self.columns.iter().map(|c| c.ty.clone()).collect()
+    }
+}
+
+/// Binds expressions of one query block.
+pub struct Binder<'a> {
+    pub scope: &'a Scope,
+    /// Aggregate calls met so far; `Expr::Agg(i)` refers to `aggs[i]`.
+    pub aggs: Vec<AggCall>,
+    pub allow_aggregates: bool,
+    /// Clause named in "Unknown column" errors.
+    pub context: &'static str,
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(scope: &'a Scope, context: &'static str) -> Binder<'a> {
+        Binder { scope, aggs: Vec::new(), allow_aggregates: false, context }
+    }
+
+    pub fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(ident) => self.identifier(None, ident)?,
+            A::CompoundIdentifier(parts) => match parts.as_slice() {
+                [scope, name] if scope.value.starts_with("@@") => system_variable(&name.value),
+                [table, column] => self.identifier(Some(&table.value), column)?,
+                [_db, table, column] => self.identifier(Some(&table.value), column)?,
+                _ => return Err(error::unsupported(e)),
+            },
+            A::Value(v) => value_expr(&v.value)?,
+            A::Nested(inner) => self.bind(inner)?,
+            A::UnaryOp { op, expr } => {
+                let inner = self.bind(expr)?;
+                match op {
+                    ast::UnaryOperator::Minus => match inner {
+                        Expr::Literal(Datum::Int(i)) => Expr::Literal(Datum::Int(-i)),
+                        Expr::Literal(Datum::Decimal(d)) => Expr::Literal(Datum::Decimal(-d)),
+                        other => Expr::Neg(Box::new(other)),
+                    },
+                    ast::UnaryOperator::Plus => inner,
+                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => Expr::Not(Box::new(inner)),
+                    _ => return Err(error::unsupported(op)),
+                }
+            }
+            A::BinaryOp { left, op, right } => {
+                let op = binary_op(op)?;
+                Expr::Binary(op, Box::new(self.bind(left)?), Box::new(self.bind(right)?))
+            }
+            A::IsNull(inner) => Expr::IsNull(Box::new(self.bind(inner)?), false),
+            A::IsNotNull(inner) => Expr::IsNull(Box::new(self.bind(inner)?), true),
+            A::IsTrue(inner) => Expr::IsTrue(Box::new(self.bind(inner)?), false),
+            A::IsNotTrue(inner) => Expr::IsTrue(Box::new(self.bind(inner)?), true),
+            A::IsFalse(inner) => Expr::Binary(
+                BinaryOp::NullSafeEq,
+                Box::new(Expr::IsTrue(Box::new(self.bind(inner)?), true)),
+                Box::new(Expr::Binary(
+                    BinaryOp::Eq,
+                    Box::new(Expr::IsNull(Box::new(self.bind(inner)?), true)),
+                    Box::new(Expr::Literal(Datum::Int(1))),
+                )),
+            ),
+            A::Between { expr, negated, low, high } => Expr::Between {
+                expr: Box::new(self.bind(expr)?),
+                low: Box::new(self.bind(low)?),
+                high: Box::new(self.bind(high)?),
+                negated: *negated,
+            },
+            A::InList { expr, list, negated } => match expr.as_ref() {
+                A::Tuple(items) => {
+                    let exprs = items.iter().map(|i| self.bind(i)).collect::<Result<Vec<_>>>()?;
+                    let mut tuples = Vec::with_capacity(list.len());
+                    for entry in list {
+                        match entry {
+                            A::Tuple(values) if values.len() == exprs.len() => {
+                                tuples.push(values.iter().map(|v| self.bind(v)).collect::<Result<Vec<_>>>()?)
+                            }
+                            _ => return Err(error::operand_columns(exprs.len())),
+                        }
+                    }
+                    Expr::TupleIn { exprs, list: tuples, negated: *negated }
+                }
+                _ => Expr::InList {
+                    expr: Box::new(self.bind(expr)?),
+                    list: list.iter().map(|i| self.bind(i)).collect::<Result<_>>()?,
+                    negated: *negated,
+                },
+            },
+            A::Like { negated, expr, pattern, escape_char, .. } => {
+                let escape = match escape_char {
+                    Some(ast::Value::SingleQuotedString(s)) if s.len() == 1 => s.as_bytes()[0],
+                    _ => b'\\',
+                };
+                Expr::Like {
+                    expr: Box::new(self.bind(expr)?),
+                    pattern: Box::new(self.bind(pattern)?),
+                    negated: *negated,
+                    escape,
+                }
+            }
+            A::Case { operand, conditions, else_result, .. } => Expr::Case {
+                operand: operand.as_ref().map(|o| self.bind(o).map(Box::new)).transpose()?,
+                whens: conditions
+                    .iter()
+                    .map(|w| Ok((self.bind(&w.condition)?, self.bind(&w.result)?)))
+                    .collect::<Result<_>>()?,
+                otherwise: else_result.as_ref().map(|o| self.bind(o).map(Box::new)).transpose()?,
+            },
+            A::Function(f) => self.function(f)?,
+            A::Cast { expr, data_type, .. } => Expr::Call(cast_func(data_type)?, vec![self.bind(expr)?]),
+            A::Convert { expr, data_type: Some(data_type), .. } => {
+                Expr::Call(cast_func(data_type)?, vec![self.bind(expr)?])
+            }
+            A::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.bind(expr)?];
+                args.push(match substring_from {
+                    Some(f) => self.bind(f)?,
+                    None => Expr::Literal(Datum::Int(1)),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind(f)?);
+                }
+                Expr::Call(Func::Substring, args)
+            }
+            A::Ceil { expr, .. } => Expr::Call(Func::Ceil, vec![self.bind(expr)?]),
+            A::Floor { expr, .. } => Expr::Call(Func::Floor, vec![self.bind(expr)?]),
+            A::Trim { expr, trim_where: None, trim_what: None, .. } => Expr::Call(Func::Trim, vec![self.bind(expr)?]),
+            A::TypedString(typed) => {
+                let text = match &typed.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let ty = match typed.data_type {
+                    ast::DataType::Date => SqlType::new(TypeKind::Date),
+                    _ => SqlType { scale: 6, ..SqlType::new(TypeKind::DateTime) },
+                };
+                Expr::Literal(ty.coerce(Datum::Bytes(text.into_bytes()), "literal")?)
+            }
+            A::Tuple(items) if items.len() == 1 => self.bind(&items[0])?,
+            A::Tuple(items) => return Err(error::operand_columns(items.len().min(1))),
+            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => return Err(error::unsupported("subqueries")),
+            other => return Err(error::unsupported(other)),
+        })
+    }
+
+    fn identifier(&self, table: Option<&str>, ident: &ast::Ident) -> Result<Expr> {
+        let name = ident.value.as_str();
+        if ident.quote_style.is_none() {
+            if let Some(var) = name.strip_prefix("@@") {
+                return Ok(system_variable(var));
+            }
+            if let Some(var) = name.strip_prefix('@') {
+                return Ok(Expr::Session(SessionValue::UserVariable(var.to_ascii_lowercase())));
+            }
+            if table.is_none() {
+                match name.to_ascii_uppercase().as_str() {
+                    "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => return Ok(Expr::Session(SessionValue::Now)),
+                    "CURRENT_DATE" => return Ok(Expr::Session(SessionValue::CurDate)),
+                    "CURRENT_USER" => return Ok(Expr::Session(SessionValue::User)),
+                    _ => {}
+                }
+            }
+        }
+        Ok(Expr::Column(self.scope.resolve(table, name, self.context)?))
+    }
+
+    fn function(&mut self, f: &ast::Function) -> Result<Expr> {
+        let name = f.name.to_string().to_ascii_uppercase();
+        let (args, distinct, star) = match &f.args {
+            FunctionArguments::None => (Vec::new(), false, false),
+            FunctionArguments::Subquery(_) => return Err(error::unsupported("subqueries")),
+            FunctionArguments::List(list) => {
+                let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                let mut star = false;
+                let mut args = Vec::new();
+                for arg in &list.args {
+                    match arg {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
+                        other => return Err(error::unsupported(other)),
+                    }
+                }
+                (args, distinct, star)
+            }
+        };
+        let agg = match name.as_str() {
+            "COUNT" if star => Some(AggFunc::CountStar),
+            "COUNT" => Some(AggFunc::Count),
+            "SUM" => Some(AggFunc::Sum),
+            "AVG" => Some(AggFunc::Avg),
+            "MIN" => Some(AggFunc::Min),
+            "MAX" => Some(AggFunc::Max),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            if !self.allow_aggregates {
+                return Err(error::invalid_group_use());
+            }
+            let arg = match args.first() {
+                Some(a) => {
+                    // Aggregates do not nest.
+                    self.allow_aggregates = false;
+                    let bound = self.bind(a);
+                    self.allow_aggregates = true;
+                    bound?
+                }
+                None => Expr::Literal(Datum::Int(1)),
+            };
+            let call = AggCall { func, arg, distinct };
+            let index = match self.aggs.iter().position(|c| *c == call) {
+                Some(i) => i,
+                None => {
+                    self.aggs.push(call);
+                    self.aggs.len() - 1
+                }
+            };
+            return Ok(Expr::Agg(index));
+        }
+        let session = |v| Ok(Expr::Session(v));
+        match name.as_str() {
+            "DATABASE" | "SCHEMA" => return session(SessionValue::Database),
+            "LAST_INSERT_ID" if args.is_empty() => return session(SessionValue::LastInsertId),
+            "CONNECTION_ID" => return session(SessionValue::ConnectionId),
+            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => return session(SessionValue::User),
+            "VERSION" => return session(SessionValue::Version),
+            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => {
+                return session(SessionValue::Now)
+            }
+            "CURDATE" | "CURRENT_DATE" => return session(SessionValue::CurDate),
+            "FOUND_ROWS" => return session(SessionValue::FoundRows),
+            "ROW_COUNT" => return session(SessionValue::RowCount),
+            _ => {}
+        }
+        let func = match name.as_str() {
+            "CONCAT" => Func::Concat,
+            "LENGTH" | "OCTET_LENGTH" => Func::Length,
+            "CHAR_LENGTH" | "CHARACTER_LENGTH" => Func::CharLength,
+            "UPPER" | "UCASE" => Func::Upper,
+            "LOWER" | "LCASE" => Func::Lower,
+            "SUBSTRING" | "SUBSTR" | "MID" => Func::Substring,
+            "ABS" => Func::Abs,
+            "ROUND" => Func::Round,
+            "FLOOR" => Func::Floor,
+            "CEIL" | "CEILING" => Func::Ceil,
+            "POWER" | "POW" => Func::Power,
+            "SQRT" => Func::Sqrt,
+            "COALESCE" => Func::Coalesce,
+            "IFNULL" => Func::Coalesce,
+            "IF" => Func::If,
+            "NULLIF" => Func::NullIf,
+            "GREATEST" => Func::Greatest,
+            "LEAST" => Func::Least,
+            "MOD" => Func::Mod,
+            "TRIM" => Func::Trim,
+            _ => {
+                return Err(crate::api::SqlError::new(
+                    1305,
+                    "42000",
+                    format!("FUNCTION {name} does not exist"),
+                ))
+            }
+        };
+        let arity_ok = match func {
+            Func::If => args.len() == 3,
+            Func::NullIf | Func::Power | Func::Mod => args.len() == 2,
+            Func::Substring => args.len() == 2 || args.len() == 3,
+            Func::Round => args.len() == 1 || args.len() == 2,
+            Func::Concat | Func::Coalesce | Func::Greatest | Func::Least => !args.is_empty(),
+            _ => args.len() == 1,
+        };
+        if !arity_ok {
+            return Err(crate::api::SqlError::new(
+                1582,
+                "42000",
+                format!("Incorrect parameter count in the call to native function '{name}'"),
+            ));
+        }
+        let bound = args.iter().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
+        Ok(Expr::Call(func, bound))
+    }
+}
+
+fn system_variable(name: &str) -> Expr {
+    let name = name.strip_prefix("session.").or_else(|| name.strip_prefix("global.")).unwrap_or(name);
+    let name = name.strip_prefix("SESSION.").or_else(|| name.strip_prefix("GLOBAL.")).unwrap_or(name);
+    Expr::Session(SessionValue::SystemVariable(name.to_ascii_lowercase()))
+}
+
+fn binary_op(op: &ast::BinaryOperator) -> Result<BinaryOp> {
+    use ast::BinaryOperator as B;
+    Ok(match op {
+        B::Plus => BinaryOp::Plus,
+        B::Minus => BinaryOp::Minus,
+        B::Multiply => BinaryOp::Multiply,
+        B::Divide => BinaryOp::Divide,
+        B::Modulo => BinaryOp::Modulo,
+        B::MyIntegerDivide | B::DuckIntegerDivide => BinaryOp::IntDivide,
+        B::Eq => BinaryOp::Eq,
+        B::NotEq => BinaryOp::NotEq,
+        B::Lt => BinaryOp::Lt,
+        B::LtEq => BinaryOp::LtEq,
+        B::Gt => BinaryOp::Gt,
+        B::GtEq => BinaryOp::GtEq,
+        B::Spaceship => BinaryOp::NullSafeEq,
+        B::And => BinaryOp::And,
+        B::Or => BinaryOp::Or,
+        B::Xor => BinaryOp::Xor,
+        B::BitwiseAnd => BinaryOp::BitAnd,
+        B::BitwiseOr => BinaryOp::BitOr,
+        other => return Err(error::unsupported(other)),
+    })
+}
+
+/// Converts a literal.
+pub fn value_expr(v: &ast::Value) -> Result<Expr> {
+    use ast::Value as V;
+    Ok(match v {
+        V::Number(text, _) => Expr::Literal(number_literal(text)?),
+        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Expr::Literal(Datum::Bytes(s.clone().into_bytes())),
+        V::HexStringLiteral(h) => {
+            let bytes = (0..h.len() / 2)
+                .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
+                .collect::<std::result::Result<Vec<u8>, _>>()
+                .map_err(|e| error::syntax(e))?;
+            Expr::Literal(Datum::Bytes(bytes))
+        }
+        V::Boolean(b) => Expr::Literal(Datum::Int(*b as i64)),
+        V::Null => Expr::Literal(Datum::Null),
+        V::Placeholder(p) => {
+            let n: usize = p.trim_start_matches('?').parse().map_err(|_| error::syntax(format!("near '{p}'")))?;
+            Expr::Param(n.saturating_sub(1))
+        }
+        other => return Err(error::unsupported(other)),
+    })
+}
+
+fn number_literal(text: &str) -> Result<Datum> {
+    if let Ok(i) = text.parse::<i64>() {
+        return Ok(Datum::Int(i));
+    }
+    if let Ok(u) = text.parse::<u64>() {
+        return Ok(Datum::UInt(u));
+    }
+    if text.contains(['e', 'E']) {
+        return text.parse::<f64>().map(Datum::Float).map_err(|e| error::syntax(e));
+    }
+    rust_decimal::Decimal::from_str_exact(text)
+        .map(Datum::Decimal)
+        .or_else(|_| text.parse::<f64>().map(Datum::Float))
+        .map_err(|e| error::syntax(e))
+}
+
+/// Maps a parsed column type to Strata's.
+pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
+    use ast::DataType as D;
+    let int = |kind, unsigned| SqlType { kind, unsigned, length: 0, scale: 0 };
+    let chars = |kind, len: &Option<ast::CharacterLength>, default: u32| {
+        let length = match len {
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => *length as u32,
+            Some(ast::CharacterLength::Max) => 65_535,
+            None => default,
+        };
+        SqlType { kind, unsigned: false, length, scale: 0 }
+    };
+    let decimal = |info: &ast::ExactNumberInfo, unsigned| {
+        let (length, scale) = match info {
+            ast::ExactNumberInfo::None => (10, 0),
+            ast::ExactNumberInfo::Precision(p) => (*p as u32, 0),
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u32, *s as u32),
+        };
+        SqlType { kind: TypeKind::Decimal, unsigned, length: length.min(65), scale: scale.min(30) }
+    };
+    Ok(match data_type {
+        D::TinyInt(_) | D::Bool | D::Boolean => int(TypeKind::TinyInt, false),
+        D::TinyIntUnsigned(_) | D::UTinyInt => int(TypeKind::TinyInt, true),
+        D::SmallInt(_) | D::Int2(_) => int(TypeKind::SmallInt, false),
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => int(TypeKind::SmallInt, true),
+        D::MediumInt(_) => int(TypeKind::MediumInt, false),
+        D::MediumIntUnsigned(_) => int(TypeKind::MediumInt, true),
+        D::Int(_) | D::Integer(_) | D::Int4(_) => int(TypeKind::Int, false),
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(TypeKind::Int, true),
+        D::BigInt(_) | D::Int8(_) | D::Int64 => int(TypeKind::BigInt, false),
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(TypeKind::BigInt, true),
+        D::Float(_) | D::Real | D::Float4 => SqlType::new(TypeKind::Float),
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => SqlType::new(TypeKind::Double),
+        D::Decimal(info) | D::Numeric(info) | D::Dec(info) => decimal(info, false),
+        D::DecimalUnsigned(info) | D::DecUnsigned(info) => decimal(info, true),
+        D::Char(len) | D::Character(len) => chars(TypeKind::Char, len, 1),
+        D::Varchar(len) | D::CharacterVarying(len) | D::CharVarying(len) | D::Nvarchar(len) => {
+            chars(TypeKind::Varchar, len, 255)
+        }
+        D::Text | D::TinyText | D::MediumText | D::LongText | D::Blob(_) | D::TinyBlob | D::MediumBlob | D::LongBlob => {
+            SqlType::new(TypeKind::Text)
+        }
+        D::Binary(len) => SqlType { length: len.unwrap_or(1) as u32, ..SqlType::new(TypeKind::Char) },
+        D::Varbinary(_) => SqlType { length: 65_535, ..SqlType::new(TypeKind::Varchar) },
+        D::Date => SqlType::new(TypeKind::Date),
+        D::Datetime(fsp) => SqlType { scale: fsp.unwrap_or(0).min(6) as u32, ..SqlType::new(TypeKind::DateTime) },
+        D::Timestamp(fsp, _) => SqlType { scale: fsp.unwrap_or(0).min(6) as u32, ..SqlType::new(TypeKind::Timestamp) },
+        other => return Err(error::unsupported(format!("column type {other}"))),
+    })
+}
+
+fn cast_func(data_type: &ast::DataType) -> Result<Func> {
+    use ast::DataType as D;
+    Ok(match data_type {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => Func::CastSigned,
+        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => Func::CastUnsigned,
+        D::Char(_) | D::Varchar(_) | D::Text | D::Binary(_) | D::String(_) => Func::CastChar,
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => Func::CastDouble,
+        D::Date => Func::CastDate,
+        D::Datetime(_) | D::Timestamp(..) => Func::CastDateTime,
+        D::Decimal(_) | D::Numeric(_) | D::Dec(_) => {
+            let t = sql_type(data_type)?;
+            Func::CastDecimal(t.length, t.scale)
+        }
+        other => return Err(error::unsupported(format!("CAST AS {other}"))),
+    })
+}
+
+/// Converts a constant expression to a datum (for DEFAULT clauses).
+pub fn constant(e: &ast::Expr) -> Result<Datum> {
+    let scope = Scope::default();
+    let expr = Binder::new(&scope, "field list").bind(e)?;
+    expr.eval(&[], &crate::expr::ParamsEnv(&[]))
+}
+
+/// The text of a datum, for catalog defaults.
+pub fn datum_text(d: &Datum) -> Option<String> {
+    match d {
+        Datum::Null => None,
+        other => Some(String::from_utf8_lossy(&types::datum_to_text(other)).into_owned()),
+    }
+}

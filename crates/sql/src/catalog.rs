@@ -1,0 +1,241 @@
+//! The catalog: databases, tables, columns and indexes, stored as keys through the transaction
+//! client (so every SQL node sees the same schema) and cached in memory as one immutable
+//! [`Schema`] snapshot per version.
+//!
+//! ```text
+//!   m/version                 -> schema version (u64)
+//!   m/next_id                 -> last id handed out for tables and indexes
+//!   m/db/{name}               -> DatabaseDef (JSON)
+//!   m/table/{db}\0{name}      -> TableDef (JSON)
+//!   m/autoid/{table_id}       -> highest auto-increment / row id allocated
+//!   m/stats/{table_id}        -> TableStats (JSON)
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use strata_codec::Datum;
+use strata_txn::{Transaction, TxnClient, TxnMode};
+use strata_types::TableId;
+
+use crate::error::{self, Result};
+use crate::types::{SqlType, TypeKind};
+
+pub const META_VERSION_KEY: &[u8] = b"m/version";
+pub const META_NEXT_ID_KEY: &[u8] = b"m/next_id";
+const META_DB_PREFIX: &[u8] = b"m/db/";
+const META_TABLE_PREFIX: &[u8] = b"m/table/";
+/// Catalog reads in one go; more objects than this are read page by page.
+const META_SCAN_PAGE: usize = 4096;
+
+/// How a column's default is given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum DefaultValue {
+    /// A constant, stored in text form and converted to the column type when loaded.
+    Literal(Option<String>),
+    CurrentTimestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub id: i64,
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+    pub default: Option<DefaultValue>,
+    pub auto_increment: bool,
+}
+
+impl ColumnDef {
+    /// The stored default converted to the column type (None: no default).
+    pub fn default_datum(&self) -> Option<Datum> {
+        match &self.default {
+            None => None,
+            Some(DefaultValue::Literal(None)) => Some(Datum::Null),
+            Some(DefaultValue::Literal(Some(text))) => {
+                self.ty.coerce(Datum::Bytes(text.clone().into_bytes()), &self.name).ok()
+            }
+            Some(DefaultValue::CurrentTimestamp) => Some(Datum::DateTime(chrono::Local::now().naive_local())),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexDef {
+    pub id: i64,
+    pub name: String,
+    /// Positions of the indexed columns in the table.
+    pub columns: Vec<usize>,
+    pub unique: bool,
+    /// Readable by queries; while false the index is being built and is only maintained.
+    pub public: bool,
+}
+
+/// How a row's key (its handle) is formed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PrimaryKey {
+    /// A single integer primary key column is the handle.
+    IntHandle(usize),
+    /// A clustered primary key of these columns (composite or non-integer).
+    Clustered(Vec<usize>),
+    /// No primary key: a hidden row id is the handle.
+    RowId,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub id: i64,
+    pub database: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    pub primary_key: PrimaryKey,
+    pub indexes: Vec<IndexDef>,
+    pub next_column_id: i64,
+    pub comment: String,
+}
+
+impl TableDef {
+    pub fn table_id(&self) -> TableId {
+        TableId(self.id)
+    }
+
+    /// Finds a column by name, case-insensitively.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn auto_increment_column(&self) -> Option<usize> {
+        self.columns.iter().position(|c| c.auto_increment)
+    }
+
+    /// Columns of the primary key, in key order (empty for a hidden row id).
+    pub fn primary_columns(&self) -> Vec<usize> {
+        match &self.primary_key {
+            PrimaryKey::IntHandle(c) => vec![*c],
+            PrimaryKey::Clustered(cs) => cs.clone(),
+            PrimaryKey::RowId => Vec::new(),
+        }
+    }
+
+    pub fn column_ids(&self) -> Vec<i64> {
+        self.columns.iter().map(|c| c.id).collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatabaseDef {
+    pub name: String,
+}
+
+/// Statistics collected by `ANALYZE TABLE`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TableStats {
+    pub row_count: u64,
+    /// Distinct values of each index's full key, by index id.
+    pub index_distinct: HashMap<i64, u64>,
+}
+
+/// One version of the whole catalog.
+#[derive(Clone, Debug, Default)]
+pub struct Schema {
+    pub version: u64,
+    pub databases: HashMap<String, DatabaseDef>,
+    pub tables: HashMap<(String, String), Arc<TableDef>>,
+    pub stats: HashMap<i64, Arc<TableStats>>,
+}
+
+impl Schema {
+    pub fn table(&self, database: &str, name: &str) -> Result<&Arc<TableDef>> {
+        if let Some(t) = self.tables.get(&(database.to_string(), name.to_string())) {
+            return Ok(t);
+        }
+        if !self.databases.contains_key(database) {
+            return Err(error::unknown_database(database));
+        }
+        // Table names compare case-insensitively as with lower_case_table_names = 2 lookups.
+        self.tables
+            .iter()
+            .find(|((db, t), _)| db == database && t.eq_ignore_ascii_case(name))
+            .map(|(_, t)| t)
+            .ok_or_else(|| error::unknown_table(database, name))
+    }
+
+    pub fn tables_of(&self, database: &str) -> Vec<&Arc<TableDef>> {
+        let mut tables: Vec<_> = self.tables.values().filter(|t| t.database == database).collect();
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
+        tables
+    }
+}
+
+pub fn database_key(name: &str) -> Vec<u8> {
+    [META_DB_PREFIX, name.as_bytes()].concat()
+}
+
+pub fn table_key(database: &str, name: &str) -> Vec<u8> {
+    [META_TABLE_PREFIX, database.as_bytes(), b"\0", name.as_bytes()].concat()
+}
+
+pub fn autoid_key(table_id: i64) -> Vec<u8> {
+    format!("m/autoid/{table_id}").into_bytes()
+}
+
+pub fn stats_key(table_id: i64) -> Vec<u8> {
+    format!("m/stats/{table_id}").into_bytes()
+}
+
+pub fn encode_json<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).expect("catalog records serialize")
+}
+
+fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| error::internal(format!("corrupt catalog record: {e}")))
+}
+
+pub fn read_u64(txn: &mut Transaction, key: &[u8]) -> Result<u64> {
+    Ok(match txn.get(key)? {
+        Some(bytes) if bytes.len() == 8 => u64::from_be_bytes(bytes.try_into().expect("8 bytes")),
+        _ => 0,
+    })
+}
+
+/// Reads the whole catalog at a fresh snapshot.
+pub fn load_schema(client: &TxnClient) -> Result<Schema> {
+    let mut txn = client.begin(TxnMode::Optimistic)?;
+    let mut schema = Schema { version: read_u64(&mut txn, META_VERSION_KEY)?, ..Schema::default() };
+    for (_, value) in scan_all(&mut txn, META_DB_PREFIX)? {
+        let db: DatabaseDef = decode_json(&value)?;
+        schema.databases.insert(db.name.clone(), db);
+    }
+    for (_, value) in scan_all(&mut txn, META_TABLE_PREFIX)? {
+        let table: TableDef = decode_json(&value)?;
+        if let Some(bytes) = txn.get(&stats_key(table.id))? {
+            schema.stats.insert(table.id, Arc::new(decode_json(&bytes)?));
+        }
+        schema.tables.insert((table.database.clone(), table.name.clone()), Arc::new(table));
+    }
+    txn.rollback();
+    Ok(schema)
+}
+
+fn scan_all(txn: &mut Transaction, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let end = strata_codec::keys::prefix_next(prefix);
+    let mut start = prefix.to_vec();
+    let mut out = Vec::new();
+    loop {
+        let page = txn.scan(&start, &end, META_SCAN_PAGE, false)?;
+        let done = page.len() < META_SCAN_PAGE;
+        if let Some((last, _)) = page.last() {
+            start = [last.as_slice(), b"\0"].concat();
+        }
+        out.extend(page);
+        if done {
+            return Ok(out);
+        }
+    }
+}
+
+/// Builds the definition of a column type from its parts.
+pub fn sql_type(kind: TypeKind, unsigned: bool, length: u32, scale: u32) -> SqlType {
+    SqlType { kind, unsigned, length, scale }
+}

@@ -1,0 +1,622 @@
+//! DDL: the catalog manager that changes schema objects, and online index creation.
+//!
+//! Schema changes are serialized by one mutex, written as catalog keys in one transaction that
+//! also bumps the schema version, and then published as a new immutable [`Schema`].
+//!
+//! `CREATE INDEX` on a table that is being written follows the online schema change of F1 and
+//! TiDB in two published steps: first the index is added as not public (every write from then on
+//! maintains it, no read uses it); once every transaction that started under an older schema has
+//! ended, existing rows are backfilled in batches that lock the rows they index (so a concurrent
+//! update either lands before the batch reads it or waits for the batch); then the index becomes
+//! public.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, RwLock};
+use sqlparser::ast;
+use strata_codec::{keys, Datum};
+use strata_txn::{Transaction, TxnClient, TxnError, TxnMode};
+use strata_types::Key;
+
+use crate::autoid::AutoIds;
+use crate::bind;
+use crate::catalog::{
+    self, database_key, encode_json, load_schema, read_u64, stats_key, table_key, ColumnDef, DatabaseDef, DefaultValue,
+    IndexDef, PrimaryKey, Schema, TableDef, TableStats, META_NEXT_ID_KEY, META_VERSION_KEY,
+};
+use crate::error::{self, Result};
+use crate::rows;
+
+/// Rows per backfill or delete transaction.
+const DDL_BATCH_ROWS: usize = 1024;
+/// How long index creation waits for transactions that predate it.
+const DDL_WAIT_OLD_TXNS: Duration = Duration::from_secs(120);
+/// Retries of one backfill batch that met a concurrent write.
+const BACKFILL_RETRIES_MAX: usize = 100;
+/// Longest identifier MySQL accepts.
+const IDENTIFIER_MAX_CHARS: usize = 64;
+
+/// Registered while a transaction runs, so DDL can wait for transactions of older schemas.
+pub struct ActiveTxn {
+    catalog: Arc<Catalog>,
+    version: u64,
+}
+
+impl Drop for ActiveTxn {
+    fn drop(&mut self) {
+        let mut active = self.catalog.active.lock();
+        if let Some(n) = active.get_mut(&self.version) {
+            *n -= 1;
+            if *n == 0 {
+                active.remove(&self.version);
+            }
+        }
+    }
+}
+
+/// The catalog manager of one SQL node.
+pub struct Catalog {
+    client: TxnClient,
+    schema: RwLock<Arc<Schema>>,
+    ddl: Mutex<()>,
+    active: Mutex<BTreeMap<u64, usize>>,
+    pub autoids: AutoIds,
+}
+
+impl Catalog {
+    pub fn open(client: TxnClient) -> Result<Arc<Catalog>> {
+        let schema = load_schema(&client)?;
+        Ok(Arc::new(Catalog {
+            autoids: AutoIds::new(client.clone()),
+            client,
+            schema: RwLock::new(Arc::new(schema)),
+            ddl: Mutex::new(()),
+            active: Mutex::new(BTreeMap::new()),
+        }))
+    }
+
+    pub fn client(&self) -> &TxnClient {
+        &self.client
+    }
+
+    /// The current schema.
+    // Hot path: every statement.
+    pub fn schema(&self) -> Arc<Schema> {
+        self.schema.read().clone()
+    }
+
+    /// Registers a transaction starting under the current schema.
+    pub fn register_txn(self: &Arc<Self>) -> ActiveTxn {
+        let version = self.schema.read().version;
+        *self.active.lock().entry(version).or_insert(0) += 1;
+        ActiveTxn { catalog: self.clone(), version }
+    }
+
+    fn wait_for_older_txns(&self, version: u64) -> Result<()> {
+        let deadline = Instant::now() + DDL_WAIT_OLD_TXNS;
+        loop {
+            if self.active.lock().range(..version).next().is_none() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(error::lock_wait_timeout());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Runs a catalog change: `change` edits a copy of the schema and writes its keys; the version
+    /// is bumped and the new schema published on commit.
+    fn change(&self, mut change: impl FnMut(&mut Schema, &mut Transaction) -> Result<()>) -> Result<Arc<Schema>> {
+        let mut txn = self.client.begin(TxnMode::Optimistic)?;
+        let mut schema = (*self.schema()).clone();
+        change(&mut schema, &mut txn)?;
+        let version = read_u64(&mut txn, META_VERSION_KEY)?.max(schema.version) + 1;
+        txn.put(META_VERSION_KEY.to_vec(), version.to_be_bytes().to_vec());
+        txn.commit()?;
+        schema.version = version;
+        let schema = Arc::new(schema);
+        *self.schema.write() = schema.clone();
+        Ok(schema)
+    }
+
+    fn next_id(txn: &mut Transaction) -> Result<i64> {
+        let id = read_u64(txn, META_NEXT_ID_KEY)? + 1;
+        txn.put(META_NEXT_ID_KEY.to_vec(), id.to_be_bytes().to_vec());
+        Ok(id as i64 + 100)
+    }
+
+    pub fn create_database(&self, name: &str, if_not_exists: bool) -> Result<bool> {
+        let _ddl = self.ddl.lock();
+        check_identifier(name)?;
+        if self.schema().databases.contains_key(name) {
+            return if if_not_exists { Ok(false) } else { Err(error::database_exists(name)) };
+        }
+        self.change(|schema, txn| {
+            let db = DatabaseDef { name: name.to_string() };
+            txn.put(database_key(name), encode_json(&db));
+            schema.databases.insert(name.to_string(), db);
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    pub fn drop_database(&self, name: &str, if_exists: bool) -> Result<u64> {
+        let _ddl = self.ddl.lock();
+        let schema = self.schema();
+        if !schema.databases.contains_key(name) {
+            return if if_exists {
+                Ok(0)
+            } else {
+                Err(crate::api::SqlError::new(1008, "HY000", format!("Can't drop database '{name}'; database doesn't exist")))
+            };
+        }
+        let tables: Vec<Arc<TableDef>> = schema.tables_of(name).into_iter().cloned().collect();
+        self.change(|schema, txn| {
+            for t in &tables {
+                txn.delete(table_key(&t.database, &t.name));
+                txn.delete(stats_key(t.id));
+                schema.tables.remove(&(t.database.clone(), t.name.clone()));
+            }
+            txn.delete(database_key(name));
+            schema.databases.remove(name);
+            Ok(())
+        })?;
+        for t in &tables {
+            self.delete_table_data(t.id)?;
+        }
+        Ok(tables.len() as u64)
+    }
+
+    pub fn create_table(&self, create: &ast::CreateTable, database: Option<&str>) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let (db, name) = crate::query::split_name(&create.name, database)?;
+        check_identifier(&name)?;
+        let schema = self.schema();
+        if !schema.databases.contains_key(&db) {
+            return Err(error::unknown_database(&db));
+        }
+        if schema.tables.contains_key(&(db.clone(), name.clone())) {
+            return if create.if_not_exists { Ok(()) } else { Err(error::table_exists(&name)) };
+        }
+        if create.query.is_some() || create.like.is_some() {
+            return Err(error::unsupported("CREATE TABLE … AS / LIKE"));
+        }
+        let mut def = table_definition(create, &db, &name)?;
+        self.change(|schema, txn| {
+            def.id = Self::next_id(txn)?;
+            let mut next_index = 1;
+            for index in &mut def.indexes {
+                index.id = next_index;
+                next_index += 1;
+            }
+            txn.put(table_key(&db, &name), encode_json(&def));
+            schema.tables.insert((db.clone(), name.clone()), Arc::new(def.clone()));
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Drops tables; returns the names that did not exist (an error unless `if_exists`).
+    pub fn drop_tables(&self, names: &[(String, String)], if_exists: bool) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let schema = self.schema();
+        let mut found = Vec::new();
+        let mut missing = Vec::new();
+        for (db, name) in names {
+            match schema.table(db, name) {
+                Ok(t) => found.push(t.clone()),
+                Err(_) => missing.push(format!("{db}.{name}")),
+            }
+        }
+        if !missing.is_empty() && !if_exists {
+            return Err(error::bad_table(&missing.join(",")));
+        }
+        self.change(|schema, txn| {
+            for t in &found {
+                txn.delete(table_key(&t.database, &t.name));
+                txn.delete(stats_key(t.id));
+                schema.tables.remove(&(t.database.clone(), t.name.clone()));
+                schema.stats.remove(&t.id);
+            }
+            Ok(())
+        })?;
+        for t in &found {
+            self.autoids.forget(t.id);
+            self.delete_table_data(t.id)?;
+        }
+        Ok(())
+    }
+
+    /// Empties a table by giving it a new id (the old rows are deleted afterwards).
+    pub fn truncate_table(&self, db: &str, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let old = self.schema().table(db, name)?.clone();
+        self.change(|schema, txn| {
+            let mut def = (*old).clone();
+            def.id = Self::next_id(txn)?;
+            txn.put(table_key(db, &def.name), encode_json(&def));
+            txn.delete(stats_key(old.id));
+            schema.stats.remove(&old.id);
+            schema.tables.insert((db.to_string(), def.name.clone()), Arc::new(def));
+            Ok(())
+        })?;
+        self.autoids.forget(old.id);
+        self.delete_table_data(old.id)
+    }
+
+    /// Deletes every row and index entry of a table id, batch by batch.
+    fn delete_table_data(&self, table_id: i64) -> Result<()> {
+        let range = keys::KeyRange::prefix(keys::table_prefix(strata_types::TableId(table_id)));
+        loop {
+            let mut txn = self.client.begin(TxnMode::Optimistic)?;
+            let batch = txn.scan(&range.start, &range.end, DDL_BATCH_ROWS, false)?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            for (key, _) in batch {
+                txn.delete(key);
+            }
+            match txn.commit() {
+                Ok(_) | Err(TxnError::Kv(strata_txn::KvError::WriteConflict { .. })) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    pub fn create_index(&self, db: &str, table: &str, name: &str, columns: &[String], unique: bool, if_not_exists: bool) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        check_identifier(name)?;
+        let def = self.schema().table(db, table)?.clone();
+        if def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(name)) || name.eq_ignore_ascii_case("PRIMARY") {
+            return if if_not_exists { Ok(()) } else { Err(error::duplicate_key_name(name)) };
+        }
+        let positions: Vec<usize> = columns
+            .iter()
+            .map(|c| def.column_index(c).ok_or_else(|| crate::api::SqlError::new(1072, "42000", format!("Key column '{c}' doesn't exist in table"))))
+            .collect::<Result<_>>()?;
+        let index_id = def.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1;
+        let index = IndexDef { id: index_id, name: name.to_string(), columns: positions, unique, public: false };
+        // Step 1: maintained by writes, invisible to reads.
+        let schema = self.publish_table(db, table, |t| t.indexes.push(index.clone()))?;
+        let result = self
+            .wait_for_older_txns(schema.version)
+            .and_then(|_| self.backfill(db, table, index_id));
+        match result {
+            Ok(()) => {
+                // Step 2: readable.
+                self.publish_table(db, table, |t| {
+                    if let Some(i) = t.indexes.iter_mut().find(|i| i.id == index_id) {
+                        i.public = true;
+                    }
+                })?;
+                Ok(())
+            }
+            Err(e) => {
+                self.publish_table(db, table, |t| t.indexes.retain(|i| i.id != index_id))?;
+                let _ = self.delete_index_data(&def, index_id);
+                Err(e)
+            }
+        }
+    }
+
+    fn publish_table(&self, db: &str, table: &str, edit: impl Fn(&mut TableDef)) -> Result<Arc<Schema>> {
+        self.change(|schema, txn| {
+            let mut def = (**schema.table(db, table)?).clone();
+            edit(&mut def);
+            txn.put(table_key(db, &def.name), encode_json(&def));
+            schema.tables.insert((db.to_string(), def.name.clone()), Arc::new(def));
+            Ok(())
+        })
+    }
+
+    /// Writes index entries for every existing row, batch by batch, locking the rows indexed.
+    fn backfill(&self, db: &str, table: &str, index_id: i64) -> Result<()> {
+        let def = self.schema().table(db, table)?.clone();
+        let index = def.indexes.iter().find(|i| i.id == index_id).expect("index was just added").clone();
+        let column_ids = def.column_ids();
+        let range = keys::record_range(def.table_id());
+        let mut start = range.start.clone();
+        loop {
+            let mut attempt = 0;
+            let next = loop {
+                attempt += 1;
+                match self.backfill_batch(&def, &index, &column_ids, &start, &range.end) {
+                    Ok(next) => break next,
+                    Err(BackfillError::Retry) if attempt < BACKFILL_RETRIES_MAX => continue,
+                    Err(BackfillError::Retry) => return Err(error::lock_wait_timeout()),
+                    Err(BackfillError::Fail(e)) => return Err(e),
+                }
+            };
+            match next {
+                Some(next) => start = next,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    fn backfill_batch(
+        &self,
+        def: &TableDef,
+        index: &IndexDef,
+        column_ids: &[i64],
+        start: &[u8],
+        end: &[u8],
+    ) -> std::result::Result<Option<Key>, BackfillError> {
+        let mut txn = self.client.begin(TxnMode::Pessimistic).map_err(BackfillError::from_txn)?;
+        txn.begin_statement(true).map_err(BackfillError::from_txn)?;
+        let batch = txn.scan(start, end, DDL_BATCH_ROWS, false).map_err(BackfillError::from_txn)?;
+        let next = (batch.len() == DDL_BATCH_ROWS).then(|| batch.last().map(|(k, _)| [k.as_slice(), &[0]].concat())).flatten();
+        let mut locks = Vec::with_capacity(batch.len());
+        for (key, value) in &batch {
+            let row = rows::decode_row(def, column_ids, value).map_err(BackfillError::Fail)?;
+            let handle = rows::handle_from_row_key(def, key).map_err(BackfillError::Fail)?;
+            let (index_key, index_value) = rows::index_entry(def, index, &row, &handle);
+            if index.unique && !index_value.is_empty() {
+                if let Some(existing) = txn.get(&index_key).map_err(BackfillError::from_txn)? {
+                    if existing != index_value {
+                        let values: Vec<String> = index
+                            .columns
+                            .iter()
+                            .map(|c| String::from_utf8_lossy(&crate::types::datum_to_text(&row[*c])).into_owned())
+                            .collect();
+                        return Err(BackfillError::Fail(error::duplicate_key(&values.join("-"), &index.name)));
+                    }
+                }
+            }
+            txn.put(index_key, index_value);
+            locks.push(key.clone());
+        }
+        txn.lock_keys(locks, 0).map_err(BackfillError::from_txn)?;
+        txn.commit().map_err(BackfillError::from_txn)?;
+        Ok(next)
+    }
+
+    fn delete_index_data(&self, def: &TableDef, index_id: i64) -> Result<()> {
+        let range = keys::index_range(def.table_id(), strata_types::IndexId(index_id));
+        loop {
+            let mut txn = self.client.begin(TxnMode::Optimistic)?;
+            let batch = txn.scan(&range.start, &range.end, DDL_BATCH_ROWS, false)?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            for (key, _) in batch {
+                txn.delete(key);
+            }
+            let _ = txn.commit();
+        }
+    }
+
+    pub fn drop_index(&self, db: &str, table: &str, name: &str, if_exists: bool) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let def = self.schema().table(db, table)?.clone();
+        let Some(index) = def.indexes.iter().find(|i| i.name.eq_ignore_ascii_case(name)).cloned() else {
+            return if if_exists { Ok(()) } else { Err(error::cant_drop(name)) };
+        };
+        self.publish_table(db, table, |t| t.indexes.retain(|i| i.id != index.id))?;
+        self.delete_index_data(&def, index.id)
+    }
+
+    /// Collects row count and per-index distinct counts.
+    pub fn analyze(&self, db: &str, table: &str) -> Result<()> {
+        let def = self.schema().table(db, table)?.clone();
+        let mut txn = self.client.begin(TxnMode::Optimistic)?;
+        let mut stats = TableStats { row_count: count_range(&mut txn, keys::record_range(def.table_id()), None)?, ..Default::default() };
+        for index in &def.indexes {
+            let range = keys::index_range(def.table_id(), strata_types::IndexId(index.id));
+            let distinct = count_range(&mut txn, range, Some((&def, index)))?;
+            stats.index_distinct.insert(index.id, distinct);
+        }
+        txn.rollback();
+        let mut txn = self.client.begin(TxnMode::Optimistic)?;
+        txn.put(stats_key(def.id), encode_json(&stats));
+        txn.commit()?;
+        let _ddl = self.ddl.lock();
+        let mut schema = (*self.schema()).clone();
+        schema.stats.insert(def.id, Arc::new(stats));
+        *self.schema.write() = Arc::new(schema);
+        Ok(())
+    }
+}
+
+enum BackfillError {
+    Retry,
+    Fail(crate::api::SqlError),
+}
+
+impl BackfillError {
+    fn from_txn(e: TxnError) -> BackfillError {
+        match e {
+            TxnError::Kv(strata_txn::KvError::WriteConflict { .. })
+            | TxnError::Kv(strata_txn::KvError::KeyIsLocked(_))
+            | TxnError::Kv(strata_txn::KvError::LockWaitTimeout { .. }) => BackfillError::Retry,
+            other => BackfillError::Fail(other.into()),
+        }
+    }
+}
+
+/// Counts the entries of a range (rows), or the distinct index values in it.
+fn count_range(txn: &mut Transaction, range: keys::KeyRange, index: Option<(&TableDef, &IndexDef)>) -> Result<u64> {
+    let mut start = range.start.clone();
+    let mut count = 0;
+    let mut previous: Option<Vec<Datum>> = None;
+    loop {
+        let page = txn.scan(&start, &range.end, 4096, false)?;
+        let done = page.len() < 4096;
+        for (key, _) in &page {
+            match index {
+                None => count += 1,
+                Some((_, index)) => {
+                    let mut input = key.get(keys::INDEX_PREFIX_LEN..).unwrap_or_default();
+                    let values = strata_codec::memcomparable::decode_key_datums(&mut input, index.columns.len())?;
+                    if previous.as_ref() != Some(&values) {
+                        count += 1;
+                        previous = Some(values);
+                    }
+                }
+            }
+        }
+        match page.last() {
+            Some((last, _)) if !done => start = [last.as_slice(), &[0]].concat(),
+            _ => return Ok(count),
+        }
+    }
+}
+
+fn check_identifier(name: &str) -> Result<()> {
+    if name.is_empty() || name.chars().count() > IDENTIFIER_MAX_CHARS {
+        return Err(crate::api::SqlError::new(1059, "42000", format!("Identifier name '{name}' is too long")));
+    }
+    Ok(())
+}
+
+fn index_columns(columns: &[ast::IndexColumn]) -> Vec<String> {
+    columns.iter().map(|c| expr_name(&c.column.expr)).collect()
+}
+
+fn expr_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => i.value.clone(),
+        ast::Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()).unwrap_or_default(),
+        other => other.to_string(),
+    }
+}
+
+/// Builds a table definition from CREATE TABLE.
+fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<TableDef> {
+    let mut columns = Vec::with_capacity(create.columns.len());
+    let mut primary: Option<Vec<String>> = None;
+    let mut indexes: Vec<(String, Vec<String>, bool)> = Vec::new();
+    for (i, c) in create.columns.iter().enumerate() {
+        if columns.iter().any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value)) {
+            return Err(error::duplicate_column(&c.name.value));
+        }
+        let ty = bind::sql_type(&c.data_type)?;
+        let mut column = ColumnDef { id: i as i64 + 1, name: c.name.value.clone(), ty, nullable: true, default: None, auto_increment: false };
+        for option in &c.options {
+            match &option.option {
+                ast::ColumnOption::Null => column.nullable = true,
+                ast::ColumnOption::NotNull => column.nullable = false,
+                ast::ColumnOption::Default(e) => column.default = Some(default_value(e)?),
+                ast::ColumnOption::Unique { is_primary: true, .. } => {
+                    if primary.is_some() {
+                        return Err(error::multiple_primary_keys());
+                    }
+                    primary = Some(vec![column.name.clone()]);
+                    column.nullable = false;
+                }
+                ast::ColumnOption::Unique { is_primary: false, .. } => indexes.push((column.name.clone(), vec![column.name.clone()], true)),
+                ast::ColumnOption::DialectSpecific(tokens) => {
+                    let text = tokens.iter().map(|t| t.to_string()).collect::<String>().to_ascii_uppercase();
+                    if text.contains("AUTO_INCREMENT") {
+                        column.auto_increment = true;
+                    }
+                }
+                ast::ColumnOption::Comment(_) | ast::ColumnOption::CharacterSet(_) | ast::ColumnOption::Collation(_) => {}
+                ast::ColumnOption::OnUpdate(_) => {}
+                other => return Err(error::unsupported(format!("column option {other}"))),
+            }
+        }
+        if let Some(DefaultValue::Literal(Some(text))) = &column.default {
+            column.ty.coerce(Datum::Bytes(text.clone().into_bytes()), &column.name).map_err(|_| {
+                crate::api::SqlError::new(1067, "42000", format!("Invalid default value for '{}'", column.name))
+            })?;
+        }
+        if column.default == Some(DefaultValue::Literal(None)) && !column.nullable {
+            return Err(crate::api::SqlError::new(1067, "42000", format!("Invalid default value for '{}'", column.name)));
+        }
+        columns.push(column);
+    }
+    for constraint in &create.constraints {
+        match constraint {
+            ast::TableConstraint::PrimaryKey { columns: cs, .. } => {
+                if primary.is_some() {
+                    return Err(error::multiple_primary_keys());
+                }
+                primary = Some(index_columns(cs));
+            }
+            ast::TableConstraint::Unique { name: n, index_name, columns: cs, .. } => {
+                let cols = index_columns(cs);
+                let name = index_name.as_ref().or(n.as_ref()).map(|i| i.value.clone()).unwrap_or_else(|| cols[0].clone());
+                indexes.push((name, cols, true));
+            }
+            ast::TableConstraint::Index { name: n, columns: cs, .. } => {
+                let cols = index_columns(cs);
+                let name = n.as_ref().map(|i| i.value.clone()).unwrap_or_else(|| cols[0].clone());
+                indexes.push((name, cols, false));
+            }
+            ast::TableConstraint::ForeignKey { .. } | ast::TableConstraint::Check { .. } => {}
+            other => return Err(error::unsupported(format!("constraint {other}"))),
+        }
+    }
+    let position = |n: &str| {
+        columns
+            .iter()
+            .position(|c: &ColumnDef| c.name.eq_ignore_ascii_case(n))
+            .ok_or_else(|| crate::api::SqlError::new(1072, "42000", format!("Key column '{n}' doesn't exist in table")))
+    };
+    let primary_positions: Option<Vec<usize>> = match &primary {
+        None => None,
+        Some(cols) => Some(cols.iter().map(|c| position(c)).collect::<Result<_>>()?),
+    };
+    let mut index_defs = Vec::new();
+    for (index_name, cols, unique) in indexes {
+        let mut unique_name = index_name.clone();
+        let mut n = 2;
+        while index_defs.iter().any(|i: &IndexDef| i.name.eq_ignore_ascii_case(&unique_name)) {
+            unique_name = format!("{index_name}_{n}");
+            n += 1;
+        }
+        let positions = cols.iter().map(|c| position(c)).collect::<Result<_>>()?;
+        index_defs.push(IndexDef { id: 0, name: unique_name, columns: positions, unique, public: true });
+    }
+    let primary_key = match primary_positions {
+        None => PrimaryKey::RowId,
+        Some(positions) => {
+            for p in &positions {
+                columns[*p].nullable = false;
+            }
+            if positions.len() == 1 && columns[positions[0]].ty.is_integer() {
+                PrimaryKey::IntHandle(positions[0])
+            } else {
+                PrimaryKey::Clustered(positions)
+            }
+        }
+    };
+    let auto: Vec<&ColumnDef> = columns.iter().filter(|c| c.auto_increment).collect();
+    if auto.len() > 1 {
+        return Err(crate::api::SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
+    }
+    let next_column_id = columns.len() as i64 + 1;
+    Ok(TableDef {
+        id: 0,
+        database: db.to_string(),
+        name: name.to_string(),
+        columns,
+        primary_key,
+        indexes: index_defs,
+        next_column_id,
+        comment: String::new(),
+    })
+}
+
+fn default_value(e: &ast::Expr) -> Result<DefaultValue> {
+    let is_now = match e {
+        ast::Expr::Function(f) => matches!(f.name.to_string().to_ascii_uppercase().as_str(), "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIMESTAMP"),
+        ast::Expr::Identifier(i) => i.value.eq_ignore_ascii_case("CURRENT_TIMESTAMP"),
+        _ => false,
+    };
+    if is_now {
+        return Ok(DefaultValue::CurrentTimestamp);
+    }
+    let value = bind::constant(e)?;
+    Ok(DefaultValue::Literal(bind::datum_text(&value)))
+}
+
+/// Column names of a CREATE INDEX.
+pub fn create_index_columns(create: &ast::CreateIndex) -> Vec<String> {
+    index_columns(&create.columns)
+}
+

@@ -1,0 +1,533 @@
+//! Execution of planned reads: fetching rows through an access path, then filter, aggregation,
+//! DISTINCT, ORDER BY, LIMIT and projection.
+
+use std::collections::{HashMap, HashSet};
+
+use rust_decimal::Decimal;
+use strata_codec::{keys, memcomparable, Datum};
+use strata_txn::Transaction;
+use strata_types::Key;
+
+use crate::catalog::TableDef;
+use crate::error::{self, Result};
+use crate::expr::{AggCall, AggFunc, EvalEnv, Expr, SessionValue};
+use crate::query::{Access, RangeBound, SelectPlan, TableSource};
+use crate::rows;
+use crate::types::{self, to_decimal, to_f64, SqlType};
+
+/// Rows fetched per storage request in scans.
+pub const SCAN_PAGE_ROWS: usize = 256;
+/// Largest page when a scan has no limit (full-table reads).
+const SCAN_PAGE_ROWS_MAX: usize = 4096;
+
+/// Session values that expressions may read.
+pub trait SessionEnv {
+    fn session_value(&self, value: &SessionValue) -> Datum;
+}
+
+/// What one execution of a statement evaluates against.
+pub struct Ctx<'a> {
+    pub params: &'a [Datum],
+    pub session: &'a dyn SessionEnv,
+}
+
+impl EvalEnv for Ctx<'_> {
+    fn param(&self, index: usize) -> Datum {
+        self.params.get(index).cloned().unwrap_or(Datum::Null)
+    }
+    fn aggregate(&self, _index: usize) -> Datum {
+        Datum::Null
+    }
+    fn session_value(&self, value: &SessionValue) -> Datum {
+        self.session.session_value(value)
+    }
+}
+
+struct AggEnv<'a> {
+    ctx: &'a Ctx<'a>,
+    aggs: &'a [Datum],
+}
+
+impl EvalEnv for AggEnv<'_> {
+    fn param(&self, index: usize) -> Datum {
+        self.ctx.param(index)
+    }
+    fn aggregate(&self, index: usize) -> Datum {
+        self.aggs.get(index).cloned().unwrap_or(Datum::Null)
+    }
+    fn session_value(&self, value: &SessionValue) -> Datum {
+        self.ctx.session_value(value)
+    }
+}
+
+/// Whether a condition holds (NULL does not).
+pub fn holds(filter: Option<&Expr>, row: &[Datum], env: &dyn EvalEnv) -> Result<bool> {
+    match filter {
+        None => Ok(true),
+        Some(f) => Ok(types::to_bool(&f.eval(row, env)?) == Some(true)),
+    }
+}
+
+/// Converts a value compared for equality with a key column to that column's type; None when
+/// no value of the column can equal it.
+pub fn key_datum(ty: &SqlType, value: Datum) -> Option<Datum> {
+    if value == Datum::Null {
+        return None;
+    }
+    let original = value.clone();
+    let converted = ty.coerce(value, "key").ok()?;
+    if ty.is_integer() && types::compare(&original, &converted) != Some(std::cmp::Ordering::Equal) {
+        return None;
+    }
+    Some(converted)
+}
+
+/// A range bound converted to the key column's type; None means unbounded.
+fn bound_datum(ty: &SqlType, bound: &RangeBound, low: bool, ctx: &Ctx) -> Result<Option<(Datum, bool)>> {
+    let value = bound.expr.eval(&[], ctx)?;
+    if value == Datum::Null {
+        return Ok(None);
+    }
+    if ty.is_integer() {
+        let f = match to_f64(&value) {
+            Some(f) => f,
+            None => return Ok(None),
+        };
+        if f.fract() != 0.0 {
+            let rounded = if low { f.ceil() } else { f.floor() };
+            return Ok(ty.coerce(Datum::Float(rounded), "key").ok().map(|d| (d, true)));
+        }
+    }
+    Ok(ty.coerce(value, "key").ok().map(|d| (d, bound.inclusive)))
+}
+
+/// Key range `[start, end)` from an equal prefix and optional bounds on the next column.
+fn key_range(
+    base: Key,
+    encode: &dyn Fn(&[Datum]) -> Key,
+    prefix: &[Datum],
+    low: Option<(Datum, bool)>,
+    high: Option<(Datum, bool)>,
+) -> (Key, Key) {
+    let prefix_key = if prefix.is_empty() { base } else { encode(prefix) };
+    let with = |d: Datum| {
+        let mut values = prefix.to_vec();
+        values.push(d);
+        encode(&values)
+    };
+    let start = match low {
+        Some((d, true)) => with(d),
+        Some((d, false)) => keys::prefix_next(&with(d)),
+        None => prefix_key.clone(),
+    };
+    let end = match high {
+        Some((d, true)) => keys::prefix_next(&with(d)),
+        Some((d, false)) => with(d),
+        None => keys::prefix_next(&prefix_key),
+    };
+    (start, end)
+}
+
+fn eval_prefix(table: &TableDef, columns: &[usize], exprs: &[Expr], ctx: &Ctx) -> Result<Option<Vec<Datum>>> {
+    let mut out = Vec::with_capacity(exprs.len());
+    for (column, e) in columns.iter().zip(exprs) {
+        match key_datum(&table.columns[*column].ty, e.eval(&[], ctx)?) {
+            Some(d) => out.push(d),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Visits the rows an access path finds, with their row keys, until `visit` returns false.
+/// `limit_hint` sizes scan pages when the caller will stop early.
+pub fn scan_source(
+    txn: &mut Transaction,
+    source: &TableSource,
+    ctx: &Ctx,
+    limit_hint: Option<usize>,
+    visit: &mut dyn FnMut(Key, Vec<Datum>) -> Result<bool>,
+) -> Result<()> {
+    let table = &*source.table;
+    let column_ids = table.column_ids();
+    let pk = table.primary_columns();
+    let page = limit_hint.map(|l| l.clamp(1, SCAN_PAGE_ROWS_MAX)).unwrap_or(SCAN_PAGE_ROWS);
+    match &source.access {
+        Access::Point(exprs) => {
+            let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? else { return Ok(()) };
+            let key = rows::row_key(table, &handle);
+            if let Some(value) = txn.get(&key)? {
+                let row = rows::decode_row(table, &column_ids, &value)?;
+                visit(key, row)?;
+            }
+        }
+        Access::Points(list) => {
+            let mut keys = Vec::with_capacity(list.len());
+            let mut seen = HashSet::new();
+            for exprs in list {
+                if let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? {
+                    let key = rows::row_key(table, &handle);
+                    if seen.insert(key.clone()) {
+                        keys.push(key);
+                    }
+                }
+            }
+            let values = txn.batch_get(&keys)?;
+            for (key, value) in keys.into_iter().zip(values) {
+                if let Some(value) = value {
+                    if !visit(key, rows::decode_row(table, &column_ids, &value)?)? {
+                        break;
+                    }
+                }
+            }
+        }
+        Access::PkRange { prefix, low, high } => {
+            let Some(prefix) = eval_prefix(table, &pk, prefix, ctx)? else { return Ok(()) };
+            let next_ty = &table.columns[pk[prefix.len().min(pk.len() - 1)]].ty;
+            let low = match low {
+                Some(b) => bound_datum(next_ty, b, true, ctx)?,
+                None => None,
+            };
+            let high = match high {
+                Some(b) => bound_datum(next_ty, b, false, ctx)?,
+                None => None,
+            };
+            let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
+            let (start, end) = key_range(keys::record_prefix(table.table_id()), &encode, &prefix, low, high);
+            scan_rows(txn, table, &column_ids, start, end, page, source.reverse, visit)?;
+        }
+        Access::FullScan => {
+            let range = keys::record_range(table.table_id());
+            scan_rows(txn, table, &column_ids, range.start, range.end, page, source.reverse, visit)?;
+        }
+        Access::Index { index, prefix, low, high } => {
+            let index = &table.indexes[*index];
+            let Some(prefix) = eval_prefix(table, &index.columns, prefix, ctx)? else { return Ok(()) };
+            let next_ty = &table.columns[index.columns[prefix.len().min(index.columns.len() - 1)]].ty;
+            let low = match low {
+                Some(b) => bound_datum(next_ty, b, true, ctx)?,
+                None => None,
+            };
+            let high = match high {
+                Some(b) => bound_datum(next_ty, b, false, ctx)?,
+                None => None,
+            };
+            let encode = |values: &[Datum]| rows::index_values_key(table, index, values);
+            let base = keys::index_prefix(table.table_id(), strata_types::IndexId(index.id));
+            let (mut start, mut end) = key_range(base, &encode, &prefix, low, high);
+            loop {
+                let entries = txn.scan(&start, &end, page, source.reverse)?;
+                let done = entries.len() < page;
+                if let Some((last, _)) = entries.last() {
+                    if source.reverse {
+                        end = last.clone();
+                    } else {
+                        start = [last.as_slice(), &[0]].concat();
+                    }
+                }
+                let mut row_keys = Vec::with_capacity(entries.len());
+                for (key, value) in &entries {
+                    let handle = rows::handle_from_index_entry(table, index, key, value)?;
+                    row_keys.push(rows::row_key(table, &handle));
+                }
+                let values = txn.batch_get(&row_keys)?;
+                for (key, value) in row_keys.into_iter().zip(values) {
+                    match value {
+                        Some(v) => {
+                            if !visit(key, rows::decode_row(table, &column_ids, &v)?)? {
+                                return Ok(());
+                            }
+                        }
+                        None => return Err(error::internal("index entry points at a missing row")),
+                    }
+                }
+                if done {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scan_rows(
+    txn: &mut Transaction,
+    table: &TableDef,
+    column_ids: &[i64],
+    mut start: Key,
+    mut end: Key,
+    page: usize,
+    reverse: bool,
+    visit: &mut dyn FnMut(Key, Vec<Datum>) -> Result<bool>,
+) -> Result<()> {
+    let mut page = page;
+    loop {
+        let entries = txn.scan(&start, &end, page, reverse)?;
+        let done = entries.len() < page;
+        if let Some((last, _)) = entries.last() {
+            if reverse {
+                end = last.clone();
+            } else {
+                start = [last.as_slice(), &[0]].concat();
+            }
+        }
+        for (key, value) in entries {
+            if !visit(key, rows::decode_row(table, column_ids, &value)?)? {
+                return Ok(());
+            }
+        }
+        if done {
+            return Ok(());
+        }
+        page = (page * 2).min(SCAN_PAGE_ROWS_MAX);
+    }
+}
+
+/// Evaluates LIMIT / OFFSET to counts.
+pub fn eval_count(e: Option<&Expr>, ctx: &Ctx) -> Result<Option<usize>> {
+    match e {
+        None => Ok(None),
+        Some(e) => {
+            let v = e.eval(&[], ctx)?;
+            match types::to_i64(&v) {
+                Some(n) if n >= 0 => Ok(Some(n as usize)),
+                _ => Err(error::wrong_arguments("LIMIT")),
+            }
+        }
+    }
+}
+
+/// Runs a SELECT; returns its rows and the row keys it read (for locking reads).
+pub fn execute_select(plan: &SelectPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
+    let limit = eval_count(plan.limit.as_ref(), ctx)?;
+    let offset = eval_count(plan.offset.as_ref(), ctx)?.unwrap_or(0);
+    let streaming = !plan.aggregate
+        && !plan.distinct
+        && (plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered));
+    let stop_after = if streaming { limit.map(|l| l.saturating_add(offset)) } else { None };
+    if stop_after == Some(0) {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let lock = plan.lock == crate::query::RowLock::ForUpdate;
+    let mut input: Vec<Vec<Datum>> = Vec::new();
+    let mut locked_keys = Vec::new();
+    let mut aggregator = plan.aggregate.then(|| Aggregator::new(&plan.aggs, plan.group_by.len()));
+    match &plan.source {
+        None => {
+            if holds(plan.filter.as_ref(), &[], ctx)? {
+                match &mut aggregator {
+                    Some(a) => a.add(&plan.group_by, &[], ctx)?,
+                    None => input.push(Vec::new()),
+                }
+            }
+        }
+        Some(source) => {
+            let mut visit = |key: Key, row: Vec<Datum>| -> Result<bool> {
+                if !holds(plan.filter.as_ref(), &row, ctx)? {
+                    return Ok(true);
+                }
+                if lock {
+                    locked_keys.push(key);
+                }
+                match &mut aggregator {
+                    Some(a) => a.add(&plan.group_by, &row, ctx)?,
+                    None => input.push(row),
+                }
+                Ok(stop_after.is_none_or(|n| input.len() < n))
+            };
+            scan_source(txn, source, ctx, stop_after, &mut visit)?;
+        }
+    }
+    // (row the expressions read, aggregate values)
+    let groups: Vec<(Vec<Datum>, Vec<Datum>)> = match aggregator {
+        Some(a) => a.finish(plan.source.as_ref().map(|s| s.table.columns.len()).unwrap_or(0)),
+        None => input.into_iter().map(|r| (r, Vec::new())).collect(),
+    };
+    let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::with_capacity(groups.len());
+    for (row, aggs) in &groups {
+        let env = AggEnv { ctx, aggs };
+        if plan.aggregate && !holds(plan.having.as_ref(), row, &env)? {
+            continue;
+        }
+        let projected: Vec<Datum> = plan.projection.iter().map(|e| e.eval(row, &env)).collect::<Result<_>>()?;
+        if !plan.aggregate && plan.having.is_some() && !holds(plan.having.as_ref(), row, &env)? {
+            continue;
+        }
+        let sort_keys: Vec<Datum> = if plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered) {
+            Vec::new()
+        } else {
+            plan.order_by.iter().map(|(e, _)| e.eval(row, &env)).collect::<Result<_>>()?
+        };
+        output.push((projected, sort_keys));
+    }
+    if plan.distinct {
+        let mut seen = HashSet::new();
+        output.retain(|(p, _)| seen.insert(group_key(p)));
+    }
+    if output.first().is_some_and(|(_, k)| !k.is_empty()) {
+        output.sort_by(|(_, a), (_, b)| {
+            for ((x, y), (_, desc)) in a.iter().zip(b).zip(&plan.order_by) {
+                let o = types::sort_compare(x, y);
+                let o = if *desc { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+    }
+    let rows: Vec<Vec<Datum>> = output
+        .into_iter()
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .map(|(p, _)| p.into_iter().zip(&plan.result_types).map(|(d, t)| crate::expr::conform(d, t)).collect())
+        .collect();
+    Ok((rows, locked_keys))
+}
+
+/// Encodes values for hashing in GROUP BY and DISTINCT.
+pub fn group_key(values: &[Datum]) -> Vec<u8> {
+    let mut key = Vec::new();
+    for v in values {
+        let normalized = match v {
+            Datum::Decimal(d) => Datum::Decimal(d.normalize()),
+            other => other.clone(),
+        };
+        memcomparable::encode_key_datum(&mut key, &normalized);
+    }
+    key
+}
+
+enum AggState {
+    Count(i64),
+    SumDecimal(Option<Decimal>),
+    SumFloat(Option<f64>),
+    Avg { sum: Decimal, sum_float: f64, float: bool, count: i64 },
+    Extreme(Option<Datum>),
+}
+
+struct Aggregator<'a> {
+    aggs: &'a [AggCall],
+    index: HashMap<Vec<u8>, usize>,
+    groups: Vec<(Vec<Datum>, Vec<AggState>, Vec<HashSet<Vec<u8>>>)>,
+    grouped: bool,
+}
+
+impl<'a> Aggregator<'a> {
+    fn new(aggs: &'a [AggCall], group_by_len: usize) -> Aggregator<'a> {
+        Aggregator { aggs, index: HashMap::new(), groups: Vec::new(), grouped: group_by_len > 0 }
+    }
+
+    fn fresh_states(&self) -> Vec<AggState> {
+        self.aggs
+            .iter()
+            .map(|a| match a.func {
+                AggFunc::Count | AggFunc::CountStar => AggState::Count(0),
+                AggFunc::Sum => AggState::SumDecimal(None),
+                AggFunc::Avg => AggState::Avg { sum: Decimal::ZERO, sum_float: 0.0, float: false, count: 0 },
+                AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
+            })
+            .collect()
+    }
+
+    fn add(&mut self, group_by: &[Expr], row: &[Datum], ctx: &Ctx) -> Result<()> {
+        let key = if group_by.is_empty() {
+            Vec::new()
+        } else {
+            let values: Vec<Datum> = group_by.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?;
+            group_key(&values)
+        };
+        let slot = match self.index.get(&key) {
+            Some(i) => *i,
+            None => {
+                let states = self.fresh_states();
+                self.groups.push((row.to_vec(), states, vec![HashSet::new(); self.aggs.len()]));
+                self.index.insert(key, self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        };
+        let (_, states, seen) = &mut self.groups[slot];
+        for (i, call) in self.aggs.iter().enumerate() {
+            let value = if call.func == AggFunc::CountStar { Datum::Int(1) } else { call.arg.eval(row, ctx)? };
+            if value == Datum::Null {
+                continue;
+            }
+            if call.distinct && !seen[i].insert(group_key(std::slice::from_ref(&value))) {
+                continue;
+            }
+            accumulate(&mut states[i], call.func, value);
+        }
+        Ok(())
+    }
+
+    /// Returns each group's first row with its aggregate values. Without GROUP BY an empty
+    /// input still gives one group (of NULL columns).
+    fn finish(mut self, width: usize) -> Vec<(Vec<Datum>, Vec<Datum>)> {
+        if self.groups.is_empty() && !self.grouped {
+            let states = self.fresh_states();
+            self.groups.push((vec![Datum::Null; width], states, Vec::new()));
+        }
+        self.groups
+            .into_iter()
+            .map(|(row, states, _)| (row, states.into_iter().map(finish_state).collect()))
+            .collect()
+    }
+}
+
+fn accumulate(state: &mut AggState, func: AggFunc, value: Datum) {
+    match state {
+        AggState::Count(n) => *n += 1,
+        AggState::SumDecimal(acc) => {
+            if matches!(value, Datum::Float(_)) || matches!(value, Datum::Bytes(_)) {
+                let start = acc.map(|d| rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(0.0)).unwrap_or(0.0);
+                *state = AggState::SumFloat(Some(start + to_f64(&value).unwrap_or(0.0)));
+            } else {
+                let v = to_decimal(&value).unwrap_or_default();
+                *acc = Some(acc.unwrap_or(Decimal::ZERO).checked_add(v).unwrap_or(Decimal::MAX));
+            }
+        }
+        AggState::SumFloat(acc) => *acc = Some(acc.unwrap_or(0.0) + to_f64(&value).unwrap_or(0.0)),
+        AggState::Avg { sum, sum_float, float, count } => {
+            if matches!(value, Datum::Float(_) | Datum::Bytes(_)) {
+                *float = true;
+            }
+            *sum_float += to_f64(&value).unwrap_or(0.0);
+            *sum = sum.checked_add(to_decimal(&value).unwrap_or_default()).unwrap_or(Decimal::MAX);
+            *count += 1;
+        }
+        AggState::Extreme(current) => {
+            let replace = match current {
+                None => true,
+                Some(c) => {
+                    let o = types::sort_compare(&value, c);
+                    if func == AggFunc::Min {
+                        o == std::cmp::Ordering::Less
+                    } else {
+                        o == std::cmp::Ordering::Greater
+                    }
+                }
+            };
+            if replace {
+                *current = Some(value);
+            }
+        }
+    }
+}
+
+fn finish_state(state: AggState) -> Datum {
+    match state {
+        AggState::Count(n) => Datum::Int(n),
+        AggState::SumDecimal(acc) => acc.map(Datum::Decimal).unwrap_or(Datum::Null),
+        AggState::SumFloat(acc) => acc.map(Datum::Float).unwrap_or(Datum::Null),
+        AggState::Avg { count: 0, .. } => Datum::Null,
+        AggState::Avg { sum_float, float: true, count, .. } => Datum::Float(sum_float / count as f64),
+        AggState::Avg { sum, count, .. } => {
+            let scale = sum.scale() + 4;
+            let mut avg = (sum / Decimal::from(count)).round_dp(scale);
+            avg.rescale(scale);
+            Datum::Decimal(avg)
+        }
+        AggState::Extreme(v) => v.unwrap_or(Datum::Null),
+    }
+}

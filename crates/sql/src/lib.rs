@@ -1,0 +1,34 @@
+//! strata-sql: sessions, parsing, planning and execution of SQL over the transaction client.
+//!
+//! ```text
+//!  text ──parse──▶ sqlparser AST ──plan──▶ Plan (bound exprs, access path) ──execute──▶ Output
+//!                                  ▲ cached per prepared statement and schema version
+//! ```
+//!
+//! The layer reaches storage only through [`strata_txn`]: rows and index entries are keys
+//! (see [`rows`]), the catalog is keys too (see [`catalog`]). It keeps no data of its own, so
+//! any number of SQL nodes can serve one store.
+//!
+//! Not here: the wire protocol (strata-mysql) and joins and subqueries (not yet).
+
+mod api;
+mod autoid;
+mod bind;
+pub mod catalog;
+mod ddl;
+mod dml;
+mod error;
+mod exec;
+mod expr;
+mod parse;
+mod query;
+mod rows;
+mod session;
+mod show;
+pub mod types;
+mod vars;
+
+pub use api::*;
+pub use session::{Session, SqlServer};
+pub use strata_codec::Datum;
+pub use vars::SERVER_VERSION;

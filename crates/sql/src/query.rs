@@ -1,0 +1,552 @@
+//! Planning of SELECT over one table: choosing an access path (point get, batch point get,
+//! primary-key range, index lookup or full scan) from the WHERE clause and statistics, and the
+//! pipeline above it (filter, aggregation, DISTINCT, ORDER BY, LIMIT, projection).
+
+use std::sync::Arc;
+
+use sqlparser::ast::{self, GroupByExpr, SelectItem, SetExpr, TableFactor};
+use strata_codec::Datum;
+
+use crate::api::{column_flags, ColumnInfo};
+use crate::bind::{Binder, Scope, ScopeColumn};
+use crate::catalog::{PrimaryKey, Schema, TableDef, TableStats};
+use crate::error::{self, Result};
+use crate::expr::{self, AggCall, BinaryOp, Expr, ResultType};
+
+/// Rows assumed in a table never analyzed.
+const ROWS_UNKNOWN: f64 = 10_000.0;
+
+/// A bound on one key column of a range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeBound {
+    pub expr: Expr,
+    pub inclusive: bool,
+}
+
+/// How rows of a table are found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Access {
+    /// One row by its full primary key.
+    Point(Vec<Expr>),
+    /// Rows by a list of full primary keys.
+    Points(Vec<Vec<Expr>>),
+    /// Primary-key range: equal prefix, then bounds on the next key column.
+    PkRange { prefix: Vec<Expr>, low: Option<RangeBound>, high: Option<RangeBound> },
+    /// Secondary index range, then rows by handle.
+    Index { index: usize, prefix: Vec<Expr>, low: Option<RangeBound>, high: Option<RangeBound> },
+    FullScan,
+}
+
+/// Where a query's rows come from.
+#[derive(Clone, Debug)]
+pub struct TableSource {
+    pub table: Arc<TableDef>,
+    pub access: Access,
+    /// Scan in descending key order (to serve ORDER BY … DESC without sorting).
+    pub reverse: bool,
+    /// Rows arrive in ORDER BY order, so no sort is needed.
+    pub ordered: bool,
+}
+
+/// Lock taken on the rows read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowLock {
+    None,
+    ForUpdate,
+}
+
+/// A planned SELECT.
+#[derive(Clone, Debug)]
+pub struct SelectPlan {
+    /// None: no FROM clause (one empty row).
+    pub source: Option<TableSource>,
+    pub filter: Option<Expr>,
+    pub aggregate: bool,
+    pub aggs: Vec<AggCall>,
+    pub group_by: Vec<Expr>,
+    pub having: Option<Expr>,
+    pub projection: Vec<Expr>,
+    pub result_types: Vec<ResultType>,
+    pub columns: Arc<[ColumnInfo]>,
+    pub distinct: bool,
+    pub order_by: Vec<(Expr, bool)>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    pub lock: RowLock,
+}
+
+/// Builds the scope of one table's columns.
+pub fn table_scope(table: &TableDef, alias: &str) -> Scope {
+    Scope {
+        columns: table
+            .columns
+            .iter()
+            .map(|c| ScopeColumn { table: alias.to_string(), name: c.name.clone(), ty: ResultType::from_sql(&c.ty, !c.nullable) })
+            .collect(),
+    }
+}
+
+/// Resolves `FROM t [AS a]` to a table and its alias.
+pub fn resolve_table(schema: &Schema, database: Option<&str>, factor: &TableFactor) -> Result<(Arc<TableDef>, String)> {
+    match factor {
+        TableFactor::Table { name, alias, .. } => {
+            let (db, table) = split_name(name, database)?;
+            let def = schema.table(&db, &table)?.clone();
+            let alias = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| def.name.clone());
+            Ok((def, alias))
+        }
+        TableFactor::Derived { .. } => Err(error::unsupported("derived tables")),
+        other => Err(error::unsupported(other)),
+    }
+}
+
+/// Splits `db.table` or `table` (using the current database).
+pub fn split_name(name: &ast::ObjectName, database: Option<&str>) -> Result<(String, String)> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    match parts.as_slice() {
+        [table] => Ok((database.ok_or_else(error::no_database)?.to_string(), table.clone())),
+        [db, table] => Ok((db.clone(), table.clone())),
+        _ => Err(error::syntax(format!("near '{name}'"))),
+    }
+}
+
+/// Plans a SELECT query.
+pub fn plan_select(query: &ast::Query, schema: &Schema, database: Option<&str>) -> Result<SelectPlan> {
+    let select = match query.body.as_ref() {
+        SetExpr::Select(s) => s,
+        SetExpr::Query(q) => return plan_select(q, schema, database),
+        _ => return Err(error::unsupported("set operations")),
+    };
+    if select.from.len() > 1 || select.from.first().is_some_and(|f| !f.joins.is_empty()) {
+        return Err(error::unsupported("joins"));
+    }
+    let table = match select.from.first() {
+        Some(from) => Some(resolve_table(schema, database, &from.relation)?),
+        None => None,
+    };
+    let scope = match &table {
+        Some((def, alias)) => table_scope(def, alias),
+        None => Scope::default(),
+    };
+    let base_types = scope.types();
+
+    // WHERE: no aggregates.
+    let filter = match &select.selection {
+        Some(e) => Some(Binder::new(&scope, "where clause").bind(e)?),
+        None => None,
+    };
+
+    // Select list, HAVING and ORDER BY share one binder so aggregates are numbered once.
+    let mut binder = Binder::new(&scope, "field list");
+    binder.allow_aggregates = true;
+    let mut projection = Vec::new();
+    let mut names = Vec::new();
+    let mut origins: Vec<Option<usize>> = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                for (i, c) in scope.columns.iter().enumerate() {
+                    projection.push(Expr::Column(i));
+                    names.push(c.name.clone());
+                    origins.push(Some(i));
+                }
+            }
+            SelectItem::UnnamedExpr(e) => {
+                let bound = binder.bind(e)?;
+                origins.push(match bound {
+                    Expr::Column(i) => Some(i),
+                    _ => None,
+                });
+                names.push(match (e, &bound) {
+                    (_, Expr::Column(i)) => scope.columns[*i].name.clone(),
+                    _ => expression_name(e),
+                });
+                projection.push(bound);
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                let bound = binder.bind(expr)?;
+                origins.push(match bound {
+                    Expr::Column(i) => Some(i),
+                    _ => None,
+                });
+                names.push(alias.value.clone());
+                projection.push(bound);
+            }
+        }
+    }
+    let group_by = match &select.group_by {
+        GroupByExpr::Expressions(exprs, _) => {
+            let mut out = Vec::new();
+            for e in exprs {
+                out.push(bind_order_item(e, &mut binder, &projection, &names)?);
+            }
+            out
+        }
+        GroupByExpr::All(_) => return Err(error::unsupported("GROUP BY ALL")),
+    };
+    let having = match &select.having {
+        Some(e) => Some(bind_order_item(e, &mut binder, &projection, &names)?),
+        None => None,
+    };
+    let mut order_by = Vec::new();
+    if let Some(ob) = &query.order_by {
+        if let ast::OrderByKind::Expressions(items) = &ob.kind {
+            for item in items {
+                let e = bind_order_item(&item.expr, &mut binder, &projection, &names)?;
+                order_by.push((e, item.options.asc == Some(false)));
+            }
+        }
+    }
+    let aggs = binder.aggs;
+    let aggregate = !aggs.is_empty() || !group_by.is_empty();
+    if !aggregate && select.having.is_some() {
+        // HAVING without aggregation filters like WHERE over the output.
+    }
+    let (limit, offset) = limit_clause(query)?;
+    let lock = if query.locks.iter().any(|l| l.lock_type == ast::LockType::Update) { RowLock::ForUpdate } else { RowLock::None };
+    let result_types: Vec<ResultType> = projection.iter().map(|e| expr::result_type(e, &base_types, &aggs)).collect();
+    let columns: Arc<[ColumnInfo]> = projection
+        .iter()
+        .zip(&names)
+        .zip(&result_types)
+        .zip(&origins)
+        .map(|(((_, name), ty), origin)| column_info(name, ty, table.as_ref().map(|(t, a)| (t.as_ref(), a.as_str())), *origin))
+        .collect();
+    let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
+    let source = match table {
+        Some((def, _)) => {
+            let stats = schema.stats.get(&def.id).cloned();
+            let conjuncts = filter.clone().map(Expr::conjuncts).unwrap_or_default();
+            let access = choose_access(&def, &conjuncts, stats.as_deref());
+            let mut source = TableSource { table: def, access, reverse: false, ordered: false };
+            if !aggregate && !distinct {
+                order_by_key(&mut source, &conjuncts, &order_by);
+            }
+            Some(source)
+        }
+        None => None,
+    };
+    Ok(SelectPlan {
+        source,
+        filter,
+        aggregate,
+        aggs,
+        group_by,
+        having,
+        projection,
+        result_types,
+        columns,
+        distinct,
+        order_by,
+        limit,
+        offset,
+        lock,
+    })
+}
+
+/// Binds an ORDER BY / GROUP BY / HAVING item: a select-list alias, a position, or an expression.
+fn bind_order_item(e: &ast::Expr, binder: &mut Binder<'_>, projection: &[Expr], names: &[String]) -> Result<Expr> {
+    if let ast::Expr::Value(v) = e {
+        if let ast::Value::Number(n, _) = &v.value {
+            if let Ok(pos) = n.parse::<usize>() {
+                return projection
+                    .get(pos.wrapping_sub(1))
+                    .cloned()
+                    .ok_or_else(|| error::unknown_column(n, "order clause"));
+            }
+        }
+    }
+    if let ast::Expr::Identifier(ident) = e {
+        let is_column = binder.scope.columns.iter().any(|c| c.name.eq_ignore_ascii_case(&ident.value));
+        if !is_column {
+            if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(&ident.value)) {
+                return Ok(projection[i].clone());
+            }
+        }
+    }
+    binder.bind(e)
+}
+
+pub fn limit_clause(query: &ast::Query) -> Result<(Option<Expr>, Option<Expr>)> {
+    let scope = Scope::default();
+    let mut bind = |e: &ast::Expr| Binder::new(&scope, "limit clause").bind(e);
+    Ok(match &query.limit_clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit.as_ref().map(&mut bind).transpose()?,
+            offset.as_ref().map(|o| bind(&o.value)).transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (Some(bind(limit)?), Some(bind(offset)?)),
+    })
+}
+
+fn expression_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn column_info(name: &str, ty: &ResultType, table: Option<(&TableDef, &str)>, origin: Option<usize>) -> ColumnInfo {
+    let mut flags = 0;
+    if ty.not_null {
+        flags |= column_flags::NOT_NULL;
+    }
+    if ty.unsigned {
+        flags |= column_flags::UNSIGNED;
+    }
+    let (schema, table_name, org_table, org_name) = match (table, origin) {
+        (Some((def, alias)), Some(i)) => {
+            let column = &def.columns[i];
+            if def.primary_columns().contains(&i) {
+                flags |= column_flags::PRIMARY_KEY;
+            }
+            if column.auto_increment {
+                flags |= column_flags::AUTO_INCREMENT;
+            }
+            (def.database.clone(), alias.to_string(), def.name.clone(), column.name.clone())
+        }
+        _ => (String::new(), String::new(), String::new(), String::new()),
+    };
+    let is_text = matches!(
+        ty.column_type,
+        crate::api::ColumnType::VarString | crate::api::ColumnType::String | crate::api::ColumnType::Blob
+    );
+    if !is_text {
+        flags |= column_flags::BINARY;
+    }
+    ColumnInfo {
+        schema,
+        table: table_name,
+        org_table,
+        name: name.to_string(),
+        org_name,
+        charset: if is_text { crate::api::charsets::UTF8MB4_GENERAL_CI } else { crate::api::charsets::BINARY },
+        column_length: ty.length,
+        column_type: ty.column_type,
+        flags,
+        decimals: ty.decimals,
+    }
+}
+
+/// What the WHERE clause says about one column.
+#[derive(Default, Clone)]
+struct ColumnConditions {
+    eq: Option<Expr>,
+    list: Option<Vec<Expr>>,
+    low: Option<RangeBound>,
+    high: Option<RangeBound>,
+}
+
+fn column_conditions(conjuncts: &[Expr], columns: usize) -> (Vec<ColumnConditions>, Option<(Vec<usize>, Vec<Vec<Expr>>)>) {
+    let mut out = vec![ColumnConditions::default(); columns];
+    let mut tuple_in = None;
+    for c in conjuncts {
+        match c {
+            Expr::Binary(op, l, r) => {
+                let (column, value, op) = match (l.as_ref(), r.as_ref()) {
+                    (Expr::Column(i), v) if v.is_row_independent() => (*i, v.clone(), *op),
+                    (v, Expr::Column(i)) if v.is_row_independent() => (*i, v.clone(), flip(*op)),
+                    _ => continue,
+                };
+                let slot = &mut out[column];
+                match op {
+                    BinaryOp::Eq => slot.eq = Some(value),
+                    BinaryOp::Gt => slot.low = Some(RangeBound { expr: value, inclusive: false }),
+                    BinaryOp::GtEq => slot.low = Some(RangeBound { expr: value, inclusive: true }),
+                    BinaryOp::Lt => slot.high = Some(RangeBound { expr: value, inclusive: false }),
+                    BinaryOp::LtEq => slot.high = Some(RangeBound { expr: value, inclusive: true }),
+                    _ => {}
+                }
+            }
+            Expr::Between { expr, low, high, negated: false } => {
+                if let Expr::Column(i) = expr.as_ref() {
+                    if low.is_row_independent() && high.is_row_independent() {
+                        out[*i].low = Some(RangeBound { expr: (**low).clone(), inclusive: true });
+                        out[*i].high = Some(RangeBound { expr: (**high).clone(), inclusive: true });
+                    }
+                }
+            }
+            Expr::InList { expr, list, negated: false } => {
+                if let Expr::Column(i) = expr.as_ref() {
+                    if list.iter().all(Expr::is_row_independent) {
+                        out[*i].list = Some(list.clone());
+                    }
+                }
+            }
+            Expr::TupleIn { exprs, list, negated: false } => {
+                let columns: Option<Vec<usize>> =
+                    exprs.iter().map(|e| if let Expr::Column(i) = e { Some(*i) } else { None }).collect();
+                if let Some(columns) = columns {
+                    if list.iter().flatten().all(Expr::is_row_independent) {
+                        tuple_in = Some((columns, list.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (out, tuple_in)
+}
+
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        other => other,
+    }
+}
+
+/// Chooses how to find the rows that satisfy `conjuncts`.
+pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableStats>) -> Access {
+    let (conds, tuple_in) = column_conditions(conjuncts, table.columns.len());
+    let pk = table.primary_columns();
+    let rows = stats.map(|s| s.row_count.max(1) as f64).unwrap_or(ROWS_UNKNOWN);
+
+    if !pk.is_empty() {
+        let eqs: Vec<Option<Expr>> = pk.iter().map(|c| conds[*c].eq.clone()).collect();
+        if eqs.iter().all(Option::is_some) {
+            return Access::Point(eqs.into_iter().map(Option::unwrap).collect());
+        }
+        if let Some((columns, list)) = &tuple_in {
+            if pk.iter().all(|c| columns.contains(c)) && columns.len() == pk.len() {
+                let keys = list
+                    .iter()
+                    .map(|tuple| pk.iter().map(|c| tuple[columns.iter().position(|x| x == c).unwrap()].clone()).collect())
+                    .collect();
+                return Access::Points(keys);
+            }
+        }
+        let prefix_len = eqs.iter().take_while(|e| e.is_some()).count();
+        if prefix_len == pk.len() - 1 {
+            if let Some(list) = &conds[pk[prefix_len]].list {
+                let prefix: Vec<Expr> = eqs[..prefix_len].iter().map(|e| e.clone().unwrap()).collect();
+                let keys = list.iter().map(|v| prefix.iter().cloned().chain([v.clone()]).collect()).collect();
+                return Access::Points(keys);
+            }
+        }
+    }
+
+    // Candidate: unique index fully matched by equalities.
+    let mut best: Option<(f64, Access)> = None;
+    for (position, index) in table.indexes.iter().enumerate().filter(|(_, i)| i.public) {
+        let eqs: Vec<Option<Expr>> = index.columns.iter().map(|c| conds[*c].eq.clone()).collect();
+        let prefix_len = eqs.iter().take_while(|e| e.is_some()).count();
+        let prefix: Vec<Expr> = eqs[..prefix_len].iter().map(|e| e.clone().unwrap()).collect();
+        let next = index.columns.get(prefix_len).map(|c| &conds[*c]);
+        let (low, high) = next.map(|n| (n.low.clone(), n.high.clone())).unwrap_or((None, None));
+        if prefix_len == 0 && low.is_none() && high.is_none() {
+            continue;
+        }
+        let estimate = if prefix_len == index.columns.len() {
+            if index.unique {
+                1.0
+            } else {
+                let distinct = stats.and_then(|s| s.index_distinct.get(&index.id)).copied().unwrap_or(0);
+                if distinct > 0 {
+                    rows / distinct as f64
+                } else {
+                    rows * 0.01
+                }
+            }
+        } else if prefix_len > 0 {
+            rows * 0.05 / prefix_len as f64
+        } else {
+            rows * 0.25
+        };
+        if best.as_ref().is_none_or(|(b, _)| estimate < *b) {
+            best = Some((estimate, Access::Index { index: position, prefix, low, high }));
+        }
+    }
+
+    // Candidate: primary-key range.
+    let pk_range = if pk.is_empty() {
+        None
+    } else {
+        let prefix: Vec<Expr> = pk.iter().map_while(|c| conds[*c].eq.clone()).collect();
+        let next = pk.get(prefix.len()).map(|c| &conds[*c]);
+        let (low, high) = next.map(|n| (n.low.clone(), n.high.clone())).unwrap_or((None, None));
+        if prefix.is_empty() && low.is_none() && high.is_none() {
+            None
+        } else {
+            let estimate = match (&low, &high) {
+                (Some(l), Some(h)) => literal_span(&l.expr, &h.expr).unwrap_or(rows * 0.01),
+                (None, None) => rows * 0.05,
+                _ => rows * 0.3,
+            };
+            Some((estimate, Access::PkRange { prefix, low, high }))
+        }
+    };
+    match (best, pk_range) {
+        (Some((ie, ia)), Some((pe, pa))) => {
+            if pe <= ie {
+                pa
+            } else {
+                ia
+            }
+        }
+        (Some((_, a)), None) | (None, Some((_, a))) => a,
+        (None, None) => Access::FullScan,
+    }
+}
+
+fn literal_span(low: &Expr, high: &Expr) -> Option<f64> {
+    match (low, high) {
+        (Expr::Literal(Datum::Int(l)), Expr::Literal(Datum::Int(h))) => Some((h - l + 1).max(0) as f64),
+        _ => None,
+    }
+}
+
+/// Serves ORDER BY on the primary key (after its equal prefix) from the scan order.
+fn order_by_key(source: &mut TableSource, conjuncts: &[Expr], order_by: &[(Expr, bool)]) {
+    if order_by.is_empty() {
+        return;
+    }
+    let pk = source.table.primary_columns();
+    let (prefix_len, pk_scan) = match &source.access {
+        Access::PkRange { prefix, .. } => (prefix.len(), true),
+        Access::FullScan => (0, true),
+        Access::Point(_) => {
+            source.ordered = true;
+            return;
+        }
+        _ => (0, false),
+    };
+    if !pk_scan || pk.is_empty() {
+        return;
+    }
+    let _ = conjuncts;
+    let rest = &pk[prefix_len..];
+    if order_by.len() > rest.len() {
+        return;
+    }
+    let descending = order_by[0].1;
+    let matches = order_by
+        .iter()
+        .zip(rest)
+        .all(|((e, desc), column)| *e == Expr::Column(*column) && *desc == descending);
+    if matches {
+        source.ordered = true;
+        source.reverse = descending;
+    }
+}
+
+/// Is this primary key an integer handle?
+pub fn int_handle(table: &TableDef) -> Option<usize> {
+    match table.primary_key {
+        PrimaryKey::IntHandle(c) => Some(c),
+        _ => None,
+    }
+}

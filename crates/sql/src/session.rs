@@ -1,0 +1,640 @@
+//! Sessions: one per client connection. A session owns the connection's variables, its open
+//! transaction and its prepared statements, and runs each statement in the right transaction:
+//!
+//! - inside an explicit transaction (`BEGIN`, or `autocommit = 0`), a statement that writes
+//!   reads the newest committed rows at a fresh `for_update_ts` and locks what it writes
+//!   (pessimistic mode); a statement that fails is undone alone, except a deadlock, which ends
+//!   the transaction as InnoDB does;
+//! - in autocommit mode each statement is its own transaction; a write that meets a concurrent
+//!   commit is retried from scratch, which is safe because nothing was returned yet.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use sqlparser::ast::{self, Statement};
+use strata_codec::Datum;
+use strata_txn::{KvError, Transaction, TxnClient, TxnError, TxnMode};
+
+use crate::api::{ColumnInfo, Output, PreparedInfo, SqlError};
+use crate::ddl::{ActiveTxn, Catalog};
+use crate::dml::{self, WriteCtx, WriteResult};
+use crate::error::{self, Result};
+use crate::exec::{self, Ctx, SessionEnv};
+use crate::expr::SessionValue;
+use crate::parse;
+use crate::query::{self, SelectPlan};
+use crate::show;
+use crate::vars;
+
+/// Attempts of an autocommit write that meets concurrent commits.
+const AUTOCOMMIT_ATTEMPTS_MAX: usize = 64;
+/// Attempts of the optimistic form before an autocommit write falls back to locking.
+const AUTOCOMMIT_OPTIMISTIC_ATTEMPTS: usize = 4;
+/// Attempts of a pessimistic statement whose locked rows changed after it read them.
+const STATEMENT_ATTEMPTS_MAX: usize = 64;
+
+/// The SQL layer shared by every connection of one server.
+pub struct SqlServer {
+    catalog: Arc<Catalog>,
+    client: TxnClient,
+    globals: RwLock<HashMap<String, Datum>>,
+    next_connection_id: AtomicU32,
+}
+
+impl SqlServer {
+    /// Opens the SQL layer over a transaction client, loading the catalog.
+    pub fn open(client: TxnClient) -> Result<Arc<SqlServer>> {
+        let catalog = Catalog::open(client.clone())?;
+        Ok(Arc::new(SqlServer { catalog, client, globals: RwLock::new(HashMap::new()), next_connection_id: AtomicU32::new(1) }))
+    }
+
+    /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).
+    pub fn new_session(self: &Arc<Self>, user: &str, database: Option<&str>) -> Result<Session> {
+        if let Some(db) = database {
+            if !self.catalog.schema().databases.contains_key(db) {
+                return Err(error::unknown_database(db));
+            }
+        }
+        Ok(Session {
+            server: self.clone(),
+            user: user.to_string(),
+            database: database.map(str::to_string),
+            vars: HashMap::new(),
+            user_vars: HashMap::new(),
+            txn: None,
+            prepared: HashMap::new(),
+            next_statement_id: 1,
+            last_insert_id: 0,
+            found_rows: 0,
+            row_count: -1,
+            connection_id: self.next_connection_id.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+}
+
+/// A planned statement, cached per prepared statement.
+#[derive(Debug)]
+enum Plan {
+    Select(SelectPlan),
+    Insert(dml::InsertPlan),
+    Update(dml::UpdatePlan),
+    Delete(dml::DeletePlan),
+}
+
+struct CachedPlan {
+    version: u64,
+    database: Option<String>,
+    plan: Arc<Plan>,
+}
+
+struct Prepared {
+    statement: Statement,
+    param_count: usize,
+    plan: Option<CachedPlan>,
+}
+
+struct OpenTxn {
+    txn: Transaction,
+    _active: ActiveTxn,
+}
+
+/// The state of one connection.
+pub struct Session {
+    server: Arc<SqlServer>,
+    user: String,
+    database: Option<String>,
+    vars: HashMap<String, Datum>,
+    user_vars: HashMap<String, Datum>,
+    txn: Option<OpenTxn>,
+    prepared: HashMap<u32, Prepared>,
+    next_statement_id: u32,
+    last_insert_id: u64,
+    found_rows: u64,
+    row_count: i64,
+    connection_id: u32,
+}
+
+/// What expressions may read of a session while it runs a statement.
+struct Env<'a> {
+    session: &'a Session,
+}
+
+impl SessionEnv for Env<'_> {
+    fn session_value(&self, value: &SessionValue) -> Datum {
+        let s = self.session;
+        match value {
+            SessionValue::Database => s.database.as_ref().map(|d| Datum::Bytes(d.clone().into_bytes())).unwrap_or(Datum::Null),
+            SessionValue::LastInsertId => Datum::UInt(s.last_insert_id),
+            SessionValue::ConnectionId => Datum::UInt(s.connection_id as u64),
+            SessionValue::User => Datum::Bytes(format!("{}@127.0.0.1", s.user).into_bytes()),
+            SessionValue::Version => Datum::Bytes(vars::SERVER_VERSION.as_bytes().to_vec()),
+            SessionValue::Now => Datum::DateTime(chrono::Local::now().naive_local().with_nanosecond_zero()),
+            SessionValue::CurDate => Datum::Date(chrono::Local::now().date_naive()),
+            SessionValue::SystemVariable(name) => s.variable(name).unwrap_or(Datum::Null),
+            SessionValue::UserVariable(name) => s.user_vars.get(name).cloned().unwrap_or(Datum::Null),
+            SessionValue::FoundRows => Datum::UInt(s.found_rows),
+            SessionValue::RowCount => Datum::Int(s.row_count),
+        }
+    }
+}
+
+trait WithNanosecondZero {
+    fn with_nanosecond_zero(self) -> Self;
+}
+
+impl WithNanosecondZero for chrono::NaiveDateTime {
+    fn with_nanosecond_zero(self) -> Self {
+        use chrono::Timelike;
+        self.with_nanosecond(0).unwrap_or(self)
+    }
+}
+
+fn ok(affected_rows: u64, last_insert_id: u64) -> Output {
+    Output::Ok { affected_rows, last_insert_id, warnings: 0, info: String::new() }
+}
+
+/// Whether an error means "a concurrent commit got there first: run the statement again".
+fn is_retryable(e: &TxnError) -> bool {
+    matches!(e, TxnError::Kv(KvError::WriteConflict { .. }) | TxnError::Kv(KvError::KeyIsLocked(_)))
+}
+
+enum StatementError {
+    Txn(TxnError),
+    Sql(SqlError),
+}
+
+impl From<TxnError> for StatementError {
+    fn from(e: TxnError) -> Self {
+        StatementError::Txn(e)
+    }
+}
+
+impl From<SqlError> for StatementError {
+    fn from(e: SqlError) -> Self {
+        StatementError::Sql(e)
+    }
+}
+
+impl StatementError {
+    fn into_sql(self) -> SqlError {
+        match self {
+            StatementError::Txn(e) => e.into(),
+            StatementError::Sql(e) => e,
+        }
+    }
+}
+
+impl Session {
+    /// Runs the statements of one COM_QUERY (several with multi-statements), stopping after the
+    /// first error.
+    pub fn execute_text(&mut self, sql: &str) -> Vec<Result<Output>> {
+        if let Some(output) = self.fast_path(sql) {
+            return vec![output];
+        }
+        if let Some(output) = show::intercept(self, sql) {
+            return vec![output];
+        }
+        let parsed = match parse::parse(sql) {
+            Ok(p) => p,
+            Err(e) => return vec![Err(e)],
+        };
+        if parsed.param_count > 0 {
+            return vec![Err(error::syntax("near '?'"))];
+        }
+        if parsed.statements.is_empty() {
+            return vec![Err(SqlError::new(1065, "42000", "Query was empty"))];
+        }
+        let mut outputs = Vec::with_capacity(parsed.statements.len());
+        for statement in &parsed.statements {
+            let result = self.execute_statement(statement, &[], None);
+            let failed = result.is_err();
+            outputs.push(result);
+            if failed {
+                break;
+            }
+        }
+        outputs
+    }
+
+    /// Transaction control without parsing (sysbench sends these thousands of times a second).
+    fn fast_path(&mut self, sql: &str) -> Option<Result<Output>> {
+        let trimmed = sql.trim().trim_end_matches(';').trim();
+        if trimmed.len() > 17 {
+            return None;
+        }
+        match trimmed.to_ascii_uppercase().as_str() {
+            "BEGIN" | "START TRANSACTION" | "BEGIN WORK" => Some(self.begin()),
+            "COMMIT" | "COMMIT WORK" => Some(self.commit()),
+            "ROLLBACK" | "ROLLBACK WORK" => Some(self.rollback()),
+            _ => None,
+        }
+    }
+
+    /// Prepares a statement (COM_STMT_PREPARE).
+    pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        let limit = self.variable_i64("max_prepared_stmt_count").unwrap_or(vars::MAX_PREPARED_STMT_COUNT_DEFAULT) as usize;
+        if self.prepared.len() >= limit {
+            return Err(error::too_many_prepared(limit));
+        }
+        let mut parsed = parse::parse(sql)?;
+        if parsed.statements.len() != 1 {
+            return Err(error::syntax("multiple statements cannot be prepared"));
+        }
+        let statement = parsed.statements.pop().expect("one statement");
+        let columns: Arc<[ColumnInfo]> = match &statement {
+            Statement::Query(q) => {
+                let schema = self.server.catalog.schema();
+                query::plan_select(q, &schema, self.database.as_deref())?.columns
+            }
+            Statement::Insert(_)
+            | Statement::Update { .. }
+            | Statement::Delete(_)
+            | Statement::StartTransaction { .. }
+            | Statement::Commit { .. }
+            | Statement::Rollback { .. }
+            | Statement::Set(_)
+            | Statement::CreateTable(_)
+            | Statement::CreateIndex(_)
+            | Statement::CreateDatabase { .. }
+            | Statement::Drop { .. }
+            | Statement::Truncate { .. }
+            | Statement::Use(_) => Arc::from(Vec::new()),
+            other => return Err(error::cannot_prepare(other.to_string().split_whitespace().next().unwrap_or(""))),
+        };
+        let statement_id = self.next_statement_id;
+        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
+        self.prepared.insert(statement_id, Prepared { statement, param_count: parsed.param_count, plan: None });
+        Ok(PreparedInfo { statement_id, param_count: parsed.param_count as u16, columns })
+    }
+
+    /// Executes a prepared statement with its parameters (COM_STMT_EXECUTE).
+    // Hot path: every sysbench statement.
+    pub fn execute_prepared(&mut self, statement_id: u32, params: Vec<Datum>) -> Result<Output> {
+        let mut prepared = self
+            .prepared
+            .remove(&statement_id)
+            .ok_or_else(|| error::unknown_statement(statement_id, "mysqld_stmt_execute"))?;
+        let result = if params.len() != prepared.param_count {
+            Err(error::wrong_arguments("mysqld_stmt_execute"))
+        } else {
+            let statement = prepared.statement.clone();
+            self.execute_statement(&statement, &params, Some(&mut prepared.plan))
+        };
+        self.prepared.insert(statement_id, prepared);
+        result
+    }
+
+    /// Forgets a prepared statement (COM_STMT_CLOSE).
+    pub fn close_prepared(&mut self, statement_id: u32) {
+        self.prepared.remove(&statement_id);
+    }
+
+    /// Changes the current database (COM_INIT_DB).
+    pub fn use_database(&mut self, name: &str) -> Result<()> {
+        if !self.server.catalog.schema().databases.contains_key(name) {
+            return Err(error::unknown_database(name));
+        }
+        self.database = Some(name.to_string());
+        Ok(())
+    }
+
+    /// Describes the columns of a table (COM_FIELD_LIST).
+    pub fn field_list(&mut self, table: &str) -> Result<Vec<ColumnInfo>> {
+        let db = self.database.clone().ok_or_else(error::no_database)?;
+        let schema = self.server.catalog.schema();
+        let def = schema.table(&db, table)?;
+        let scope = query::table_scope(def, &def.name);
+        let plan_columns: Vec<ColumnInfo> = def
+            .columns
+            .iter()
+            .zip(&scope.columns)
+            .map(|(c, s)| ColumnInfo {
+                schema: db.clone(),
+                table: def.name.clone(),
+                org_table: def.name.clone(),
+                name: c.name.clone(),
+                org_name: c.name.clone(),
+                charset: if c.ty.is_string() { crate::api::charsets::UTF8MB4_GENERAL_CI } else { crate::api::charsets::BINARY },
+                column_length: s.ty.length,
+                column_type: s.ty.column_type,
+                flags: if c.nullable { 0 } else { crate::api::column_flags::NOT_NULL },
+                decimals: s.ty.decimals,
+            })
+            .collect();
+        Ok(plan_columns)
+    }
+
+    /// Rolls back any open transaction and resets variables and prepared statements
+    /// (COM_RESET_CONNECTION).
+    pub fn reset(&mut self) {
+        self.txn = None;
+        self.vars.clear();
+        self.user_vars.clear();
+        self.prepared.clear();
+        self.last_insert_id = 0;
+    }
+
+    /// Whether a transaction is open (SERVER_STATUS_IN_TRANS).
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Whether autocommit is on (SERVER_STATUS_AUTOCOMMIT).
+    pub fn autocommit(&self) -> bool {
+        self.variable_i64("autocommit") != Some(0)
+    }
+
+    /// The current database, if any.
+    pub fn current_database(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    pub(crate) fn clear_database(&mut self) {
+        self.database = None;
+    }
+
+    pub(crate) fn server(&self) -> &Arc<SqlServer> {
+        &self.server
+    }
+
+    pub(crate) fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+
+    /// Returns a variable's value: the session's, else the global's, else its default.
+    pub(crate) fn variable(&self, name: &str) -> Option<Datum> {
+        let name = name.to_ascii_lowercase();
+        if name == "warning_count" || name == "error_count" {
+            return Some(Datum::Int(0));
+        }
+        self.vars
+            .get(&name)
+            .cloned()
+            .or_else(|| self.server.globals.read().get(&name).cloned())
+            .or_else(|| vars::default_of(&name))
+    }
+
+    pub(crate) fn global_variable(&self, name: &str) -> Option<Datum> {
+        self.server.globals.read().get(name).cloned().or_else(|| vars::default_of(name))
+    }
+
+    fn variable_i64(&self, name: &str) -> Option<i64> {
+        self.variable(name).and_then(|d| crate::types::to_i64(&d))
+    }
+
+    fn txn_mode(&self) -> TxnMode {
+        match self.variable("tidb_txn_mode") {
+            Some(Datum::Bytes(b)) if b.eq_ignore_ascii_case(b"optimistic") => TxnMode::Optimistic,
+            _ => TxnMode::Pessimistic,
+        }
+    }
+
+    fn lock_wait_ms(&self) -> u64 {
+        self.variable_i64("innodb_lock_wait_timeout").unwrap_or(vars::LOCK_WAIT_TIMEOUT_S_DEFAULT).max(0) as u64 * 1000
+    }
+
+    /// Sets a session (or global) variable.
+    pub(crate) fn set_variable(&mut self, name: &str, value: Datum, global: bool) -> Result<()> {
+        let name = name.to_ascii_lowercase();
+        if vars::default_of(&name).is_none() {
+            return Err(error::unknown_variable(&name));
+        }
+        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).into_owned();
+        let value = vars::normalize(&name, value).ok_or_else(|| error::wrong_value_for_variable(&name, &text))?;
+        if name == "autocommit" && value == Datum::Int(1) && !global {
+            // Turning autocommit on commits the open transaction.
+            self.commit()?;
+        }
+        let aliases: &[&str] = match name.as_str() {
+            "tx_isolation" | "transaction_isolation" => &["tx_isolation", "transaction_isolation"],
+            "tx_read_only" | "transaction_read_only" => &["tx_read_only", "transaction_read_only"],
+            _ => &[],
+        };
+        let names: Vec<String> = if aliases.is_empty() { vec![name] } else { aliases.iter().map(|s| s.to_string()).collect() };
+        for n in names {
+            if global {
+                self.server.globals.write().insert(n, value.clone());
+            } else {
+                self.vars.insert(n, value.clone());
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn set_user_variable(&mut self, name: &str, value: Datum) {
+        self.user_vars.insert(name.to_ascii_lowercase(), value);
+    }
+
+    /// Evaluates a constant expression (SET values).
+    pub(crate) fn eval_constant(&self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
+        let scope = crate::bind::Scope::default();
+        let expr = crate::bind::Binder::new(&scope, "field list").bind(e)?;
+        let env = Env { session: self };
+        let ctx = Ctx { params, session: &env };
+        expr.eval(&[], &ctx)
+    }
+
+    pub(crate) fn begin(&mut self) -> Result<Output> {
+        self.commit()?;
+        let txn = self.server.client.begin(self.txn_mode())?;
+        self.txn = Some(OpenTxn { txn, _active: self.server.catalog.register_txn() });
+        Ok(ok(0, 0))
+    }
+
+    pub(crate) fn commit(&mut self) -> Result<Output> {
+        if let Some(open) = self.txn.take() {
+            open.txn.commit()?;
+        }
+        Ok(ok(0, 0))
+    }
+
+    pub(crate) fn rollback(&mut self) -> Result<Output> {
+        if let Some(open) = self.txn.take() {
+            open.txn.rollback();
+        }
+        Ok(ok(0, 0))
+    }
+
+    /// Ends an open transaction before DDL (MySQL commits implicitly).
+    pub(crate) fn implicit_commit(&mut self) -> Result<()> {
+        self.commit().map(|_| ())
+    }
+
+    fn explicit_txn_active(&self) -> bool {
+        self.txn.is_some() || !self.autocommit()
+    }
+
+    fn plan(&self, statement: &Statement, cache: Option<&mut Option<CachedPlan>>) -> Result<Option<Arc<Plan>>> {
+        let schema = self.server.catalog.schema();
+        if let Some(Some(cached)) = cache.as_ref().map(|c| c.as_ref()) {
+            if cached.version == schema.version && cached.database == self.database {
+                return Ok(Some(cached.plan.clone()));
+            }
+        }
+        let db = self.database.as_deref();
+        let plan = match statement {
+            Statement::Query(q) => Plan::Select(query::plan_select(q, &schema, db)?),
+            Statement::Insert(insert) => Plan::Insert(dml::plan_insert(insert, &schema, db)?),
+            Statement::Update { table, assignments, selection, limit, from: None, .. } => {
+                Plan::Update(dml::plan_update(table, assignments, selection.as_ref(), &[], limit.as_ref(), &schema, db)?)
+            }
+            Statement::Delete(delete) => Plan::Delete(dml::plan_delete(delete, &schema, db)?),
+            _ => return Ok(None),
+        };
+        let plan = Arc::new(plan);
+        if let Some(cache) = cache {
+            *cache = Some(CachedPlan { version: schema.version, database: self.database.clone(), plan: plan.clone() });
+        }
+        Ok(Some(plan))
+    }
+
+    fn execute_statement(&mut self, statement: &Statement, params: &[Datum], cache: Option<&mut Option<CachedPlan>>) -> Result<Output> {
+        match self.plan(statement, cache)? {
+            Some(plan) => self.execute_plan(&plan, params),
+            None => show::execute_other(self, statement, params),
+        }
+    }
+
+    fn execute_plan(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
+        match plan {
+            Plan::Select(select) => self.run_select(select, params),
+            _ => self.run_write(plan, params),
+        }
+    }
+
+    fn run_select(&mut self, plan: &SelectPlan, params: &[Datum]) -> Result<Output> {
+        let locking = plan.lock == query::RowLock::ForUpdate;
+        if !self.explicit_txn_active() {
+            let mut txn = self.server.client.begin(TxnMode::Optimistic)?;
+            let rows = self.select_in(&mut txn, plan, params).map_err(StatementError::into_sql)?;
+            txn.rollback();
+            return Ok(self.result_set(plan, rows));
+        }
+        self.ensure_txn()?;
+        let mut open = self.txn.take().expect("transaction ensured");
+        let mut attempt = 0;
+        let result = loop {
+            attempt += 1;
+            if let Err(e) = open.txn.begin_statement(locking) {
+                break Err(StatementError::Txn(e));
+            }
+            match self.select_in(&mut open.txn, plan, params) {
+                Err(StatementError::Txn(e)) if locking && is_retryable(&e) && attempt < STATEMENT_ATTEMPTS_MAX => {
+                    open.txn.rollback_statement();
+                }
+                other => break other,
+            }
+        };
+        self.finish_statement(open, result).map(|rows| self.result_set(plan, rows))
+    }
+
+    fn select_in(&self, txn: &mut Transaction, plan: &SelectPlan, params: &[Datum]) -> std::result::Result<Vec<Vec<Datum>>, StatementError> {
+        let env = Env { session: self };
+        let ctx = Ctx { params, session: &env };
+        let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
+        if plan.lock == query::RowLock::ForUpdate && !keys.is_empty() {
+            txn.lock_keys(keys, self.lock_wait_ms())?;
+        }
+        Ok(rows)
+    }
+
+    fn result_set(&mut self, plan: &SelectPlan, rows: Vec<Vec<Datum>>) -> Output {
+        self.found_rows = rows.len() as u64;
+        self.row_count = -1;
+        Output::ResultSet { columns: plan.columns.clone(), rows }
+    }
+
+    fn ensure_txn(&mut self) -> Result<()> {
+        if self.txn.is_none() {
+            let txn = self.server.client.begin(self.txn_mode())?;
+            self.txn = Some(OpenTxn { txn, _active: self.server.catalog.register_txn() });
+        }
+        Ok(())
+    }
+
+    /// Puts the transaction back after a statement, or ends it after a deadlock.
+    fn finish_statement<T>(&mut self, mut open: OpenTxn, result: std::result::Result<T, StatementError>) -> Result<T> {
+        match result {
+            Ok(v) => {
+                self.txn = Some(open);
+                Ok(v)
+            }
+            Err(StatementError::Txn(TxnError::Kv(KvError::Deadlock { .. }))) => {
+                open.txn.rollback();
+                Err(error::deadlock())
+            }
+            Err(e) => {
+                open.txn.rollback_statement();
+                self.txn = Some(open);
+                Err(e.into_sql())
+            }
+        }
+    }
+
+    fn write_in(&self, txn: &mut Transaction, plan: &Plan, params: &[Datum]) -> std::result::Result<WriteResult, StatementError> {
+        let env = Env { session: self };
+        let ctx = Ctx { params, session: &env };
+        let w = WriteCtx { ctx: &ctx, autoids: &self.server.catalog.autoids, lock_wait_ms: self.lock_wait_ms() };
+        Ok(match plan {
+            Plan::Insert(p) => dml::execute_insert(p, txn, &w)?,
+            Plan::Update(p) => dml::execute_update(p, txn, &w)?,
+            Plan::Delete(p) => dml::execute_delete(p, txn, &w)?,
+            Plan::Select(_) => unreachable!("reads do not run here"),
+        })
+    }
+
+    fn run_write(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
+        let result = if self.explicit_txn_active() {
+            self.ensure_txn()?;
+            let mut open = self.txn.take().expect("transaction ensured");
+            let mut attempt = 0;
+            let result = loop {
+                attempt += 1;
+                if let Err(e) = open.txn.begin_statement(true) {
+                    break Err(StatementError::Txn(e));
+                }
+                match self.write_in(&mut open.txn, plan, params) {
+                    Err(StatementError::Txn(e)) if is_retryable(&e) && attempt < STATEMENT_ATTEMPTS_MAX => {
+                        open.txn.rollback_statement();
+                    }
+                    other => break other,
+                }
+            };
+            self.finish_statement(open, result)?
+        } else {
+            self.autocommit_write(plan, params)?
+        };
+        if result.last_insert_id != 0 {
+            self.last_insert_id = result.last_insert_id;
+        }
+        self.row_count = result.affected_rows as i64;
+        let info = match plan {
+            Plan::Update(_) => format!("Rows matched: {}  Changed: {}  Warnings: 0", result.matched_rows, result.affected_rows),
+            _ => String::new(),
+        };
+        Ok(Output::Ok { affected_rows: result.affected_rows, last_insert_id: result.last_insert_id, warnings: 0, info })
+    }
+
+    fn autocommit_write(&mut self, plan: &Plan, params: &[Datum]) -> Result<WriteResult> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mode = if attempt <= AUTOCOMMIT_OPTIMISTIC_ATTEMPTS { TxnMode::Optimistic } else { TxnMode::Pessimistic };
+            let _active = self.server.catalog.register_txn();
+            let mut txn = self.server.client.begin(mode)?;
+            txn.begin_statement(mode == TxnMode::Pessimistic)?;
+            let outcome = self.write_in(&mut txn, plan, params).and_then(|r| txn.commit().map(|_| r).map_err(StatementError::Txn));
+            match outcome {
+                Ok(r) => return Ok(r),
+                Err(StatementError::Txn(e)) if is_retryable(&e) && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
+                Err(e) => return Err(e.into_sql()),
+            }
+        }
+    }
+}

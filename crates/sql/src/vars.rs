@@ -1,0 +1,114 @@
+//! System variables: their defaults, and which ones a session may change.
+
+use strata_codec::Datum;
+
+/// The version string reported to clients (MySQL 8.0 compatible, as TiDB reports).
+pub const SERVER_VERSION: &str = "8.0.11-Strata-0.1.0";
+/// Default `innodb_lock_wait_timeout`, in seconds.
+pub const LOCK_WAIT_TIMEOUT_S_DEFAULT: i64 = 50;
+/// Default `max_prepared_stmt_count` (per session here).
+pub const MAX_PREPARED_STMT_COUNT_DEFAULT: i64 = 1_048_576;
+
+fn s(v: &str) -> Datum {
+    Datum::Bytes(v.as_bytes().to_vec())
+}
+
+fn i(v: i64) -> Datum {
+    Datum::Int(v)
+}
+
+/// Every known variable with its default, sorted by name.
+pub fn defaults() -> Vec<(&'static str, Datum)> {
+    let mut vars = vec![
+        ("auto_increment_increment", i(1)),
+        ("auto_increment_offset", i(1)),
+        ("autocommit", i(1)),
+        ("character_set_client", s("utf8mb4")),
+        ("character_set_connection", s("utf8mb4")),
+        ("character_set_database", s("utf8mb4")),
+        ("character_set_filesystem", s("binary")),
+        ("character_set_results", s("utf8mb4")),
+        ("character_set_server", s("utf8mb4")),
+        ("character_set_system", s("utf8")),
+        ("collation_connection", s("utf8mb4_bin")),
+        ("collation_database", s("utf8mb4_bin")),
+        ("collation_server", s("utf8mb4_bin")),
+        ("default_storage_engine", s("InnoDB")),
+        ("div_precision_increment", i(4)),
+        ("group_concat_max_len", i(1024)),
+        ("have_ssl", s("DISABLED")),
+        ("hostname", s("localhost")),
+        ("init_connect", s("")),
+        ("innodb_lock_wait_timeout", i(LOCK_WAIT_TIMEOUT_S_DEFAULT)),
+        ("interactive_timeout", i(28800)),
+        ("license", s("Apache License 2.0")),
+        ("lower_case_table_names", i(2)),
+        ("max_allowed_packet", i(67_108_864)),
+        ("max_connections", i(4096)),
+        ("max_execution_time", i(0)),
+        ("max_heap_table_size", i(16_777_216)),
+        ("max_prepared_stmt_count", i(MAX_PREPARED_STMT_COUNT_DEFAULT)),
+        ("net_buffer_length", i(16384)),
+        ("net_read_timeout", i(30)),
+        ("net_write_timeout", i(60)),
+        ("performance_schema", i(0)),
+        ("port", i(4000)),
+        ("query_cache_size", i(0)),
+        ("query_cache_type", s("OFF")),
+        ("sql_auto_is_null", i(0)),
+        ("sql_mode", s("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION")),
+        ("sql_select_limit", Datum::UInt(u64::MAX)),
+        ("system_time_zone", s("UTC")),
+        ("tidb_enable_1pc", i(1)),
+        ("tidb_enable_async_commit", i(1)),
+        ("tidb_txn_mode", s("pessimistic")),
+        ("time_zone", s("SYSTEM")),
+        ("tmp_table_size", i(16_777_216)),
+        ("transaction_isolation", s("REPEATABLE-READ")),
+        ("transaction_read_only", i(0)),
+        ("tx_isolation", s("REPEATABLE-READ")),
+        ("tx_read_only", i(0)),
+        ("version", s(SERVER_VERSION)),
+        ("version_comment", s("Strata: a distributed SQL database")),
+        ("version_compile_machine", s("x86_64")),
+        ("version_compile_os", s("Linux")),
+        ("wait_timeout", i(28800)),
+        ("warning_count", i(0)),
+        ("error_count", i(0)),
+    ];
+    vars.sort_by(|a, b| a.0.cmp(b.0));
+    vars
+}
+
+/// Looks up a variable's default.
+pub fn default_of(name: &str) -> Option<Datum> {
+    defaults().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+}
+
+/// Normalizes a value assigned to a boolean-like variable (`ON`/`OFF`/`1`/`0`).
+pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
+    let boolean = matches!(name, "autocommit" | "tidb_enable_1pc" | "tidb_enable_async_commit" | "sql_auto_is_null" | "tx_read_only" | "transaction_read_only");
+    if boolean {
+        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_uppercase();
+        return match text.as_str() {
+            "1" | "ON" | "TRUE" => Some(i(1)),
+            "0" | "OFF" | "FALSE" => Some(i(0)),
+            _ => None,
+        };
+    }
+    if matches!(name, "tx_isolation" | "transaction_isolation") {
+        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_uppercase().replace(' ', "-");
+        return match text.as_str() {
+            "REPEATABLE-READ" | "READ-COMMITTED" | "SERIALIZABLE" | "READ-UNCOMMITTED" => Some(s(&text)),
+            _ => None,
+        };
+    }
+    if name == "tidb_txn_mode" {
+        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_lowercase();
+        return match text.as_str() {
+            "pessimistic" | "optimistic" | "" => Some(s(if text.is_empty() { "optimistic" } else { &text })),
+            _ => None,
+        };
+    }
+    Some(value)
+}

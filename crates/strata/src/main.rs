@@ -1,0 +1,53 @@
+//! `strata`: the one binary of Strata.
+//!
+//! `strata playground` runs every role in one process: the MySQL protocol server, the SQL
+//! layer, the transaction client, one KV store on RocksDB and a local timestamp oracle, all
+//! wired in-process through the same KV API a cluster wires over the network.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+mod playground;
+
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[derive(Parser)]
+#[command(name = "strata", version, about = "Strata: a MySQL-compatible distributed SQL database")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Starts every role in one process: the embedded single-node database.
+    Playground(playground::PlaygroundArgs),
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Playground(args) => playground::run(args),
+    };
+    if let Err(e) = result {
+        eprintln!("strata: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The default data folder of the playground.
+pub fn default_data_dir() -> PathBuf {
+    PathBuf::from("strata-data")
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync<T: Send + Sync>(_: &Arc<T>) {}

@@ -1,0 +1,68 @@
+//! strata-txn: the transaction client. SQL reaches storage only through it, and it reaches KV
+//! nodes only through the [`KvApi`].
+//!
+//! A [`Transaction`] takes `start_ts` from the timestamp oracle, reads the snapshot at that
+//! timestamp (or, for the statements of a pessimistic transaction that write, at a fresh
+//! `for_update_ts`), buffers its writes in memory and commits them with Percolator: one-phase
+//! when the KV node can commit every key at once, two-phase otherwise.
+//!
+//! ```text
+//!   begin ── get/scan (buffer ∪ snapshot) ── put/delete (buffer) ── lock_keys (pessimistic)
+//!     └── commit: prewrite(try_one_pc) ──▶ committed at one_pc_commit_ts
+//!                                     └─▶ commit_ts from TSO, commit primary, then the rest
+//! ```
+//!
+//! The client never retries a transaction after it returned data to its caller; it retries only
+//! what is invisible to it: resolving a lock left by a finished transaction, or waiting for one
+//! that still runs.
+
+mod transaction;
+
+pub use strata_kvapi::KvError;
+pub use transaction::{Transaction, TxnMode};
+
+use std::sync::Arc;
+
+use strata_kvapi::KvApi;
+use strata_pd::{PdError, TimestampOracle};
+use strata_types::Timestamp;
+
+/// Errors of the transaction client.
+#[derive(Debug, thiserror::Error)]
+pub enum TxnError {
+    #[error(transparent)]
+    Kv(#[from] KvError),
+    #[error("timestamp oracle: {0}")]
+    Pd(#[from] PdError),
+    /// A lock of a running transaction stayed in the way of a read for too long.
+    #[error("lock of transaction {0} did not clear")]
+    LockNotCleared(Timestamp),
+}
+
+/// Creates transactions over one KV API and one timestamp oracle.
+#[derive(Clone)]
+pub struct TxnClient {
+    kv: Arc<dyn KvApi>,
+    tso: Arc<dyn TimestampOracle>,
+}
+
+impl TxnClient {
+    pub fn new(kv: Arc<dyn KvApi>, tso: Arc<dyn TimestampOracle>) -> TxnClient {
+        TxnClient { kv, tso }
+    }
+
+    /// Returns a fresh timestamp from the oracle.
+    pub fn current_ts(&self) -> Result<Timestamp, TxnError> {
+        Ok(self.tso.get_ts()?)
+    }
+
+    /// Starts a transaction at a fresh `start_ts`.
+    pub fn begin(&self, mode: TxnMode) -> Result<Transaction, TxnError> {
+        let start_ts = self.current_ts()?;
+        Ok(Transaction::new(self.clone(), start_ts, mode))
+    }
+
+    pub(crate) fn kv(&self) -> &dyn KvApi {
+        &*self.kv
+    }
+}

@@ -1,0 +1,335 @@
+//! One transaction: its snapshot, its write buffer and its commit.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::time::Duration;
+
+use strata_kvapi::{KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, TxnStatus};
+use strata_types::{Key, Timestamp, Value};
+
+use crate::{TxnClient, TxnError};
+
+/// Lifetime of a prewrite lock before other transactions may roll it back.
+pub const LOCK_TTL_MS: u64 = 3_000;
+/// How many times a read backs off for a lock of a running transaction.
+const READ_LOCK_RETRIES_MAX: usize = 200;
+const READ_LOCK_BACKOFF: Duration = Duration::from_millis(5);
+
+/// Optimistic transactions detect conflicts at commit; pessimistic ones lock rows as their
+/// statements write them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnMode {
+    Optimistic,
+    Pessimistic,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum BufferedOp {
+    Put(Value),
+    Delete,
+    /// Locked by `SELECT … FOR UPDATE`, not written.
+    Lock,
+}
+
+/// A transaction in progress. Dropping it without commit rolls it back.
+pub struct Transaction {
+    client: TxnClient,
+    start_ts: Timestamp,
+    mode: TxnMode,
+    for_update_ts: Timestamp,
+    /// Reads of the current statement use `for_update_ts` (a pessimistic "current read").
+    current_read: bool,
+    buffer: BTreeMap<Key, BufferedOp>,
+    /// Undo entries of the running statement: the key and its buffer entry before it.
+    statement_undo: Vec<(Key, Option<BufferedOp>)>,
+    statement_locked_from: usize,
+    locked: Vec<Key>,
+    primary: Option<Key>,
+    finished: bool,
+}
+
+impl Transaction {
+    pub(crate) fn new(client: TxnClient, start_ts: Timestamp, mode: TxnMode) -> Transaction {
+        Transaction {
+            client,
+            start_ts,
+            mode,
+            for_update_ts: start_ts,
+            current_read: false,
+            buffer: BTreeMap::new(),
+            statement_undo: Vec::new(),
+            statement_locked_from: 0,
+            locked: Vec::new(),
+            primary: None,
+            finished: false,
+        }
+    }
+
+    pub fn start_ts(&self) -> Timestamp {
+        self.start_ts
+    }
+
+    pub fn mode(&self) -> TxnMode {
+        self.mode
+    }
+
+    /// Whether the transaction has written or locked anything.
+    pub fn is_dirty(&self) -> bool {
+        !self.buffer.is_empty() || !self.locked.is_empty()
+    }
+
+    /// Starts a statement. A writing statement of a pessimistic transaction reads at a fresh
+    /// `for_update_ts` so that it sees (and locks) the newest committed rows.
+    pub fn begin_statement(&mut self, current_read: bool) -> Result<(), TxnError> {
+        self.statement_undo.clear();
+        self.statement_locked_from = self.locked.len();
+        self.current_read = current_read && self.mode == TxnMode::Pessimistic;
+        if self.current_read {
+            self.for_update_ts = self.client.current_ts()?;
+        }
+        Ok(())
+    }
+
+    /// Undoes the buffered writes and locks of the running statement.
+    pub fn rollback_statement(&mut self) {
+        while let Some((key, previous)) = self.statement_undo.pop() {
+            match previous {
+                Some(op) => self.buffer.insert(key, op),
+                None => self.buffer.remove(&key),
+            };
+        }
+        if self.locked.len() > self.statement_locked_from {
+            let released: Vec<Key> = self.locked.drain(self.statement_locked_from..).collect();
+            let _ = self.client.kv().pessimistic_rollback(&released, self.start_ts);
+            if self.primary.as_ref().is_some_and(|p| released.contains(p)) && self.buffer.is_empty() {
+                self.primary = None;
+            }
+        }
+    }
+
+    fn read_ts(&self) -> Timestamp {
+        if self.current_read {
+            self.for_update_ts
+        } else {
+            self.start_ts
+        }
+    }
+
+    /// Returns the value of `key` as this transaction sees it.
+    // Hot path: point select.
+    pub fn get(&mut self, key: &[u8]) -> Result<Option<Value>, TxnError> {
+        match self.buffer.get(key) {
+            Some(BufferedOp::Put(v)) => return Ok(Some(v.clone())),
+            Some(BufferedOp::Delete) => return Ok(None),
+            Some(BufferedOp::Lock) | None => {}
+        }
+        let ts = self.read_ts();
+        self.with_lock_resolution(|kv| kv.get(key, ts))
+    }
+
+    /// Returns the values of `keys`, in order.
+    pub fn batch_get(&mut self, keys: &[Key]) -> Result<Vec<Option<Value>>, TxnError> {
+        let missing: Vec<Key> = keys.iter().filter(|k| !self.buffer.contains_key(*k)).cloned().collect();
+        let ts = self.read_ts();
+        let fetched = if missing.is_empty() {
+            Vec::new()
+        } else {
+            self.with_lock_resolution(|kv| kv.batch_get(&missing, ts))?
+        };
+        let mut fetched = missing.into_iter().zip(fetched).collect::<BTreeMap<_, _>>();
+        Ok(keys
+            .iter()
+            .map(|k| match self.buffer.get(k) {
+                Some(BufferedOp::Put(v)) => Some(v.clone()),
+                Some(BufferedOp::Delete) => None,
+                _ => fetched.remove(k).flatten(),
+            })
+            .collect())
+    }
+
+    /// Returns up to `limit` entries of `[start, end)` as this transaction sees them.
+    pub fn scan(&mut self, start: &[u8], end: &[u8], limit: usize, reverse: bool) -> Result<Vec<(Key, Value)>, TxnError> {
+        let upper = if end.is_empty() { Bound::Unbounded } else { Bound::Excluded(end) };
+        let buffered: Vec<(Key, BufferedOp)> = self
+            .buffer
+            .range::<[u8], _>((Bound::Included(start), upper))
+            .filter(|(_, op)| **op != BufferedOp::Lock)
+            .map(|(k, op)| (k.clone(), op.clone()))
+            .collect();
+        let request_limit = limit.saturating_add(buffered.len());
+        let request = ScanRequest {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            limit: request_limit,
+            ts: self.read_ts(),
+            reverse,
+            keys_only: false,
+        };
+        let stored = self.with_lock_resolution(|kv| kv.scan(&request))?;
+        if buffered.is_empty() {
+            return Ok(stored);
+        }
+        // Stored rows past the last one returned are unknown: buffered puts beyond it wait for
+        // the next page.
+        let cut = (stored.len() == request_limit).then(|| stored.last().map(|(k, _)| k.clone())).flatten();
+        let mut merged: BTreeMap<Key, Value> = stored.into_iter().collect();
+        for (key, op) in buffered {
+            let beyond = cut.as_ref().is_some_and(|c| if reverse { key < *c } else { key > *c });
+            match op {
+                BufferedOp::Put(v) if !beyond => {
+                    merged.insert(key, v);
+                }
+                BufferedOp::Delete => {
+                    merged.remove(&key);
+                }
+                _ => {}
+            }
+        }
+        let rows: Vec<(Key, Value)> = if reverse {
+            merged.into_iter().rev().take(limit).collect()
+        } else {
+            merged.into_iter().take(limit).collect()
+        };
+        Ok(rows)
+    }
+
+    fn buffer_op(&mut self, key: Key, op: BufferedOp) {
+        if self.primary.is_none() {
+            self.primary = Some(key.clone());
+        }
+        let previous = self.buffer.insert(key.clone(), op);
+        self.statement_undo.push((key, previous));
+    }
+
+    pub fn put(&mut self, key: Key, value: Value) {
+        self.buffer_op(key, BufferedOp::Put(value));
+    }
+
+    pub fn delete(&mut self, key: Key) {
+        self.buffer_op(key, BufferedOp::Delete);
+    }
+
+    /// Locks keys against other writers until commit. Pessimistic transactions lock at once
+    /// (waiting up to `wait_timeout_ms`); optimistic ones check the keys at commit.
+    pub fn lock_keys(&mut self, keys: Vec<Key>, wait_timeout_ms: u64) -> Result<(), TxnError> {
+        let keys: Vec<Key> = keys.into_iter().filter(|k| !self.locked.contains(k)).collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        if self.mode == TxnMode::Pessimistic {
+            let primary = self.primary.clone().unwrap_or_else(|| keys[0].clone());
+            let request = PessimisticLockRequest {
+                keys: keys.clone(),
+                primary: primary.clone(),
+                start_ts: self.start_ts,
+                for_update_ts: self.for_update_ts,
+                wait_timeout_ms,
+            };
+            self.client.kv().pessimistic_lock(&request)?;
+            self.primary = Some(primary);
+            self.locked.extend(keys.iter().cloned());
+        }
+        for key in keys {
+            if !self.buffer.contains_key(&key) {
+                self.buffer_op(key, BufferedOp::Lock);
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits the buffered writes; returns the commit timestamp (start_ts when read-only).
+    // Hot path: every write transaction.
+    pub fn commit(mut self) -> Result<Timestamp, TxnError> {
+        self.finished = true;
+        if self.buffer.is_empty() {
+            self.release_pessimistic_locks();
+            return Ok(self.start_ts);
+        }
+        let buffer = std::mem::take(&mut self.buffer);
+        let primary = self.primary.clone().unwrap_or_else(|| buffer.keys().next().expect("non-empty").clone());
+        let mutations: Vec<Mutation> = buffer
+            .into_iter()
+            .map(|(k, op)| match op {
+                BufferedOp::Put(v) => Mutation::Put(k, v),
+                BufferedOp::Delete => Mutation::Delete(k),
+                BufferedOp::Lock => Mutation::Lock(k),
+            })
+            .collect();
+        let keys: Vec<Key> = mutations.iter().map(|m| m.key().to_vec()).collect();
+        let request = PrewriteRequest {
+            mutations,
+            primary: primary.clone(),
+            start_ts: self.start_ts,
+            for_update_ts: if self.mode == TxnMode::Pessimistic { self.for_update_ts } else { Timestamp::ZERO },
+            lock_ttl_ms: LOCK_TTL_MS,
+            try_one_pc: true,
+        };
+        let response = match self.client.kv().prewrite(&request) {
+            Ok(response) => response,
+            Err(e) => {
+                self.release_pessimistic_locks();
+                let _ = self.client.kv().rollback(&keys, self.start_ts);
+                return Err(e.into());
+            }
+        };
+        if let Some(commit_ts) = response.one_pc_commit_ts {
+            return Ok(commit_ts);
+        }
+        let commit_ts = self.client.current_ts()?;
+        self.client.kv().commit(std::slice::from_ref(&primary), self.start_ts, commit_ts)?;
+        let secondaries: Vec<Key> = keys.into_iter().filter(|k| *k != primary).collect();
+        if !secondaries.is_empty() {
+            // The transaction is committed once the primary is: a failure here leaves locks that
+            // readers resolve from the primary.
+            let _ = self.client.kv().commit(&secondaries, self.start_ts, commit_ts);
+        }
+        Ok(commit_ts)
+    }
+
+    /// Discards the transaction and releases its locks.
+    pub fn rollback(mut self) {
+        self.finished = true;
+        self.release_pessimistic_locks();
+    }
+
+    fn release_pessimistic_locks(&mut self) {
+        if !self.locked.is_empty() {
+            let locked = std::mem::take(&mut self.locked);
+            let _ = self.client.kv().pessimistic_rollback(&locked, self.start_ts);
+        }
+    }
+
+    /// Runs a read, resolving locks of finished transactions and backing off for running ones.
+    fn with_lock_resolution<T>(
+        &self,
+        mut read: impl FnMut(&dyn strata_kvapi::KvApi) -> Result<T, KvError>,
+    ) -> Result<T, TxnError> {
+        for _ in 0..READ_LOCK_RETRIES_MAX {
+            match read(self.client.kv()) {
+                Err(KvError::KeyIsLocked(lock)) => self.resolve(&lock)?,
+                other => return Ok(other?),
+            }
+        }
+        Err(TxnError::LockNotCleared(self.start_ts))
+    }
+
+    fn resolve(&self, lock: &LockInfo) -> Result<(), TxnError> {
+        let current_ts = self.client.current_ts()?;
+        match self.client.kv().check_txn_status(&lock.primary, lock.start_ts, current_ts)? {
+            TxnStatus::Committed { commit_ts } => {
+                self.client.kv().resolve_lock(&[lock.key.clone()], lock.start_ts, Some(commit_ts))?
+            }
+            TxnStatus::RolledBack => self.client.kv().resolve_lock(&[lock.key.clone()], lock.start_ts, None)?,
+            TxnStatus::Locked { .. } => std::thread::sleep(READ_LOCK_BACKOFF),
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.release_pessimistic_locks();
+        }
+    }
+}
