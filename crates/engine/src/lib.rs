@@ -68,8 +68,15 @@ pub enum EngineError {
 /// One mutation inside a [`WriteBatch`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BatchOp {
-    Put { cf: Cf, key: Vec<u8>, value: Vec<u8> },
-    Delete { cf: Cf, key: Vec<u8> },
+    Put {
+        cf: Cf,
+        key: Vec<u8>,
+        value: Vec<u8>,
+    },
+    Delete {
+        cf: Cf,
+        key: Vec<u8>,
+    },
 }
 
 /// Mutations applied atomically by [`Engine::write`].

@@ -75,19 +75,27 @@ impl MemoryIterator<'_> {
     fn first_from(&self, start: Bound<&[u8]>) -> Option<(Vec<u8>, Vec<u8>)> {
         let trees = self.engine.trees.read();
         let tree = &trees[self.cf.index()];
-        tree.range::<[u8], _>((start, Bound::Unbounded)).next().map(|(k, v)| (k.clone(), v.clone()))
+        tree.range::<[u8], _>((start, Bound::Unbounded))
+            .next()
+            .map(|(k, v)| (k.clone(), v.clone()))
     }
 
     fn last_until(&self, end: Bound<&[u8]>) -> Option<(Vec<u8>, Vec<u8>)> {
         let trees = self.engine.trees.read();
         let tree = &trees[self.cf.index()];
-        tree.range::<[u8], _>((Bound::Unbounded, end)).next_back().map(|(k, v)| (k.clone(), v.clone()))
+        tree.range::<[u8], _>((Bound::Unbounded, end))
+            .next_back()
+            .map(|(k, v)| (k.clone(), v.clone()))
     }
 }
 
 impl EngineIterator for MemoryIterator<'_> {
     fn seek(&mut self, key: &[u8]) {
-        let start = if key < self.lower.as_slice() { self.lower.clone() } else { key.to_vec() };
+        let start = if key < self.lower.as_slice() {
+            self.lower.clone()
+        } else {
+            key.to_vec()
+        };
         let found = self.first_from(Bound::Included(&start));
         self.settle(found);
     }

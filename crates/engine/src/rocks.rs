@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, DBRawIteratorWithThreadMode, Options,
-    ReadOptions, WriteOptions, DB,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType,
+    DBRawIteratorWithThreadMode, Options, ReadOptions, WriteOptions, DB,
 };
 
 use crate::{BatchOp, Cf, Engine, EngineError, EngineIterator, WriteBatch};
@@ -24,7 +24,10 @@ pub struct RocksOptions {
 
 impl Default for RocksOptions {
     fn default() -> Self {
-        RocksOptions { block_cache_bytes: BLOCK_CACHE_BYTES_DEFAULT, write_buffer_bytes: WRITE_BUFFER_BYTES_DEFAULT }
+        RocksOptions {
+            block_cache_bytes: BLOCK_CACHE_BYTES_DEFAULT,
+            write_buffer_bytes: WRITE_BUFFER_BYTES_DEFAULT,
+        }
     }
 }
 
@@ -73,7 +76,9 @@ impl RocksEngine {
     }
 
     fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
-        self.db.cf_handle(cf.name()).expect("column families are created at open")
+        self.db
+            .cf_handle(cf.name())
+            .expect("column families are created at open")
     }
 }
 
@@ -92,7 +97,9 @@ impl Engine for RocksEngine {
         }
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync);
-        self.db.write_opt(rocks_batch, &write_options).map_err(storage_error)
+        self.db
+            .write_opt(rocks_batch, &write_options)
+            .map_err(storage_error)
     }
 
     fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_> {
@@ -101,14 +108,19 @@ impl Engine for RocksEngine {
         if let Some(upper) = upper {
             read_options.set_iterate_upper_bound(upper.to_vec());
         }
-        Box::new(RocksIterator { inner: self.db.raw_iterator_cf_opt(self.handle(cf), read_options) })
+        Box::new(RocksIterator {
+            inner: self.db.raw_iterator_cf_opt(self.handle(cf), read_options),
+        })
     }
 
     fn approximate_size_bytes(&self) -> u64 {
         Cf::ALL
             .iter()
             .filter_map(|cf| {
-                self.db.property_int_value_cf(self.handle(*cf), "rocksdb.total-sst-files-size").ok().flatten()
+                self.db
+                    .property_int_value_cf(self.handle(*cf), "rocksdb.total-sst-files-size")
+                    .ok()
+                    .flatten()
             })
             .sum()
     }

@@ -86,7 +86,9 @@ impl ConcurrencyManager {
         let mut slots: Vec<usize> = keys.map(|k| slot_of(k.as_ref())).collect();
         slots.sort_unstable();
         slots.dedup();
-        Latches { _guards: slots.into_iter().map(|s| self.latches[s].lock()).collect() }
+        Latches {
+            _guards: slots.into_iter().map(|s| self.latches[s].lock()).collect(),
+        }
     }
 
     /// Records a read at `ts` and waits while a commit at or below `ts` is being applied to a key
@@ -100,15 +102,21 @@ impl ConcurrencyManager {
         let mut committing = self.committing.lock();
         loop {
             let blocked = match end {
-                None => committing.get(start).is_some_and(|(_, commit_ts)| *commit_ts <= ts),
+                None => committing
+                    .get(start)
+                    .is_some_and(|(_, commit_ts)| *commit_ts <= ts),
                 Some(end) => committing
-                    .range::<[u8], _>((std::ops::Bound::Included(start), std::ops::Bound::Excluded(end)))
+                    .range::<[u8], _>((
+                        std::ops::Bound::Included(start),
+                        std::ops::Bound::Excluded(end),
+                    ))
                     .any(|(_, (_, commit_ts))| *commit_ts <= ts),
             };
             if !blocked {
                 return;
             }
-            self.committed.wait_for(&mut committing, Duration::from_millis(10));
+            self.committed
+                .wait_for(&mut committing, Duration::from_millis(10));
         }
     }
 
@@ -147,7 +155,11 @@ impl ConcurrencyManager {
 
     /// Locks every key for one transaction, or returns the first other holder found without
     /// locking any. Callers hold the keys' latches.
-    pub fn try_lock_all(&self, keys: &[Key], lock: &PessimisticLock) -> Result<(), PessimisticLock> {
+    pub fn try_lock_all(
+        &self,
+        keys: &[Key],
+        lock: &PessimisticLock,
+    ) -> Result<(), PessimisticLock> {
         let mut table = self.pessimistic.lock();
         for key in keys {
             if let Some(holder) = table.get(key) {
@@ -249,19 +261,32 @@ mod tests {
     #[test]
     fn detects_a_two_transaction_cycle() {
         let cm = ConcurrencyManager::default();
-        let lock = |ts| PessimisticLock { start_ts: Timestamp(ts), for_update_ts: Timestamp(ts), primary: b"p".to_vec() };
+        let lock = |ts| PessimisticLock {
+            start_ts: Timestamp(ts),
+            for_update_ts: Timestamp(ts),
+            primary: b"p".to_vec(),
+        };
         cm.try_lock_all(&[b"x".to_vec()], &lock(1)).unwrap();
         cm.try_lock_all(&[b"y".to_vec()], &lock(2)).unwrap();
         std::thread::scope(|s| {
             let waiter = s.spawn(|| {
-                cm.wait_for_release(b"y", Timestamp(1), Timestamp(2), Instant::now() + Duration::from_secs(5))
+                cm.wait_for_release(
+                    b"y",
+                    Timestamp(1),
+                    Timestamp(2),
+                    Instant::now() + Duration::from_secs(5),
+                )
             });
             // Wait until transaction 1 is registered as waiting for 2.
             while !cm.waits_for.lock().contains_key(&Timestamp(1)) {
                 std::thread::yield_now();
             }
-            let outcome =
-                cm.wait_for_release(b"x", Timestamp(2), Timestamp(1), Instant::now() + Duration::from_secs(5));
+            let outcome = cm.wait_for_release(
+                b"x",
+                Timestamp(2),
+                Timestamp(1),
+                Instant::now() + Duration::from_secs(5),
+            );
             assert_eq!(outcome, WaitOutcome::Deadlock);
             cm.unlock(&[b"y".to_vec()], Timestamp(2));
             assert_eq!(waiter.join().unwrap(), WaitOutcome::Retry);
@@ -271,9 +296,18 @@ mod tests {
     #[test]
     fn lock_wait_times_out() {
         let cm = ConcurrencyManager::default();
-        let lock = PessimisticLock { start_ts: Timestamp(1), for_update_ts: Timestamp(1), primary: b"p".to_vec() };
+        let lock = PessimisticLock {
+            start_ts: Timestamp(1),
+            for_update_ts: Timestamp(1),
+            primary: b"p".to_vec(),
+        };
         cm.try_lock_all(&[b"x".to_vec()], &lock).unwrap();
-        let outcome = cm.wait_for_release(b"x", Timestamp(2), Timestamp(1), Instant::now() + Duration::from_millis(20));
+        let outcome = cm.wait_for_release(
+            b"x",
+            Timestamp(2),
+            Timestamp(1),
+            Instant::now() + Duration::from_millis(20),
+        );
         assert_eq!(outcome, WaitOutcome::Timeout);
     }
 }

@@ -63,12 +63,17 @@ pub fn collect(storage: &Storage, safe_point: Timestamp) -> Result<usize, KvErro
             };
             if remove {
                 if write.kind == WriteKind::Put && write.short_value.is_none() {
-                    batch.delete(Cf::Default, mvcc::append_ts(current_key.clone(), write.start_ts));
+                    batch.delete(
+                        Cf::Default,
+                        mvcc::append_ts(current_key.clone(), write.start_ts),
+                    );
                 }
                 batch.delete(Cf::Write, it.key().to_vec());
                 deleted += 1;
                 if batch.len() >= GC_BATCH_KEYS {
-                    engine.write(&batch, false).map_err(|e| KvError::Storage(e.to_string()))?;
+                    engine
+                        .write(&batch, false)
+                        .map_err(|e| KvError::Storage(e.to_string()))?;
                     batch = WriteBatch::new();
                 }
             }
@@ -80,7 +85,9 @@ pub fn collect(storage: &Storage, safe_point: Timestamp) -> Result<usize, KvErro
         it.next();
     }
     if !batch.is_empty() {
-        engine.write(&batch, false).map_err(|e| KvError::Storage(e.to_string()))?;
+        engine
+            .write(&batch, false)
+            .map_err(|e| KvError::Storage(e.to_string()))?;
     }
     Ok(deleted)
 }
@@ -93,7 +100,10 @@ pub struct GcWorker {
 
 impl GcWorker {
     /// Starts the worker; `now` returns a fresh timestamp from the oracle.
-    pub fn start(storage: Arc<Storage>, now: impl Fn() -> Option<Timestamp> + Send + 'static) -> GcWorker {
+    pub fn start(
+        storage: Arc<Storage>,
+        now: impl Fn() -> Option<Timestamp> + Send + 'static,
+    ) -> GcWorker {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -102,7 +112,8 @@ impl GcWorker {
                 while !sleep_unless_stopped(&flag, GC_INTERVAL) {
                     let Some(now) = now() else { continue };
                     let life_ms = GC_LIFE_TIME.as_millis() as u64;
-                    let safe_point = Timestamp::compose(now.physical_ms().saturating_sub(life_ms), 0);
+                    let safe_point =
+                        Timestamp::compose(now.physical_ms().saturating_sub(life_ms), 0);
                     match collect(&storage, safe_point) {
                         Ok(n) if n > 0 => tracing::info!(deleted = n, "gc pass"),
                         Ok(_) => {}
@@ -111,7 +122,10 @@ impl GcWorker {
                 }
             })
             .expect("spawn gc thread");
-        GcWorker { stop, thread: Some(thread) }
+        GcWorker {
+            stop,
+            thread: Some(thread),
+        }
     }
 
     pub fn stop(mut self) {
@@ -180,6 +194,9 @@ mod tests {
         assert_eq!(collect(&s, safe).unwrap(), 0, "a second pass finds nothing");
         let mut it = s.engine().iterator(Cf::Default, b"", None);
         it.seek(b"");
-        assert!(!it.valid().unwrap(), "the long value of the collected version is gone");
+        assert!(
+            !it.valid().unwrap(),
+            "the long value of the collected version is gone"
+        );
     }
 }

@@ -114,7 +114,11 @@ impl<'a> Write<'a> {
             Some(b'v') => Some(&bytes[10..]),
             Some(_) => return Err(corrupt("write record trailer")),
         };
-        Ok(Write { kind, start_ts, short_value })
+        Ok(Write {
+            kind,
+            start_ts,
+            short_value,
+        })
     }
 }
 
@@ -201,7 +205,10 @@ mod tests {
         let v20 = append_ts(encode_user_key(b"k"), Timestamp(20));
         let longer = append_ts(encode_user_key(b"k\x00"), Timestamp(5));
         assert!(v20 < v10, "newer versions first");
-        assert!(v10 < longer, "all versions of k precede any version of a longer key");
+        assert!(
+            v10 < longer,
+            "all versions of k precede any version of a longer key"
+        );
         let (user, ts) = split_versioned_key(&v10).unwrap();
         assert_eq!(ts, Timestamp(10));
         assert_eq!(decode_user_key(user).unwrap(), b"k");
@@ -209,9 +216,17 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let w = Write { kind: WriteKind::Put, start_ts: Timestamp(7), short_value: Some(b"abc") };
+        let w = Write {
+            kind: WriteKind::Put,
+            start_ts: Timestamp(7),
+            short_value: Some(b"abc"),
+        };
         assert_eq!(Write::decode(&w.encode()).unwrap(), w);
-        let w = Write { kind: WriteKind::Rollback, start_ts: Timestamp(9), short_value: None };
+        let w = Write {
+            kind: WriteKind::Rollback,
+            start_ts: Timestamp(9),
+            short_value: None,
+        };
         assert_eq!(Write::decode(&w.encode()).unwrap(), w);
         let l = Lock {
             kind: LockKind::Put,

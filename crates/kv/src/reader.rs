@@ -36,7 +36,11 @@ impl<'a> MvccReader<'a> {
 
     /// From the cursor's position within the versions of `encoded`, returns the first Put's
     /// value (None on a Delete or when the versions run out).
-    fn visible_value(&self, it: &mut dyn EngineIterator, encoded: &[u8]) -> Result<Option<Value>, KvError> {
+    fn visible_value(
+        &self,
+        it: &mut dyn EngineIterator,
+        encoded: &[u8],
+    ) -> Result<Option<Value>, KvError> {
         while it.valid().map_err(storage)? {
             let (user, _commit_ts) = mvcc::split_versioned_key(it.key())?;
             if user != encoded {
@@ -64,7 +68,10 @@ impl<'a> MvccReader<'a> {
     }
 
     /// Returns the newest commit record of `key` that is not a rollback, with its commit_ts.
-    pub fn newest_write(&self, key: &[u8]) -> Result<Option<(Timestamp, WriteKind, Timestamp)>, KvError> {
+    pub fn newest_write(
+        &self,
+        key: &[u8],
+    ) -> Result<Option<(Timestamp, WriteKind, Timestamp)>, KvError> {
         let encoded = mvcc::encode_user_key(key);
         let upper = versions_upper_bound(&encoded);
         let mut it = self.engine.iterator(Cf::Write, &encoded, Some(&upper));
@@ -82,7 +89,11 @@ impl<'a> MvccReader<'a> {
 
     /// Finds the record that transaction `start_ts` left on `key`: a commit (with its
     /// commit_ts) or a rollback.
-    pub fn txn_record(&self, key: &[u8], start_ts: Timestamp) -> Result<Option<(Timestamp, WriteKind)>, KvError> {
+    pub fn txn_record(
+        &self,
+        key: &[u8],
+        start_ts: Timestamp,
+    ) -> Result<Option<(Timestamp, WriteKind)>, KvError> {
         let encoded = mvcc::encode_user_key(key);
         let upper = versions_upper_bound(&encoded);
         let mut it = self.engine.iterator(Cf::Write, &encoded, Some(&upper));
@@ -113,7 +124,11 @@ impl<'a> MvccReader<'a> {
         keys_only: bool,
     ) -> Result<Vec<(Key, Value)>, KvError> {
         let lower = mvcc::encode_user_key(start);
-        let upper = if end.is_empty() { vec![0xFF; 16] } else { mvcc::encode_user_key(end) };
+        let upper = if end.is_empty() {
+            vec![0xFF; 16]
+        } else {
+            mvcc::encode_user_key(end)
+        };
         let mut it = self.engine.iterator(Cf::Write, &lower, Some(&upper));
         let mut out = Vec::new();
         if reverse {
@@ -129,7 +144,10 @@ impl<'a> MvccReader<'a> {
                 // step before its first version.
                 it.seek(&mvcc::append_ts(encoded.clone(), ts));
                 if let Some(value) = self.visible_value(&mut *it, &encoded)? {
-                    out.push((mvcc::decode_user_key(&encoded)?, if keys_only { Vec::new() } else { value }));
+                    out.push((
+                        mvcc::decode_user_key(&encoded)?,
+                        if keys_only { Vec::new() } else { value },
+                    ));
                 }
                 it.seek_for_prev(&encoded);
                 continue;
@@ -139,7 +157,10 @@ impl<'a> MvccReader<'a> {
                 it.seek(&mvcc::append_ts(encoded.clone(), ts));
             }
             if let Some(value) = self.visible_value(&mut *it, &encoded)? {
-                out.push((mvcc::decode_user_key(&encoded)?, if keys_only { Vec::new() } else { value }));
+                out.push((
+                    mvcc::decode_user_key(&encoded)?,
+                    if keys_only { Vec::new() } else { value },
+                ));
             }
             self.skip_versions(&mut *it, &encoded)?;
         }

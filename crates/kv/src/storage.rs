@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use strata_engine::{Cf, Engine, WriteBatch};
 use strata_kvapi::{
-    KvApi, KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
-    TxnStatus,
+    KvApi, KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
+    ScanRequest, TxnStatus,
 };
 use strata_types::{Key, Timestamp, Value};
 
@@ -43,7 +43,11 @@ impl Storage {
                 it.next();
             }
         }
-        Ok(Storage { engine, cm: ConcurrencyManager::default(), persisted_locks: AtomicI64::new(count) })
+        Ok(Storage {
+            engine,
+            cm: ConcurrencyManager::default(),
+            persisted_locks: AtomicI64::new(count),
+        })
     }
 
     pub fn engine(&self) -> &Arc<dyn Engine> {
@@ -67,7 +71,9 @@ impl Storage {
     /// Fails a read at `ts` that a prewrite lock of an older transaction blocks.
     fn check_read_lock(&self, key: &[u8], ts: Timestamp) -> Result<(), KvError> {
         match self.load_lock(key)? {
-            Some(lock) if lock.start_ts <= ts && lock.kind != LockKind::Lock => Err(locked(key, &lock)),
+            Some(lock) if lock.start_ts <= ts && lock.kind != LockKind::Lock => {
+                Err(locked(key, &lock))
+            }
             _ => Ok(()),
         }
     }
@@ -91,7 +97,12 @@ impl Storage {
 
     /// Checks that `key` may be written by `start_ts`: no other transaction's lock, and no
     /// commit newer than `conflict_ts`.
-    fn check_write(&self, key: &[u8], start_ts: Timestamp, conflict_ts: Timestamp) -> Result<(), KvError> {
+    fn check_write(
+        &self,
+        key: &[u8],
+        start_ts: Timestamp,
+        conflict_ts: Timestamp,
+    ) -> Result<(), KvError> {
         if let Some(lock) = self.load_lock(key)? {
             if lock.start_ts != start_ts {
                 return Err(locked(key, &lock));
@@ -124,17 +135,31 @@ impl Storage {
         let encoded = mvcc::encode_user_key(key);
         let short_value = match value {
             Some(v) if v.len() > SHORT_VALUE_MAX_BYTES => {
-                batch.put(Cf::Default, mvcc::append_ts(encoded.clone(), start_ts), v.to_vec());
+                batch.put(
+                    Cf::Default,
+                    mvcc::append_ts(encoded.clone(), start_ts),
+                    v.to_vec(),
+                );
                 None
             }
             other => other,
         };
-        let write = Write { kind, start_ts, short_value };
-        batch.put(Cf::Write, mvcc::append_ts(encoded, commit_ts), write.encode());
+        let write = Write {
+            kind,
+            start_ts,
+            short_value,
+        };
+        batch.put(
+            Cf::Write,
+            mvcc::append_ts(encoded, commit_ts),
+            write.encode(),
+        );
     }
 
     fn one_pc(&self, request: &PrewriteRequest, keys: &[Key]) -> Result<Timestamp, KvError> {
-        let commit_ts = self.cm.begin_commit(keys, request.start_ts, request.for_update_ts);
+        let commit_ts = self
+            .cm
+            .begin_commit(keys, request.start_ts, request.for_update_ts);
         let mut batch = WriteBatch::new();
         for mutation in &request.mutations {
             let (kind, value) = match mutation {
@@ -142,7 +167,14 @@ impl Storage {
                 Mutation::Delete(_) => (WriteKind::Delete, None),
                 Mutation::Lock(_) => (WriteKind::Lock, None),
             };
-            Self::commit_mutation(&mut batch, mutation.key(), kind, value, request.start_ts, commit_ts);
+            Self::commit_mutation(
+                &mut batch,
+                mutation.key(),
+                kind,
+                value,
+                request.start_ts,
+                commit_ts,
+            );
         }
         let result = self.engine.write(&batch, true).map_err(storage);
         self.cm.end_commit(keys);
@@ -169,7 +201,14 @@ impl Storage {
                             LockKind::Lock => WriteKind::Lock,
                         };
                         if let Some(value) = &lock.short_value {
-                            Self::commit_mutation(batch, key, kind, Some(value), start_ts, commit_ts);
+                            Self::commit_mutation(
+                                batch,
+                                key,
+                                kind,
+                                Some(value),
+                                start_ts,
+                                commit_ts,
+                            );
                         } else {
                             Self::commit_mutation(batch, key, kind, None, start_ts, commit_ts);
                             // A long value was written to the default CF at prewrite: keep it.
@@ -193,11 +232,24 @@ impl Storage {
     }
 
     fn rollback_record(batch: &mut WriteBatch, key: &[u8], start_ts: Timestamp) {
-        let write = Write { kind: WriteKind::Rollback, start_ts, short_value: None };
-        batch.put(Cf::Write, mvcc::append_ts(mvcc::encode_user_key(key), start_ts), write.encode());
+        let write = Write {
+            kind: WriteKind::Rollback,
+            start_ts,
+            short_value: None,
+        };
+        batch.put(
+            Cf::Write,
+            mvcc::append_ts(mvcc::encode_user_key(key), start_ts),
+            write.encode(),
+        );
     }
 
-    fn finish_keys(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Option<Timestamp>) -> Result<(), KvError> {
+    fn finish_keys(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Option<Timestamp>,
+    ) -> Result<(), KvError> {
         let _latches = self.cm.latch(keys.iter());
         let mut batch = WriteBatch::new();
         let mut released = 0;
@@ -238,8 +290,13 @@ impl KvApi for Storage {
     }
 
     fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError> {
-        let end = if request.end.is_empty() { None } else { Some(request.end.as_slice()) };
-        self.cm.read_barrier(&request.start, Some(end.unwrap_or(&[0xFF; 16])), request.ts);
+        let end = if request.end.is_empty() {
+            None
+        } else {
+            Some(request.end.as_slice())
+        };
+        self.cm
+            .read_barrier(&request.start, Some(end.unwrap_or(&[0xFF; 16])), request.ts);
         self.check_scan_locks(&request.start, &request.end, request.ts)?;
         self.reader().scan(
             &request.start,
@@ -272,12 +329,24 @@ impl KvApi for Storage {
             let key = request
                 .keys
                 .iter()
-                .find(|k| self.cm.pessimistic_lock(k).is_some_and(|l| l.start_ts == blocker.start_ts))
+                .find(|k| {
+                    self.cm
+                        .pessimistic_lock(k)
+                        .is_some_and(|l| l.start_ts == blocker.start_ts)
+                })
                 .cloned()
                 .unwrap_or_else(|| request.keys[0].clone());
-            match self.cm.wait_for_release(&key, request.start_ts, blocker.start_ts, deadline) {
+            match self
+                .cm
+                .wait_for_release(&key, request.start_ts, blocker.start_ts, deadline)
+            {
                 WaitOutcome::Retry => continue,
-                WaitOutcome::Deadlock => return Err(KvError::Deadlock { key, blocker_start_ts: blocker.start_ts }),
+                WaitOutcome::Deadlock => {
+                    return Err(KvError::Deadlock {
+                        key,
+                        blocker_start_ts: blocker.start_ts,
+                    })
+                }
                 WaitOutcome::Timeout => return Err(KvError::LockWaitTimeout { key }),
             }
         }
@@ -305,14 +374,20 @@ impl KvApi for Storage {
                     }))
                 }
                 None => {
-                    let conflict_ts = if pessimistic { request.for_update_ts } else { request.start_ts };
+                    let conflict_ts = if pessimistic {
+                        request.for_update_ts
+                    } else {
+                        request.start_ts
+                    };
                     self.check_write(key, request.start_ts, conflict_ts)?;
                 }
             }
         }
         if request.try_one_pc {
             let commit_ts = self.one_pc(request, &keys)?;
-            return Ok(PrewriteResponse { one_pc_commit_ts: Some(commit_ts) });
+            return Ok(PrewriteResponse {
+                one_pc_commit_ts: Some(commit_ts),
+            });
         }
         let mut batch = WriteBatch::new();
         for mutation in &request.mutations {
@@ -323,7 +398,8 @@ impl KvApi for Storage {
             };
             let short_value = match value {
                 Some(v) if v.len() > SHORT_VALUE_MAX_BYTES => {
-                    let data_key = mvcc::append_ts(mvcc::encode_user_key(mutation.key()), request.start_ts);
+                    let data_key =
+                        mvcc::append_ts(mvcc::encode_user_key(mutation.key()), request.start_ts);
                     batch.put(Cf::Default, data_key, v.clone());
                     None
                 }
@@ -339,16 +415,25 @@ impl KvApi for Storage {
             };
             batch.put(Cf::Lock, mutation.key().to_vec(), lock.encode());
         }
-        self.persisted_locks.fetch_add(keys.len() as i64, Ordering::SeqCst);
+        self.persisted_locks
+            .fetch_add(keys.len() as i64, Ordering::SeqCst);
         if let Err(e) = self.engine.write(&batch, true) {
-            self.persisted_locks.fetch_sub(keys.len() as i64, Ordering::SeqCst);
+            self.persisted_locks
+                .fetch_sub(keys.len() as i64, Ordering::SeqCst);
             return Err(storage(e));
         }
         self.cm.unlock(&keys, request.start_ts);
-        Ok(PrewriteResponse { one_pc_commit_ts: None })
+        Ok(PrewriteResponse {
+            one_pc_commit_ts: None,
+        })
     }
 
-    fn commit(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Timestamp) -> Result<(), KvError> {
+    fn commit(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Timestamp,
+    ) -> Result<(), KvError> {
         self.finish_keys(keys, start_ts, Some(commit_ts))
     }
 
@@ -372,14 +457,18 @@ impl KvApi for Storage {
             if lock.start_ts == start_ts {
                 let expires_ms = start_ts.physical_ms() + lock.ttl_ms;
                 if current_ts.physical_ms() < expires_ms {
-                    return Ok(TxnStatus::Locked { ttl_ms: expires_ms - current_ts.physical_ms() });
+                    return Ok(TxnStatus::Locked {
+                        ttl_ms: expires_ms - current_ts.physical_ms(),
+                    });
                 }
                 self.finish_keys(&[primary.to_vec()], start_ts, None)?;
                 return Ok(TxnStatus::RolledBack);
             }
         }
         match self.reader().txn_record(primary, start_ts)? {
-            Some((commit_ts, kind)) if kind != WriteKind::Rollback => Ok(TxnStatus::Committed { commit_ts }),
+            Some((commit_ts, kind)) if kind != WriteKind::Rollback => {
+                Ok(TxnStatus::Committed { commit_ts })
+            }
             Some(_) => Ok(TxnStatus::RolledBack),
             None => {
                 self.finish_keys(&[primary.to_vec()], start_ts, None)?;
@@ -388,7 +477,12 @@ impl KvApi for Storage {
         }
     }
 
-    fn resolve_lock(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Option<Timestamp>) -> Result<(), KvError> {
+    fn resolve_lock(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Option<Timestamp>,
+    ) -> Result<(), KvError> {
         self.finish_keys(keys, start_ts, commit_ts)
     }
 }

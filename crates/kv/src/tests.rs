@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use strata_engine::MemoryEngine;
-use strata_kvapi::{KvApi, KvError, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, TxnStatus};
+use strata_kvapi::{
+    KvApi, KvError, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, TxnStatus,
+};
 use strata_types::Timestamp;
 
 use crate::Storage;
@@ -16,7 +18,12 @@ fn ts(t: u64) -> Timestamp {
     Timestamp(t)
 }
 
-fn prewrite(s: &Storage, mutations: Vec<Mutation>, start: u64, one_pc: bool) -> Result<Option<Timestamp>, KvError> {
+fn prewrite(
+    s: &Storage,
+    mutations: Vec<Mutation>,
+    start: u64,
+    one_pc: bool,
+) -> Result<Option<Timestamp>, KvError> {
     let primary = mutations[0].key().to_vec();
     s.prewrite(&PrewriteRequest {
         mutations,
@@ -36,7 +43,10 @@ fn put(k: &[u8], v: &[u8]) -> Mutation {
 #[test]
 fn prewrite_commit_then_read_at_snapshots() {
     let s = storage();
-    assert_eq!(prewrite(&s, vec![put(b"a", b"1"), put(b"b", b"2")], 10, false).unwrap(), None);
+    assert_eq!(
+        prewrite(&s, vec![put(b"a", b"1"), put(b"b", b"2")], 10, false).unwrap(),
+        None
+    );
     // A reader above start_ts meets the lock.
     match s.get(b"a", ts(15)) {
         Err(KvError::KeyIsLocked(lock)) => {
@@ -47,11 +57,15 @@ fn prewrite_commit_then_read_at_snapshots() {
     }
     // A reader below start_ts is not blocked.
     assert_eq!(s.get(b"a", ts(5)).unwrap(), None);
-    s.commit(&[b"a".to_vec(), b"b".to_vec()], ts(10), ts(20)).unwrap();
+    s.commit(&[b"a".to_vec(), b"b".to_vec()], ts(10), ts(20))
+        .unwrap();
     assert_eq!(s.get(b"a", ts(19)).unwrap(), None);
     assert_eq!(s.get(b"a", ts(20)).unwrap(), Some(b"1".to_vec()));
     assert_eq!(s.get(b"b", ts(u64::MAX)).unwrap(), Some(b"2".to_vec()));
-    assert_eq!(s.check_txn_status(b"a", ts(10), ts(30)).unwrap(), TxnStatus::Committed { commit_ts: ts(20) });
+    assert_eq!(
+        s.check_txn_status(b"a", ts(10), ts(30)).unwrap(),
+        TxnStatus::Committed { commit_ts: ts(20) }
+    );
 }
 
 #[test]
@@ -60,25 +74,39 @@ fn rollback_leaves_a_marker_that_fails_a_late_commit() {
     prewrite(&s, vec![put(b"a", b"1")], 10, false).unwrap();
     s.rollback(&[b"a".to_vec()], ts(10)).unwrap();
     assert_eq!(s.get(b"a", ts(30)).unwrap(), None);
-    assert_eq!(s.commit(&[b"a".to_vec()], ts(10), ts(20)), Err(KvError::TxnAborted { start_ts: ts(10) }));
-    assert_eq!(s.check_txn_status(b"a", ts(10), ts(30)).unwrap(), TxnStatus::RolledBack);
+    assert_eq!(
+        s.commit(&[b"a".to_vec()], ts(10), ts(20)),
+        Err(KvError::TxnAborted { start_ts: ts(10) })
+    );
+    assert_eq!(
+        s.check_txn_status(b"a", ts(10), ts(30)).unwrap(),
+        TxnStatus::RolledBack
+    );
 }
 
 #[test]
 fn write_conflict_and_lock_conflict() {
     let s = storage();
-    let commit_ts = prewrite(&s, vec![put(b"a", b"1")], 10, true).unwrap().unwrap();
+    let commit_ts = prewrite(&s, vec![put(b"a", b"1")], 10, true)
+        .unwrap()
+        .unwrap();
     assert!(commit_ts > ts(10));
     // A transaction that started before that commit conflicts.
     match prewrite(&s, vec![put(b"a", b"2")], 5, false) {
-        Err(KvError::WriteConflict { conflict_commit_ts, .. }) => assert_eq!(conflict_commit_ts, commit_ts),
+        Err(KvError::WriteConflict {
+            conflict_commit_ts, ..
+        }) => assert_eq!(conflict_commit_ts, commit_ts),
         other => panic!("expected a write conflict, got {other:?}"),
     }
     // A prewrite lock blocks another prewrite of the key.
     prewrite(&s, vec![put(b"a", b"3")], 100, false).unwrap();
-    assert!(matches!(prewrite(&s, vec![put(b"a", b"4")], 200, false), Err(KvError::KeyIsLocked(_))));
+    assert!(matches!(
+        prewrite(&s, vec![put(b"a", b"4")], 200, false),
+        Err(KvError::KeyIsLocked(_))
+    ));
     // Resolving the lock as committed makes the value visible.
-    s.resolve_lock(&[b"a".to_vec()], ts(100), Some(ts(150))).unwrap();
+    s.resolve_lock(&[b"a".to_vec()], ts(100), Some(ts(150)))
+        .unwrap();
     assert_eq!(s.get(b"a", ts(150)).unwrap(), Some(b"3".to_vec()));
 }
 
@@ -86,7 +114,9 @@ fn write_conflict_and_lock_conflict() {
 fn one_pc_commit_ts_is_above_reads_already_served() {
     let s = storage();
     assert_eq!(s.get(b"k", ts(1000)).unwrap(), None);
-    let commit_ts = prewrite(&s, vec![put(b"k", b"v")], 10, true).unwrap().unwrap();
+    let commit_ts = prewrite(&s, vec![put(b"k", b"v")], 10, true)
+        .unwrap()
+        .unwrap();
     assert!(commit_ts > ts(1000), "a snapshot at 1000 must not change");
     assert_eq!(s.get(b"k", ts(1000)).unwrap(), None);
     assert_eq!(s.get(b"k", commit_ts).unwrap(), Some(b"v".to_vec()));
@@ -95,10 +125,22 @@ fn one_pc_commit_ts_is_above_reads_already_served() {
 #[test]
 fn scan_sees_newest_visible_versions_both_ways() {
     let s = storage();
-    prewrite(&s, vec![put(b"k1", b"a"), put(b"k2", b"b"), put(b"k3", b"c")], 10, true).unwrap();
+    prewrite(
+        &s,
+        vec![put(b"k1", b"a"), put(b"k2", b"b"), put(b"k3", b"c")],
+        10,
+        true,
+    )
+    .unwrap();
     let t1 = s.max_read_ts().next().next();
     s.get(b"zz", Timestamp(t1.0 + 100)).unwrap();
-    prewrite(&s, vec![put(b"k2", b"B"), Mutation::Delete(b"k3".to_vec())], t1.0 + 50, true).unwrap();
+    prewrite(
+        &s,
+        vec![put(b"k2", b"B"), Mutation::Delete(b"k3".to_vec())],
+        t1.0 + 50,
+        true,
+    )
+    .unwrap();
     let scan = |at: Timestamp, reverse: bool| {
         s.scan(&ScanRequest {
             start: b"k".to_vec(),
@@ -111,17 +153,38 @@ fn scan_sees_newest_visible_versions_both_ways() {
         .unwrap()
     };
     let old = scan(Timestamp(t1.0 + 100), false);
-    assert_eq!(old, vec![(b"k1".to_vec(), b"a".to_vec()), (b"k2".to_vec(), b"b".to_vec()), (b"k3".to_vec(), b"c".to_vec())]);
+    assert_eq!(
+        old,
+        vec![
+            (b"k1".to_vec(), b"a".to_vec()),
+            (b"k2".to_vec(), b"b".to_vec()),
+            (b"k3".to_vec(), b"c".to_vec())
+        ]
+    );
     let new = scan(Timestamp::MAX, false);
-    assert_eq!(new, vec![(b"k1".to_vec(), b"a".to_vec()), (b"k2".to_vec(), b"B".to_vec())]);
+    assert_eq!(
+        new,
+        vec![
+            (b"k1".to_vec(), b"a".to_vec()),
+            (b"k2".to_vec(), b"B".to_vec())
+        ]
+    );
     let reversed = scan(Timestamp::MAX, true);
-    assert_eq!(reversed, vec![(b"k2".to_vec(), b"B".to_vec()), (b"k1".to_vec(), b"a".to_vec())]);
+    assert_eq!(
+        reversed,
+        vec![
+            (b"k2".to_vec(), b"B".to_vec()),
+            (b"k1".to_vec(), b"a".to_vec())
+        ]
+    );
 }
 
 #[test]
 fn pessimistic_lock_conflicts_with_newer_commit_and_blocks_others() {
     let s = storage();
-    let commit_ts = prewrite(&s, vec![put(b"r", b"1")], 10, true).unwrap().unwrap();
+    let commit_ts = prewrite(&s, vec![put(b"r", b"1")], 10, true)
+        .unwrap()
+        .unwrap();
     let request = |start: u64, for_update: u64, wait_ms: u64| PessimisticLockRequest {
         keys: vec![b"r".to_vec()],
         primary: b"r".to_vec(),
@@ -129,10 +192,16 @@ fn pessimistic_lock_conflicts_with_newer_commit_and_blocks_others() {
         for_update_ts: ts(for_update),
         wait_timeout_ms: wait_ms,
     };
-    assert!(matches!(s.pessimistic_lock(&request(5, 5, 0)), Err(KvError::WriteConflict { .. })));
+    assert!(matches!(
+        s.pessimistic_lock(&request(5, 5, 0)),
+        Err(KvError::WriteConflict { .. })
+    ));
     let holder = commit_ts.0 + 10;
     s.pessimistic_lock(&request(holder, holder, 0)).unwrap();
-    assert!(matches!(s.pessimistic_lock(&request(holder + 1, holder + 1, 10)), Err(KvError::LockWaitTimeout { .. })));
+    assert!(matches!(
+        s.pessimistic_lock(&request(holder + 1, holder + 1, 10)),
+        Err(KvError::LockWaitTimeout { .. })
+    ));
     // The holder commits through a pessimistic one-phase prewrite; the key is free again.
     let response = s
         .prewrite(&PrewriteRequest {

@@ -46,11 +46,20 @@ pub enum KvError {
     KeyIsLocked(LockInfo),
     /// A write committed after the transaction's snapshot touches the same key: retry the
     /// statement (pessimistic) or the transaction (optimistic).
-    #[error("write conflict on a key: start_ts {start_ts}, conflicting commit_ts {conflict_commit_ts}")]
-    WriteConflict { key: Key, start_ts: Timestamp, conflict_commit_ts: Timestamp },
+    #[error(
+        "write conflict on a key: start_ts {start_ts}, conflicting commit_ts {conflict_commit_ts}"
+    )]
+    WriteConflict {
+        key: Key,
+        start_ts: Timestamp,
+        conflict_commit_ts: Timestamp,
+    },
     /// Waiting for the lock would close a cycle of waiting transactions: abort.
     #[error("deadlock found when trying to get lock")]
-    Deadlock { key: Key, blocker_start_ts: Timestamp },
+    Deadlock {
+        key: Key,
+        blocker_start_ts: Timestamp,
+    },
     /// The lock was not released within the wait timeout: fail the statement.
     #[error("lock wait timeout exceeded")]
     LockWaitTimeout { key: Key },
@@ -111,10 +120,14 @@ pub struct PrewriteResponse {
 /// What became of a transaction, as seen from its primary key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxnStatus {
-    Committed { commit_ts: Timestamp },
+    Committed {
+        commit_ts: Timestamp,
+    },
     RolledBack,
     /// Still running; its lock lives this much longer.
-    Locked { ttl_ms: u64 },
+    Locked {
+        ttl_ms: u64,
+    },
 }
 
 /// The KV API: reads at a snapshot and the Percolator commands.
@@ -138,16 +151,30 @@ pub trait KvApi: Send + Sync + 'static {
     fn prewrite(&self, request: &PrewriteRequest) -> Result<PrewriteResponse, KvError>;
 
     /// Commits prewritten keys at `commit_ts`.
-    fn commit(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Timestamp) -> Result<(), KvError>;
+    fn commit(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Timestamp,
+    ) -> Result<(), KvError>;
 
     /// Rolls back prewritten keys and leaves a rollback record so a late prewrite fails.
     fn rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError>;
 
     /// Tells whether the transaction of `primary` committed, rolled back or still runs; rolls
     /// it back when its lock has expired by `current_ts`.
-    fn check_txn_status(&self, primary: &[u8], start_ts: Timestamp, current_ts: Timestamp)
-        -> Result<TxnStatus, KvError>;
+    fn check_txn_status(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        current_ts: Timestamp,
+    ) -> Result<TxnStatus, KvError>;
 
     /// Commits (with `commit_ts`) or rolls back (without) the locks of a finished transaction.
-    fn resolve_lock(&self, keys: &[Key], start_ts: Timestamp, commit_ts: Option<Timestamp>) -> Result<(), KvError>;
+    fn resolve_lock(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Option<Timestamp>,
+    ) -> Result<(), KvError>;
 }

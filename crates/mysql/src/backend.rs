@@ -27,7 +27,11 @@ pub trait BackendSession {
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError>;
 
     /// Executes a prepared statement with one datum per parameter.
-    fn execute_prepared(&mut self, statement_id: u32, params: Vec<Datum>) -> Result<Output, SqlError>;
+    fn execute_prepared(
+        &mut self,
+        statement_id: u32,
+        params: Vec<Datum>,
+    ) -> Result<Output, SqlError>;
 
     /// Forgets a prepared statement.
     fn close_prepared(&mut self, statement_id: u32);
@@ -65,7 +69,11 @@ impl BackendSession for Session {
         Session::prepare(self, sql)
     }
 
-    fn execute_prepared(&mut self, statement_id: u32, params: Vec<Datum>) -> Result<Output, SqlError> {
+    fn execute_prepared(
+        &mut self,
+        statement_id: u32,
+        params: Vec<Datum>,
+    ) -> Result<Output, SqlError> {
         Session::execute_prepared(self, statement_id, params)
     }
 

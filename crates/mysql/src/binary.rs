@@ -61,13 +61,20 @@ pub struct ParamState {
 impl ParamState {
     /// Creates the state of a statement with `param_count` parameters.
     pub fn new(param_count: usize) -> ParamState {
-        ParamState { types: None, long_data: vec![None; param_count], long_data_bytes: 0, long_data_overflowed: false }
+        ParamState {
+            types: None,
+            long_data: vec![None; param_count],
+            long_data_bytes: 0,
+            long_data_overflowed: false,
+        }
     }
 
     /// Appends COM_STMT_SEND_LONG_DATA bytes to parameter `index`, keeping the total under
     /// `max_bytes`. A parameter index out of range is ignored, as MySQL does.
     pub fn append_long_data(&mut self, index: usize, bytes: &[u8], max_bytes: usize) {
-        let Some(slot) = self.long_data.get_mut(index) else { return };
+        let Some(slot) = self.long_data.get_mut(index) else {
+            return;
+        };
         if self.long_data_bytes + bytes.len() > max_bytes {
             self.long_data_overflowed = true;
             return;
@@ -85,7 +92,10 @@ impl ParamState {
 }
 
 /// Decodes the parameters of a COM_STMT_EXECUTE. `cursor` is positioned after the statement id.
-pub fn decode_params(cursor: &mut Cursor<'_>, state: &mut ParamState) -> Result<Vec<Datum>, SqlError> {
+pub fn decode_params(
+    cursor: &mut Cursor<'_>,
+    state: &mut ParamState,
+) -> Result<Vec<Datum>, SqlError> {
     let wrong = |Truncated| codes::wrong_arguments("mysqld_stmt_execute");
     let param_count = state.long_data.len();
     let _flags = cursor.u8().map_err(wrong)?;
@@ -136,7 +146,10 @@ fn decode_value(cursor: &mut Cursor<'_>, code: u8, unsigned: bool) -> Result<Dat
         NULL => Datum::Null,
         DECIMAL | NEWDECIMAL => {
             let bytes = cursor.lenenc_bytes()?;
-            match std::str::from_utf8(bytes).ok().and_then(|text| text.parse().ok()) {
+            match std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|text| text.parse().ok())
+            {
                 Some(decimal) => Datum::Decimal(decimal),
                 None => Datum::Bytes(bytes.to_vec()),
             }
@@ -154,7 +167,8 @@ fn decode_value(cursor: &mut Cursor<'_>, code: u8, unsigned: bool) -> Result<Dat
 fn decode_datetime(cursor: &mut Cursor<'_>, code: u8) -> Result<Datum, Truncated> {
     let length = cursor.u8()?;
     let mut body = Cursor::new(cursor.take(usize::from(length))?);
-    let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut micros) = (0, 0, 0, 0, 0, 0, 0);
+    let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut micros) =
+        (0, 0, 0, 0, 0, 0, 0);
     if !matches!(length, 0 | 4 | 7 | 11) {
         return Err(Truncated);
     }
@@ -169,7 +183,12 @@ fn decode_datetime(cursor: &mut Cursor<'_>, code: u8) -> Result<Datum, Truncated
     }
     let date = NaiveDate::from_ymd_opt(i32::from(year), u32::from(month), u32::from(day));
     let time = date.and_then(|date| {
-        date.and_hms_micro_opt(u32::from(hour), u32::from(minute), u32::from(second), micros)
+        date.and_hms_micro_opt(
+            u32::from(hour),
+            u32::from(minute),
+            u32::from(second),
+            micros,
+        )
     });
     let datum = match (date, time) {
         (Some(date), Some(_)) if code == types::DATE || code == types::NEWDATE => Datum::Date(date),
@@ -232,20 +251,28 @@ fn encode_binary_value(buffer: &mut Vec<u8>, column: &ColumnInfo, datum: &Datum)
     match column.column_type {
         ColumnType::Tiny => buffer.push(to_i64(datum) as u8),
         ColumnType::Short => buffer.extend_from_slice(&(to_i64(datum) as u16).to_le_bytes()),
-        ColumnType::Long | ColumnType::Int24 => buffer.extend_from_slice(&(to_i64(datum) as u32).to_le_bytes()),
+        ColumnType::Long | ColumnType::Int24 => {
+            buffer.extend_from_slice(&(to_i64(datum) as u32).to_le_bytes())
+        }
         ColumnType::LongLong => match datum {
             Datum::UInt(value) => buffer.extend_from_slice(&value.to_le_bytes()),
             _ => buffer.extend_from_slice(&to_i64(datum).to_le_bytes()),
         },
         ColumnType::Float => buffer.extend_from_slice(&(to_f64(datum) as f32).to_le_bytes()),
         ColumnType::Double => buffer.extend_from_slice(&to_f64(datum).to_le_bytes()),
-        ColumnType::Date | ColumnType::DateTime | ColumnType::Timestamp => {
-            put_binary_datetime(buffer, to_datetime(datum), column.column_type == ColumnType::Date)
+        ColumnType::Date | ColumnType::DateTime | ColumnType::Timestamp => put_binary_datetime(
+            buffer,
+            to_datetime(datum),
+            column.column_type == ColumnType::Date,
+        ),
+        ColumnType::NewDecimal | ColumnType::VarString | ColumnType::String | ColumnType::Blob => {
+            match datum {
+                Datum::Bytes(bytes) => put_lenenc_bytes(buffer, bytes),
+                _ => put_lenenc_with(buffer, |buffer| {
+                    write_text_value(buffer, Some(column), datum)
+                }),
+            }
         }
-        ColumnType::NewDecimal | ColumnType::VarString | ColumnType::String | ColumnType::Blob => match datum {
-            Datum::Bytes(bytes) => put_lenenc_bytes(buffer, bytes),
-            _ => put_lenenc_with(buffer, |buffer| write_text_value(buffer, Some(column), datum)),
-        },
         // NULL columns are marked in the bitmap by the caller and have no value bytes.
         ColumnType::Null => {}
     }
@@ -288,12 +315,14 @@ fn to_i64(datum: &Datum) -> i64 {
         Datum::Bytes(bytes) => {
             let text = String::from_utf8_lossy(bytes);
             let text = text.trim();
-            text.parse().unwrap_or_else(|_| text.parse::<f64>().map_or(0, |value| value.round() as i64))
+            text.parse()
+                .unwrap_or_else(|_| text.parse::<f64>().map_or(0, |value| value.round() as i64))
         }
         Datum::Date(date) => date_number(date),
         Datum::DateTime(datetime) => {
             let time = datetime.time();
-            date_number(&datetime.date()) * 1_000_000 + i64::from(time.hour() * 10_000 + time.minute() * 100 + time.second())
+            date_number(&datetime.date()) * 1_000_000
+                + i64::from(time.hour() * 10_000 + time.minute() * 100 + time.second())
         }
     }
 }
@@ -318,7 +347,11 @@ fn to_datetime(datum: &Datum) -> Option<NaiveDateTime> {
             let text = std::str::from_utf8(bytes).ok()?.trim();
             NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f")
                 .ok()
-                .or_else(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?.and_hms_opt(0, 0, 0))
+                .or_else(|| {
+                    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                        .ok()?
+                        .and_hms_opt(0, 0, 0)
+                })
         }
         _ => None,
     }
@@ -374,7 +407,10 @@ mod tests {
         values.extend_from_slice(&u64::MAX.to_le_bytes());
         let first = execute_body(&[0b010], Some(&types), &values);
         let params = decode_params(&mut Cursor::new(&first), &mut state).unwrap();
-        assert_eq!(params, vec![Datum::Int(-5), Datum::Null, Datum::UInt(u64::MAX)]);
+        assert_eq!(
+            params,
+            vec![Datum::Int(-5), Datum::Null, Datum::UInt(u64::MAX)]
+        );
 
         // The second execute sends no types: the remembered ones decode it.
         let mut values = 7i32.to_le_bytes().to_vec();
@@ -382,18 +418,36 @@ mod tests {
         values.extend_from_slice(&9u64.to_le_bytes());
         let second = execute_body(&[0], None, &values);
         let params = decode_params(&mut Cursor::new(&second), &mut state).unwrap();
-        assert_eq!(params, vec![Datum::Int(7), Datum::Bytes(b"abc".to_vec()), Datum::UInt(9)]);
+        assert_eq!(
+            params,
+            vec![Datum::Int(7), Datum::Bytes(b"abc".to_vec()), Datum::UInt(9)]
+        );
     }
 
     #[test]
     fn unbound_types_and_truncated_values_are_errors() {
         let mut state = ParamState::new(1);
         let body = execute_body(&[0], None, &[1, 2, 3, 4]);
-        assert_eq!(decode_params(&mut Cursor::new(&body), &mut state).unwrap_err().code, 1210);
+        assert_eq!(
+            decode_params(&mut Cursor::new(&body), &mut state)
+                .unwrap_err()
+                .code,
+            1210
+        );
         let body = execute_body(&[0], Some(&[3, 0]), &[1, 2]);
-        assert_eq!(decode_params(&mut Cursor::new(&body), &mut state).unwrap_err().code, 1210);
+        assert_eq!(
+            decode_params(&mut Cursor::new(&body), &mut state)
+                .unwrap_err()
+                .code,
+            1210
+        );
         let body = execute_body(&[0], Some(&[200, 0]), &[1, 2]);
-        assert_eq!(decode_params(&mut Cursor::new(&body), &mut state).unwrap_err().code, 1210);
+        assert_eq!(
+            decode_params(&mut Cursor::new(&body), &mut state)
+                .unwrap_err()
+                .code,
+            1210
+        );
     }
 
     #[test]
@@ -407,7 +461,10 @@ mod tests {
         values.extend_from_slice(&[2, b'h', b'i']);
         let body = execute_body(&[0], Some(&types), &values);
         let params = decode_params(&mut Cursor::new(&body), &mut ParamState::new(7)).unwrap();
-        let datetime = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap().and_hms_micro_opt(23, 59, 58, 123_456).unwrap();
+        let datetime = NaiveDate::from_ymd_opt(2024, 2, 29)
+            .unwrap()
+            .and_hms_micro_opt(23, 59, 58, 123_456)
+            .unwrap();
         assert_eq!(
             params,
             vec![
@@ -421,7 +478,9 @@ mod tests {
             ]
         );
         for end in 0..body.len() {
-            assert!(decode_params(&mut Cursor::new(&body[..end]), &mut ParamState::new(7)).is_err());
+            assert!(
+                decode_params(&mut Cursor::new(&body[..end]), &mut ParamState::new(7)).is_err()
+            );
         }
     }
 
@@ -469,7 +528,10 @@ mod tests {
         .into_iter()
         .map(column)
         .collect();
-        let datetime = NaiveDate::from_ymd_opt(2024, 1, 2).unwrap().and_hms_opt(3, 4, 5).unwrap();
+        let datetime = NaiveDate::from_ymd_opt(2024, 1, 2)
+            .unwrap()
+            .and_hms_opt(3, 4, 5)
+            .unwrap();
         let row = vec![
             Datum::Int(-1),
             Datum::Null,

@@ -6,8 +6,14 @@
 //! read and one write per command.
 //!
 //! The connection keeps, per prepared statement id, what the protocol needs beyond the session:
-//! the result columns announced at prepare time, the parameter count, the parameter types of the
-//! last execute that bound them, and COM_STMT_SEND_LONG_DATA bytes.
+//! the parameter count announced at prepare time, the parameter types of the last execute that
+//! bound them, and COM_STMT_SEND_LONG_DATA bytes. The columns of each execute's result set are
+//! the ones the session returns with it (MySQL, too, resends metadata on every execute, so a
+//! statement re-prepared after ALTER TABLE is described correctly).
+//!
+//! Hot paths: COM_QUERY (`Connection::query`) and COM_STMT_EXECUTE (`Connection::execute`),
+//! which sysbench sends once per statement. They allocate only the parameter vector and the
+//! session's output; a change to them should come with a sysbench measurement.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -92,8 +98,19 @@ pub struct Connection<S: BackendSession> {
 
 impl<S: BackendSession> Connection<S> {
     /// Creates the command-phase state of a connection that negotiated `capabilities`.
-    pub fn new(session: S, capabilities: u32, max_allowed_packet: usize, server: Arc<ServerState>) -> Connection<S> {
-        Connection { session, capabilities, max_allowed_packet, statements: HashMap::new(), server }
+    pub fn new(
+        session: S,
+        capabilities: u32,
+        max_allowed_packet: usize,
+        server: Arc<ServerState>,
+    ) -> Connection<S> {
+        Connection {
+            session,
+            capabilities,
+            max_allowed_packet,
+            statements: HashMap::new(),
+            server,
+        }
     }
 
     /// Returns the status flags of the session for OK and EOF packets.
@@ -110,9 +127,16 @@ impl<S: BackendSession> Connection<S> {
 
     /// Handles one command payload, appending its reply (if it has one) to `writer`, whose
     /// sequence id the caller has set. Errors are the socket's only.
-    pub fn handle<W: Write>(&mut self, payload: &[u8], writer: &mut PacketWriter<W>) -> io::Result<Flow> {
+    pub fn handle<W: Write>(
+        &mut self,
+        payload: &[u8],
+        writer: &mut PacketWriter<W>,
+    ) -> io::Result<Flow> {
         let deprecate_eof = self.capabilities & capabilities::DEPRECATE_EOF != 0;
-        let mut replies = Replies { writer, deprecate_eof };
+        let mut replies = Replies {
+            writer,
+            deprecate_eof,
+        };
         let Some((&command, body)) = payload.split_first() else {
             replies.err(&codes::malformed_packet())?;
             return Ok(Flow::Continue);
@@ -149,7 +173,10 @@ impl<S: BackendSession> Connection<S> {
     }
 
     fn ok<W: Write>(&mut self, replies: &mut Replies<'_, W>) -> CommandResult {
-        replies.ok(&OkPacket { status: self.status(), ..OkPacket::default() })?;
+        replies.ok(&OkPacket {
+            status: self.status(),
+            ..OkPacket::default()
+        })?;
         Ok(())
     }
 
@@ -169,7 +196,11 @@ impl<S: BackendSession> Connection<S> {
         }
         let last = results.len() - 1;
         for (index, result) in results.into_iter().enumerate() {
-            let more = if index < last { status::MORE_RESULTS_EXISTS } else { 0 };
+            let more = if index < last {
+                status::MORE_RESULTS_EXISTS
+            } else {
+                0
+            };
             match result {
                 Ok(output) => write_output(replies, output, status | more, encode_text_row)?,
                 Err(error) => {
@@ -185,7 +216,9 @@ impl<S: BackendSession> Connection<S> {
         let table = Cursor::new(body).nul_bytes_or_rest();
         let columns = self.session.field_list(&String::from_utf8_lossy(table))?;
         for column in &columns {
-            replies.writer.write_with(|buffer| encode_column_definition(buffer, column, true))?;
+            replies
+                .writer
+                .write_with(|buffer| encode_column_definition(buffer, column, true))?;
         }
         replies.end_of_rows(self.status())?;
         Ok(())
@@ -202,8 +235,14 @@ impl<S: BackendSession> Connection<S> {
         Ok(())
     }
 
-    fn process_kill<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
-        let connection_id = Cursor::new(body).u32().map_err(|Truncated| codes::malformed_packet())?;
+    fn process_kill<W: Write>(
+        &mut self,
+        body: &[u8],
+        replies: &mut Replies<'_, W>,
+    ) -> CommandResult {
+        let connection_id = Cursor::new(body)
+            .u32()
+            .map_err(|Truncated| codes::malformed_packet())?;
         if !self.server.kill(connection_id) {
             return Err(codes::unknown_thread(connection_id).into());
         }
@@ -229,7 +268,9 @@ impl<S: BackendSession> Connection<S> {
         if info.param_count > 0 {
             let param = param_definition();
             for _ in 0..info.param_count {
-                replies.writer.write_with(|buffer| encode_column_definition(buffer, &param, false))?;
+                replies
+                    .writer
+                    .write_with(|buffer| encode_column_definition(buffer, &param, false))?;
             }
             replies.eof_after_definitions(status)?;
         }
@@ -237,7 +278,8 @@ impl<S: BackendSession> Connection<S> {
             replies.definitions(&info.columns, status)?;
         }
         let params = ParamState::new(usize::from(info.param_count));
-        self.statements.insert(info.statement_id, PreparedStatement { params });
+        self.statements
+            .insert(info.statement_id, PreparedStatement { params });
         Ok(())
     }
 
@@ -245,7 +287,9 @@ impl<S: BackendSession> Connection<S> {
     /// a binary result set or OK. Long data is consumed whatever the outcome.
     fn execute<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
         let mut cursor = Cursor::new(body);
-        let statement_id = cursor.u32().map_err(|Truncated| codes::malformed_packet())?;
+        let statement_id = cursor
+            .u32()
+            .map_err(|Truncated| codes::malformed_packet())?;
         let Some(statement) = self.statements.get_mut(&statement_id) else {
             return Err(codes::unknown_statement(statement_id, "mysqld_stmt_execute").into());
         };
@@ -264,9 +308,15 @@ impl<S: BackendSession> Connection<S> {
     /// COM_STMT_SEND_LONG_DATA has no reply; an unknown statement or parameter is ignored.
     fn send_long_data(&mut self, body: &[u8]) {
         let mut cursor = Cursor::new(body);
-        let (Ok(statement_id), Ok(param_index)) = (cursor.u32(), cursor.u16()) else { return };
+        let (Ok(statement_id), Ok(param_index)) = (cursor.u32(), cursor.u16()) else {
+            return;
+        };
         if let Some(statement) = self.statements.get_mut(&statement_id) {
-            statement.params.append_long_data(usize::from(param_index), cursor.rest(), self.max_allowed_packet);
+            statement.params.append_long_data(
+                usize::from(param_index),
+                cursor.rest(),
+                self.max_allowed_packet,
+            );
         }
     }
 
@@ -279,8 +329,14 @@ impl<S: BackendSession> Connection<S> {
         }
     }
 
-    fn reset_statement<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
-        let statement_id = Cursor::new(body).u32().map_err(|Truncated| codes::malformed_packet())?;
+    fn reset_statement<W: Write>(
+        &mut self,
+        body: &[u8],
+        replies: &mut Replies<'_, W>,
+    ) -> CommandResult {
+        let statement_id = Cursor::new(body)
+            .u32()
+            .map_err(|Truncated| codes::malformed_packet())?;
         let Some(statement) = self.statements.get_mut(&statement_id) else {
             return Err(codes::unknown_statement(statement_id, "mysqld_stmt_reset").into());
         };
@@ -317,10 +373,22 @@ fn write_output<W: Write>(
         Output::ResultSet { columns, rows } if !columns.is_empty() => {
             replies.result_set(&columns, &rows, status, encode_row)
         }
-        Output::ResultSet { .. } => replies.ok(&OkPacket { status, ..OkPacket::default() }),
-        Output::Ok { affected_rows, last_insert_id, warnings, info } => {
-            replies.ok(&OkPacket { affected_rows, last_insert_id, status, warnings, info: &info })
-        }
+        Output::ResultSet { .. } => replies.ok(&OkPacket {
+            status,
+            ..OkPacket::default()
+        }),
+        Output::Ok {
+            affected_rows,
+            last_insert_id,
+            warnings,
+            info,
+        } => replies.ok(&OkPacket {
+            affected_rows,
+            last_insert_id,
+            status,
+            warnings,
+            info: &info,
+        }),
     }
 }
 

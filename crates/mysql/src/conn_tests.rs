@@ -26,15 +26,26 @@ fn column(name: &str, column_type: ColumnType) -> ColumnInfo {
 }
 
 fn backend() -> ScriptedBackend {
-    let one = Output::ResultSet { columns: vec![column("1", ColumnType::LongLong)].into(), rows: vec![vec![Datum::Int(1)]] };
-    let insert = Output::Ok { affected_rows: 3, last_insert_id: 9, warnings: 0, info: String::new() };
+    let one = Output::ResultSet {
+        columns: vec![column("1", ColumnType::LongLong)].into(),
+        rows: vec![vec![Datum::Int(1)]],
+    };
+    let insert = Output::Ok {
+        affected_rows: 3,
+        last_insert_id: 9,
+        warnings: 0,
+        info: String::new(),
+    };
     ScriptedBackend::new()
         .with_query("select 1", one)
         .with_query("insert x", insert)
         .with_statement(
             "select c, pad from sbtest1 where id=?",
             1,
-            vec![column("c", ColumnType::VarString), column("pad", ColumnType::LongLong)],
+            vec![
+                column("c", ColumnType::VarString),
+                column("pad", ColumnType::LongLong),
+            ],
         )
         .with_statement("update t set k=k+1 where id=?", 1, Vec::new())
         .with_statement("insert into t values (?, ?)", 2, Vec::new())
@@ -54,7 +65,10 @@ const DEPRECATE_EOF: u32 = capabilities::SERVER;
 fn command(connection: &mut Connection<ScriptedSession>, payload: &[u8]) -> Vec<(u8, Vec<u8>)> {
     let mut writer = PacketWriter::new(Vec::new());
     writer.set_sequence(1);
-    assert_eq!(connection.handle(payload, &mut writer).unwrap(), Flow::Continue);
+    assert_eq!(
+        connection.handle(payload, &mut writer).unwrap(),
+        Flow::Continue
+    );
     writer.flush().unwrap();
     let wire = writer.get_ref().clone();
     let mut reader = PacketReader::new(&wire[..], usize::MAX);
@@ -72,7 +86,11 @@ fn command(connection: &mut Connection<ScriptedSession>, payload: &[u8]) -> Vec<
 
 fn payloads(packets: Vec<(u8, Vec<u8>)>) -> Vec<Vec<u8>> {
     for (index, (sequence, _)) in packets.iter().enumerate() {
-        assert_eq!(usize::from(*sequence), index + 1, "sequence ids count from 1");
+        assert_eq!(
+            usize::from(*sequence),
+            index + 1,
+            "sequence ids count from 1"
+        );
     }
     packets.into_iter().map(|(_, payload)| payload).collect()
 }
@@ -119,14 +137,27 @@ fn multi_statements_flag_more_results_and_stop_at_the_first_error() {
     let packets = query(&mut connection, "begin; insert x; select 1");
     assert_eq!(packets.len(), 6);
     let in_trans = status::IN_TRANS | status::AUTOCOMMIT;
-    assert_eq!(ok_status(&packets[0]), in_trans | status::MORE_RESULTS_EXISTS);
-    assert_eq!(packets[1][..3], [0, 3, 9], "affected rows and last insert id");
-    assert_eq!(ok_status(&packets[1]), in_trans | status::MORE_RESULTS_EXISTS);
+    assert_eq!(
+        ok_status(&packets[0]),
+        in_trans | status::MORE_RESULTS_EXISTS
+    );
+    assert_eq!(
+        packets[1][..3],
+        [0, 3, 9],
+        "affected rows and last insert id"
+    );
+    assert_eq!(
+        ok_status(&packets[1]),
+        in_trans | status::MORE_RESULTS_EXISTS
+    );
     assert_eq!(ok_status(&packets[5]), in_trans);
 
     let packets = query(&mut connection, "commit; bogus; select 1");
     assert_eq!(packets.len(), 2);
-    assert_eq!(ok_status(&packets[0]), status::AUTOCOMMIT | status::MORE_RESULTS_EXISTS);
+    assert_eq!(
+        ok_status(&packets[0]),
+        status::AUTOCOMMIT | status::MORE_RESULTS_EXISTS
+    );
     assert_eq!(error_code(&packets[1]), 1064);
 }
 
@@ -166,7 +197,10 @@ fn prepare_announces_the_columns_execute_returns() {
     assert_eq!(executions.len(), 4);
     assert_eq!(
         executions[1],
-        Execution { sql: "select c, pad from sbtest1 where id=?".into(), params: vec![Datum::Int(8)] }
+        Execution {
+            sql: "select c, pad from sbtest1 where id=?".into(),
+            params: vec![Datum::Int(8)]
+        }
     );
 }
 
@@ -187,7 +221,10 @@ fn long_data_feeds_the_next_execute_only() {
         payload.extend_from_slice(&statement_id.to_le_bytes());
         payload.extend_from_slice(&1u16.to_le_bytes());
         payload.extend_from_slice(chunk);
-        assert!(command(&mut connection, &payload).is_empty(), "no reply to long data");
+        assert!(
+            command(&mut connection, &payload).is_empty(),
+            "no reply to long data"
+        );
     }
     let mut execute = vec![commands::STMT_EXECUTE];
     execute.extend_from_slice(&statement_id.to_le_bytes());
@@ -208,7 +245,11 @@ fn long_data_feeds_the_next_execute_only() {
     assert_eq!(payloads(command(&mut connection, &reset))[0][0], 0);
     command(&mut connection, &again);
 
-    let params: Vec<Vec<Datum>> = backend.executions().into_iter().map(|execution| execution.params).collect();
+    let params: Vec<Vec<Datum>> = backend
+        .executions()
+        .into_iter()
+        .map(|execution| execution.params)
+        .collect();
     assert_eq!(
         params,
         vec![
@@ -225,43 +266,90 @@ fn statement_errors() {
     let mut execute = vec![commands::STMT_EXECUTE];
     execute.extend_from_slice(&99u32.to_le_bytes());
     execute.extend_from_slice(&[0, 1, 0, 0, 0]);
-    assert_eq!(error_code(&payloads(command(&mut connection, &execute))[0]), 1243);
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &execute))[0]),
+        1243
+    );
 
     let statement_id = prepare(&mut connection, "update t set k=k+1 where id=?");
     let mut truncated = vec![commands::STMT_EXECUTE];
     truncated.extend_from_slice(&statement_id.to_le_bytes());
     truncated.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 3, 0, 1]);
-    assert_eq!(error_code(&payloads(command(&mut connection, &truncated))[0]), 1210);
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &truncated))[0]),
+        1210
+    );
 
     let mut close = vec![commands::STMT_CLOSE];
     close.extend_from_slice(&statement_id.to_le_bytes());
-    assert!(command(&mut connection, &close).is_empty(), "no reply to close");
+    assert!(
+        command(&mut connection, &close).is_empty(),
+        "no reply to close"
+    );
     let mut reset = vec![commands::STMT_RESET];
     reset.extend_from_slice(&statement_id.to_le_bytes());
-    assert_eq!(error_code(&payloads(command(&mut connection, &reset))[0]), 1243);
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &reset))[0]),
+        1243
+    );
 
     let mut prepare = vec![commands::STMT_PREPARE];
     prepare.extend_from_slice(b"nonsense");
-    assert_eq!(error_code(&payloads(command(&mut connection, &prepare))[0]), 1064);
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &prepare))[0]),
+        1064
+    );
 }
 
 #[test]
 fn small_commands() {
     let mut connection = connection(&backend(), CLASSIC);
-    assert_eq!(error_code(&payloads(command(&mut connection, &[]))[0]), 1835);
-    assert_eq!(error_code(&payloads(command(&mut connection, &[0x42]))[0]), 1047);
-    assert_eq!(payloads(command(&mut connection, &[commands::PING])), [[0, 0, 0, 2, 0, 0, 0]]);
-    assert_eq!(payloads(command(&mut connection, &[commands::DEBUG]))[0][0], 0);
-    assert_eq!(payloads(command(&mut connection, &[commands::SET_OPTION, 1, 0])), [[0xFE, 0, 0, 2, 0]]);
-    assert_eq!(error_code(&payloads(command(&mut connection, &[commands::SET_OPTION, 5, 0]))[0]), 1047);
-    assert_eq!(payloads(command(&mut connection, &[commands::RESET_CONNECTION]))[0][0], 0);
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &[]))[0]),
+        1835
+    );
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &[0x42]))[0]),
+        1047
+    );
+    assert_eq!(
+        payloads(command(&mut connection, &[commands::PING])),
+        [[0, 0, 0, 2, 0, 0, 0]]
+    );
+    assert_eq!(
+        payloads(command(&mut connection, &[commands::DEBUG]))[0][0],
+        0
+    );
+    assert_eq!(
+        payloads(command(&mut connection, &[commands::SET_OPTION, 1, 0])),
+        [[0xFE, 0, 0, 2, 0]]
+    );
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &[commands::SET_OPTION, 5, 0]))[0]),
+        1047
+    );
+    assert_eq!(
+        payloads(command(&mut connection, &[commands::RESET_CONNECTION]))[0][0],
+        0
+    );
     let statistics = payloads(command(&mut connection, &[commands::STATISTICS]));
     assert!(statistics[0].starts_with(b"Uptime: "));
-    assert_eq!(error_code(&payloads(command(&mut connection, &[commands::PROCESS_KILL, 9, 0, 0, 0]))[0]), 1094);
+    assert_eq!(
+        error_code(
+            &payloads(command(
+                &mut connection,
+                &[commands::PROCESS_KILL, 9, 0, 0, 0]
+            ))[0]
+        ),
+        1094
+    );
 
     let mut init_db = vec![commands::INIT_DB];
     init_db.extend_from_slice(b"nosuch");
-    assert_eq!(error_code(&payloads(command(&mut connection, &init_db))[0]), 1049);
+    assert_eq!(
+        error_code(&payloads(command(&mut connection, &init_db))[0]),
+        1049
+    );
     init_db.truncate(1);
     init_db.extend_from_slice(b"sbtest");
     assert_eq!(payloads(command(&mut connection, &init_db))[0][0], 0);
@@ -274,7 +362,10 @@ fn small_commands() {
     assert_eq!(packets[1], [0xFE, 0, 0, 2, 0]);
 
     let mut writer = PacketWriter::new(Vec::new());
-    assert_eq!(connection.handle(&[commands::QUIT], &mut writer).unwrap(), Flow::Quit);
+    assert_eq!(
+        connection.handle(&[commands::QUIT], &mut writer).unwrap(),
+        Flow::Quit
+    );
 }
 
 /// Random payloads after every command byte: each gets a reply or none, never a panic.

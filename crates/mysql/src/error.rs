@@ -41,7 +41,11 @@ pub mod codes {
     /// 1045: unknown user or wrong password.
     pub fn access_denied(user: &str, host: &str, using_password: bool) -> SqlError {
         let using = if using_password { "YES" } else { "NO" };
-        SqlError::new(1045, "28000", format!("Access denied for user '{user}'@'{host}' (using password: {using})"))
+        SqlError::new(
+            1045,
+            "28000",
+            format!("Access denied for user '{user}'@'{host}' (using password: {using})"),
+        )
     }
 
     /// 1047: a command byte this server does not implement.
@@ -56,7 +60,11 @@ pub mod codes {
 
     /// 1153: a packet (or long data) larger than `max_allowed_packet`.
     pub fn packet_too_large() -> SqlError {
-        SqlError::new(1153, "08S01", "Got a packet bigger than 'max_allowed_packet' bytes")
+        SqlError::new(
+            1153,
+            "08S01",
+            "Got a packet bigger than 'max_allowed_packet' bytes",
+        )
     }
 
     /// 1156: a packet arrived with an unexpected sequence id.
@@ -71,7 +79,11 @@ pub mod codes {
 
     /// 1243: a COM_STMT_* command named a statement id this connection did not prepare.
     pub fn unknown_statement(statement_id: u32, command: &str) -> SqlError {
-        SqlError::new(1243, "HY000", format!("Unknown prepared statement handler ({statement_id}) given to {command}"))
+        SqlError::new(
+            1243,
+            "HY000",
+            format!("Unknown prepared statement handler ({statement_id}) given to {command}"),
+        )
     }
 
     /// 1461: the connection holds too many prepared statements.

@@ -88,7 +88,11 @@ pub struct Greeting {
 impl Greeting {
     /// Creates a greeting with a fresh random scramble.
     pub fn new(connection_id: u32, server_version: &str) -> Greeting {
-        Greeting { connection_id, server_version: server_version.to_string(), scramble: new_scramble() }
+        Greeting {
+            connection_id,
+            server_version: server_version.to_string(),
+            scramble: new_scramble(),
+        }
     }
 }
 
@@ -220,7 +224,11 @@ fn lossy(bytes: &[u8]) -> String {
 /// Checks a `mysql_native_password` response: the client sends
 /// `SHA1(password) XOR SHA1(scramble + SHA1(SHA1(password)))`, and nothing for an empty
 /// password.
-pub fn verify_native_password(scramble: &[u8; SCRAMBLE_BYTES], auth_response: &[u8], password: &str) -> bool {
+pub fn verify_native_password(
+    scramble: &[u8; SCRAMBLE_BYTES],
+    auth_response: &[u8],
+    password: &str,
+) -> bool {
     if password.is_empty() {
         return auth_response.is_empty();
     }
@@ -259,7 +267,10 @@ pub fn authenticate<R: Read, W: Write>(
     }
     let response = parse_handshake_response(&payload).map_err(ConnectionError::Fatal)?;
     let mut auth_response = response.auth_response;
-    let plugin = response.auth_plugin.as_deref().unwrap_or(NATIVE_PASSWORD_PLUGIN);
+    let plugin = response
+        .auth_plugin
+        .as_deref()
+        .unwrap_or(NATIVE_PASSWORD_PLUGIN);
     if plugin != NATIVE_PASSWORD_PLUGIN {
         writer.set_sequence(reader.sequence());
         writer.write_with(|buffer| encode_auth_switch(buffer, &greeting.scramble))?;
@@ -275,15 +286,24 @@ pub fn authenticate<R: Read, W: Write>(
     if auth_response == [0] {
         auth_response.clear();
     }
-    let password = users.iter().find(|(user, _)| *user == response.user).map(|(_, password)| password);
+    let password = users
+        .iter()
+        .find(|(user, _)| *user == response.user)
+        .map(|(_, password)| password);
     match password {
-        Some(password) if verify_native_password(&greeting.scramble, &auth_response, password) => Ok(Authenticated {
-            user: response.user,
-            database: response.database,
-            capabilities: response.capabilities,
-            attributes: response.attributes,
-        }),
-        _ => Err(ConnectionError::Fatal(codes::access_denied(&response.user, host, !auth_response.is_empty()))),
+        Some(password) if verify_native_password(&greeting.scramble, &auth_response, password) => {
+            Ok(Authenticated {
+                user: response.user,
+                database: response.database,
+                capabilities: response.capabilities,
+                attributes: response.attributes,
+            })
+        }
+        _ => Err(ConnectionError::Fatal(codes::access_denied(
+            &response.user,
+            host,
+            !auth_response.is_empty(),
+        ))),
     }
 }
 
@@ -307,7 +327,11 @@ mod tests {
         let response = client_scramble(&scramble, "secret");
         assert!(verify_native_password(&scramble, &response, "secret"));
         assert!(!verify_native_password(&scramble, &response, "Secret"));
-        assert!(!verify_native_password(&scramble, &response[..19], "secret"));
+        assert!(!verify_native_password(
+            &scramble,
+            &response[..19],
+            "secret"
+        ));
         assert!(!verify_native_password(&scramble, b"", "secret"));
         assert!(verify_native_password(&scramble, b"", ""));
         assert!(!verify_native_password(&scramble, &response, ""));
@@ -324,20 +348,29 @@ mod tests {
     }
 
     fn hex(text: &str) -> Vec<u8> {
-        (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     #[test]
     fn scramble_is_printable_and_has_no_nul() {
         for _ in 0..100 {
             let scramble = new_scramble();
-            assert!(scramble.iter().all(|&b| (1..=127).contains(&b) && b != b'$'));
+            assert!(scramble
+                .iter()
+                .all(|&b| (1..=127).contains(&b) && b != b'$'));
         }
     }
 
     #[test]
     fn greeting_layout() {
-        let greeting = Greeting { connection_id: 7, server_version: "8.0.11-x".into(), scramble: *b"ABCDEFGHIJKLMNOPQRST" };
+        let greeting = Greeting {
+            connection_id: 7,
+            server_version: "8.0.11-x".into(),
+            scramble: *b"ABCDEFGHIJKLMNOPQRST",
+        };
         let mut buffer = Vec::new();
         encode_greeting(&mut buffer, &greeting);
         let mut cursor = Cursor::new(&buffer);
@@ -352,7 +385,11 @@ mod tests {
         let high = cursor.u16().unwrap();
         let advertised = u32::from(low) | u32::from(high) << 16;
         assert_eq!(advertised, capabilities::SERVER);
-        assert_eq!(advertised & (capabilities::SSL | capabilities::QUERY_ATTRIBUTES | capabilities::COMPRESS), 0);
+        assert_eq!(
+            advertised
+                & (capabilities::SSL | capabilities::QUERY_ATTRIBUTES | capabilities::COMPRESS),
+            0
+        );
         assert_eq!(cursor.u8(), Ok(21));
         assert_eq!(cursor.take(10), Ok(&[0u8; 10][..]));
         assert_eq!(cursor.nul_bytes(), Ok(&b"IJKLMNOPQRST"[..]));
@@ -388,13 +425,24 @@ mod tests {
         assert_eq!(response.user, "root");
         assert!(response.auth_response.is_empty());
         assert_eq!(response.database.as_deref(), Some("sbtest"));
-        assert_eq!(response.auth_plugin.as_deref(), Some(NATIVE_PASSWORD_PLUGIN));
+        assert_eq!(
+            response.auth_plugin.as_deref(),
+            Some(NATIVE_PASSWORD_PLUGIN)
+        );
         assert_eq!(response.charset, 33, "utf8_general_ci");
         assert_eq!(response.max_packet_bytes, 1 << 20);
-        assert!(response.attributes.contains(&("_client_name".into(), "libmariadb".into())));
-        assert!(response.attributes.contains(&("program_name".into(), "mysql".into())));
+        assert!(response
+            .attributes
+            .contains(&("_client_name".into(), "libmariadb".into())));
+        assert!(response
+            .attributes
+            .contains(&("program_name".into(), "mysql".into())));
         assert_ne!(response.capabilities & capabilities::MULTI_STATEMENTS, 0);
-        assert_eq!(response.capabilities & capabilities::DEPRECATE_EOF, 0, "MariaDB keeps classic EOFs");
+        assert_eq!(
+            response.capabilities & capabilities::DEPRECATE_EOF,
+            0,
+            "MariaDB keeps classic EOFs"
+        );
     }
 
     #[test]
@@ -403,8 +451,16 @@ mod tests {
         assert_eq!(response.user, "app");
         assert_eq!(response.database, None);
         let scramble = *b"ABCDEFGHIJKLMNOPQRST";
-        assert!(verify_native_password(&scramble, &response.auth_response, "secret"));
-        assert!(!verify_native_password(&scramble, &response.auth_response, "secret2"));
+        assert!(verify_native_password(
+            &scramble,
+            &response.auth_response,
+            "secret"
+        ));
+        assert!(!verify_native_password(
+            &scramble,
+            &response.auth_response,
+            "secret2"
+        ));
     }
 
     #[test]
@@ -443,7 +499,10 @@ mod tests {
         payload
     }
 
-    fn run_authenticate(wire: &[u8], greeting: &Greeting) -> (Result<Authenticated, ConnectionError>, Vec<u8>) {
+    fn run_authenticate(
+        wire: &[u8],
+        greeting: &Greeting,
+    ) -> (Result<Authenticated, ConnectionError>, Vec<u8>) {
         let users = vec![("app".to_string(), "pw".to_string())];
         let mut reader = PacketReader::new(wire, HANDSHAKE_MAX_PAYLOAD_BYTES);
         let mut writer = PacketWriter::new(Vec::new());
@@ -485,12 +544,19 @@ mod tests {
         let greeting = Greeting::new(3, "8.0.11");
         let auth = client_scramble(&greeting.scramble, "nope");
         let wire = client_packets(&[&response_with(NATIVE_PASSWORD_PLUGIN, &auth)]);
-        let Err(ConnectionError::Fatal(error)) = run_authenticate(&wire, &greeting).0 else { panic!("accepted") };
+        let Err(ConnectionError::Fatal(error)) = run_authenticate(&wire, &greeting).0 else {
+            panic!("accepted")
+        };
         assert_eq!((error.code, error.state), (1045, "28000"));
-        assert_eq!(error.message, "Access denied for user 'app'@'10.0.0.1' (using password: YES)");
+        assert_eq!(
+            error.message,
+            "Access denied for user 'app'@'10.0.0.1' (using password: YES)"
+        );
 
         let wire = client_packets(&[&response_with(NATIVE_PASSWORD_PLUGIN, b"")]);
-        let Err(ConnectionError::Fatal(error)) = run_authenticate(&wire, &greeting).0 else { panic!("accepted") };
+        let Err(ConnectionError::Fatal(error)) = run_authenticate(&wire, &greeting).0 else {
+            panic!("accepted")
+        };
         assert!(error.message.ends_with("(using password: NO)"));
     }
 }

@@ -54,8 +54,16 @@ impl ScriptedBackend {
     }
 
     /// Makes `sql` preparable with `param_count` parameters and `columns`.
-    pub fn with_statement(mut self, sql: &str, param_count: u16, columns: Vec<ColumnInfo>) -> ScriptedBackend {
-        let statement = CannedStatement { param_count, columns: columns.into() };
+    pub fn with_statement(
+        mut self,
+        sql: &str,
+        param_count: u16,
+        columns: Vec<ColumnInfo>,
+    ) -> ScriptedBackend {
+        let statement = CannedStatement {
+            param_count,
+            columns: columns.into(),
+        };
         self.statements.insert(normalize(sql), statement);
         self
     }
@@ -81,7 +89,11 @@ impl ScriptedBackend {
 impl Backend for ScriptedBackend {
     type Session = ScriptedSession;
 
-    fn open_session(&self, _user: &str, database: Option<&str>) -> Result<ScriptedSession, SqlError> {
+    fn open_session(
+        &self,
+        _user: &str,
+        database: Option<&str>,
+    ) -> Result<ScriptedSession, SqlError> {
         let mut session = ScriptedSession {
             script: Arc::new(self.clone()),
             prepared: HashMap::new(),
@@ -112,11 +124,23 @@ impl ScriptedSession {
     }
 
     fn execute_one(&mut self, statement: &str) -> Result<Output, SqlError> {
-        let ok = Output::Ok { affected_rows: 0, last_insert_id: 0, warnings: 0, info: String::new() };
+        let ok = Output::Ok {
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: 0,
+            info: String::new(),
+        };
         match statement {
             "begin" | "start transaction" => self.in_transaction = true,
             "commit" | "rollback" => self.in_transaction = false,
-            _ => return self.script.queries.get(statement).cloned().ok_or_else(|| syntax_error(statement)),
+            _ => {
+                return self
+                    .script
+                    .queries
+                    .get(statement)
+                    .cloned()
+                    .ok_or_else(|| syntax_error(statement))
+            }
         }
         Ok(ok)
     }
@@ -125,7 +149,11 @@ impl ScriptedSession {
 impl BackendSession for ScriptedSession {
     fn execute_text(&mut self, sql: &str) -> Vec<Result<Output, SqlError>> {
         let mut results = Vec::new();
-        for statement in sql.split(';').map(normalize).filter(|statement| !statement.is_empty()) {
+        for statement in sql
+            .split(';')
+            .map(normalize)
+            .filter(|statement| !statement.is_empty())
+        {
             let result = self.execute_one(&statement);
             let failed = result.is_err();
             results.push(result);
@@ -141,27 +169,53 @@ impl BackendSession for ScriptedSession {
 
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let key = normalize(sql);
-        let statement = self.script.statements.get(&key).cloned().ok_or_else(|| syntax_error(&key))?;
+        let statement = self
+            .script
+            .statements
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| syntax_error(&key))?;
         let statement_id = self.next_statement_id;
         self.next_statement_id += 1;
-        let info = PreparedInfo { statement_id, param_count: statement.param_count, columns: statement.columns.clone() };
+        let info = PreparedInfo {
+            statement_id,
+            param_count: statement.param_count,
+            columns: statement.columns.clone(),
+        };
         self.prepared.insert(statement_id, (key, statement));
         Ok(info)
     }
 
-    fn execute_prepared(&mut self, statement_id: u32, params: Vec<Datum>) -> Result<Output, SqlError> {
+    fn execute_prepared(
+        &mut self,
+        statement_id: u32,
+        params: Vec<Datum>,
+    ) -> Result<Output, SqlError> {
         let Some((sql, statement)) = self.prepared.get(&statement_id) else {
-            let message = format!("Unknown prepared statement handler ({statement_id}) given to mysqld_stmt_execute");
+            let message = format!(
+                "Unknown prepared statement handler ({statement_id}) given to mysqld_stmt_execute"
+            );
             return Err(SqlError::new(1243, "HY000", message));
         };
-        self.script.executions.lock().push(Execution { sql: sql.clone(), params: params.clone() });
+        self.script.executions.lock().push(Execution {
+            sql: sql.clone(),
+            params: params.clone(),
+        });
         if statement.columns.is_empty() {
             let affected_rows = params.len() as u64;
-            return Ok(Output::Ok { affected_rows, last_insert_id: 0, warnings: 0, info: String::new() });
+            return Ok(Output::Ok {
+                affected_rows,
+                last_insert_id: 0,
+                warnings: 0,
+                info: String::new(),
+            });
         }
         let mut row = params;
         row.resize(statement.columns.len(), Datum::Null);
-        Ok(Output::ResultSet { columns: statement.columns.clone(), rows: vec![row] })
+        Ok(Output::ResultSet {
+            columns: statement.columns.clone(),
+            rows: vec![row],
+        })
     }
 
     fn close_prepared(&mut self, statement_id: u32) {
@@ -170,7 +224,11 @@ impl BackendSession for ScriptedSession {
 
     fn use_database(&mut self, name: &str) -> Result<(), SqlError> {
         if !self.script.databases.contains(name) {
-            return Err(SqlError::new(1049, "42000", format!("Unknown database '{name}'")));
+            return Err(SqlError::new(
+                1049,
+                "42000",
+                format!("Unknown database '{name}'"),
+            ));
         }
         self.database = Some(name.to_string());
         Ok(())
@@ -179,7 +237,11 @@ impl BackendSession for ScriptedSession {
     fn field_list(&mut self, table: &str) -> Result<Vec<ColumnInfo>, SqlError> {
         let Some(columns) = self.script.tables.get(table) else {
             let database = self.database.as_deref().unwrap_or("");
-            return Err(SqlError::new(1146, "42S02", format!("Table '{database}.{table}' doesn't exist")));
+            return Err(SqlError::new(
+                1146,
+                "42S02",
+                format!("Table '{database}.{table}' doesn't exist"),
+            ));
         };
         Ok(columns.clone())
     }
@@ -203,6 +265,7 @@ fn normalize(sql: &str) -> String {
 }
 
 fn syntax_error(statement: &str) -> SqlError {
-    let message = format!("You have an error in your SQL syntax; unknown statement near '{statement}'");
+    let message =
+        format!("You have an error in your SQL syntax; unknown statement near '{statement}'");
     SqlError::new(1064, "42000", message)
 }

@@ -38,7 +38,11 @@ pub struct PacketReader<R> {
 impl<R: Read> PacketReader<R> {
     /// Creates a reader that refuses payloads longer than `max_payload_bytes`.
     pub fn new(inner: R, max_payload_bytes: usize) -> PacketReader<R> {
-        PacketReader { inner, max_payload_bytes, sequence: 0 }
+        PacketReader {
+            inner,
+            max_payload_bytes,
+            sequence: 0,
+        }
     }
 
     /// Changes the payload limit (the handshake uses a small one, commands the configured one).
@@ -79,7 +83,9 @@ impl<R: Read> PacketReader<R> {
                 return Err(ConnectionError::Fatal(codes::packet_too_large()));
             }
             payload.reserve(chunk_bytes.min(RESERVE_AHEAD_BYTES));
-            let read = (&mut self.inner).take(chunk_bytes as u64).read_to_end(payload)?;
+            let read = (&mut self.inner)
+                .take(chunk_bytes as u64)
+                .read_to_end(payload)?;
             if read != chunk_bytes {
                 return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
             }
@@ -92,7 +98,11 @@ impl<R: Read> PacketReader<R> {
 
 /// Fills `header`; returns `Ok(false)` on a clean end of stream before its first byte when
 /// `at_packet_start` (a split payload must not end there).
-fn read_header(inner: &mut impl Read, header: &mut [u8; 4], at_packet_start: bool) -> io::Result<bool> {
+fn read_header(
+    inner: &mut impl Read,
+    header: &mut [u8; 4],
+    at_packet_start: bool,
+) -> io::Result<bool> {
     let mut filled = 0;
     while filled < header.len() {
         match inner.read(&mut header[filled..]) {
@@ -116,7 +126,11 @@ pub struct PacketWriter<W: Write> {
 impl<W: Write> PacketWriter<W> {
     /// Creates a writer whose first packet carries sequence id 0.
     pub fn new(inner: W) -> PacketWriter<W> {
-        PacketWriter { inner, buffer: Vec::with_capacity(16 << 10), sequence: 0 }
+        PacketWriter {
+            inner,
+            buffer: Vec::with_capacity(16 << 10),
+            sequence: 0,
+        }
     }
 
     /// Returns the sequence id the next packet will carry.
@@ -352,7 +366,10 @@ mod tests {
         let mut second = Vec::new();
         assert!(reader.read_payload(&mut second).unwrap());
         assert_eq!(second, b"next");
-        assert!(!reader.read_payload(&mut second).unwrap(), "clean end of stream");
+        assert!(
+            !reader.read_payload(&mut second).unwrap(),
+            "clean end of stream"
+        );
         (wire, first)
     }
 
@@ -373,7 +390,9 @@ mod tests {
 
     #[test]
     fn payload_over_16_mib_is_split_and_joined() {
-        let payload: Vec<u8> = (0..MAX_CHUNK_BYTES + 1000).map(|i| (i % 251) as u8).collect();
+        let payload: Vec<u8> = (0..MAX_CHUNK_BYTES + 1000)
+            .map(|i| (i % 251) as u8)
+            .collect();
         let (wire, joined) = round_trip(&payload);
         assert_eq!(&wire[..4], &[0xFF, 0xFF, 0xFF, 0]);
         let second = 4 + MAX_CHUNK_BYTES;
@@ -387,7 +406,11 @@ mod tests {
         let (wire, joined) = round_trip(&payload);
         let second = 4 + MAX_CHUNK_BYTES;
         assert_eq!(&wire[second..second + 4], &[0, 0, 0, 1]);
-        assert_eq!(&wire[second + 4..second + 8], &[4, 0, 0, 2], "the next packet follows");
+        assert_eq!(
+            &wire[second + 4..second + 8],
+            &[4, 0, 0, 2],
+            "the next packet follows"
+        );
         assert_eq!(joined, payload);
     }
 
@@ -408,11 +431,17 @@ mod tests {
 
         let wire = [9, 0, 0, 0, 0x03, b's'];
         let mut reader = PacketReader::new(&wire[..], 1024);
-        assert!(matches!(reader.read_payload(&mut Vec::new()), Err(ConnectionError::Io(_))));
+        assert!(matches!(
+            reader.read_payload(&mut Vec::new()),
+            Err(ConnectionError::Io(_))
+        ));
 
         let wire = [9, 0];
         let mut reader = PacketReader::new(&wire[..], 1024);
-        assert!(matches!(reader.read_payload(&mut Vec::new()), Err(ConnectionError::Io(_))));
+        assert!(matches!(
+            reader.read_payload(&mut Vec::new()),
+            Err(ConnectionError::Io(_))
+        ));
     }
 
     #[test]
@@ -428,7 +457,16 @@ mod tests {
 
     #[test]
     fn lenenc_integers_round_trip() {
-        for value in [0, 0xFA, 0xFB, 0xFFFF, 0x1_0000, 0xFF_FFFF, 0x100_0000, u64::MAX] {
+        for value in [
+            0,
+            0xFA,
+            0xFB,
+            0xFFFF,
+            0x1_0000,
+            0xFF_FFFF,
+            0x100_0000,
+            u64::MAX,
+        ] {
             let mut buffer = Vec::new();
             put_lenenc_int(&mut buffer, value);
             let mut cursor = Cursor::new(&buffer);

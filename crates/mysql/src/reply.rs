@@ -57,7 +57,11 @@ pub fn encode_err(buffer: &mut Vec<u8>, error: &SqlError) {
     buffer.push(0xFF);
     buffer.extend_from_slice(&error.code.to_le_bytes());
     buffer.push(b'#');
-    let state = if error.state.len() == 5 { error.state } else { "HY000" };
+    let state = if error.state.len() == 5 {
+        error.state
+    } else {
+        "HY000"
+    };
     buffer.extend_from_slice(state.as_bytes());
     let mut end = error.message.len().min(MAX_ERROR_MESSAGE_BYTES);
     while !error.message.is_char_boundary(end) {
@@ -107,23 +111,30 @@ impl<W: Write> Replies<'_, W> {
         if self.deprecate_eof {
             return Ok(());
         }
-        self.writer.write_with(|buffer| encode_eof(buffer, 0, status))
+        self.writer
+            .write_with(|buffer| encode_eof(buffer, 0, status))
     }
 
     /// Writes the packet that ends a result set (or a column list): EOF, or OK with 0xFE.
     pub fn end_of_rows(&mut self, status: u16) -> io::Result<()> {
         if self.deprecate_eof {
-            let ok = OkPacket { status, ..OkPacket::default() };
-            self.writer.write_with(|buffer| encode_ok(buffer, 0xFE, &ok))
+            let ok = OkPacket {
+                status,
+                ..OkPacket::default()
+            };
+            self.writer
+                .write_with(|buffer| encode_ok(buffer, 0xFE, &ok))
         } else {
-            self.writer.write_with(|buffer| encode_eof(buffer, 0, status))
+            self.writer
+                .write_with(|buffer| encode_eof(buffer, 0, status))
         }
     }
 
     /// Writes column definitions, each in its own packet, then the EOF unless deprecated.
     pub fn definitions(&mut self, columns: &[ColumnInfo], status: u16) -> io::Result<()> {
         for column in columns {
-            self.writer.write_with(|buffer| encode_column_definition(buffer, column, false))?;
+            self.writer
+                .write_with(|buffer| encode_column_definition(buffer, column, false))?;
         }
         self.eof_after_definitions(status)
     }
@@ -136,10 +147,12 @@ impl<W: Write> Replies<'_, W> {
         status: u16,
         encode_row: fn(&mut Vec<u8>, &[ColumnInfo], &[Datum]),
     ) -> io::Result<()> {
-        self.writer.write_with(|buffer| put_lenenc_int(buffer, columns.len() as u64))?;
+        self.writer
+            .write_with(|buffer| put_lenenc_int(buffer, columns.len() as u64))?;
         self.definitions(columns, status)?;
         for row in rows {
-            self.writer.write_with(|buffer| encode_row(buffer, columns, row))?;
+            self.writer
+                .write_with(|buffer| encode_row(buffer, columns, row))?;
         }
         self.end_of_rows(status)
     }
@@ -153,17 +166,33 @@ mod tests {
     #[test]
     fn ok_eof_and_err_layouts() {
         let mut buffer = Vec::new();
-        let ok = OkPacket { affected_rows: 300, last_insert_id: 5, status: status::AUTOCOMMIT, warnings: 1, info: "hi" };
+        let ok = OkPacket {
+            affected_rows: 300,
+            last_insert_id: 5,
+            status: status::AUTOCOMMIT,
+            warnings: 1,
+            info: "hi",
+        };
         encode_ok(&mut buffer, 0x00, &ok);
-        assert_eq!(buffer, [0x00, 0xFC, 0x2C, 0x01, 5, 2, 0, 1, 0, b'h', b'i']);
+        assert_eq!(
+            buffer,
+            [0x00, 0xFC, 0x2C, 0x01, 5, 2, 0, 1, 0, 2, b'h', b'i']
+        );
 
         buffer.clear();
-        encode_eof(&mut buffer, 0, status::IN_TRANS | status::MORE_RESULTS_EXISTS);
+        encode_eof(
+            &mut buffer,
+            0,
+            status::IN_TRANS | status::MORE_RESULTS_EXISTS,
+        );
         assert_eq!(buffer, [0xFE, 0, 0, 9, 0]);
 
         buffer.clear();
         encode_err(&mut buffer, &SqlError::new(1064, "42000", "bad"));
-        assert_eq!(buffer, [0xFF, 0x28, 0x04, b'#', b'4', b'2', b'0', b'0', b'0', b'b', b'a', b'd']);
+        assert_eq!(
+            buffer,
+            [0xFF, 0x28, 0x04, b'#', b'4', b'2', b'0', b'0', b'0', b'b', b'a', b'd']
+        );
 
         buffer.clear();
         encode_err(&mut buffer, &SqlError::new(1, "X", "é".repeat(300)));
@@ -188,8 +217,8 @@ mod tests {
         let mut buffer = Vec::new();
         encode_column_definition(&mut buffer, &column, false);
         let expected: &[u8] = &[
-            3, b'd', b'e', b'f', 2, b'd', b'b', 1, b't', 1, b't', 1, b'c', 1, b'c', 0x0C, 63, 0, 11, 0, 0, 0, 3, 1, 0, 0, 0,
-            0,
+            3, b'd', b'e', b'f', 2, b'd', b'b', 1, b't', 1, b't', 1, b'c', 1, b'c', 0x0C, 63, 0,
+            11, 0, 0, 0, 3, 1, 0, 0, 0, 0,
         ];
         assert_eq!(buffer, expected);
         buffer.clear();

@@ -197,8 +197,16 @@ impl<B: Backend> MysqlServer<B> {
     pub fn bind(config: ServerConfig, backend: B) -> io::Result<MysqlServer<B>> {
         let listener = TcpListener::bind(config.listen)?;
         let local_addr = listener.local_addr()?;
-        let shared = Arc::new(Shared { config, backend, state: Arc::new(ServerState::new()) });
-        Ok(MysqlServer { listener, local_addr, shared })
+        let shared = Arc::new(Shared {
+            config,
+            backend,
+            state: Arc::new(ServerState::new()),
+        });
+        Ok(MysqlServer {
+            listener,
+            local_addr,
+            shared,
+        })
     }
 
     /// Returns the bound address (with the actual port when the config asked for port 0).
@@ -213,7 +221,10 @@ impl<B: Backend> MysqlServer<B> {
             IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
             ip => ip,
         };
-        ShutdownHandle { state: self.shared.state.clone(), wake_address: SocketAddr::new(ip, self.local_addr.port()) }
+        ShutdownHandle {
+            state: self.shared.state.clone(),
+            wake_address: SocketAddr::new(ip, self.local_addr.port()),
+        }
     }
 
     /// Accepts connections, one thread each, until shut down; then closes open connections and
@@ -235,8 +246,15 @@ impl<B: Backend> MysqlServer<B> {
         let deadline = Instant::now() + SHUTDOWN_GRACE;
         let mut connections = state.connections.lock();
         while !connections.is_empty() {
-            if state.connections_drained.wait_until(&mut connections, deadline).timed_out() {
-                warn!(open = connections.len(), "connections still open after shutdown grace");
+            if state
+                .connections_drained
+                .wait_until(&mut connections, deadline)
+                .timed_out()
+            {
+                warn!(
+                    open = connections.len(),
+                    "connections still open after shutdown grace"
+                );
                 break;
             }
         }
@@ -274,13 +292,23 @@ fn refuse(stream: TcpStream, error: &strata_sql::SqlError) {
 }
 
 /// The body of a connection thread: serve, log, deregister.
-fn run_connection<B: Backend>(shared: &Shared<B>, stream: TcpStream, peer: SocketAddr, connection_id: u32) {
+fn run_connection<B: Backend>(
+    shared: &Shared<B>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    connection_id: u32,
+) {
     debug!(connection_id, %peer, "connection opened");
-    let outcome = catch_unwind(AssertUnwindSafe(|| serve(shared, &stream, peer, connection_id)));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        serve(shared, &stream, peer, connection_id)
+    }));
     match outcome {
         Ok(Ok(())) => debug!(connection_id, "connection closed"),
         Ok(Err(error)) => debug!(connection_id, %error, "connection closed"),
-        Err(_) => error!(connection_id, "connection thread panicked; connection closed"),
+        Err(_) => error!(
+            connection_id,
+            "connection thread panicked; connection closed"
+        ),
     }
     let _ = stream.shutdown(Shutdown::Both);
     shared.state.deregister(connection_id);
@@ -296,7 +324,10 @@ fn serve<B: Backend>(
     stream.set_nodelay(true)?;
     stream.set_read_timeout(Some(CONNECT_TIMEOUT))?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    let mut reader = PacketReader::new(BufReader::with_capacity(READ_BUFFER_BYTES, stream), HANDSHAKE_MAX_PAYLOAD_BYTES);
+    let mut reader = PacketReader::new(
+        BufReader::with_capacity(READ_BUFFER_BYTES, stream),
+        HANDSHAKE_MAX_PAYLOAD_BYTES,
+    );
     let mut writer = PacketWriter::new(stream);
     let result = serve_phases(shared, &mut reader, &mut writer, peer, connection_id);
     if let Err(ConnectionError::Fatal(error)) = &result {
@@ -316,13 +347,39 @@ fn serve_phases<B: Backend>(
 ) -> Result<(), ConnectionError> {
     let config = &shared.config;
     let greeting = Greeting::new(connection_id, &config.server_version);
-    let client = authenticate(reader, writer, &greeting, &config.users, &peer.ip().to_string())?;
-    let session = shared.backend.open_session(&client.user, client.database.as_deref()).map_err(ConnectionError::Fatal)?;
+    let client = authenticate(
+        reader,
+        writer,
+        &greeting,
+        &config.users,
+        &peer.ip().to_string(),
+    )?;
+    let session = shared
+        .backend
+        .open_session(&client.user, client.database.as_deref())
+        .map_err(ConnectionError::Fatal)?;
     debug!(connection_id, user = %client.user, database = ?client.database, "authenticated");
-    let mut connection = Connection::new(session, client.capabilities, config.max_allowed_packet, shared.state.clone());
-    writer.write_with(|buffer| encode_ok(buffer, 0x00, &OkPacket { status: connection.status(), ..OkPacket::default() }))?;
+    let mut connection = Connection::new(
+        session,
+        client.capabilities,
+        config.max_allowed_packet,
+        shared.state.clone(),
+    );
+    writer.write_with(|buffer| {
+        encode_ok(
+            buffer,
+            0x00,
+            &OkPacket {
+                status: connection.status(),
+                ..OkPacket::default()
+            },
+        )
+    })?;
     writer.flush()?;
-    reader.get_ref().get_ref().set_read_timeout(Some(WAIT_TIMEOUT))?;
+    reader
+        .get_ref()
+        .get_ref()
+        .set_read_timeout(Some(WAIT_TIMEOUT))?;
     reader.set_max_payload_bytes(config.max_allowed_packet);
     command_loop(&mut connection, reader, writer)
 }

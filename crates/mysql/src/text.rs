@@ -27,7 +27,9 @@ pub fn encode_text_row(buffer: &mut Vec<u8>, columns: &[ColumnInfo], row: &[Datu
         match datum {
             Datum::Null => buffer.push(0xFB),
             Datum::Bytes(bytes) => put_lenenc_bytes(buffer, bytes),
-            _ => put_lenenc_with(buffer, |buffer| write_text_value(buffer, columns.get(index), datum)),
+            _ => put_lenenc_with(buffer, |buffer| {
+                write_text_value(buffer, columns.get(index), datum)
+            }),
         }
     }
 }
@@ -74,8 +76,16 @@ pub fn write_double(buffer: &mut Vec<u8>, value: f64, decimals: u8, single: bool
     let _ = if decimals < DECIMALS_NOT_FIXED {
         write!(buffer, "{:.*}", usize::from(decimals), value)
     } else {
-        let scientific = if single { format!("{:e}", value as f32) } else { format!("{value:e}") };
-        let exponent: i32 = scientific.rsplit('e').next().and_then(|e| e.parse().ok()).unwrap_or(0);
+        let scientific = if single {
+            format!("{:e}", value as f32)
+        } else {
+            format!("{value:e}")
+        };
+        let exponent: i32 = scientific
+            .rsplit('e')
+            .next()
+            .and_then(|e| e.parse().ok())
+            .unwrap_or(0);
         if value.is_finite() && value != 0.0 && !(-4..15).contains(&exponent) {
             buffer.write_all(scientific.as_bytes())
         } else if single {
@@ -87,13 +97,29 @@ pub fn write_double(buffer: &mut Vec<u8>, value: f64, decimals: u8, single: bool
 }
 
 fn write_date(buffer: &mut Vec<u8>, date: &NaiveDate) -> std::io::Result<()> {
-    write!(buffer, "{:04}-{:02}-{:02}", date.year(), date.month(), date.day())
+    write!(
+        buffer,
+        "{:04}-{:02}-{:02}",
+        date.year(),
+        date.month(),
+        date.day()
+    )
 }
 
-fn write_datetime(buffer: &mut Vec<u8>, datetime: &NaiveDateTime, decimals: u8) -> std::io::Result<()> {
+fn write_datetime(
+    buffer: &mut Vec<u8>,
+    datetime: &NaiveDateTime,
+    decimals: u8,
+) -> std::io::Result<()> {
     write_date(buffer, &datetime.date())?;
     let time = datetime.time();
-    write!(buffer, " {:02}:{:02}:{:02}", time.hour(), time.minute(), time.second())?;
+    write!(
+        buffer,
+        " {:02}:{:02}:{:02}",
+        time.hour(),
+        time.minute(),
+        time.second()
+    )?;
     let micros = time.nanosecond() / 1000 % 1_000_000;
     let digits = match decimals {
         1..=6 => usize::from(decimals),
@@ -133,8 +159,18 @@ mod tests {
     #[test]
     fn numbers() {
         assert_eq!(text(ColumnType::LongLong, 0, Datum::Int(-42)), "-42");
-        assert_eq!(text(ColumnType::LongLong, 0, Datum::UInt(u64::MAX)), "18446744073709551615");
-        assert_eq!(text(ColumnType::NewDecimal, 2, Datum::Decimal("12.50".parse().unwrap())), "12.50");
+        assert_eq!(
+            text(ColumnType::LongLong, 0, Datum::UInt(u64::MAX)),
+            "18446744073709551615"
+        );
+        assert_eq!(
+            text(
+                ColumnType::NewDecimal,
+                2,
+                Datum::Decimal("12.50".parse().unwrap())
+            ),
+            "12.50"
+        );
     }
 
     #[test]
@@ -152,7 +188,10 @@ mod tests {
         assert_eq!(double(0.0), "0");
         assert_eq!(text(ColumnType::Double, 2, Datum::Float(1.0)), "1.00");
         assert_eq!(text(ColumnType::Double, 0, Datum::Float(2.5)), "2");
-        assert_eq!(text(ColumnType::Float, 31, Datum::Float(f64::from(0.1f32))), "0.1");
+        assert_eq!(
+            text(ColumnType::Float, 31, Datum::Float(f64::from(0.1f32))),
+            "0.1"
+        );
     }
 
     #[test]
@@ -160,15 +199,28 @@ mod tests {
         let date = NaiveDate::from_ymd_opt(2024, 2, 9).unwrap();
         assert_eq!(text(ColumnType::Date, 0, Datum::Date(date)), "2024-02-09");
         let midnight = date.and_hms_opt(0, 0, 0).unwrap();
-        assert_eq!(text(ColumnType::DateTime, 0, Datum::DateTime(midnight)), "2024-02-09 00:00:00");
+        assert_eq!(
+            text(ColumnType::DateTime, 0, Datum::DateTime(midnight)),
+            "2024-02-09 00:00:00"
+        );
         let precise = date.and_hms_micro_opt(13, 4, 5, 120).unwrap();
-        assert_eq!(text(ColumnType::DateTime, 0, Datum::DateTime(precise)), "2024-02-09 13:04:05.000120");
-        assert_eq!(text(ColumnType::DateTime, 3, Datum::DateTime(midnight)), "2024-02-09 00:00:00.000");
+        assert_eq!(
+            text(ColumnType::DateTime, 0, Datum::DateTime(precise)),
+            "2024-02-09 13:04:05.000120"
+        );
+        assert_eq!(
+            text(ColumnType::DateTime, 3, Datum::DateTime(midnight)),
+            "2024-02-09 00:00:00.000"
+        );
     }
 
     #[test]
     fn rows_use_lenenc_strings_and_null_marker() {
-        let columns = vec![column(ColumnType::LongLong, 0), column(ColumnType::VarString, 0), column(ColumnType::Blob, 0)];
+        let columns = vec![
+            column(ColumnType::LongLong, 0),
+            column(ColumnType::VarString, 0),
+            column(ColumnType::Blob, 0),
+        ];
         let row = vec![Datum::Int(7), Datum::Null, Datum::Bytes(vec![b'x'; 300])];
         let mut buffer = Vec::new();
         encode_text_row(&mut buffer, &columns, &row);

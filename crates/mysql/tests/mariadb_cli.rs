@@ -13,19 +13,33 @@ const MARIADB: &str = "/usr/bin/mariadb";
 fn mariadb(server: &TestServer, args: &[&str]) -> Output {
     let port = server.addr.port().to_string();
     Command::new(MARIADB)
-        .args(["--no-defaults", "-h127.0.0.1", "-P", &port, "--connect-timeout=10"])
+        .args([
+            "--no-defaults",
+            "-h127.0.0.1",
+            "-P",
+            &port,
+            "--connect-timeout=10",
+        ])
         .args(args)
         .output()
         .unwrap()
 }
 
 fn stdout(output: &Output) -> String {
-    assert!(output.status.success(), "mariadb failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "mariadb failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
 fn stderr(output: &Output) -> String {
-    assert!(!output.status.success(), "mariadb succeeded: {}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        !output.status.success(),
+        "mariadb succeeded: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
     String::from_utf8(output.stderr.clone()).unwrap()
 }
 
@@ -35,7 +49,10 @@ fn select_one() {
         return;
     }
     let server = TestServer::start(ServerConfig::default(), backend());
-    assert_eq!(stdout(&mariadb(&server, &["-uroot", "-e", "select 1"])), "1\n1\n");
+    assert_eq!(
+        stdout(&mariadb(&server, &["-uroot", "-e", "select 1"])),
+        "1\n1\n"
+    );
 }
 
 #[test]
@@ -44,9 +61,20 @@ fn multi_statements_rows_nulls_and_database() {
         return;
     }
     let server = TestServer::start(ServerConfig::default(), backend());
-    let output = mariadb(&server, &["-uroot", "-Dsbtest", "-e", "select 1; begin; select id, word from words; commit"]);
+    let output = mariadb(
+        &server,
+        &[
+            "-uroot",
+            "-Dsbtest",
+            "-e",
+            "select 1; begin; select id, word from words; commit",
+        ],
+    );
     assert_eq!(stdout(&output), "1\n1\nid\tword\n1\tone\n2\tNULL\n");
-    let output = mariadb(&server, &["-uroot", "-Dsbtest", "-e", "select 1; bogus; select 1"]);
+    let output = mariadb(
+        &server,
+        &["-uroot", "-Dsbtest", "-e", "select 1; bogus; select 1"],
+    );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "1\n1\n");
     assert!(stderr(&output).contains("ERROR 1064 (42000)"));
 }
@@ -56,12 +84,26 @@ fn passwords_and_unknown_database() {
     if !installed(MARIADB) {
         return;
     }
-    let users = vec![("root".to_string(), String::new()), ("app".to_string(), "secret".to_string())];
-    let server = TestServer::start(ServerConfig { users, ..ServerConfig::default() }, backend());
-    assert_eq!(stdout(&mariadb(&server, &["-uapp", "-psecret", "-e", "select 1"])), "1\n1\n");
+    let users = vec![
+        ("root".to_string(), String::new()),
+        ("app".to_string(), "secret".to_string()),
+    ];
+    let server = TestServer::start(
+        ServerConfig {
+            users,
+            ..ServerConfig::default()
+        },
+        backend(),
+    );
+    assert_eq!(
+        stdout(&mariadb(&server, &["-uapp", "-psecret", "-e", "select 1"])),
+        "1\n1\n"
+    );
     let denied = stderr(&mariadb(&server, &["-uapp", "-pwrong", "-e", "select 1"]));
     assert!(
-        denied.contains("ERROR 1045 (28000): Access denied for user 'app'@'127.0.0.1' (using password: YES)"),
+        denied.contains(
+            "ERROR 1045 (28000): Access denied for user 'app'@'127.0.0.1' (using password: YES)"
+        ),
         "{denied}"
     );
     let denied = stderr(&mariadb(&server, &["-uapp", "-e", "select 1"]));
@@ -69,7 +111,10 @@ fn passwords_and_unknown_database() {
     let denied = stderr(&mariadb(&server, &["-unobody", "-e", "select 1"]));
     assert!(denied.contains("ERROR 1045"), "{denied}");
     let unknown = stderr(&mariadb(&server, &["-uroot", "-Dnosuch", "-e", "select 1"]));
-    assert!(unknown.contains("ERROR 1049 (42000): Unknown database 'nosuch'"), "{unknown}");
+    assert!(
+        unknown.contains("ERROR 1049 (42000): Unknown database 'nosuch'"),
+        "{unknown}"
+    );
 }
 
 #[test]
@@ -77,10 +122,19 @@ fn too_many_connections() {
     if !installed(MARIADB) {
         return;
     }
-    let server = TestServer::start(ServerConfig { max_connections: 1, ..ServerConfig::default() }, backend());
+    let server = TestServer::start(
+        ServerConfig {
+            max_connections: 1,
+            ..ServerConfig::default()
+        },
+        backend(),
+    );
     let held = common::raw_login(server.addr);
     let refused = stderr(&mariadb(&server, &["-uroot", "-e", "select 1"]));
-    assert!(refused.contains("1040") && refused.contains("Too many connections"), "{refused}");
+    assert!(
+        refused.contains("1040") && refused.contains("Too many connections"),
+        "{refused}"
+    );
     drop(held);
     // The slot is freed when the server notices the close; retry briefly.
     for _ in 0..50 {

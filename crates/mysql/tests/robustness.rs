@@ -28,7 +28,10 @@ fn garbage_instead_of_a_handshake_response() {
     let mut stream = TcpStream::connect(server.addr).unwrap();
     stream.write_all(b"\x05\x00\x00\x01hello").unwrap();
     let received = read_until_closed(&mut stream);
-    assert!(received.windows(2).any(|pair| pair == [0xFF, 0x13]), "1043 Bad handshake was sent");
+    assert!(
+        received.windows(2).any(|pair| pair == [0xFF, 0x13]),
+        "1043 Bad handshake was sent"
+    );
     still_serving(&server);
 }
 
@@ -37,7 +40,14 @@ fn garbage_after_the_handshake() {
     let server = TestServer::start(ServerConfig::default(), backend());
     // Well-framed nonsense: each packet gets an error or no reply, the connection survives.
     let (mut reader, mut writer) = raw_login(server.addr);
-    for payload in [&b""[..], b"\x17\x01", b"\x16", b"\x99garbage", b"\x18\xff", b"\x0c\x01"] {
+    for payload in [
+        &b""[..],
+        b"\x17\x01",
+        b"\x16",
+        b"\x99garbage",
+        b"\x18\xff",
+        b"\x0c\x01",
+    ] {
         writer.set_sequence(0);
         writer.write_packet(payload).unwrap();
         writer.flush().unwrap();
@@ -56,7 +66,12 @@ fn garbage_after_the_handshake() {
             break;
         }
     }
-    assert!(replies[..replies.len() - 1].iter().all(|reply| reply[0] == 0xFF), "errors, then the ping's OK");
+    assert!(
+        replies[..replies.len() - 1]
+            .iter()
+            .all(|reply| reply[0] == 0xFF),
+        "errors, then the ping's OK"
+    );
 
     // Broken framing: the server closes the connection.
     let mut stream = TcpStream::connect(server.addr).unwrap();
@@ -71,13 +86,20 @@ fn garbage_after_the_handshake() {
 
 #[test]
 fn packet_larger_than_max_allowed_packet_closes_the_connection() {
-    let config = ServerConfig { max_allowed_packet: 1024, ..ServerConfig::default() };
+    let config = ServerConfig {
+        max_allowed_packet: 1024,
+        ..ServerConfig::default()
+    };
     let server = TestServer::start(config, backend());
     let (_reader, writer) = raw_login(server.addr);
     let mut raw = writer.get_ref().try_clone().unwrap();
     raw.write_all(&[0x00, 0x08, 0x00, 0x00, 0x03]).unwrap();
     let received = read_until_closed(&mut raw);
-    assert_eq!(&received[4..7], &[0xFF, 0x81, 0x04], "1153 before closing: {received:?}");
+    assert_eq!(
+        &received[4..7],
+        &[0xFF, 0x81, 0x04],
+        "1153 before closing: {received:?}"
+    );
     assert!(String::from_utf8_lossy(&received).contains("max_allowed_packet"));
     still_serving(&server);
 }
@@ -91,5 +113,8 @@ fn shutdown_returns_and_closes_open_connections() {
     server.stop();
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(read_until_closed(&mut raw).is_empty());
-    assert!(TcpStream::connect(server.addr).is_err(), "the listener is closed");
+    assert!(
+        TcpStream::connect(server.addr).is_err(),
+        "the listener is closed"
+    );
 }

@@ -24,7 +24,10 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
     }
 }
 
@@ -66,7 +69,15 @@ impl<C: Clock> LocalTso<C> {
         let physical_ms = clock.now_ms().max(saved + 1);
         let saved_limit_ms = physical_ms + TSO_SAVE_INTERVAL_MS;
         save_limit(&path, saved_limit_ms)?;
-        Ok(LocalTso { clock, path, state: Mutex::new(State { physical_ms, logical: 0, saved_limit_ms }) })
+        Ok(LocalTso {
+            clock,
+            path,
+            state: Mutex::new(State {
+                physical_ms,
+                logical: 0,
+                saved_limit_ms,
+            }),
+        })
     }
 }
 

@@ -15,7 +15,11 @@ pub struct SqlError {
 
 impl SqlError {
     pub fn new(code: u16, state: &'static str, message: impl Into<String>) -> SqlError {
-        SqlError { code, state, message: message.into() }
+        SqlError {
+            code,
+            state,
+            message: message.into(),
+        }
     }
 }
 

@@ -31,7 +31,10 @@ pub struct AutoIds {
 
 impl AutoIds {
     pub fn new(client: TxnClient) -> AutoIds {
-        AutoIds { client, ranges: Mutex::new(HashMap::new()) }
+        AutoIds {
+            client,
+            ranges: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Allocates `count` consecutive values; returns the first.
@@ -40,7 +43,10 @@ impl AutoIds {
         let range = ranges.entry(table_id).or_default();
         if range.next == 0 || range.end - range.next < count {
             let end = self.reserve(table_id, 0, count.max(AUTOID_BATCH))?;
-            *range = Range { next: end - count.max(AUTOID_BATCH), end };
+            *range = Range {
+                next: end - count.max(AUTOID_BATCH),
+                end,
+            };
         }
         let first = range.next;
         range.next += count;
@@ -59,7 +65,10 @@ impl AutoIds {
             return Ok(());
         }
         let end = self.reserve(table_id, used, AUTOID_BATCH)?;
-        *range = Range { next: (used + 1).max(end - AUTOID_BATCH), end };
+        *range = Range {
+            next: (used + 1).max(end - AUTOID_BATCH),
+            end,
+        };
         Ok(())
     }
 

@@ -26,7 +26,9 @@ impl Scope {
     fn resolve(&self, table: Option<&str>, name: &str, context: &str) -> Result<usize> {
         let mut found = None;
         for (i, c) in self.columns.iter().enumerate() {
-            if c.name.eq_ignore_ascii_case(name) && table.is_none_or(|t| c.table.eq_ignore_ascii_case(t)) {
+            if c.name.eq_ignore_ascii_case(name)
+                && table.is_none_or(|t| c.table.eq_ignore_ascii_case(t))
+            {
                 if found.is_some() {
                     return Err(error::ambiguous_column(name));
                 }
@@ -59,7 +61,12 @@ pub struct Binder<'a> {
 
 impl<'a> Binder<'a> {
     pub fn new(scope: &'a Scope, context: &'static str) -> Binder<'a> {
-        Binder { scope, aggs: Vec::new(), allow_aggregates: false, context }
+        Binder {
+            scope,
+            aggs: Vec::new(),
+            allow_aggregates: false,
+            context,
+        }
     }
 
     pub fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
@@ -83,7 +90,9 @@ impl<'a> Binder<'a> {
                         other => Expr::Neg(Box::new(other)),
                     },
                     ast::UnaryOperator::Plus => inner,
-                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => Expr::Not(Box::new(inner)),
+                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                        Expr::Not(Box::new(inner))
+                    }
                     _ => return Err(error::unsupported(op)),
                 }
             }
@@ -104,25 +113,44 @@ impl<'a> Binder<'a> {
                     Box::new(Expr::Literal(Datum::Int(1))),
                 )),
             ),
-            A::Between { expr, negated, low, high } => Expr::Between {
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => Expr::Between {
                 expr: Box::new(self.bind(expr)?),
                 low: Box::new(self.bind(low)?),
                 high: Box::new(self.bind(high)?),
                 negated: *negated,
             },
-            A::InList { expr, list, negated } => match expr.as_ref() {
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => match expr.as_ref() {
                 A::Tuple(items) => {
-                    let exprs = items.iter().map(|i| self.bind(i)).collect::<Result<Vec<_>>>()?;
+                    let exprs = items
+                        .iter()
+                        .map(|i| self.bind(i))
+                        .collect::<Result<Vec<_>>>()?;
                     let mut tuples = Vec::with_capacity(list.len());
                     for entry in list {
                         match entry {
-                            A::Tuple(values) if values.len() == exprs.len() => {
-                                tuples.push(values.iter().map(|v| self.bind(v)).collect::<Result<Vec<_>>>()?)
-                            }
+                            A::Tuple(values) if values.len() == exprs.len() => tuples.push(
+                                values
+                                    .iter()
+                                    .map(|v| self.bind(v))
+                                    .collect::<Result<Vec<_>>>()?,
+                            ),
                             _ => return Err(error::operand_columns(exprs.len())),
                         }
                     }
-                    Expr::TupleIn { exprs, list: tuples, negated: *negated }
+                    Expr::TupleIn {
+                        exprs,
+                        list: tuples,
+                        negated: *negated,
+                    }
                 }
                 _ => Expr::InList {
                     expr: Box::new(self.bind(expr)?),
@@ -130,7 +158,13 @@ impl<'a> Binder<'a> {
                     negated: *negated,
                 },
             },
-            A::Like { negated, expr, pattern, escape_char, .. } => {
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                ..
+            } => {
                 let escape = match escape_char {
                     Some(ast::Value::SingleQuotedString(s)) if s.len() == 1 => s.as_bytes()[0],
                     _ => b'\\',
@@ -142,20 +176,40 @@ impl<'a> Binder<'a> {
                     escape,
                 }
             }
-            A::Case { operand, conditions, else_result, .. } => Expr::Case {
-                operand: operand.as_ref().map(|o| self.bind(o).map(Box::new)).transpose()?,
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => Expr::Case {
+                operand: operand
+                    .as_ref()
+                    .map(|o| self.bind(o).map(Box::new))
+                    .transpose()?,
                 whens: conditions
                     .iter()
                     .map(|w| Ok((self.bind(&w.condition)?, self.bind(&w.result)?)))
                     .collect::<Result<_>>()?,
-                otherwise: else_result.as_ref().map(|o| self.bind(o).map(Box::new)).transpose()?,
+                otherwise: else_result
+                    .as_ref()
+                    .map(|o| self.bind(o).map(Box::new))
+                    .transpose()?,
             },
             A::Function(f) => self.function(f)?,
-            A::Cast { expr, data_type, .. } => Expr::Call(cast_func(data_type)?, vec![self.bind(expr)?]),
-            A::Convert { expr, data_type: Some(data_type), .. } => {
-                Expr::Call(cast_func(data_type)?, vec![self.bind(expr)?])
-            }
-            A::Substring { expr, substring_from, substring_for, .. } => {
+            A::Cast {
+                expr, data_type, ..
+            } => Expr::Call(cast_func(data_type)?, vec![self.bind(expr)?]),
+            A::Convert {
+                expr,
+                data_type: Some(data_type),
+                ..
+            } => Expr::Call(cast_func(data_type)?, vec![self.bind(expr)?]),
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
                 let mut args = vec![self.bind(expr)?];
                 args.push(match substring_from {
                     Some(f) => self.bind(f)?,
@@ -168,21 +222,33 @@ impl<'a> Binder<'a> {
             }
             A::Ceil { expr, .. } => Expr::Call(Func::Ceil, vec![self.bind(expr)?]),
             A::Floor { expr, .. } => Expr::Call(Func::Floor, vec![self.bind(expr)?]),
-            A::Trim { expr, trim_where: None, trim_what: None, .. } => Expr::Call(Func::Trim, vec![self.bind(expr)?]),
+            A::Trim {
+                expr,
+                trim_where: None,
+                trim_what: None,
+                ..
+            } => Expr::Call(Func::Trim, vec![self.bind(expr)?]),
             A::TypedString(typed) => {
                 let text = match &typed.value.value {
-                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        s.clone()
+                    }
                     other => other.to_string(),
                 };
                 let ty = match typed.data_type {
                     ast::DataType::Date => SqlType::new(TypeKind::Date),
-                    _ => SqlType { scale: 6, ..SqlType::new(TypeKind::DateTime) },
+                    _ => SqlType {
+                        scale: 6,
+                        ..SqlType::new(TypeKind::DateTime)
+                    },
                 };
                 Expr::Literal(ty.coerce(Datum::Bytes(text.into_bytes()), "literal")?)
             }
             A::Tuple(items) if items.len() == 1 => self.bind(&items[0])?,
             A::Tuple(items) => return Err(error::operand_columns(items.len().min(1))),
-            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => return Err(error::unsupported("subqueries")),
+            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
+                return Err(error::unsupported("subqueries"))
+            }
             other => return Err(error::unsupported(other)),
         })
     }
@@ -194,18 +260,26 @@ impl<'a> Binder<'a> {
                 return Ok(system_variable(var));
             }
             if let Some(var) = name.strip_prefix('@') {
-                return Ok(Expr::Session(SessionValue::UserVariable(var.to_ascii_lowercase())));
+                return Ok(Expr::Session(SessionValue::UserVariable(
+                    var.to_ascii_lowercase(),
+                )));
             }
             if table.is_none() {
                 match name.to_ascii_uppercase().as_str() {
-                    "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => return Ok(Expr::Session(SessionValue::Now)),
+                    "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => {
+                        return Ok(Expr::Session(SessionValue::Now))
+                    }
                     "CURRENT_DATE" => return Ok(Expr::Session(SessionValue::CurDate)),
                     "CURRENT_USER" => return Ok(Expr::Session(SessionValue::User)),
                     _ => {}
                 }
             }
         }
-        Ok(Expr::Column(self.scope.resolve(table, name, self.context)?))
+        Ok(Expr::Column(self.scope.resolve(
+            table,
+            name,
+            self.context,
+        )?))
     }
 
     fn function(&mut self, f: &ast::Function) -> Result<Expr> {
@@ -214,7 +288,10 @@ impl<'a> Binder<'a> {
             FunctionArguments::None => (Vec::new(), false, false),
             FunctionArguments::Subquery(_) => return Err(error::unsupported("subqueries")),
             FunctionArguments::List(list) => {
-                let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                let distinct = matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
                 let mut star = false;
                 let mut args = Vec::new();
                 for arg in &list.args {
@@ -250,7 +327,11 @@ impl<'a> Binder<'a> {
                 }
                 None => Expr::Literal(Datum::Int(1)),
             };
-            let call = AggCall { func, arg, distinct };
+            let call = AggCall {
+                func,
+                arg,
+                distinct,
+            };
             let index = match self.aggs.iter().position(|c| *c == call) {
                 Some(i) => i,
                 None => {
@@ -265,7 +346,9 @@ impl<'a> Binder<'a> {
             "DATABASE" | "SCHEMA" => return session(SessionValue::Database),
             "LAST_INSERT_ID" if args.is_empty() => return session(SessionValue::LastInsertId),
             "CONNECTION_ID" => return session(SessionValue::ConnectionId),
-            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => return session(SessionValue::User),
+            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
+                return session(SessionValue::User)
+            }
             "VERSION" => return session(SessionValue::Version),
             "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => {
                 return session(SessionValue::Now)
@@ -319,14 +402,23 @@ impl<'a> Binder<'a> {
                 format!("Incorrect parameter count in the call to native function '{name}'"),
             ));
         }
-        let bound = args.iter().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
+        let bound = args
+            .iter()
+            .map(|a| self.bind(a))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Expr::Call(func, bound))
     }
 }
 
 fn system_variable(name: &str) -> Expr {
-    let name = name.strip_prefix("session.").or_else(|| name.strip_prefix("global.")).unwrap_or(name);
-    let name = name.strip_prefix("SESSION.").or_else(|| name.strip_prefix("GLOBAL.")).unwrap_or(name);
+    let name = name
+        .strip_prefix("session.")
+        .or_else(|| name.strip_prefix("global."))
+        .unwrap_or(name);
+    let name = name
+        .strip_prefix("SESSION.")
+        .or_else(|| name.strip_prefix("GLOBAL."))
+        .unwrap_or(name);
     Expr::Session(SessionValue::SystemVariable(name.to_ascii_lowercase()))
 }
 
@@ -360,7 +452,9 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
     use ast::Value as V;
     Ok(match v {
         V::Number(text, _) => Expr::Literal(number_literal(text)?),
-        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Expr::Literal(Datum::Bytes(s.clone().into_bytes())),
+        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => {
+            Expr::Literal(Datum::Bytes(s.clone().into_bytes()))
+        }
         V::HexStringLiteral(h) => {
             let bytes = (0..h.len() / 2)
                 .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
@@ -371,7 +465,10 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
         V::Boolean(b) => Expr::Literal(Datum::Int(*b as i64)),
         V::Null => Expr::Literal(Datum::Null),
         V::Placeholder(p) => {
-            let n: usize = p.trim_start_matches('?').parse().map_err(|_| error::syntax(format!("near '{p}'")))?;
+            let n: usize = p
+                .trim_start_matches('?')
+                .parse()
+                .map_err(|_| error::syntax(format!("near '{p}'")))?;
             Expr::Param(n.saturating_sub(1))
         }
         other => return Err(error::unsupported(other)),
@@ -386,7 +483,10 @@ fn number_literal(text: &str) -> Result<Datum> {
         return Ok(Datum::UInt(u));
     }
     if text.contains(['e', 'E']) {
-        return text.parse::<f64>().map(Datum::Float).map_err(|e| error::syntax(e));
+        return text
+            .parse::<f64>()
+            .map(Datum::Float)
+            .map_err(|e| error::syntax(e));
     }
     rust_decimal::Decimal::from_str_exact(text)
         .map(Datum::Decimal)
@@ -397,14 +497,24 @@ fn number_literal(text: &str) -> Result<Datum> {
 /// Maps a parsed column type to Strata's.
 pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
     use ast::DataType as D;
-    let int = |kind, unsigned| SqlType { kind, unsigned, length: 0, scale: 0 };
+    let int = |kind, unsigned| SqlType {
+        kind,
+        unsigned,
+        length: 0,
+        scale: 0,
+    };
     let chars = |kind, len: &Option<ast::CharacterLength>, default: u32| {
         let length = match len {
             Some(ast::CharacterLength::IntegerLength { length, .. }) => *length as u32,
             Some(ast::CharacterLength::Max) => 65_535,
             None => default,
         };
-        SqlType { kind, unsigned: false, length, scale: 0 }
+        SqlType {
+            kind,
+            unsigned: false,
+            length,
+            scale: 0,
+        }
     };
     let decimal = |info: &ast::ExactNumberInfo, unsigned| {
         let (length, scale) = match info {
@@ -412,7 +522,12 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             ast::ExactNumberInfo::Precision(p) => (*p as u32, 0),
             ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u32, *s as u32),
         };
-        SqlType { kind: TypeKind::Decimal, unsigned, length: length.min(65), scale: scale.min(30) }
+        SqlType {
+            kind: TypeKind::Decimal,
+            unsigned,
+            length: length.min(65),
+            scale: scale.min(30),
+        }
     };
     Ok(match data_type {
         D::TinyInt(_) | D::Bool | D::Boolean => int(TypeKind::TinyInt, false),
@@ -426,21 +541,40 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
         D::BigInt(_) | D::Int8(_) | D::Int64 => int(TypeKind::BigInt, false),
         D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(TypeKind::BigInt, true),
         D::Float(_) | D::Real | D::Float4 => SqlType::new(TypeKind::Float),
-        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => SqlType::new(TypeKind::Double),
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => {
+            SqlType::new(TypeKind::Double)
+        }
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => decimal(info, false),
         D::DecimalUnsigned(info) | D::DecUnsigned(info) => decimal(info, true),
         D::Char(len) | D::Character(len) => chars(TypeKind::Char, len, 1),
         D::Varchar(len) | D::CharacterVarying(len) | D::CharVarying(len) | D::Nvarchar(len) => {
             chars(TypeKind::Varchar, len, 255)
         }
-        D::Text | D::TinyText | D::MediumText | D::LongText | D::Blob(_) | D::TinyBlob | D::MediumBlob | D::LongBlob => {
-            SqlType::new(TypeKind::Text)
-        }
-        D::Binary(len) => SqlType { length: len.unwrap_or(1) as u32, ..SqlType::new(TypeKind::Char) },
-        D::Varbinary(_) => SqlType { length: 65_535, ..SqlType::new(TypeKind::Varchar) },
+        D::Text
+        | D::TinyText
+        | D::MediumText
+        | D::LongText
+        | D::Blob(_)
+        | D::TinyBlob
+        | D::MediumBlob
+        | D::LongBlob => SqlType::new(TypeKind::Text),
+        D::Binary(len) => SqlType {
+            length: len.unwrap_or(1) as u32,
+            ..SqlType::new(TypeKind::Char)
+        },
+        D::Varbinary(_) => SqlType {
+            length: 65_535,
+            ..SqlType::new(TypeKind::Varchar)
+        },
         D::Date => SqlType::new(TypeKind::Date),
-        D::Datetime(fsp) => SqlType { scale: fsp.unwrap_or(0).min(6) as u32, ..SqlType::new(TypeKind::DateTime) },
-        D::Timestamp(fsp, _) => SqlType { scale: fsp.unwrap_or(0).min(6) as u32, ..SqlType::new(TypeKind::Timestamp) },
+        D::Datetime(fsp) => SqlType {
+            scale: fsp.unwrap_or(0).min(6) as u32,
+            ..SqlType::new(TypeKind::DateTime)
+        },
+        D::Timestamp(fsp, _) => SqlType {
+            scale: fsp.unwrap_or(0).min(6) as u32,
+            ..SqlType::new(TypeKind::Timestamp)
+        },
         other => return Err(error::unsupported(format!("column type {other}"))),
     })
 }
@@ -449,7 +583,9 @@ fn cast_func(data_type: &ast::DataType) -> Result<Func> {
     use ast::DataType as D;
     Ok(match data_type {
         D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => Func::CastSigned,
-        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => Func::CastUnsigned,
+        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => {
+            Func::CastUnsigned
+        }
         D::Char(_) | D::Varchar(_) | D::Text | D::Binary(_) | D::String(_) => Func::CastChar,
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => Func::CastDouble,
         D::Date => Func::CastDate,

@@ -53,10 +53,13 @@ impl ColumnDef {
         match &self.default {
             None => None,
             Some(DefaultValue::Literal(None)) => Some(Datum::Null),
-            Some(DefaultValue::Literal(Some(text))) => {
-                self.ty.coerce(Datum::Bytes(text.clone().into_bytes()), &self.name).ok()
+            Some(DefaultValue::Literal(Some(text))) => self
+                .ty
+                .coerce(Datum::Bytes(text.clone().into_bytes()), &self.name)
+                .ok(),
+            Some(DefaultValue::CurrentTimestamp) => {
+                Some(Datum::DateTime(chrono::Local::now().naive_local()))
             }
-            Some(DefaultValue::CurrentTimestamp) => Some(Datum::DateTime(chrono::Local::now().naive_local())),
         }
     }
 }
@@ -102,7 +105,9 @@ impl TableDef {
 
     /// Finds a column by name, case-insensitively.
     pub fn column_index(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
     }
 
     pub fn auto_increment_column(&self) -> Option<usize> {
@@ -162,7 +167,11 @@ impl Schema {
     }
 
     pub fn tables_of(&self, database: &str) -> Vec<&Arc<TableDef>> {
-        let mut tables: Vec<_> = self.tables.values().filter(|t| t.database == database).collect();
+        let mut tables: Vec<_> = self
+            .tables
+            .values()
+            .filter(|t| t.database == database)
+            .collect();
         tables.sort_by(|a, b| a.name.cmp(&b.name));
         tables
     }
@@ -173,7 +182,13 @@ pub fn database_key(name: &str) -> Vec<u8> {
 }
 
 pub fn table_key(database: &str, name: &str) -> Vec<u8> {
-    [META_TABLE_PREFIX, database.as_bytes(), b"\0", name.as_bytes()].concat()
+    [
+        META_TABLE_PREFIX,
+        database.as_bytes(),
+        b"\0",
+        name.as_bytes(),
+    ]
+    .concat()
 }
 
 pub fn autoid_key(table_id: i64) -> Vec<u8> {
@@ -189,7 +204,8 @@ pub fn encode_json<T: Serialize>(value: &T) -> Vec<u8> {
 }
 
 fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| error::internal(format!("corrupt catalog record: {e}")))
+    serde_json::from_slice(bytes)
+        .map_err(|e| error::internal(format!("corrupt catalog record: {e}")))
 }
 
 pub fn read_u64(txn: &mut Transaction, key: &[u8]) -> Result<u64> {
@@ -202,7 +218,10 @@ pub fn read_u64(txn: &mut Transaction, key: &[u8]) -> Result<u64> {
 /// Reads the whole catalog at a fresh snapshot.
 pub fn load_schema(client: &TxnClient) -> Result<Schema> {
     let mut txn = client.begin(TxnMode::Optimistic)?;
-    let mut schema = Schema { version: read_u64(&mut txn, META_VERSION_KEY)?, ..Schema::default() };
+    let mut schema = Schema {
+        version: read_u64(&mut txn, META_VERSION_KEY)?,
+        ..Schema::default()
+    };
     for (_, value) in scan_all(&mut txn, META_DB_PREFIX)? {
         let db: DatabaseDef = decode_json(&value)?;
         schema.databases.insert(db.name.clone(), db);
@@ -210,9 +229,14 @@ pub fn load_schema(client: &TxnClient) -> Result<Schema> {
     for (_, value) in scan_all(&mut txn, META_TABLE_PREFIX)? {
         let table: TableDef = decode_json(&value)?;
         if let Some(bytes) = txn.get(&stats_key(table.id))? {
-            schema.stats.insert(table.id, Arc::new(decode_json(&bytes)?));
+            schema
+                .stats
+                .insert(table.id, Arc::new(decode_json(&bytes)?));
         }
-        schema.tables.insert((table.database.clone(), table.name.clone()), Arc::new(table));
+        schema.tables.insert(
+            (table.database.clone(), table.name.clone()),
+            Arc::new(table),
+        );
     }
     txn.rollback();
     Ok(schema)
@@ -237,5 +261,10 @@ fn scan_all(txn: &mut Transaction, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8
 
 /// Builds the definition of a column type from its parts.
 pub fn sql_type(kind: TypeKind, unsigned: bool, length: u32, scale: u32) -> SqlType {
-    SqlType { kind, unsigned, length, scale }
+    SqlType {
+        kind,
+        unsigned,
+        length,
+        scale,
+    }
 }

@@ -23,8 +23,9 @@ use strata_types::Key;
 use crate::autoid::AutoIds;
 use crate::bind;
 use crate::catalog::{
-    self, database_key, encode_json, load_schema, read_u64, stats_key, table_key, ColumnDef, DatabaseDef, DefaultValue,
-    IndexDef, PrimaryKey, Schema, TableDef, TableStats, META_NEXT_ID_KEY, META_VERSION_KEY,
+    self, database_key, encode_json, load_schema, read_u64, stats_key, table_key, ColumnDef,
+    DatabaseDef, DefaultValue, IndexDef, PrimaryKey, Schema, TableDef, TableStats,
+    META_NEXT_ID_KEY, META_VERSION_KEY,
 };
 use crate::error::{self, Result};
 use crate::rows;
@@ -91,7 +92,10 @@ impl Catalog {
     pub fn register_txn(self: &Arc<Self>) -> ActiveTxn {
         let version = self.schema.read().version;
         *self.active.lock().entry(version).or_insert(0) += 1;
-        ActiveTxn { catalog: self.clone(), version }
+        ActiveTxn {
+            catalog: self.clone(),
+            version,
+        }
     }
 
     fn wait_for_older_txns(&self, version: u64) -> Result<()> {
@@ -109,7 +113,10 @@ impl Catalog {
 
     /// Runs a catalog change: `change` edits a copy of the schema and writes its keys; the version
     /// is bumped and the new schema published on commit.
-    fn change(&self, mut change: impl FnMut(&mut Schema, &mut Transaction) -> Result<()>) -> Result<Arc<Schema>> {
+    fn change(
+        &self,
+        mut change: impl FnMut(&mut Schema, &mut Transaction) -> Result<()>,
+    ) -> Result<Arc<Schema>> {
         let mut txn = self.client.begin(TxnMode::Optimistic)?;
         let mut schema = (*self.schema()).clone();
         change(&mut schema, &mut txn)?;
@@ -132,10 +139,16 @@ impl Catalog {
         let _ddl = self.ddl.lock();
         check_identifier(name)?;
         if self.schema().databases.contains_key(name) {
-            return if if_not_exists { Ok(false) } else { Err(error::database_exists(name)) };
+            return if if_not_exists {
+                Ok(false)
+            } else {
+                Err(error::database_exists(name))
+            };
         }
         self.change(|schema, txn| {
-            let db = DatabaseDef { name: name.to_string() };
+            let db = DatabaseDef {
+                name: name.to_string(),
+            };
             txn.put(database_key(name), encode_json(&db));
             schema.databases.insert(name.to_string(), db);
             Ok(())
@@ -150,7 +163,11 @@ impl Catalog {
             return if if_exists {
                 Ok(0)
             } else {
-                Err(crate::api::SqlError::new(1008, "HY000", format!("Can't drop database '{name}'; database doesn't exist")))
+                Err(crate::api::SqlError::new(
+                    1008,
+                    "HY000",
+                    format!("Can't drop database '{name}'; database doesn't exist"),
+                ))
             };
         }
         let tables: Vec<Arc<TableDef>> = schema.tables_of(name).into_iter().cloned().collect();
@@ -179,7 +196,11 @@ impl Catalog {
             return Err(error::unknown_database(&db));
         }
         if schema.tables.contains_key(&(db.clone(), name.clone())) {
-            return if create.if_not_exists { Ok(()) } else { Err(error::table_exists(&name)) };
+            return if create.if_not_exists {
+                Ok(())
+            } else {
+                Err(error::table_exists(&name))
+            };
         }
         if create.query.is_some() || create.like.is_some() {
             return Err(error::unsupported("CREATE TABLE … AS / LIKE"));
@@ -193,7 +214,9 @@ impl Catalog {
                 next_index += 1;
             }
             txn.put(table_key(&db, &name), encode_json(&def));
-            schema.tables.insert((db.clone(), name.clone()), Arc::new(def.clone()));
+            schema
+                .tables
+                .insert((db.clone(), name.clone()), Arc::new(def.clone()));
             Ok(())
         })?;
         Ok(())
@@ -240,7 +263,9 @@ impl Catalog {
             txn.put(table_key(db, &def.name), encode_json(&def));
             txn.delete(stats_key(old.id));
             schema.stats.remove(&old.id);
-            schema.tables.insert((db.to_string(), def.name.clone()), Arc::new(def));
+            schema
+                .tables
+                .insert((db.to_string(), def.name.clone()), Arc::new(def));
             Ok(())
         })?;
         self.autoids.forget(old.id);
@@ -266,19 +291,50 @@ impl Catalog {
         }
     }
 
-    pub fn create_index(&self, db: &str, table: &str, name: &str, columns: &[String], unique: bool, if_not_exists: bool) -> Result<()> {
+    pub fn create_index(
+        &self,
+        db: &str,
+        table: &str,
+        name: &str,
+        columns: &[String],
+        unique: bool,
+        if_not_exists: bool,
+    ) -> Result<()> {
         let _ddl = self.ddl.lock();
         check_identifier(name)?;
         let def = self.schema().table(db, table)?.clone();
-        if def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(name)) || name.eq_ignore_ascii_case("PRIMARY") {
-            return if if_not_exists { Ok(()) } else { Err(error::duplicate_key_name(name)) };
+        if def
+            .indexes
+            .iter()
+            .any(|i| i.name.eq_ignore_ascii_case(name))
+            || name.eq_ignore_ascii_case("PRIMARY")
+        {
+            return if if_not_exists {
+                Ok(())
+            } else {
+                Err(error::duplicate_key_name(name))
+            };
         }
         let positions: Vec<usize> = columns
             .iter()
-            .map(|c| def.column_index(c).ok_or_else(|| crate::api::SqlError::new(1072, "42000", format!("Key column '{c}' doesn't exist in table"))))
+            .map(|c| {
+                def.column_index(c).ok_or_else(|| {
+                    crate::api::SqlError::new(
+                        1072,
+                        "42000",
+                        format!("Key column '{c}' doesn't exist in table"),
+                    )
+                })
+            })
             .collect::<Result<_>>()?;
         let index_id = def.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1;
-        let index = IndexDef { id: index_id, name: name.to_string(), columns: positions, unique, public: false };
+        let index = IndexDef {
+            id: index_id,
+            name: name.to_string(),
+            columns: positions,
+            unique,
+            public: false,
+        };
         // Step 1: maintained by writes, invisible to reads.
         let schema = self.publish_table(db, table, |t| t.indexes.push(index.clone()))?;
         let result = self
@@ -302,12 +358,19 @@ impl Catalog {
         }
     }
 
-    fn publish_table(&self, db: &str, table: &str, edit: impl Fn(&mut TableDef)) -> Result<Arc<Schema>> {
+    fn publish_table(
+        &self,
+        db: &str,
+        table: &str,
+        edit: impl Fn(&mut TableDef),
+    ) -> Result<Arc<Schema>> {
         self.change(|schema, txn| {
             let mut def = (**schema.table(db, table)?).clone();
             edit(&mut def);
             txn.put(table_key(db, &def.name), encode_json(&def));
-            schema.tables.insert((db.to_string(), def.name.clone()), Arc::new(def));
+            schema
+                .tables
+                .insert((db.to_string(), def.name.clone()), Arc::new(def));
             Ok(())
         })
     }
@@ -315,7 +378,12 @@ impl Catalog {
     /// Writes index entries for every existing row, batch by batch, locking the rows indexed.
     fn backfill(&self, db: &str, table: &str, index_id: i64) -> Result<()> {
         let def = self.schema().table(db, table)?.clone();
-        let index = def.indexes.iter().find(|i| i.id == index_id).expect("index was just added").clone();
+        let index = def
+            .indexes
+            .iter()
+            .find(|i| i.id == index_id)
+            .expect("index was just added")
+            .clone();
         let column_ids = def.column_ids();
         let range = keys::record_range(def.table_id());
         let mut start = range.start.clone();
@@ -345,10 +413,17 @@ impl Catalog {
         start: &[u8],
         end: &[u8],
     ) -> std::result::Result<Option<Key>, BackfillError> {
-        let mut txn = self.client.begin(TxnMode::Pessimistic).map_err(BackfillError::from_txn)?;
+        let mut txn = self
+            .client
+            .begin(TxnMode::Pessimistic)
+            .map_err(BackfillError::from_txn)?;
         txn.begin_statement(true).map_err(BackfillError::from_txn)?;
-        let batch = txn.scan(start, end, DDL_BATCH_ROWS, false).map_err(BackfillError::from_txn)?;
-        let next = (batch.len() == DDL_BATCH_ROWS).then(|| batch.last().map(|(k, _)| [k.as_slice(), &[0]].concat())).flatten();
+        let batch = txn
+            .scan(start, end, DDL_BATCH_ROWS, false)
+            .map_err(BackfillError::from_txn)?;
+        let next = (batch.len() == DDL_BATCH_ROWS)
+            .then(|| batch.last().map(|(k, _)| [k.as_slice(), &[0]].concat()))
+            .flatten();
         let mut locks = Vec::with_capacity(batch.len());
         for (key, value) in &batch {
             let row = rows::decode_row(def, column_ids, value).map_err(BackfillError::Fail)?;
@@ -360,9 +435,15 @@ impl Catalog {
                         let values: Vec<String> = index
                             .columns
                             .iter()
-                            .map(|c| String::from_utf8_lossy(&crate::types::datum_to_text(&row[*c])).into_owned())
+                            .map(|c| {
+                                String::from_utf8_lossy(&crate::types::datum_to_text(&row[*c]))
+                                    .into_owned()
+                            })
                             .collect();
-                        return Err(BackfillError::Fail(error::duplicate_key(&values.join("-"), &index.name)));
+                        return Err(BackfillError::Fail(error::duplicate_key(
+                            &values.join("-"),
+                            &index.name,
+                        )));
                     }
                 }
             }
@@ -392,8 +473,17 @@ impl Catalog {
     pub fn drop_index(&self, db: &str, table: &str, name: &str, if_exists: bool) -> Result<()> {
         let _ddl = self.ddl.lock();
         let def = self.schema().table(db, table)?.clone();
-        let Some(index) = def.indexes.iter().find(|i| i.name.eq_ignore_ascii_case(name)).cloned() else {
-            return if if_exists { Ok(()) } else { Err(error::cant_drop(name)) };
+        let Some(index) = def
+            .indexes
+            .iter()
+            .find(|i| i.name.eq_ignore_ascii_case(name))
+            .cloned()
+        else {
+            return if if_exists {
+                Ok(())
+            } else {
+                Err(error::cant_drop(name))
+            };
         };
         self.publish_table(db, table, |t| t.indexes.retain(|i| i.id != index.id))?;
         self.delete_index_data(&def, index.id)
@@ -403,7 +493,10 @@ impl Catalog {
     pub fn analyze(&self, db: &str, table: &str) -> Result<()> {
         let def = self.schema().table(db, table)?.clone();
         let mut txn = self.client.begin(TxnMode::Optimistic)?;
-        let mut stats = TableStats { row_count: count_range(&mut txn, keys::record_range(def.table_id()), None)?, ..Default::default() };
+        let mut stats = TableStats {
+            row_count: count_range(&mut txn, keys::record_range(def.table_id()), None)?,
+            ..Default::default()
+        };
         for index in &def.indexes {
             let range = keys::index_range(def.table_id(), strata_types::IndexId(index.id));
             let distinct = count_range(&mut txn, range, Some((&def, index)))?;
@@ -438,7 +531,11 @@ impl BackfillError {
 }
 
 /// Counts the entries of a range (rows), or the distinct index values in it.
-fn count_range(txn: &mut Transaction, range: keys::KeyRange, index: Option<(&TableDef, &IndexDef)>) -> Result<u64> {
+fn count_range(
+    txn: &mut Transaction,
+    range: keys::KeyRange,
+    index: Option<(&TableDef, &IndexDef)>,
+) -> Result<u64> {
     let mut start = range.start.clone();
     let mut count = 0;
     let mut previous: Option<Vec<Datum>> = None;
@@ -450,7 +547,10 @@ fn count_range(txn: &mut Transaction, range: keys::KeyRange, index: Option<(&Tab
                 None => count += 1,
                 Some((_, index)) => {
                     let mut input = key.get(keys::INDEX_PREFIX_LEN..).unwrap_or_default();
-                    let values = strata_codec::memcomparable::decode_key_datums(&mut input, index.columns.len())?;
+                    let values = strata_codec::memcomparable::decode_key_datums(
+                        &mut input,
+                        index.columns.len(),
+                    )?;
                     if previous.as_ref() != Some(&values) {
                         count += 1;
                         previous = Some(values);
@@ -467,7 +567,11 @@ fn count_range(txn: &mut Transaction, range: keys::KeyRange, index: Option<(&Tab
 
 fn check_identifier(name: &str) -> Result<()> {
     if name.is_empty() || name.chars().count() > IDENTIFIER_MAX_CHARS {
-        return Err(crate::api::SqlError::new(1059, "42000", format!("Identifier name '{name}' is too long")));
+        return Err(crate::api::SqlError::new(
+            1059,
+            "42000",
+            format!("Identifier name '{name}' is too long"),
+        ));
     }
     Ok(())
 }
@@ -479,7 +583,9 @@ fn index_columns(columns: &[ast::IndexColumn]) -> Vec<String> {
 fn expr_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => i.value.clone(),
-        ast::Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()).unwrap_or_default(),
+        ast::Expr::CompoundIdentifier(parts) => {
+            parts.last().map(|p| p.value.clone()).unwrap_or_default()
+        }
         other => other.to_string(),
     }
 }
@@ -490,42 +596,73 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
     let mut primary: Option<Vec<String>> = None;
     let mut indexes: Vec<(String, Vec<String>, bool)> = Vec::new();
     for (i, c) in create.columns.iter().enumerate() {
-        if columns.iter().any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value)) {
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
+        {
             return Err(error::duplicate_column(&c.name.value));
         }
         let ty = bind::sql_type(&c.data_type)?;
-        let mut column = ColumnDef { id: i as i64 + 1, name: c.name.value.clone(), ty, nullable: true, default: None, auto_increment: false };
+        let mut column = ColumnDef {
+            id: i as i64 + 1,
+            name: c.name.value.clone(),
+            ty,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+        };
         for option in &c.options {
             match &option.option {
                 ast::ColumnOption::Null => column.nullable = true,
                 ast::ColumnOption::NotNull => column.nullable = false,
                 ast::ColumnOption::Default(e) => column.default = Some(default_value(e)?),
-                ast::ColumnOption::Unique { is_primary: true, .. } => {
+                ast::ColumnOption::Unique {
+                    is_primary: true, ..
+                } => {
                     if primary.is_some() {
                         return Err(error::multiple_primary_keys());
                     }
                     primary = Some(vec![column.name.clone()]);
                     column.nullable = false;
                 }
-                ast::ColumnOption::Unique { is_primary: false, .. } => indexes.push((column.name.clone(), vec![column.name.clone()], true)),
+                ast::ColumnOption::Unique {
+                    is_primary: false, ..
+                } => indexes.push((column.name.clone(), vec![column.name.clone()], true)),
                 ast::ColumnOption::DialectSpecific(tokens) => {
-                    let text = tokens.iter().map(|t| t.to_string()).collect::<String>().to_ascii_uppercase();
+                    let text = tokens
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<String>()
+                        .to_ascii_uppercase();
                     if text.contains("AUTO_INCREMENT") {
                         column.auto_increment = true;
                     }
                 }
-                ast::ColumnOption::Comment(_) | ast::ColumnOption::CharacterSet(_) | ast::ColumnOption::Collation(_) => {}
+                ast::ColumnOption::Comment(_)
+                | ast::ColumnOption::CharacterSet(_)
+                | ast::ColumnOption::Collation(_) => {}
                 ast::ColumnOption::OnUpdate(_) => {}
                 other => return Err(error::unsupported(format!("column option {other}"))),
             }
         }
         if let Some(DefaultValue::Literal(Some(text))) = &column.default {
-            column.ty.coerce(Datum::Bytes(text.clone().into_bytes()), &column.name).map_err(|_| {
-                crate::api::SqlError::new(1067, "42000", format!("Invalid default value for '{}'", column.name))
-            })?;
+            column
+                .ty
+                .coerce(Datum::Bytes(text.clone().into_bytes()), &column.name)
+                .map_err(|_| {
+                    crate::api::SqlError::new(
+                        1067,
+                        "42000",
+                        format!("Invalid default value for '{}'", column.name),
+                    )
+                })?;
         }
         if column.default == Some(DefaultValue::Literal(None)) && !column.nullable {
-            return Err(crate::api::SqlError::new(1067, "42000", format!("Invalid default value for '{}'", column.name)));
+            return Err(crate::api::SqlError::new(
+                1067,
+                "42000",
+                format!("Invalid default value for '{}'", column.name),
+            ));
         }
         columns.push(column);
     }
@@ -537,14 +674,30 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
                 }
                 primary = Some(index_columns(cs));
             }
-            ast::TableConstraint::Unique { name: n, index_name, columns: cs, .. } => {
+            ast::TableConstraint::Unique {
+                name: n,
+                index_name,
+                columns: cs,
+                ..
+            } => {
                 let cols = index_columns(cs);
-                let name = index_name.as_ref().or(n.as_ref()).map(|i| i.value.clone()).unwrap_or_else(|| cols[0].clone());
+                let name = index_name
+                    .as_ref()
+                    .or(n.as_ref())
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| cols[0].clone());
                 indexes.push((name, cols, true));
             }
-            ast::TableConstraint::Index { name: n, columns: cs, .. } => {
+            ast::TableConstraint::Index {
+                name: n,
+                columns: cs,
+                ..
+            } => {
                 let cols = index_columns(cs);
-                let name = n.as_ref().map(|i| i.value.clone()).unwrap_or_else(|| cols[0].clone());
+                let name = n
+                    .as_ref()
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| cols[0].clone());
                 indexes.push((name, cols, false));
             }
             ast::TableConstraint::ForeignKey { .. } | ast::TableConstraint::Check { .. } => {}
@@ -555,7 +708,13 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
         columns
             .iter()
             .position(|c: &ColumnDef| c.name.eq_ignore_ascii_case(n))
-            .ok_or_else(|| crate::api::SqlError::new(1072, "42000", format!("Key column '{n}' doesn't exist in table")))
+            .ok_or_else(|| {
+                crate::api::SqlError::new(
+                    1072,
+                    "42000",
+                    format!("Key column '{n}' doesn't exist in table"),
+                )
+            })
     };
     let primary_positions: Option<Vec<usize>> = match &primary {
         None => None,
@@ -565,12 +724,21 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
     for (index_name, cols, unique) in indexes {
         let mut unique_name = index_name.clone();
         let mut n = 2;
-        while index_defs.iter().any(|i: &IndexDef| i.name.eq_ignore_ascii_case(&unique_name)) {
+        while index_defs
+            .iter()
+            .any(|i: &IndexDef| i.name.eq_ignore_ascii_case(&unique_name))
+        {
             unique_name = format!("{index_name}_{n}");
             n += 1;
         }
         let positions = cols.iter().map(|c| position(c)).collect::<Result<_>>()?;
-        index_defs.push(IndexDef { id: 0, name: unique_name, columns: positions, unique, public: true });
+        index_defs.push(IndexDef {
+            id: 0,
+            name: unique_name,
+            columns: positions,
+            unique,
+            public: true,
+        });
     }
     let primary_key = match primary_positions {
         None => PrimaryKey::RowId,
@@ -604,7 +772,10 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
 
 fn default_value(e: &ast::Expr) -> Result<DefaultValue> {
     let is_now = match e {
-        ast::Expr::Function(f) => matches!(f.name.to_string().to_ascii_uppercase().as_str(), "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIMESTAMP"),
+        ast::Expr::Function(f) => matches!(
+            f.name.to_string().to_ascii_uppercase().as_str(),
+            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIMESTAMP"
+        ),
         ast::Expr::Identifier(i) => i.value.eq_ignore_ascii_case("CURRENT_TIMESTAMP"),
         _ => false,
     };
@@ -619,4 +790,3 @@ fn default_value(e: &ast::Expr) -> Result<DefaultValue> {
 pub fn create_index_columns(create: &ast::CreateIndex) -> Vec<String> {
     index_columns(&create.columns)
 }
-

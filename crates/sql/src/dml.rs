@@ -74,12 +74,20 @@ pub struct WriteCtx<'a> {
     pub lock_wait_ms: u64,
 }
 
-fn object_table(schema: &Schema, database: Option<&str>, name: &ast::ObjectName) -> Result<Arc<TableDef>> {
+fn object_table(
+    schema: &Schema,
+    database: Option<&str>,
+    name: &ast::ObjectName,
+) -> Result<Arc<TableDef>> {
     let (db, table) = query::split_name(name, database)?;
     Ok(schema.table(&db, &table)?.clone())
 }
 
-pub fn plan_insert(insert: &ast::Insert, schema: &Schema, database: Option<&str>) -> Result<InsertPlan> {
+pub fn plan_insert(
+    insert: &ast::Insert,
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<InsertPlan> {
     let name = match &insert.table {
         ast::TableObject::TableName(name) => name,
         other => return Err(error::unsupported(other)),
@@ -91,7 +99,11 @@ pub fn plan_insert(insert: &ast::Insert, schema: &Schema, database: Option<&str>
         insert
             .columns
             .iter()
-            .map(|c| table.column_index(&c.value).ok_or_else(|| error::unknown_column(&c.value, "field list")))
+            .map(|c| {
+                table
+                    .column_index(&c.value)
+                    .ok_or_else(|| error::unknown_column(&c.value, "field list"))
+            })
             .collect::<Result<_>>()?
     };
     let empty = Scope::default();
@@ -104,7 +116,11 @@ pub fn plan_insert(insert: &ast::Insert, schema: &Schema, database: Option<&str>
                         return Err(error::column_count_mismatch());
                     }
                     let mut binder = Binder::new(&empty, "field list");
-                    rows.push(row.iter().map(|e| bind_value(&mut binder, e)).collect::<Result<Vec<_>>>()?);
+                    rows.push(
+                        row.iter()
+                            .map(|e| bind_value(&mut binder, e))
+                            .collect::<Result<Vec<_>>>()?,
+                    );
                 }
                 InsertSource::Values(rows)
             }
@@ -136,7 +152,14 @@ pub fn plan_insert(insert: &ast::Insert, schema: &Schema, database: Option<&str>
         Some(other) => return Err(error::unsupported(other)),
         None => None,
     };
-    Ok(InsertPlan { table, columns, source, replace: insert.replace_into, ignore: insert.ignore, on_duplicate })
+    Ok(InsertPlan {
+        table,
+        columns,
+        source,
+        replace: insert.replace_into,
+        ignore: insert.ignore,
+        on_duplicate,
+    })
 }
 
 /// Binds a VALUES item; `DEFAULT` becomes None.
@@ -158,12 +181,20 @@ fn bind_assignments(
     let mut out = Vec::with_capacity(assignments.len());
     for a in assignments {
         let target = match &a.target {
-            ast::AssignmentTarget::ColumnName(name) => name.0.last().map(|p| p.to_string()).unwrap_or_default(),
+            ast::AssignmentTarget::ColumnName(name) => {
+                name.0.last().map(|p| p.to_string()).unwrap_or_default()
+            }
             ast::AssignmentTarget::Tuple(_) => return Err(error::unsupported("tuple assignment")),
         };
         let target = target.trim_matches('`').to_string();
-        let column = table.column_index(&target).ok_or_else(|| error::unknown_column(&target, "field list"))?;
-        let value = if values_function { rewrite_values_function(&a.value) } else { a.value.clone() };
+        let column = table
+            .column_index(&target)
+            .ok_or_else(|| error::unknown_column(&target, "field list"))?;
+        let value = if values_function {
+            rewrite_values_function(&a.value)
+        } else {
+            a.value.clone()
+        };
         out.push((column, Binder::new(scope, "field list").bind(&value)?));
     }
     Ok(out)
@@ -177,10 +208,14 @@ fn rewrite_values_function(e: &ast::Expr) -> ast::Expr {
         if let A::Function(f) = node {
             if f.name.to_string().eq_ignore_ascii_case("VALUES") {
                 if let ast::FunctionArguments::List(list) = &f.args {
-                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(A::Identifier(column)))] =
-                        list.args.as_slice()
+                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(A::Identifier(
+                        column,
+                    )))] = list.args.as_slice()
                     {
-                        *node = A::CompoundIdentifier(vec![ast::Ident::new(INSERTED_ALIAS), column.clone()]);
+                        *node = A::CompoundIdentifier(vec![
+                            ast::Ident::new(INSERTED_ALIAS),
+                            column.clone(),
+                        ]);
                     }
                 }
             }
@@ -190,7 +225,11 @@ fn rewrite_values_function(e: &ast::Expr) -> ast::Expr {
     e
 }
 
-fn single_table(from: &[ast::TableWithJoins], schema: &Schema, database: Option<&str>) -> Result<(Arc<TableDef>, String)> {
+fn single_table(
+    from: &[ast::TableWithJoins],
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<(Arc<TableDef>, String)> {
     match from {
         [one] if one.joins.is_empty() => query::resolve_table(schema, database, &one.relation),
         _ => Err(error::unsupported("multi-table UPDATE or DELETE")),
@@ -201,13 +240,23 @@ fn plan_source(table: Arc<TableDef>, filter: Option<&Expr>, schema: &Schema) -> 
     let conjuncts = filter.cloned().map(Expr::conjuncts).unwrap_or_default();
     let stats = schema.stats.get(&table.id).cloned();
     let access = query::choose_access(&table, &conjuncts, stats.as_deref());
-    TableSource { table, access, reverse: false, ordered: false }
+    TableSource {
+        table,
+        access,
+        reverse: false,
+        ordered: false,
+    }
 }
 
 fn bind_order(scope: &Scope, order_by: &[ast::OrderByExpr]) -> Result<Vec<(Expr, bool)>> {
     order_by
         .iter()
-        .map(|o| Ok((Binder::new(scope, "order clause").bind(&o.expr)?, o.options.asc == Some(false))))
+        .map(|o| {
+            Ok((
+                Binder::new(scope, "order clause").bind(&o.expr)?,
+                o.options.asc == Some(false),
+            ))
+        })
         .collect()
 }
 
@@ -223,15 +272,29 @@ pub fn plan_update(
 ) -> Result<UpdatePlan> {
     let (def, alias) = single_table(std::slice::from_ref(table), schema, database)?;
     let scope = query::table_scope(&def, &alias);
-    let filter = selection.map(|e| Binder::new(&scope, "where clause").bind(e)).transpose()?;
+    let filter = selection
+        .map(|e| Binder::new(&scope, "where clause").bind(e))
+        .transpose()?;
     let assignments = bind_assignments(&def, &scope, assignments, false)?;
     let order_by = bind_order(&scope, order_by)?;
-    let limit = limit.map(|e| Binder::new(&Scope::default(), "limit clause").bind(e)).transpose()?;
+    let limit = limit
+        .map(|e| Binder::new(&Scope::default(), "limit clause").bind(e))
+        .transpose()?;
     let source = plan_source(def, filter.as_ref(), schema);
-    Ok(UpdatePlan { source, filter, assignments, order_by, limit })
+    Ok(UpdatePlan {
+        source,
+        filter,
+        assignments,
+        order_by,
+        limit,
+    })
 }
 
-pub fn plan_delete(delete: &ast::Delete, schema: &Schema, database: Option<&str>) -> Result<DeletePlan> {
+pub fn plan_delete(
+    delete: &ast::Delete,
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<DeletePlan> {
     let from = match &delete.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
     };
@@ -240,11 +303,24 @@ pub fn plan_delete(delete: &ast::Delete, schema: &Schema, database: Option<&str>
     }
     let (def, alias) = single_table(from, schema, database)?;
     let scope = query::table_scope(&def, &alias);
-    let filter = delete.selection.as_ref().map(|e| Binder::new(&scope, "where clause").bind(e)).transpose()?;
+    let filter = delete
+        .selection
+        .as_ref()
+        .map(|e| Binder::new(&scope, "where clause").bind(e))
+        .transpose()?;
     let order_by = bind_order(&scope, &delete.order_by)?;
-    let limit = delete.limit.as_ref().map(|e| Binder::new(&Scope::default(), "limit clause").bind(e)).transpose()?;
+    let limit = delete
+        .limit
+        .as_ref()
+        .map(|e| Binder::new(&Scope::default(), "limit clause").bind(e))
+        .transpose()?;
     let source = plan_source(def, filter.as_ref(), schema);
-    Ok(DeletePlan { source, filter, order_by, limit })
+    Ok(DeletePlan {
+        source,
+        filter,
+        order_by,
+        limit,
+    })
 }
 
 /// Reads the rows a WHERE / ORDER BY / LIMIT selects, with their keys.
@@ -268,7 +344,15 @@ fn matching_rows(
     if !order_by.is_empty() {
         let mut keyed: Vec<(Vec<Datum>, (Key, Vec<Datum>))> = found
             .into_iter()
-            .map(|(k, r)| Ok((order_by.iter().map(|(e, _)| e.eval(&r, ctx)).collect::<Result<Vec<_>>>()?, (k, r))))
+            .map(|(k, r)| {
+                Ok((
+                    order_by
+                        .iter()
+                        .map(|(e, _)| e.eval(&r, ctx))
+                        .collect::<Result<Vec<_>>>()?,
+                    (k, r),
+                ))
+            })
             .collect::<Result<_>>()?;
         keyed.sort_by(|(a, _), (b, _)| {
             for ((x, y), (_, desc)) in a.iter().zip(b).zip(order_by) {
@@ -280,7 +364,11 @@ fn matching_rows(
             }
             std::cmp::Ordering::Equal
         });
-        found = keyed.into_iter().map(|(_, r)| r).take(limit.unwrap_or(usize::MAX)).collect();
+        found = keyed
+            .into_iter()
+            .map(|(_, r)| r)
+            .take(limit.unwrap_or(usize::MAX))
+            .collect();
     }
     Ok(found)
 }
@@ -297,7 +385,11 @@ fn check_not_null(table: &TableDef, row: &[Datum]) -> Result<()> {
 
 /// Describes a unique key's values as MySQL's duplicate-key message does.
 fn key_text(values: &[Datum]) -> String {
-    values.iter().map(|v| String::from_utf8_lossy(&types::datum_to_text(v)).into_owned()).collect::<Vec<_>>().join("-")
+    values
+        .iter()
+        .map(|v| String::from_utf8_lossy(&types::datum_to_text(v)).into_owned())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 fn primary_key_name(table: &TableDef) -> String {
@@ -312,14 +404,23 @@ struct Conflict {
 }
 
 /// Finds a stored row that the new row would duplicate on the primary key or a unique index.
-fn find_conflict(txn: &mut Transaction, table: &TableDef, row: &[Datum], handle: &[Datum]) -> Result<Option<Conflict>> {
+fn find_conflict(
+    txn: &mut Transaction,
+    table: &TableDef,
+    row: &[Datum],
+    handle: &[Datum],
+) -> Result<Option<Conflict>> {
     let column_ids = table.column_ids();
     if table.primary_key != PrimaryKey::RowId {
         let key = rows::row_key(table, handle);
         if let Some(value) = txn.get(&key)? {
             let stored = rows::decode_row(table, &column_ids, &value)?;
             let message = error::duplicate_key(&key_text(handle), &primary_key_name(table));
-            return Ok(Some(Conflict { key, row: stored, message }));
+            return Ok(Some(Conflict {
+                key,
+                row: stored,
+                message,
+            }));
         }
     }
     for index in table.indexes.iter().filter(|i| i.unique) {
@@ -333,17 +434,34 @@ fn find_conflict(txn: &mut Transaction, table: &TableDef, row: &[Datum], handle:
             let key = rows::row_key(table, &other);
             let stored = match txn.get(&key)? {
                 Some(v) => rows::decode_row(table, &column_ids, &v)?,
-                None => return Err(error::internal("unique index entry points at a missing row")),
+                None => {
+                    return Err(error::internal(
+                        "unique index entry points at a missing row",
+                    ))
+                }
             };
-            let message = error::duplicate_key(&key_text(&values), &format!("{}.{}", table.name, index.name));
-            return Ok(Some(Conflict { key, row: stored, message }));
+            let message = error::duplicate_key(
+                &key_text(&values),
+                &format!("{}.{}", table.name, index.name),
+            );
+            return Ok(Some(Conflict {
+                key,
+                row: stored,
+                message,
+            }));
         }
     }
     Ok(None)
 }
 
 /// Writes a new row and its index entries; returns the keys to lock.
-fn put_row(txn: &mut Transaction, table: &TableDef, row: &[Datum], handle: &[Datum], locks: &mut Vec<Key>) {
+fn put_row(
+    txn: &mut Transaction,
+    table: &TableDef,
+    row: &[Datum],
+    handle: &[Datum],
+    locks: &mut Vec<Key>,
+) {
     let key = rows::row_key(table, handle);
     txn.put(key.clone(), rows::encode_row(table, row));
     locks.push(key);
@@ -357,7 +475,13 @@ fn put_row(txn: &mut Transaction, table: &TableDef, row: &[Datum], handle: &[Dat
 }
 
 /// Deletes a stored row and its index entries.
-fn delete_row(txn: &mut Transaction, table: &TableDef, key: &Key, row: &[Datum], locks: &mut Vec<Key>) -> Result<()> {
+fn delete_row(
+    txn: &mut Transaction,
+    table: &TableDef,
+    key: &Key,
+    row: &[Datum],
+    locks: &mut Vec<Key>,
+) -> Result<()> {
     let handle = rows::handle_from_row_key(table, key)?;
     txn.delete(key.clone());
     locks.push(key.clone());
@@ -391,7 +515,10 @@ fn update_row(
     if handle_changed {
         let new_key = rows::row_key(table, &new_handle);
         if txn.get(&new_key)?.is_some() {
-            return Err(error::duplicate_key(&key_text(&new_handle), &primary_key_name(table)));
+            return Err(error::duplicate_key(
+                &key_text(&new_handle),
+                &primary_key_name(table),
+            ));
         }
         txn.delete(key.clone());
         locks.push(key.clone());
@@ -428,7 +555,13 @@ fn index_values(index: &IndexDef, row: &[Datum]) -> Vec<Datum> {
 }
 
 /// Applies assignments left to right, each seeing the previous ones (as MySQL does).
-fn assign(table: &TableDef, assignments: &[(usize, Expr)], row: &[Datum], extra: &[Datum], ctx: &Ctx) -> Result<Vec<Datum>> {
+fn assign(
+    table: &TableDef,
+    assignments: &[(usize, Expr)],
+    row: &[Datum],
+    extra: &[Datum],
+    ctx: &Ctx,
+) -> Result<Vec<Datum>> {
     let mut new = row.to_vec();
     for (column, e) in assignments {
         let mut input = new.clone();
@@ -440,17 +573,27 @@ fn assign(table: &TableDef, assignments: &[(usize, Expr)], row: &[Datum], extra:
     Ok(new)
 }
 
-pub fn execute_insert(plan: &InsertPlan, txn: &mut Transaction, w: &WriteCtx) -> Result<WriteResult> {
+pub fn execute_insert(
+    plan: &InsertPlan,
+    txn: &mut Transaction,
+    w: &WriteCtx,
+) -> Result<WriteResult> {
     let table = &*plan.table;
     let ctx = w.ctx;
     let source_rows: Vec<Vec<Option<Datum>>> = match &plan.source {
         InsertSource::Values(rows) => rows
             .iter()
-            .map(|r| r.iter().map(|e| e.as_ref().map(|e| e.eval(&[], ctx)).transpose()).collect::<Result<Vec<_>>>())
+            .map(|r| {
+                r.iter()
+                    .map(|e| e.as_ref().map(|e| e.eval(&[], ctx)).transpose())
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<_>>()?,
-        InsertSource::Select(select) => {
-            exec::execute_select(select, txn, ctx)?.0.into_iter().map(|r| r.into_iter().map(Some).collect()).collect()
-        }
+        InsertSource::Select(select) => exec::execute_select(select, txn, ctx)?
+            .0
+            .into_iter()
+            .map(|r| r.into_iter().map(Some).collect())
+            .collect(),
     };
     let auto_column = table.auto_increment_column();
     let mut result = WriteResult::default();
@@ -464,7 +607,9 @@ pub fn execute_insert(plan: &InsertPlan, txn: &mut Transaction, w: &WriteCtx) ->
         let mut full = Vec::with_capacity(row.len());
         for (i, (def, value)) in table.columns.iter().zip(row).enumerate() {
             let value = match value {
-                _ if Some(i) == auto_column && value.as_ref().is_none_or(|v| *v == Datum::Null) => Datum::Null,
+                _ if Some(i) == auto_column && value.as_ref().is_none_or(|v| *v == Datum::Null) => {
+                    Datum::Null
+                }
                 Some(v) => def.ty.coerce(v, &def.name)?,
                 None => match def.default_datum() {
                     Some(d) => d,
@@ -478,7 +623,9 @@ pub fn execute_insert(plan: &InsertPlan, txn: &mut Transaction, w: &WriteCtx) ->
             let zero = matches!(full[c], Datum::Int(0) | Datum::UInt(0));
             if full[c] == Datum::Null || zero {
                 let id = w.autoids.allocate(table.id, 1)?;
-                full[c] = table.columns[c].ty.coerce(Datum::UInt(id), &table.columns[c].name)?;
+                full[c] = table.columns[c]
+                    .ty
+                    .coerce(Datum::UInt(id), &table.columns[c].name)?;
                 if result.last_insert_id == 0 {
                     result.last_insert_id = id;
                 }
@@ -489,7 +636,11 @@ pub fn execute_insert(plan: &InsertPlan, txn: &mut Transaction, w: &WriteCtx) ->
             }
         }
         check_not_null(table, &full)?;
-        let row_id = if table.primary_key == PrimaryKey::RowId { Some(w.autoids.allocate(table.id, 1)? as i64) } else { None };
+        let row_id = if table.primary_key == PrimaryKey::RowId {
+            Some(w.autoids.allocate(table.id, 1)? as i64)
+        } else {
+            None
+        };
         let handle = rows::handle_of(table, &full, row_id);
         match find_conflict(txn, table, &full, &handle)? {
             None => {
@@ -523,11 +674,22 @@ pub fn execute_insert(plan: &InsertPlan, txn: &mut Transaction, w: &WriteCtx) ->
     Ok(result)
 }
 
-pub fn execute_update(plan: &UpdatePlan, txn: &mut Transaction, w: &WriteCtx) -> Result<WriteResult> {
+pub fn execute_update(
+    plan: &UpdatePlan,
+    txn: &mut Transaction,
+    w: &WriteCtx,
+) -> Result<WriteResult> {
     let table = &*plan.source.table;
-    let found = matching_rows(txn, &plan.source, plan.filter.as_ref(), &plan.order_by, plan.limit.as_ref(), w.ctx)?;
+    let found = matching_rows(
+        txn,
+        &plan.source,
+        plan.filter.as_ref(),
+        &plan.order_by,
+        plan.limit.as_ref(),
+        w.ctx,
+    )?;
     let mut result = WriteResult::default();
-    let mut locks = Vec::with_capacity(found.len());
+    let mut locks = exec::point_keys(&plan.source, w.ctx)?;
     for (key, old) in found {
         result.matched_rows += 1;
         let new = assign(table, &plan.assignments, &old, &[], w.ctx)?;
@@ -539,11 +701,22 @@ pub fn execute_update(plan: &UpdatePlan, txn: &mut Transaction, w: &WriteCtx) ->
     Ok(result)
 }
 
-pub fn execute_delete(plan: &DeletePlan, txn: &mut Transaction, w: &WriteCtx) -> Result<WriteResult> {
+pub fn execute_delete(
+    plan: &DeletePlan,
+    txn: &mut Transaction,
+    w: &WriteCtx,
+) -> Result<WriteResult> {
     let table = &*plan.source.table;
-    let found = matching_rows(txn, &plan.source, plan.filter.as_ref(), &plan.order_by, plan.limit.as_ref(), w.ctx)?;
+    let found = matching_rows(
+        txn,
+        &plan.source,
+        plan.filter.as_ref(),
+        &plan.order_by,
+        plan.limit.as_ref(),
+        w.ctx,
+    )?;
     let mut result = WriteResult::default();
-    let mut locks = Vec::with_capacity(found.len());
+    let mut locks = exec::point_keys(&plan.source, w.ctx)?;
     for (key, row) in found {
         delete_row(txn, table, &key, &row, &mut locks)?;
         result.affected_rows += 1;

@@ -22,7 +22,11 @@ pub fn unknown_database(name: &str) -> SqlError {
 }
 
 pub fn database_exists(name: &str) -> SqlError {
-    SqlError::new(1007, "HY000", format!("Can't create database '{name}'; database exists"))
+    SqlError::new(
+        1007,
+        "HY000",
+        format!("Can't create database '{name}'; database exists"),
+    )
 }
 
 pub fn unknown_table(db: &str, table: &str) -> SqlError {
@@ -38,15 +42,27 @@ pub fn table_exists(name: &str) -> SqlError {
 }
 
 pub fn unknown_column(name: &str, context: &str) -> SqlError {
-    SqlError::new(1054, "42S22", format!("Unknown column '{name}' in '{context}'"))
+    SqlError::new(
+        1054,
+        "42S22",
+        format!("Unknown column '{name}' in '{context}'"),
+    )
 }
 
 pub fn ambiguous_column(name: &str) -> SqlError {
-    SqlError::new(1052, "23000", format!("Column '{name}' in field list is ambiguous"))
+    SqlError::new(
+        1052,
+        "23000",
+        format!("Column '{name}' in field list is ambiguous"),
+    )
 }
 
 pub fn duplicate_key(value: &str, key: &str) -> SqlError {
-    SqlError::new(1062, "23000", format!("Duplicate entry '{value}' for key '{key}'"))
+    SqlError::new(
+        1062,
+        "23000",
+        format!("Duplicate entry '{value}' for key '{key}'"),
+    )
 }
 
 pub fn null_not_allowed(column: &str) -> SqlError {
@@ -54,23 +70,43 @@ pub fn null_not_allowed(column: &str) -> SqlError {
 }
 
 pub fn no_default(column: &str) -> SqlError {
-    SqlError::new(1364, "HY000", format!("Field '{column}' doesn't have a default value"))
+    SqlError::new(
+        1364,
+        "HY000",
+        format!("Field '{column}' doesn't have a default value"),
+    )
 }
 
 pub fn data_too_long(column: &str) -> SqlError {
-    SqlError::new(1406, "22001", format!("Data too long for column '{column}' at row 1"))
+    SqlError::new(
+        1406,
+        "22001",
+        format!("Data too long for column '{column}' at row 1"),
+    )
 }
 
 pub fn out_of_range(column: &str) -> SqlError {
-    SqlError::new(1264, "22003", format!("Out of range value for column '{column}' at row 1"))
+    SqlError::new(
+        1264,
+        "22003",
+        format!("Out of range value for column '{column}' at row 1"),
+    )
 }
 
 pub fn value_out_of_range(type_name: &str, expr: &str) -> SqlError {
-    SqlError::new(1690, "22003", format!("{type_name} value is out of range in '{expr}'"))
+    SqlError::new(
+        1690,
+        "22003",
+        format!("{type_name} value is out of range in '{expr}'"),
+    )
 }
 
 pub fn incorrect_value(type_name: &str, value: &str, column: &str) -> SqlError {
-    SqlError::new(1366, "HY000", format!("Incorrect {type_name} value: '{value}' for column '{column}' at row 1"))
+    SqlError::new(
+        1366,
+        "HY000",
+        format!("Incorrect {type_name} value: '{value}' for column '{column}' at row 1"),
+    )
 }
 
 pub fn division_by_zero() -> SqlError {
@@ -78,23 +114,43 @@ pub fn division_by_zero() -> SqlError {
 }
 
 pub fn column_count_mismatch() -> SqlError {
-    SqlError::new(1136, "21S01", "Column count doesn't match value count at row 1")
+    SqlError::new(
+        1136,
+        "21S01",
+        "Column count doesn't match value count at row 1",
+    )
 }
 
 pub fn operand_columns(n: usize) -> SqlError {
-    SqlError::new(1241, "21000", format!("Operand should contain {n} column(s)"))
+    SqlError::new(
+        1241,
+        "21000",
+        format!("Operand should contain {n} column(s)"),
+    )
 }
 
 pub fn unsupported(what: impl std::fmt::Display) -> SqlError {
-    SqlError::new(1235, "42000", format!("This version of Strata doesn't yet support '{what}'"))
+    SqlError::new(
+        1235,
+        "42000",
+        format!("This version of Strata doesn't yet support '{what}'"),
+    )
 }
 
 pub fn cannot_prepare(what: impl std::fmt::Display) -> SqlError {
-    SqlError::new(1295, "HY000", format!("This command is not supported in the prepared statement protocol yet: {what}"))
+    SqlError::new(
+        1295,
+        "HY000",
+        format!("This command is not supported in the prepared statement protocol yet: {what}"),
+    )
 }
 
 pub fn unknown_statement(id: u32, command: &str) -> SqlError {
-    SqlError::new(1243, "HY000", format!("Unknown prepared statement handler ({id}) given to {command}"))
+    SqlError::new(
+        1243,
+        "HY000",
+        format!("Unknown prepared statement handler ({id}) given to {command}"),
+    )
 }
 
 pub fn wrong_arguments(command: &str) -> SqlError {
@@ -105,7 +161,9 @@ pub fn too_many_prepared(limit: usize) -> SqlError {
     SqlError::new(
         1461,
         "42000",
-        format!("Can't create more than max_prepared_stmt_count statements (current value: {limit})"),
+        format!(
+            "Can't create more than max_prepared_stmt_count statements (current value: {limit})"
+        ),
     )
 }
 
@@ -114,7 +172,11 @@ pub fn unknown_variable(name: &str) -> SqlError {
 }
 
 pub fn wrong_value_for_variable(name: &str, value: &str) -> SqlError {
-    SqlError::new(1231, "42000", format!("Variable '{name}' can't be set to the value of '{value}'"))
+    SqlError::new(
+        1231,
+        "42000",
+        format!("Variable '{name}' can't be set to the value of '{value}'"),
+    )
 }
 
 pub fn invalid_group_use() -> SqlError {
@@ -122,7 +184,11 @@ pub fn invalid_group_use() -> SqlError {
 }
 
 pub fn key_does_not_exist(index: &str, table: &str) -> SqlError {
-    SqlError::new(1176, "42000", format!("Key '{index}' doesn't exist in table '{table}'"))
+    SqlError::new(
+        1176,
+        "42000",
+        format!("Key '{index}' doesn't exist in table '{table}'"),
+    )
 }
 
 pub fn duplicate_key_name(name: &str) -> SqlError {
@@ -130,7 +196,11 @@ pub fn duplicate_key_name(name: &str) -> SqlError {
 }
 
 pub fn cant_drop(name: &str) -> SqlError {
-    SqlError::new(1091, "42000", format!("Can't DROP '{name}'; check that column/key exists"))
+    SqlError::new(
+        1091,
+        "42000",
+        format!("Can't DROP '{name}'; check that column/key exists"),
+    )
 }
 
 pub fn duplicate_column(name: &str) -> SqlError {
@@ -142,15 +212,27 @@ pub fn multiple_primary_keys() -> SqlError {
 }
 
 pub fn lock_wait_timeout() -> SqlError {
-    SqlError::new(1205, "HY000", "Lock wait timeout exceeded; try restarting transaction")
+    SqlError::new(
+        1205,
+        "HY000",
+        "Lock wait timeout exceeded; try restarting transaction",
+    )
 }
 
 pub fn deadlock() -> SqlError {
-    SqlError::new(1213, "40001", "Deadlock found when trying to get lock; try restarting transaction")
+    SqlError::new(
+        1213,
+        "40001",
+        "Deadlock found when trying to get lock; try restarting transaction",
+    )
 }
 
 pub fn write_conflict(detail: &str) -> SqlError {
-    SqlError::new(9007, "HY000", format!("Write conflict, {detail} [try again later]"))
+    SqlError::new(
+        9007,
+        "HY000",
+        format!("Write conflict, {detail} [try again later]"),
+    )
 }
 
 pub fn internal(message: impl std::fmt::Display) -> SqlError {
@@ -162,9 +244,13 @@ pub fn from_txn(e: TxnError) -> SqlError {
     match e {
         TxnError::Kv(KvError::Deadlock { .. }) => deadlock(),
         TxnError::Kv(KvError::LockWaitTimeout { .. }) => lock_wait_timeout(),
-        TxnError::Kv(KvError::WriteConflict { start_ts, conflict_commit_ts, .. }) => {
-            write_conflict(&format!("txnStartTS={start_ts}, conflictCommitTS={conflict_commit_ts}"))
-        }
+        TxnError::Kv(KvError::WriteConflict {
+            start_ts,
+            conflict_commit_ts,
+            ..
+        }) => write_conflict(&format!(
+            "txnStartTS={start_ts}, conflictCommitTS={conflict_commit_ts}"
+        )),
         TxnError::LockNotCleared(_) => lock_wait_timeout(),
         other => internal(other),
     }

@@ -83,7 +83,12 @@ pub fn key_datum(ty: &SqlType, value: Datum) -> Option<Datum> {
 }
 
 /// A range bound converted to the key column's type; None means unbounded.
-fn bound_datum(ty: &SqlType, bound: &RangeBound, low: bool, ctx: &Ctx) -> Result<Option<(Datum, bool)>> {
+fn bound_datum(
+    ty: &SqlType,
+    bound: &RangeBound,
+    low: bool,
+    ctx: &Ctx,
+) -> Result<Option<(Datum, bool)>> {
     let value = bound.expr.eval(&[], ctx)?;
     if value == Datum::Null {
         return Ok(None);
@@ -95,7 +100,10 @@ fn bound_datum(ty: &SqlType, bound: &RangeBound, low: bool, ctx: &Ctx) -> Result
         };
         if f.fract() != 0.0 {
             let rounded = if low { f.ceil() } else { f.floor() };
-            return Ok(ty.coerce(Datum::Float(rounded), "key").ok().map(|d| (d, true)));
+            return Ok(ty
+                .coerce(Datum::Float(rounded), "key")
+                .ok()
+                .map(|d| (d, true)));
         }
     }
     Ok(ty.coerce(value, "key").ok().map(|d| (d, bound.inclusive)))
@@ -109,7 +117,11 @@ fn key_range(
     low: Option<(Datum, bool)>,
     high: Option<(Datum, bool)>,
 ) -> (Key, Key) {
-    let prefix_key = if prefix.is_empty() { base } else { encode(prefix) };
+    let prefix_key = if prefix.is_empty() {
+        base
+    } else {
+        encode(prefix)
+    };
     let with = |d: Datum| {
         let mut values = prefix.to_vec();
         values.push(d);
@@ -128,7 +140,12 @@ fn key_range(
     (start, end)
 }
 
-fn eval_prefix(table: &TableDef, columns: &[usize], exprs: &[Expr], ctx: &Ctx) -> Result<Option<Vec<Datum>>> {
+fn eval_prefix(
+    table: &TableDef,
+    columns: &[usize],
+    exprs: &[Expr],
+    ctx: &Ctx,
+) -> Result<Option<Vec<Datum>>> {
     let mut out = Vec::with_capacity(exprs.len());
     for (column, e) in columns.iter().zip(exprs) {
         match key_datum(&table.columns[*column].ty, e.eval(&[], ctx)?) {
@@ -137,6 +154,25 @@ fn eval_prefix(table: &TableDef, columns: &[usize], exprs: &[Expr], ctx: &Ctx) -
         }
     }
     Ok(Some(out))
+}
+
+/// The row keys a point access path names, whether or not the rows exist. Locking them makes
+/// a DELETE or UPDATE of a missing row wait for a concurrent insert of it (as a gap lock would).
+pub fn point_keys(source: &TableSource, ctx: &Ctx) -> Result<Vec<Key>> {
+    let table = &*source.table;
+    let pk = table.primary_columns();
+    let lists: Vec<&Vec<Expr>> = match &source.access {
+        Access::Point(exprs) => vec![exprs],
+        Access::Points(list) => list.iter().collect(),
+        _ => return Ok(Vec::new()),
+    };
+    let mut keys = Vec::with_capacity(lists.len());
+    for exprs in lists {
+        if let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? {
+            keys.push(rows::row_key(table, &handle));
+        }
+    }
+    Ok(keys)
 }
 
 /// Visits the rows an access path finds, with their row keys, until `visit` returns false.
@@ -151,10 +187,14 @@ pub fn scan_source(
     let table = &*source.table;
     let column_ids = table.column_ids();
     let pk = table.primary_columns();
-    let page = limit_hint.map(|l| l.clamp(1, SCAN_PAGE_ROWS_MAX)).unwrap_or(SCAN_PAGE_ROWS);
+    let page = limit_hint
+        .map(|l| l.clamp(1, SCAN_PAGE_ROWS_MAX))
+        .unwrap_or(SCAN_PAGE_ROWS);
     match &source.access {
         Access::Point(exprs) => {
-            let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? else { return Ok(()) };
+            let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? else {
+                return Ok(());
+            };
             let key = rows::row_key(table, &handle);
             if let Some(value) = txn.get(&key)? {
                 let row = rows::decode_row(table, &column_ids, &value)?;
@@ -182,7 +222,9 @@ pub fn scan_source(
             }
         }
         Access::PkRange { prefix, low, high } => {
-            let Some(prefix) = eval_prefix(table, &pk, prefix, ctx)? else { return Ok(()) };
+            let Some(prefix) = eval_prefix(table, &pk, prefix, ctx)? else {
+                return Ok(());
+            };
             let next_ty = &table.columns[pk[prefix.len().min(pk.len() - 1)]].ty;
             let low = match low {
                 Some(b) => bound_datum(next_ty, b, true, ctx)?,
@@ -193,17 +235,49 @@ pub fn scan_source(
                 None => None,
             };
             let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
-            let (start, end) = key_range(keys::record_prefix(table.table_id()), &encode, &prefix, low, high);
-            scan_rows(txn, table, &column_ids, start, end, page, source.reverse, visit)?;
+            let (start, end) = key_range(
+                keys::record_prefix(table.table_id()),
+                &encode,
+                &prefix,
+                low,
+                high,
+            );
+            scan_rows(
+                txn,
+                table,
+                &column_ids,
+                start,
+                end,
+                page,
+                source.reverse,
+                visit,
+            )?;
         }
         Access::FullScan => {
             let range = keys::record_range(table.table_id());
-            scan_rows(txn, table, &column_ids, range.start, range.end, page, source.reverse, visit)?;
+            scan_rows(
+                txn,
+                table,
+                &column_ids,
+                range.start,
+                range.end,
+                page,
+                source.reverse,
+                visit,
+            )?;
         }
-        Access::Index { index, prefix, low, high } => {
+        Access::Index {
+            index,
+            prefix,
+            low,
+            high,
+        } => {
             let index = &table.indexes[*index];
-            let Some(prefix) = eval_prefix(table, &index.columns, prefix, ctx)? else { return Ok(()) };
-            let next_ty = &table.columns[index.columns[prefix.len().min(index.columns.len() - 1)]].ty;
+            let Some(prefix) = eval_prefix(table, &index.columns, prefix, ctx)? else {
+                return Ok(());
+            };
+            let next_ty =
+                &table.columns[index.columns[prefix.len().min(index.columns.len() - 1)]].ty;
             let low = match low {
                 Some(b) => bound_datum(next_ty, b, true, ctx)?,
                 None => None,
@@ -299,20 +373,30 @@ pub fn eval_count(e: Option<&Expr>, ctx: &Ctx) -> Result<Option<usize>> {
 }
 
 /// Runs a SELECT; returns its rows and the row keys it read (for locking reads).
-pub fn execute_select(plan: &SelectPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
+pub fn execute_select(
+    plan: &SelectPlan,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
     let limit = eval_count(plan.limit.as_ref(), ctx)?;
     let offset = eval_count(plan.offset.as_ref(), ctx)?.unwrap_or(0);
     let streaming = !plan.aggregate
         && !plan.distinct
         && (plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered));
-    let stop_after = if streaming { limit.map(|l| l.saturating_add(offset)) } else { None };
+    let stop_after = if streaming {
+        limit.map(|l| l.saturating_add(offset))
+    } else {
+        None
+    };
     if stop_after == Some(0) {
         return Ok((Vec::new(), Vec::new()));
     }
     let lock = plan.lock == crate::query::RowLock::ForUpdate;
     let mut input: Vec<Vec<Datum>> = Vec::new();
     let mut locked_keys = Vec::new();
-    let mut aggregator = plan.aggregate.then(|| Aggregator::new(&plan.aggs, plan.group_by.len()));
+    let mut aggregator = plan
+        .aggregate
+        .then(|| Aggregator::new(&plan.aggs, plan.group_by.len()));
     match &plan.source {
         None => {
             if holds(plan.filter.as_ref(), &[], ctx)? {
@@ -341,7 +425,12 @@ pub fn execute_select(plan: &SelectPlan, txn: &mut Transaction, ctx: &Ctx) -> Re
     }
     // (row the expressions read, aggregate values)
     let groups: Vec<(Vec<Datum>, Vec<Datum>)> = match aggregator {
-        Some(a) => a.finish(plan.source.as_ref().map(|s| s.table.columns.len()).unwrap_or(0)),
+        Some(a) => a.finish(
+            plan.source
+                .as_ref()
+                .map(|s| s.table.columns.len())
+                .unwrap_or(0),
+        ),
         None => input.into_iter().map(|r| (r, Vec::new())).collect(),
     };
     let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::with_capacity(groups.len());
@@ -350,15 +439,23 @@ pub fn execute_select(plan: &SelectPlan, txn: &mut Transaction, ctx: &Ctx) -> Re
         if plan.aggregate && !holds(plan.having.as_ref(), row, &env)? {
             continue;
         }
-        let projected: Vec<Datum> = plan.projection.iter().map(|e| e.eval(row, &env)).collect::<Result<_>>()?;
+        let projected: Vec<Datum> = plan
+            .projection
+            .iter()
+            .map(|e| e.eval(row, &env))
+            .collect::<Result<_>>()?;
         if !plan.aggregate && plan.having.is_some() && !holds(plan.having.as_ref(), row, &env)? {
             continue;
         }
-        let sort_keys: Vec<Datum> = if plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered) {
-            Vec::new()
-        } else {
-            plan.order_by.iter().map(|(e, _)| e.eval(row, &env)).collect::<Result<_>>()?
-        };
+        let sort_keys: Vec<Datum> =
+            if plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered) {
+                Vec::new()
+            } else {
+                plan.order_by
+                    .iter()
+                    .map(|(e, _)| e.eval(row, &env))
+                    .collect::<Result<_>>()?
+            };
         output.push((projected, sort_keys));
     }
     if plan.distinct {
@@ -381,7 +478,12 @@ pub fn execute_select(plan: &SelectPlan, txn: &mut Transaction, ctx: &Ctx) -> Re
         .into_iter()
         .skip(offset)
         .take(limit.unwrap_or(usize::MAX))
-        .map(|(p, _)| p.into_iter().zip(&plan.result_types).map(|(d, t)| crate::expr::conform(d, t)).collect())
+        .map(|(p, _)| {
+            p.into_iter()
+                .zip(&plan.result_types)
+                .map(|(d, t)| crate::expr::conform(d, t))
+                .collect()
+        })
         .collect();
     Ok((rows, locked_keys))
 }
@@ -403,7 +505,12 @@ enum AggState {
     Count(i64),
     SumDecimal(Option<Decimal>),
     SumFloat(Option<f64>),
-    Avg { sum: Decimal, sum_float: f64, float: bool, count: i64 },
+    Avg {
+        sum: Decimal,
+        sum_float: f64,
+        float: bool,
+        count: i64,
+    },
     Extreme(Option<Datum>),
 }
 
@@ -416,7 +523,12 @@ struct Aggregator<'a> {
 
 impl<'a> Aggregator<'a> {
     fn new(aggs: &'a [AggCall], group_by_len: usize) -> Aggregator<'a> {
-        Aggregator { aggs, index: HashMap::new(), groups: Vec::new(), grouped: group_by_len > 0 }
+        Aggregator {
+            aggs,
+            index: HashMap::new(),
+            groups: Vec::new(),
+            grouped: group_by_len > 0,
+        }
     }
 
     fn fresh_states(&self) -> Vec<AggState> {
@@ -425,7 +537,12 @@ impl<'a> Aggregator<'a> {
             .map(|a| match a.func {
                 AggFunc::Count | AggFunc::CountStar => AggState::Count(0),
                 AggFunc::Sum => AggState::SumDecimal(None),
-                AggFunc::Avg => AggState::Avg { sum: Decimal::ZERO, sum_float: 0.0, float: false, count: 0 },
+                AggFunc::Avg => AggState::Avg {
+                    sum: Decimal::ZERO,
+                    sum_float: 0.0,
+                    float: false,
+                    count: 0,
+                },
                 AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
             })
             .collect()
@@ -435,21 +552,29 @@ impl<'a> Aggregator<'a> {
         let key = if group_by.is_empty() {
             Vec::new()
         } else {
-            let values: Vec<Datum> = group_by.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?;
+            let values: Vec<Datum> = group_by
+                .iter()
+                .map(|e| e.eval(row, ctx))
+                .collect::<Result<_>>()?;
             group_key(&values)
         };
         let slot = match self.index.get(&key) {
             Some(i) => *i,
             None => {
                 let states = self.fresh_states();
-                self.groups.push((row.to_vec(), states, vec![HashSet::new(); self.aggs.len()]));
+                self.groups
+                    .push((row.to_vec(), states, vec![HashSet::new(); self.aggs.len()]));
                 self.index.insert(key, self.groups.len() - 1);
                 self.groups.len() - 1
             }
         };
         let (_, states, seen) = &mut self.groups[slot];
         for (i, call) in self.aggs.iter().enumerate() {
-            let value = if call.func == AggFunc::CountStar { Datum::Int(1) } else { call.arg.eval(row, ctx)? };
+            let value = if call.func == AggFunc::CountStar {
+                Datum::Int(1)
+            } else {
+                call.arg.eval(row, ctx)?
+            };
             if value == Datum::Null {
                 continue;
             }
@@ -466,7 +591,8 @@ impl<'a> Aggregator<'a> {
     fn finish(mut self, width: usize) -> Vec<(Vec<Datum>, Vec<Datum>)> {
         if self.groups.is_empty() && !self.grouped {
             let states = self.fresh_states();
-            self.groups.push((vec![Datum::Null; width], states, Vec::new()));
+            self.groups
+                .push((vec![Datum::Null; width], states, Vec::new()));
         }
         self.groups
             .into_iter()
@@ -480,20 +606,33 @@ fn accumulate(state: &mut AggState, func: AggFunc, value: Datum) {
         AggState::Count(n) => *n += 1,
         AggState::SumDecimal(acc) => {
             if matches!(value, Datum::Float(_)) || matches!(value, Datum::Bytes(_)) {
-                let start = acc.map(|d| rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(0.0)).unwrap_or(0.0);
+                let start = acc
+                    .map(|d| rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(0.0))
+                    .unwrap_or(0.0);
                 *state = AggState::SumFloat(Some(start + to_f64(&value).unwrap_or(0.0)));
             } else {
                 let v = to_decimal(&value).unwrap_or_default();
-                *acc = Some(acc.unwrap_or(Decimal::ZERO).checked_add(v).unwrap_or(Decimal::MAX));
+                *acc = Some(
+                    acc.unwrap_or(Decimal::ZERO)
+                        .checked_add(v)
+                        .unwrap_or(Decimal::MAX),
+                );
             }
         }
         AggState::SumFloat(acc) => *acc = Some(acc.unwrap_or(0.0) + to_f64(&value).unwrap_or(0.0)),
-        AggState::Avg { sum, sum_float, float, count } => {
+        AggState::Avg {
+            sum,
+            sum_float,
+            float,
+            count,
+        } => {
             if matches!(value, Datum::Float(_) | Datum::Bytes(_)) {
                 *float = true;
             }
             *sum_float += to_f64(&value).unwrap_or(0.0);
-            *sum = sum.checked_add(to_decimal(&value).unwrap_or_default()).unwrap_or(Decimal::MAX);
+            *sum = sum
+                .checked_add(to_decimal(&value).unwrap_or_default())
+                .unwrap_or(Decimal::MAX);
             *count += 1;
         }
         AggState::Extreme(current) => {
@@ -521,7 +660,12 @@ fn finish_state(state: AggState) -> Datum {
         AggState::SumDecimal(acc) => acc.map(Datum::Decimal).unwrap_or(Datum::Null),
         AggState::SumFloat(acc) => acc.map(Datum::Float).unwrap_or(Datum::Null),
         AggState::Avg { count: 0, .. } => Datum::Null,
-        AggState::Avg { sum_float, float: true, count, .. } => Datum::Float(sum_float / count as f64),
+        AggState::Avg {
+            sum_float,
+            float: true,
+            count,
+            ..
+        } => Datum::Float(sum_float / count as f64),
         AggState::Avg { sum, count, .. } => {
             let scale = sum.scale() + 4;
             let mut avg = (sum / Decimal::from(count)).round_dp(scale);

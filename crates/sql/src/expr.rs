@@ -111,12 +111,34 @@ pub enum Expr {
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     IsNull(Box<Expr>, bool),
     IsTrue(Box<Expr>, bool),
-    Between { expr: Box<Expr>, low: Box<Expr>, high: Box<Expr>, negated: bool },
-    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
     /// `(a, b) IN ((1, 2), …)`.
-    TupleIn { exprs: Vec<Expr>, list: Vec<Vec<Expr>>, negated: bool },
-    Like { expr: Box<Expr>, pattern: Box<Expr>, negated: bool, escape: u8 },
-    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>> },
+    TupleIn {
+        exprs: Vec<Expr>,
+        list: Vec<Vec<Expr>>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        escape: u8,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
     Call(Func, Vec<Expr>),
     /// The result of aggregate call `n` of the query.
     Agg(usize),
@@ -170,9 +192,16 @@ impl Expr {
             Expr::Neg(e) => negate(e.eval(row, env)?)?,
             Expr::Not(e) => opt_bool(to_bool(&e.eval(row, env)?).map(|b| !b)),
             Expr::IsNull(e, negated) => bool_datum((e.eval(row, env)? == Datum::Null) != *negated),
-            Expr::IsTrue(e, negated) => bool_datum((to_bool(&e.eval(row, env)?) == Some(true)) != *negated),
+            Expr::IsTrue(e, negated) => {
+                bool_datum((to_bool(&e.eval(row, env)?) == Some(true)) != *negated)
+            }
             Expr::Binary(op, l, r) => binary(*op, l, r, row, env)?,
-            Expr::Between { expr, low, high, negated } => {
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
                 let v = expr.eval(row, env)?;
                 let lo = low.eval(row, env)?;
                 let hi = high.eval(row, env)?;
@@ -185,7 +214,11 @@ impl Expr {
                 };
                 opt_bool(inside.map(|b| b != *negated))
             }
-            Expr::InList { expr, list, negated } => {
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let v = expr.eval(row, env)?;
                 if v == Datum::Null {
                     return Ok(Datum::Null);
@@ -204,8 +237,15 @@ impl Expr {
                     bool_datum(*negated)
                 }
             }
-            Expr::TupleIn { exprs, list, negated } => {
-                let values: Vec<Datum> = exprs.iter().map(|e| e.eval(row, env)).collect::<Result<_>>()?;
+            Expr::TupleIn {
+                exprs,
+                list,
+                negated,
+            } => {
+                let values: Vec<Datum> = exprs
+                    .iter()
+                    .map(|e| e.eval(row, env))
+                    .collect::<Result<_>>()?;
                 for tuple in list {
                     let mut all = true;
                     for (v, e) in values.iter().zip(tuple) {
@@ -220,16 +260,29 @@ impl Expr {
                 }
                 bool_datum(*negated)
             }
-            Expr::Like { expr, pattern, negated, escape } => {
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                escape,
+            } => {
                 let v = expr.eval(row, env)?;
                 let p = pattern.eval(row, env)?;
                 if v == Datum::Null || p == Datum::Null {
                     return Ok(Datum::Null);
                 }
-                let matched = like(&types::datum_to_text(&v), &types::datum_to_text(&p), *escape);
+                let matched = like(
+                    &types::datum_to_text(&v),
+                    &types::datum_to_text(&p),
+                    *escape,
+                );
                 bool_datum(matched != *negated)
             }
-            Expr::Case { operand, whens, otherwise } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
                 let subject = match operand {
                     Some(o) => Some(o.eval(row, env)?),
                     None => None,
@@ -272,7 +325,9 @@ impl Expr {
                 l.walk(f);
                 r.walk(f);
             }
-            Expr::Between { expr, low, high, .. } => {
+            Expr::Between {
+                expr, low, high, ..
+            } => {
                 expr.walk(f);
                 low.walk(f);
                 high.walk(f);
@@ -289,7 +344,11 @@ impl Expr {
                 expr.walk(f);
                 pattern.walk(f);
             }
-            Expr::Case { operand, whens, otherwise } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
                 if let Some(o) = operand {
                     o.walk(f);
                 }
@@ -302,7 +361,11 @@ impl Expr {
                 }
             }
             Expr::Call(_, args) => args.iter().for_each(|e| e.walk(f)),
-            Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) | Expr::Agg(_) | Expr::Session(_) => {}
+            Expr::Column(_)
+            | Expr::Literal(_)
+            | Expr::Param(_)
+            | Expr::Agg(_)
+            | Expr::Session(_) => {}
         }
     }
 
@@ -331,7 +394,13 @@ pub struct ResultType {
 
 impl ResultType {
     pub fn of(column_type: ColumnType, length: u32, decimals: u8) -> ResultType {
-        ResultType { column_type, length, decimals, unsigned: false, not_null: false }
+        ResultType {
+            column_type,
+            length,
+            decimals,
+            unsigned: false,
+            not_null: false,
+        }
     }
 
     pub fn from_sql(ty: &SqlType, not_null: bool) -> ResultType {
@@ -352,7 +421,11 @@ impl ResultType {
     fn is_integer(&self) -> bool {
         matches!(
             self.column_type,
-            ColumnType::Tiny | ColumnType::Short | ColumnType::Int24 | ColumnType::Long | ColumnType::LongLong
+            ColumnType::Tiny
+                | ColumnType::Short
+                | ColumnType::Int24
+                | ColumnType::Long
+                | ColumnType::LongLong
         )
     }
 }
@@ -360,7 +433,10 @@ impl ResultType {
 fn negate(v: Datum) -> Result<Datum> {
     Ok(match v {
         Datum::Null => Datum::Null,
-        Datum::Int(i) => Datum::Int(i.checked_neg().ok_or_else(|| error::value_out_of_range("BIGINT", "-"))?),
+        Datum::Int(i) => Datum::Int(
+            i.checked_neg()
+                .ok_or_else(|| error::value_out_of_range("BIGINT", "-"))?,
+        ),
         Datum::UInt(u) => {
             if u <= i64::MAX as u64 + 1 {
                 Datum::Int((u as i128).wrapping_neg() as i64)
@@ -398,13 +474,19 @@ fn num_class(d: &Datum) -> NumClass {
 }
 
 fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
-    let class = std::cmp::max_by(num_class(a), num_class(b), |x, y| x.partial_cmp(y).unwrap_or(Ordering::Equal));
+    let class = std::cmp::max_by(num_class(a), num_class(b), |x, y| {
+        x.partial_cmp(y).unwrap_or(Ordering::Equal)
+    });
     let overflow = || error::value_out_of_range("BIGINT", "arithmetic");
     if op == BinaryOp::Divide {
         let d = to_decimal(b).unwrap_or_default();
         if class == NumClass::Float {
             let y = to_f64(b).unwrap_or(0.0);
-            return Ok(if y == 0.0 { Datum::Null } else { Datum::Float(to_f64(a).unwrap_or(0.0) / y) });
+            return Ok(if y == 0.0 {
+                Datum::Null
+            } else {
+                Datum::Float(to_f64(a).unwrap_or(0.0) / y)
+            });
         }
         if d.is_zero() {
             return Ok(Datum::Null);
@@ -445,7 +527,10 @@ fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
             }
         }
         NumClass::Decimal => {
-            let (x, y) = (to_decimal(a).unwrap_or_default(), to_decimal(b).unwrap_or_default());
+            let (x, y) = (
+                to_decimal(a).unwrap_or_default(),
+                to_decimal(b).unwrap_or_default(),
+            );
             let r = match op {
                 BinaryOp::Plus => x.checked_add(y),
                 BinaryOp::Minus => x.checked_sub(y),
@@ -464,7 +549,9 @@ fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
                 }
                 _ => unreachable!("arithmetic operator"),
             };
-            Ok(Datum::Decimal(r.ok_or_else(|| error::value_out_of_range("DECIMAL", "arithmetic"))?))
+            Ok(Datum::Decimal(r.ok_or_else(|| {
+                error::value_out_of_range("DECIMAL", "arithmetic")
+            })?))
         }
         NumClass::Float => {
             let (x, y) = (to_f64(a).unwrap_or(0.0), to_f64(b).unwrap_or(0.0));
@@ -603,7 +690,10 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
         }
         _ => {}
     }
-    let values: Vec<Datum> = args.iter().map(|a| a.eval(row, env)).collect::<Result<_>>()?;
+    let values: Vec<Datum> = args
+        .iter()
+        .map(|a| a.eval(row, env))
+        .collect::<Result<_>>()?;
     let first = values.first().cloned().unwrap_or(Datum::Null);
     let null_in = values.iter().any(|v| *v == Datum::Null);
     let text = |d: &Datum| types::datum_to_text(d);
@@ -619,7 +709,11 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
             if null_in {
                 return Ok(Datum::Null);
             }
-            let want = if *func == Func::Greatest { Ordering::Greater } else { Ordering::Less };
+            let want = if *func == Func::Greatest {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
             let mut best = first;
             for v in &values[1..] {
                 if compare(v, &best) == Some(want) {
@@ -632,9 +726,22 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
         Func::Concat => Datum::Bytes(values.iter().flat_map(text).collect()),
         Func::Length => Datum::Int(text(&first).len() as i64),
         Func::CharLength => Datum::Int(types::char_length(&text(&first)) as i64),
-        Func::Upper => Datum::Bytes(String::from_utf8_lossy(&text(&first)).to_uppercase().into_bytes()),
-        Func::Lower => Datum::Bytes(String::from_utf8_lossy(&text(&first)).to_lowercase().into_bytes()),
-        Func::Trim => Datum::Bytes(String::from_utf8_lossy(&text(&first)).trim().as_bytes().to_vec()),
+        Func::Upper => Datum::Bytes(
+            String::from_utf8_lossy(&text(&first))
+                .to_uppercase()
+                .into_bytes(),
+        ),
+        Func::Lower => Datum::Bytes(
+            String::from_utf8_lossy(&text(&first))
+                .to_lowercase()
+                .into_bytes(),
+        ),
+        Func::Trim => Datum::Bytes(
+            String::from_utf8_lossy(&text(&first))
+                .trim()
+                .as_bytes()
+                .to_vec(),
+        ),
         Func::Substring => {
             let s = String::from_utf8_lossy(&text(&first)).to_string();
             let chars: Vec<char> = s.chars().collect();
@@ -646,11 +753,24 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
             } else {
                 return Ok(Datum::Bytes(Vec::new()));
             };
-            let len = values.get(2).map(|v| to_i64(v).unwrap_or(0).max(0) as usize).unwrap_or(usize::MAX);
-            Datum::Bytes(chars.iter().skip(start).take(len).collect::<String>().into_bytes())
+            let len = values
+                .get(2)
+                .map(|v| to_i64(v).unwrap_or(0).max(0) as usize)
+                .unwrap_or(usize::MAX);
+            Datum::Bytes(
+                chars
+                    .iter()
+                    .skip(start)
+                    .take(len)
+                    .collect::<String>()
+                    .into_bytes(),
+            )
         }
         Func::Abs => match first {
-            Datum::Int(i) => Datum::Int(i.checked_abs().ok_or_else(|| error::value_out_of_range("BIGINT", "abs"))?),
+            Datum::Int(i) => Datum::Int(
+                i.checked_abs()
+                    .ok_or_else(|| error::value_out_of_range("BIGINT", "abs"))?,
+            ),
             Datum::UInt(u) => Datum::UInt(u),
             Datum::Decimal(d) => Datum::Decimal(d.abs()),
             other => Datum::Float(to_f64(&other).unwrap_or(0.0).abs()),
@@ -675,15 +795,27 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
         Func::Floor | Func::Ceil => match first {
             Datum::Int(_) | Datum::UInt(_) => first,
             Datum::Decimal(d) => {
-                let r = if *func == Func::Floor { d.floor() } else { d.ceil() };
+                let r = if *func == Func::Floor {
+                    d.floor()
+                } else {
+                    d.ceil()
+                };
                 r.to_i64().map(Datum::Int).unwrap_or(Datum::Decimal(r))
             }
             other => {
                 let f = to_f64(&other).unwrap_or(0.0);
-                Datum::Float(if *func == Func::Floor { f.floor() } else { f.ceil() })
+                Datum::Float(if *func == Func::Floor {
+                    f.floor()
+                } else {
+                    f.ceil()
+                })
             }
         },
-        Func::Power => Datum::Float(to_f64(&first).unwrap_or(0.0).powf(to_f64(&values[1]).unwrap_or(0.0))),
+        Func::Power => Datum::Float(
+            to_f64(&first)
+                .unwrap_or(0.0)
+                .powf(to_f64(&values[1]).unwrap_or(0.0)),
+        ),
         Func::Sqrt => {
             let f = to_f64(&first).unwrap_or(0.0);
             if f < 0.0 {
@@ -698,12 +830,23 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
         Func::CastChar => Datum::Bytes(text(&first)),
         Func::CastDouble => Datum::Float(to_f64(&first).unwrap_or(0.0)),
         Func::CastDecimal(precision, scale) => {
-            let ty = SqlType { kind: TypeKind::Decimal, unsigned: false, length: *precision, scale: *scale };
+            let ty = SqlType {
+                kind: TypeKind::Decimal,
+                unsigned: false,
+                length: *precision,
+                scale: *scale,
+            };
             ty.coerce(first, "cast")?
         }
-        Func::CastDate => types::to_datetime(&first).map(|dt| Datum::Date(dt.date())).unwrap_or(Datum::Null),
-        Func::CastDateTime => types::to_datetime(&first).map(Datum::DateTime).unwrap_or(Datum::Null),
-        Func::Coalesce | Func::If | Func::NullIf | Func::Greatest | Func::Least => unreachable!("handled above"),
+        Func::CastDate => types::to_datetime(&first)
+            .map(|dt| Datum::Date(dt.date()))
+            .unwrap_or(Datum::Null),
+        Func::CastDateTime => types::to_datetime(&first)
+            .map(Datum::DateTime)
+            .unwrap_or(Datum::Null),
+        Func::Coalesce | Func::If | Func::NullIf | Func::Greatest | Func::Least => {
+            unreachable!("handled above")
+        }
     })
 }
 
@@ -715,61 +858,102 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
         Expr::Column(i) => columns.get(*i).cloned().unwrap_or(string),
         Expr::Literal(d) => datum_type(d),
         Expr::Param(_) => string,
-        Expr::Session(SessionValue::LastInsertId | SessionValue::ConnectionId | SessionValue::FoundRows | SessionValue::RowCount) => {
-            ResultType { unsigned: true, ..long }
-        }
+        Expr::Session(
+            SessionValue::LastInsertId
+            | SessionValue::ConnectionId
+            | SessionValue::FoundRows
+            | SessionValue::RowCount,
+        ) => ResultType {
+            unsigned: true,
+            ..long
+        },
         Expr::Session(SessionValue::Now) => ResultType::of(ColumnType::DateTime, 19, 0),
         Expr::Session(SessionValue::CurDate) => ResultType::of(ColumnType::Date, 10, 0),
         Expr::Session(_) => string,
-        Expr::Not(_) | Expr::IsNull(..) | Expr::IsTrue(..) | Expr::Between { .. } | Expr::InList { .. } => long,
+        Expr::Not(_)
+        | Expr::IsNull(..)
+        | Expr::IsTrue(..)
+        | Expr::Between { .. }
+        | Expr::InList { .. } => long,
         Expr::TupleIn { .. } | Expr::Like { .. } => long,
         Expr::Neg(e) => result_type(e, columns, aggs),
         Expr::Binary(op, l, r) => {
             use BinaryOp::*;
             match op {
-                Eq | NotEq | Lt | LtEq | Gt | GtEq | NullSafeEq | And | Or | Xor | IntDivide => long,
-                BitAnd | BitOr => ResultType { unsigned: true, ..long },
+                Eq | NotEq | Lt | LtEq | Gt | GtEq | NullSafeEq | And | Or | Xor | IntDivide => {
+                    long
+                }
+                BitAnd | BitOr => ResultType {
+                    unsigned: true,
+                    ..long
+                },
                 _ => {
                     let (a, b) = (result_type(l, columns, aggs), result_type(r, columns, aggs));
                     numeric_result(*op, &a, &b)
                 }
             }
         }
-        Expr::Case { whens, otherwise, .. } => whens
+        Expr::Case {
+            whens, otherwise, ..
+        } => whens
             .first()
             .map(|(_, t)| result_type(t, columns, aggs))
             .or_else(|| otherwise.as_ref().map(|o| result_type(o, columns, aggs)))
             .unwrap_or(string),
         Expr::Call(func, args) => match func {
             Func::Length | Func::CharLength | Func::CastSigned => long,
-            Func::CastUnsigned => ResultType { unsigned: true, ..long },
-            Func::Power | Func::Sqrt | Func::CastDouble => ResultType::of(ColumnType::Double, 22, 31),
+            Func::CastUnsigned => ResultType {
+                unsigned: true,
+                ..long
+            },
+            Func::Power | Func::Sqrt | Func::CastDouble => {
+                ResultType::of(ColumnType::Double, 22, 31)
+            }
             Func::CastDecimal(p, s) => ResultType::of(ColumnType::NewDecimal, p + 2, *s as u8),
             Func::CastDate => ResultType::of(ColumnType::Date, 10, 0),
             Func::CastDateTime => ResultType::of(ColumnType::DateTime, 19, 0),
-            Func::Abs | Func::Floor | Func::Ceil | Func::Round | Func::Mod => {
-                args.first().map(|a| result_type(a, columns, aggs)).unwrap_or(long)
-            }
-            Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => {
-                args.first().map(|a| result_type(a, columns, aggs)).unwrap_or(string)
-            }
-            Func::If => args.get(1).map(|a| result_type(a, columns, aggs)).unwrap_or(string),
+            Func::Abs | Func::Floor | Func::Ceil | Func::Round | Func::Mod => args
+                .first()
+                .map(|a| result_type(a, columns, aggs))
+                .unwrap_or(long),
+            Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => args
+                .first()
+                .map(|a| result_type(a, columns, aggs))
+                .unwrap_or(string),
+            Func::If => args
+                .get(1)
+                .map(|a| result_type(a, columns, aggs))
+                .unwrap_or(string),
             _ => string,
         },
         Expr::Agg(i) => {
             let call = &aggs[*i];
             let arg = result_type(&call.arg, columns, aggs);
             match call.func {
-                AggFunc::Count | AggFunc::CountStar => ResultType { not_null: true, ..long },
-                AggFunc::Min | AggFunc::Max => ResultType { not_null: false, ..arg },
-                AggFunc::Sum if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) => {
+                AggFunc::Count | AggFunc::CountStar => ResultType {
+                    not_null: true,
+                    ..long
+                },
+                AggFunc::Min | AggFunc::Max => ResultType {
+                    not_null: false,
+                    ..arg
+                },
+                AggFunc::Sum
+                    if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) =>
+                {
                     ResultType::of(ColumnType::Double, 22, 31)
                 }
                 AggFunc::Sum => ResultType::of(ColumnType::NewDecimal, 65, arg.decimals.min(30)),
-                AggFunc::Avg if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) => {
+                AggFunc::Avg
+                    if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) =>
+                {
                     ResultType::of(ColumnType::Double, 22, 31)
                 }
-                AggFunc::Avg => ResultType::of(ColumnType::NewDecimal, 65, (arg.decimals as u32 + DIV_PRECISION_INCREMENT).min(30) as u8),
+                AggFunc::Avg => ResultType::of(
+                    ColumnType::NewDecimal,
+                    65,
+                    (arg.decimals as u32 + DIV_PRECISION_INCREMENT).min(30) as u8,
+                ),
             }
         }
     }
@@ -777,7 +961,14 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
 
 fn numeric_result(op: BinaryOp, a: &ResultType, b: &ResultType) -> ResultType {
     let is_float = |t: &ResultType| {
-        matches!(t.column_type, ColumnType::Double | ColumnType::Float | ColumnType::VarString | ColumnType::String | ColumnType::Blob)
+        matches!(
+            t.column_type,
+            ColumnType::Double
+                | ColumnType::Float
+                | ColumnType::VarString
+                | ColumnType::String
+                | ColumnType::Blob
+        )
     };
     if is_float(a) || is_float(b) {
         return ResultType::of(ColumnType::Double, 22, 31);
@@ -797,15 +988,25 @@ fn numeric_result(op: BinaryOp, a: &ResultType, b: &ResultType) -> ResultType {
 pub fn datum_type(d: &Datum) -> ResultType {
     match d {
         Datum::Null => ResultType::of(ColumnType::Null, 0, 0),
-        Datum::Int(i) => ResultType { not_null: true, ..ResultType::of(ColumnType::LongLong, i.to_string().len() as u32, 0) },
+        Datum::Int(i) => ResultType {
+            not_null: true,
+            ..ResultType::of(ColumnType::LongLong, i.to_string().len() as u32, 0)
+        },
         Datum::UInt(u) => ResultType {
             unsigned: true,
             not_null: true,
             ..ResultType::of(ColumnType::LongLong, u.to_string().len() as u32, 0)
         },
         Datum::Float(_) => ResultType::of(ColumnType::Double, 22, 31),
-        Datum::Decimal(d) => ResultType::of(ColumnType::NewDecimal, d.to_string().len() as u32, d.scale() as u8),
-        Datum::Bytes(b) => ResultType { not_null: true, ..ResultType::of(ColumnType::VarString, (b.len() as u32).max(1) * 4, 31) },
+        Datum::Decimal(d) => ResultType::of(
+            ColumnType::NewDecimal,
+            d.to_string().len() as u32,
+            d.scale() as u8,
+        ),
+        Datum::Bytes(b) => ResultType {
+            not_null: true,
+            ..ResultType::of(ColumnType::VarString, (b.len() as u32).max(1) * 4, 31)
+        },
         Datum::Date(_) => ResultType::of(ColumnType::Date, 10, 0),
         Datum::DateTime(_) => ResultType::of(ColumnType::DateTime, 26, 0),
     }
@@ -834,9 +1035,18 @@ mod tests {
 
     #[test]
     fn arithmetic_follows_mysql_types() {
-        assert_eq!(eval(&Expr::Binary(BinaryOp::Plus, lit(1), lit(2))), Datum::Int(3));
-        assert_eq!(eval(&Expr::Binary(BinaryOp::Divide, lit(1), lit(4))).to_owned(), Datum::Decimal(Decimal::new(2500, 4)));
-        assert_eq!(eval(&Expr::Binary(BinaryOp::Divide, lit(1), lit(0))), Datum::Null);
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Plus, lit(1), lit(2))),
+            Datum::Int(3)
+        );
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Divide, lit(1), lit(4))).to_owned(),
+            Datum::Decimal(Decimal::new(2500, 4))
+        );
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Divide, lit(1), lit(0))),
+            Datum::Null
+        );
         let overflow = Expr::Binary(BinaryOp::Plus, lit(i64::MAX), lit(1));
         assert_eq!(overflow.eval(&[], &ParamsEnv(&[])).unwrap_err().code, 1690);
     }
@@ -844,8 +1054,14 @@ mod tests {
     #[test]
     fn three_valued_logic() {
         let null = Box::new(Expr::Literal(Datum::Null));
-        assert_eq!(eval(&Expr::Binary(BinaryOp::And, null.clone(), lit(0))), Datum::Int(0));
-        assert_eq!(eval(&Expr::Binary(BinaryOp::Or, null.clone(), lit(1))), Datum::Int(1));
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::And, null.clone(), lit(0))),
+            Datum::Int(0)
+        );
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Or, null.clone(), lit(1))),
+            Datum::Int(1)
+        );
         assert_eq!(eval(&Expr::Binary(BinaryOp::Eq, null, lit(1))), Datum::Null);
     }
 

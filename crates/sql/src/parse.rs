@@ -35,15 +35,30 @@ pub fn parse(sql: &str) -> Result<Parsed> {
             }
         }
     }
-    let statements = Parser::new(&dialect).with_tokens(tokens).parse_statements().map_err(|e| syntax(e))?;
-    Ok(Parsed { statements, param_count })
+    let statements = Parser::new(&dialect)
+        .with_tokens(tokens)
+        .parse_statements()
+        .map_err(|e| syntax(e))?;
+    Ok(Parsed {
+        statements,
+        param_count,
+    })
 }
 
-fn tokenize_into(dialect: &MySqlDialect, sql: &str, out: &mut Vec<Token>, depth: usize) -> Result<()> {
-    let tokens = Tokenizer::new(dialect, sql).tokenize().map_err(|e| syntax(e))?;
+fn tokenize_into(
+    dialect: &MySqlDialect,
+    sql: &str,
+    out: &mut Vec<Token>,
+    depth: usize,
+) -> Result<()> {
+    let tokens = Tokenizer::new(dialect, sql)
+        .tokenize()
+        .map_err(|e| syntax(e))?;
     for token in tokens {
         match &token {
-            Token::Whitespace(Whitespace::MultiLineComment(body)) if depth < EXECUTABLE_COMMENT_DEPTH_MAX => {
+            Token::Whitespace(Whitespace::MultiLineComment(body))
+                if depth < EXECUTABLE_COMMENT_DEPTH_MAX =>
+            {
                 if let Some(inner) = executable_body(body) {
                     out.push(Token::Whitespace(Whitespace::Space));
                     tokenize_into(dialect, inner, out, depth + 1)?;
@@ -88,7 +103,10 @@ mod tests {
     fn placeholders_are_numbered_in_text_order() {
         let parsed = parse("UPDATE t SET c=? WHERE id=?").unwrap();
         assert_eq!(parsed.param_count, 2);
-        assert_eq!(parsed.statements[0].to_string(), "UPDATE t SET c = ?1 WHERE id = ?2");
+        assert_eq!(
+            parsed.statements[0].to_string(),
+            "UPDATE t SET c = ?1 WHERE id = ?2"
+        );
     }
 
     #[test]

@@ -31,9 +31,18 @@ pub enum Access {
     /// Rows by a list of full primary keys.
     Points(Vec<Vec<Expr>>),
     /// Primary-key range: equal prefix, then bounds on the next key column.
-    PkRange { prefix: Vec<Expr>, low: Option<RangeBound>, high: Option<RangeBound> },
+    PkRange {
+        prefix: Vec<Expr>,
+        low: Option<RangeBound>,
+        high: Option<RangeBound>,
+    },
     /// Secondary index range, then rows by handle.
-    Index { index: usize, prefix: Vec<Expr>, low: Option<RangeBound>, high: Option<RangeBound> },
+    Index {
+        index: usize,
+        prefix: Vec<Expr>,
+        low: Option<RangeBound>,
+        high: Option<RangeBound>,
+    },
     FullScan,
 }
 
@@ -81,18 +90,29 @@ pub fn table_scope(table: &TableDef, alias: &str) -> Scope {
         columns: table
             .columns
             .iter()
-            .map(|c| ScopeColumn { table: alias.to_string(), name: c.name.clone(), ty: ResultType::from_sql(&c.ty, !c.nullable) })
+            .map(|c| ScopeColumn {
+                table: alias.to_string(),
+                name: c.name.clone(),
+                ty: ResultType::from_sql(&c.ty, !c.nullable),
+            })
             .collect(),
     }
 }
 
 /// Resolves `FROM t [AS a]` to a table and its alias.
-pub fn resolve_table(schema: &Schema, database: Option<&str>, factor: &TableFactor) -> Result<(Arc<TableDef>, String)> {
+pub fn resolve_table(
+    schema: &Schema,
+    database: Option<&str>,
+    factor: &TableFactor,
+) -> Result<(Arc<TableDef>, String)> {
     match factor {
         TableFactor::Table { name, alias, .. } => {
             let (db, table) = split_name(name, database)?;
             let def = schema.table(&db, &table)?.clone();
-            let alias = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| def.name.clone());
+            let alias = alias
+                .as_ref()
+                .map(|a| a.name.value.clone())
+                .unwrap_or_else(|| def.name.clone());
             Ok((def, alias))
         }
         TableFactor::Derived { .. } => Err(error::unsupported("derived tables")),
@@ -111,14 +131,21 @@ pub fn split_name(name: &ast::ObjectName, database: Option<&str>) -> Result<(Str
         })
         .collect();
     match parts.as_slice() {
-        [table] => Ok((database.ok_or_else(error::no_database)?.to_string(), table.clone())),
+        [table] => Ok((
+            database.ok_or_else(error::no_database)?.to_string(),
+            table.clone(),
+        )),
         [db, table] => Ok((db.clone(), table.clone())),
         _ => Err(error::syntax(format!("near '{name}'"))),
     }
 }
 
 /// Plans a SELECT query.
-pub fn plan_select(query: &ast::Query, schema: &Schema, database: Option<&str>) -> Result<SelectPlan> {
+pub fn plan_select(
+    query: &ast::Query,
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<SelectPlan> {
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
         SetExpr::Query(q) => return plan_select(q, schema, database),
@@ -210,14 +237,32 @@ pub fn plan_select(query: &ast::Query, schema: &Schema, database: Option<&str>) 
         // HAVING without aggregation filters like WHERE over the output.
     }
     let (limit, offset) = limit_clause(query)?;
-    let lock = if query.locks.iter().any(|l| l.lock_type == ast::LockType::Update) { RowLock::ForUpdate } else { RowLock::None };
-    let result_types: Vec<ResultType> = projection.iter().map(|e| expr::result_type(e, &base_types, &aggs)).collect();
+    let lock = if query
+        .locks
+        .iter()
+        .any(|l| l.lock_type == ast::LockType::Update)
+    {
+        RowLock::ForUpdate
+    } else {
+        RowLock::None
+    };
+    let result_types: Vec<ResultType> = projection
+        .iter()
+        .map(|e| expr::result_type(e, &base_types, &aggs))
+        .collect();
     let columns: Arc<[ColumnInfo]> = projection
         .iter()
         .zip(&names)
         .zip(&result_types)
         .zip(&origins)
-        .map(|(((_, name), ty), origin)| column_info(name, ty, table.as_ref().map(|(t, a)| (t.as_ref(), a.as_str())), *origin))
+        .map(|(((_, name), ty), origin)| {
+            column_info(
+                name,
+                ty,
+                table.as_ref().map(|(t, a)| (t.as_ref(), a.as_str())),
+                *origin,
+            )
+        })
         .collect();
     let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
     let source = match table {
@@ -225,7 +270,12 @@ pub fn plan_select(query: &ast::Query, schema: &Schema, database: Option<&str>) 
             let stats = schema.stats.get(&def.id).cloned();
             let conjuncts = filter.clone().map(Expr::conjuncts).unwrap_or_default();
             let access = choose_access(&def, &conjuncts, stats.as_deref());
-            let mut source = TableSource { table: def, access, reverse: false, ordered: false };
+            let mut source = TableSource {
+                table: def,
+                access,
+                reverse: false,
+                ordered: false,
+            };
             if !aggregate && !distinct {
                 order_by_key(&mut source, &conjuncts, &order_by);
             }
@@ -252,7 +302,12 @@ pub fn plan_select(query: &ast::Query, schema: &Schema, database: Option<&str>) 
 }
 
 /// Binds an ORDER BY / GROUP BY / HAVING item: a select-list alias, a position, or an expression.
-fn bind_order_item(e: &ast::Expr, binder: &mut Binder<'_>, projection: &[Expr], names: &[String]) -> Result<Expr> {
+fn bind_order_item(
+    e: &ast::Expr,
+    binder: &mut Binder<'_>,
+    projection: &[Expr],
+    names: &[String],
+) -> Result<Expr> {
     if let ast::Expr::Value(v) = e {
         if let ast::Value::Number(n, _) = &v.value {
             if let Ok(pos) = n.parse::<usize>() {
@@ -264,9 +319,16 @@ fn bind_order_item(e: &ast::Expr, binder: &mut Binder<'_>, projection: &[Expr], 
         }
     }
     if let ast::Expr::Identifier(ident) = e {
-        let is_column = binder.scope.columns.iter().any(|c| c.name.eq_ignore_ascii_case(&ident.value));
+        let is_column = binder
+            .scope
+            .columns
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(&ident.value));
         if !is_column {
-            if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(&ident.value)) {
+            if let Some(i) = names
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(&ident.value))
+            {
                 return Ok(projection[i].clone());
             }
         }
@@ -283,7 +345,9 @@ pub fn limit_clause(query: &ast::Query) -> Result<(Option<Expr>, Option<Expr>)> 
             limit.as_ref().map(&mut bind).transpose()?,
             offset.as_ref().map(|o| bind(&o.value)).transpose()?,
         ),
-        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (Some(bind(limit)?), Some(bind(offset)?)),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            (Some(bind(limit)?), Some(bind(offset)?))
+        }
     })
 }
 
@@ -297,7 +361,12 @@ fn expression_name(e: &ast::Expr) -> String {
     }
 }
 
-fn column_info(name: &str, ty: &ResultType, table: Option<(&TableDef, &str)>, origin: Option<usize>) -> ColumnInfo {
+fn column_info(
+    name: &str,
+    ty: &ResultType,
+    table: Option<(&TableDef, &str)>,
+    origin: Option<usize>,
+) -> ColumnInfo {
     let mut flags = 0;
     if ty.not_null {
         flags |= column_flags::NOT_NULL;
@@ -314,13 +383,20 @@ fn column_info(name: &str, ty: &ResultType, table: Option<(&TableDef, &str)>, or
             if column.auto_increment {
                 flags |= column_flags::AUTO_INCREMENT;
             }
-            (def.database.clone(), alias.to_string(), def.name.clone(), column.name.clone())
+            (
+                def.database.clone(),
+                alias.to_string(),
+                def.name.clone(),
+                column.name.clone(),
+            )
         }
         _ => (String::new(), String::new(), String::new(), String::new()),
     };
     let is_text = matches!(
         ty.column_type,
-        crate::api::ColumnType::VarString | crate::api::ColumnType::String | crate::api::ColumnType::Blob
+        crate::api::ColumnType::VarString
+            | crate::api::ColumnType::String
+            | crate::api::ColumnType::Blob
     );
     if !is_text {
         flags |= column_flags::BINARY;
@@ -331,7 +407,11 @@ fn column_info(name: &str, ty: &ResultType, table: Option<(&TableDef, &str)>, or
         org_table,
         name: name.to_string(),
         org_name,
-        charset: if is_text { crate::api::charsets::UTF8MB4_GENERAL_CI } else { crate::api::charsets::BINARY },
+        charset: if is_text {
+            crate::api::charsets::UTF8MB4_GENERAL_CI
+        } else {
+            crate::api::charsets::BINARY
+        },
         column_length: ty.length,
         column_type: ty.column_type,
         flags,
@@ -348,7 +428,10 @@ struct ColumnConditions {
     high: Option<RangeBound>,
 }
 
-fn column_conditions(conjuncts: &[Expr], columns: usize) -> (Vec<ColumnConditions>, Option<(Vec<usize>, Vec<Vec<Expr>>)>) {
+fn column_conditions(
+    conjuncts: &[Expr],
+    columns: usize,
+) -> (Vec<ColumnConditions>, Option<(Vec<usize>, Vec<Vec<Expr>>)>) {
     let mut out = vec![ColumnConditions::default(); columns];
     let mut tuple_in = None;
     for c in conjuncts {
@@ -362,31 +445,78 @@ fn column_conditions(conjuncts: &[Expr], columns: usize) -> (Vec<ColumnCondition
                 let slot = &mut out[column];
                 match op {
                     BinaryOp::Eq => slot.eq = Some(value),
-                    BinaryOp::Gt => slot.low = Some(RangeBound { expr: value, inclusive: false }),
-                    BinaryOp::GtEq => slot.low = Some(RangeBound { expr: value, inclusive: true }),
-                    BinaryOp::Lt => slot.high = Some(RangeBound { expr: value, inclusive: false }),
-                    BinaryOp::LtEq => slot.high = Some(RangeBound { expr: value, inclusive: true }),
+                    BinaryOp::Gt => {
+                        slot.low = Some(RangeBound {
+                            expr: value,
+                            inclusive: false,
+                        })
+                    }
+                    BinaryOp::GtEq => {
+                        slot.low = Some(RangeBound {
+                            expr: value,
+                            inclusive: true,
+                        })
+                    }
+                    BinaryOp::Lt => {
+                        slot.high = Some(RangeBound {
+                            expr: value,
+                            inclusive: false,
+                        })
+                    }
+                    BinaryOp::LtEq => {
+                        slot.high = Some(RangeBound {
+                            expr: value,
+                            inclusive: true,
+                        })
+                    }
                     _ => {}
                 }
             }
-            Expr::Between { expr, low, high, negated: false } => {
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated: false,
+            } => {
                 if let Expr::Column(i) = expr.as_ref() {
                     if low.is_row_independent() && high.is_row_independent() {
-                        out[*i].low = Some(RangeBound { expr: (**low).clone(), inclusive: true });
-                        out[*i].high = Some(RangeBound { expr: (**high).clone(), inclusive: true });
+                        out[*i].low = Some(RangeBound {
+                            expr: (**low).clone(),
+                            inclusive: true,
+                        });
+                        out[*i].high = Some(RangeBound {
+                            expr: (**high).clone(),
+                            inclusive: true,
+                        });
                     }
                 }
             }
-            Expr::InList { expr, list, negated: false } => {
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+            } => {
                 if let Expr::Column(i) = expr.as_ref() {
                     if list.iter().all(Expr::is_row_independent) {
                         out[*i].list = Some(list.clone());
                     }
                 }
             }
-            Expr::TupleIn { exprs, list, negated: false } => {
-                let columns: Option<Vec<usize>> =
-                    exprs.iter().map(|e| if let Expr::Column(i) = e { Some(*i) } else { None }).collect();
+            Expr::TupleIn {
+                exprs,
+                list,
+                negated: false,
+            } => {
+                let columns: Option<Vec<usize>> = exprs
+                    .iter()
+                    .map(|e| {
+                        if let Expr::Column(i) = e {
+                            Some(*i)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
                 if let Some(columns) = columns {
                     if list.iter().flatten().all(Expr::is_row_independent) {
                         tuple_in = Some((columns, list.clone()));
@@ -413,7 +543,9 @@ fn flip(op: BinaryOp) -> BinaryOp {
 pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableStats>) -> Access {
     let (conds, tuple_in) = column_conditions(conjuncts, table.columns.len());
     let pk = table.primary_columns();
-    let rows = stats.map(|s| s.row_count.max(1) as f64).unwrap_or(ROWS_UNKNOWN);
+    let rows = stats
+        .map(|s| s.row_count.max(1) as f64)
+        .unwrap_or(ROWS_UNKNOWN);
 
     if !pk.is_empty() {
         let eqs: Vec<Option<Expr>> = pk.iter().map(|c| conds[*c].eq.clone()).collect();
@@ -424,7 +556,11 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
             if pk.iter().all(|c| columns.contains(c)) && columns.len() == pk.len() {
                 let keys = list
                     .iter()
-                    .map(|tuple| pk.iter().map(|c| tuple[columns.iter().position(|x| x == c).unwrap()].clone()).collect())
+                    .map(|tuple| {
+                        pk.iter()
+                            .map(|c| tuple[columns.iter().position(|x| x == c).unwrap()].clone())
+                            .collect()
+                    })
                     .collect();
                 return Access::Points(keys);
             }
@@ -432,8 +568,14 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
         let prefix_len = eqs.iter().take_while(|e| e.is_some()).count();
         if prefix_len == pk.len() - 1 {
             if let Some(list) = &conds[pk[prefix_len]].list {
-                let prefix: Vec<Expr> = eqs[..prefix_len].iter().map(|e| e.clone().unwrap()).collect();
-                let keys = list.iter().map(|v| prefix.iter().cloned().chain([v.clone()]).collect()).collect();
+                let prefix: Vec<Expr> = eqs[..prefix_len]
+                    .iter()
+                    .map(|e| e.clone().unwrap())
+                    .collect();
+                let keys = list
+                    .iter()
+                    .map(|v| prefix.iter().cloned().chain([v.clone()]).collect())
+                    .collect();
                 return Access::Points(keys);
             }
         }
@@ -444,9 +586,14 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
     for (position, index) in table.indexes.iter().enumerate().filter(|(_, i)| i.public) {
         let eqs: Vec<Option<Expr>> = index.columns.iter().map(|c| conds[*c].eq.clone()).collect();
         let prefix_len = eqs.iter().take_while(|e| e.is_some()).count();
-        let prefix: Vec<Expr> = eqs[..prefix_len].iter().map(|e| e.clone().unwrap()).collect();
+        let prefix: Vec<Expr> = eqs[..prefix_len]
+            .iter()
+            .map(|e| e.clone().unwrap())
+            .collect();
         let next = index.columns.get(prefix_len).map(|c| &conds[*c]);
-        let (low, high) = next.map(|n| (n.low.clone(), n.high.clone())).unwrap_or((None, None));
+        let (low, high) = next
+            .map(|n| (n.low.clone(), n.high.clone()))
+            .unwrap_or((None, None));
         if prefix_len == 0 && low.is_none() && high.is_none() {
             continue;
         }
@@ -454,7 +601,10 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
             if index.unique {
                 1.0
             } else {
-                let distinct = stats.and_then(|s| s.index_distinct.get(&index.id)).copied().unwrap_or(0);
+                let distinct = stats
+                    .and_then(|s| s.index_distinct.get(&index.id))
+                    .copied()
+                    .unwrap_or(0);
                 if distinct > 0 {
                     rows / distinct as f64
                 } else {
@@ -467,7 +617,15 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
             rows * 0.25
         };
         if best.as_ref().is_none_or(|(b, _)| estimate < *b) {
-            best = Some((estimate, Access::Index { index: position, prefix, low, high }));
+            best = Some((
+                estimate,
+                Access::Index {
+                    index: position,
+                    prefix,
+                    low,
+                    high,
+                },
+            ));
         }
     }
 
@@ -477,7 +635,9 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
     } else {
         let prefix: Vec<Expr> = pk.iter().map_while(|c| conds[*c].eq.clone()).collect();
         let next = pk.get(prefix.len()).map(|c| &conds[*c]);
-        let (low, high) = next.map(|n| (n.low.clone(), n.high.clone())).unwrap_or((None, None));
+        let (low, high) = next
+            .map(|n| (n.low.clone(), n.high.clone()))
+            .unwrap_or((None, None));
         if prefix.is_empty() && low.is_none() && high.is_none() {
             None
         } else {
@@ -504,7 +664,9 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
 
 fn literal_span(low: &Expr, high: &Expr) -> Option<f64> {
     match (low, high) {
-        (Expr::Literal(Datum::Int(l)), Expr::Literal(Datum::Int(h))) => Some((h - l + 1).max(0) as f64),
+        (Expr::Literal(Datum::Int(l)), Expr::Literal(Datum::Int(h))) => {
+            Some((h - l + 1).max(0) as f64)
+        }
         _ => None,
     }
 }

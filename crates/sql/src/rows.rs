@@ -16,7 +16,9 @@ pub fn handle_of(table: &TableDef, row: &[Datum], row_id: Option<i64>) -> Vec<Da
     match &table.primary_key {
         PrimaryKey::IntHandle(c) => vec![int_datum(&row[*c])],
         PrimaryKey::Clustered(cs) => cs.iter().map(|c| row[*c].clone()).collect(),
-        PrimaryKey::RowId => vec![Datum::Int(row_id.expect("row id allocated for a table without primary key"))],
+        PrimaryKey::RowId => vec![Datum::Int(
+            row_id.expect("row id allocated for a table without primary key"),
+        )],
     }
 }
 
@@ -31,7 +33,9 @@ fn int_datum(d: &Datum) -> Datum {
 // Hot path: point get.
 pub fn row_key(table: &TableDef, handle: &[Datum]) -> Key {
     match (&table.primary_key, handle) {
-        (PrimaryKey::IntHandle(_) | PrimaryKey::RowId, [Datum::Int(i)]) => keys::row_key_int(table.table_id(), *i),
+        (PrimaryKey::IntHandle(_) | PrimaryKey::RowId, [Datum::Int(i)]) => {
+            keys::row_key_int(table.table_id(), *i)
+        }
         _ => keys::row_key(table.table_id(), handle),
     }
 }
@@ -51,7 +55,12 @@ pub fn handle_from_row_key(table: &TableDef, key: &[u8]) -> Result<Vec<Datum>> {
 
 /// Encodes a row's value: every column by id.
 pub fn encode_row(table: &TableDef, row: &[Datum]) -> Vec<u8> {
-    let columns: Vec<(i64, &Datum)> = table.columns.iter().zip(row).map(|(c, d)| (c.id, d)).collect();
+    let columns: Vec<(i64, &Datum)> = table
+        .columns
+        .iter()
+        .zip(row)
+        .map(|(c, d)| (c.id, d))
+        .collect();
     let mut buf = Vec::with_capacity(64 + row.len() * 8);
     row::encode_row(&mut buf, &columns);
     buf
@@ -65,7 +74,12 @@ pub fn decode_row(table: &TableDef, column_ids: &[i64], value: &[u8]) -> Result<
 }
 
 /// The index key and value of one row's entry in `index`.
-pub fn index_entry(table: &TableDef, index: &IndexDef, row: &[Datum], handle: &[Datum]) -> (Key, Vec<u8>) {
+pub fn index_entry(
+    table: &TableDef,
+    index: &IndexDef,
+    row: &[Datum],
+    handle: &[Datum],
+) -> (Key, Vec<u8>) {
     let values: Vec<Datum> = index.columns.iter().map(|c| row[*c].clone()).collect();
     let distinct_form = index.unique && !values.contains(&Datum::Null);
     if distinct_form {
@@ -74,18 +88,29 @@ pub fn index_entry(table: &TableDef, index: &IndexDef, row: &[Datum], handle: &[
         memcomparable::encode_key_datums(&mut value, handle);
         (key, value)
     } else {
-        (keys::index_key(table.table_id(), IndexId(index.id), &values, Some(handle)), Vec::new())
+        (
+            keys::index_key(table.table_id(), IndexId(index.id), &values, Some(handle)),
+            Vec::new(),
+        )
     }
 }
 
 /// The handle an index entry points at.
-pub fn handle_from_index_entry(table: &TableDef, index: &IndexDef, key: &[u8], value: &[u8]) -> Result<Vec<Datum>> {
+pub fn handle_from_index_entry(
+    table: &TableDef,
+    index: &IndexDef,
+    key: &[u8],
+    value: &[u8],
+) -> Result<Vec<Datum>> {
     if value.is_empty() {
         let (_, handle) = keys::decode_index_key(key, index.columns.len(), handle_len(table))?;
         Ok(handle)
     } else {
         let mut input = value;
-        Ok(memcomparable::decode_key_datums(&mut input, handle_len(table))?)
+        Ok(memcomparable::decode_key_datums(
+            &mut input,
+            handle_len(table),
+        )?)
     }
 }
 

@@ -47,7 +47,12 @@ impl SqlServer {
     /// Opens the SQL layer over a transaction client, loading the catalog.
     pub fn open(client: TxnClient) -> Result<Arc<SqlServer>> {
         let catalog = Catalog::open(client.clone())?;
-        Ok(Arc::new(SqlServer { catalog, client, globals: RwLock::new(HashMap::new()), next_connection_id: AtomicU32::new(1) }))
+        Ok(Arc::new(SqlServer {
+            catalog,
+            client,
+            globals: RwLock::new(HashMap::new()),
+            next_connection_id: AtomicU32::new(1),
+        }))
     }
 
     /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).
@@ -129,15 +134,23 @@ impl SessionEnv for Env<'_> {
     fn session_value(&self, value: &SessionValue) -> Datum {
         let s = self.session;
         match value {
-            SessionValue::Database => s.database.as_ref().map(|d| Datum::Bytes(d.clone().into_bytes())).unwrap_or(Datum::Null),
+            SessionValue::Database => s
+                .database
+                .as_ref()
+                .map(|d| Datum::Bytes(d.clone().into_bytes()))
+                .unwrap_or(Datum::Null),
             SessionValue::LastInsertId => Datum::UInt(s.last_insert_id),
             SessionValue::ConnectionId => Datum::UInt(s.connection_id as u64),
             SessionValue::User => Datum::Bytes(format!("{}@127.0.0.1", s.user).into_bytes()),
             SessionValue::Version => Datum::Bytes(vars::SERVER_VERSION.as_bytes().to_vec()),
-            SessionValue::Now => Datum::DateTime(chrono::Local::now().naive_local().with_nanosecond_zero()),
+            SessionValue::Now => {
+                Datum::DateTime(chrono::Local::now().naive_local().with_nanosecond_zero())
+            }
             SessionValue::CurDate => Datum::Date(chrono::Local::now().date_naive()),
             SessionValue::SystemVariable(name) => s.variable(name).unwrap_or(Datum::Null),
-            SessionValue::UserVariable(name) => s.user_vars.get(name).cloned().unwrap_or(Datum::Null),
+            SessionValue::UserVariable(name) => {
+                s.user_vars.get(name).cloned().unwrap_or(Datum::Null)
+            }
             SessionValue::FoundRows => Datum::UInt(s.found_rows),
             SessionValue::RowCount => Datum::Int(s.row_count),
         }
@@ -156,13 +169,24 @@ impl WithNanosecondZero for chrono::NaiveDateTime {
 }
 
 fn ok(affected_rows: u64, last_insert_id: u64) -> Output {
-    Output::Ok { affected_rows, last_insert_id, warnings: 0, info: String::new() }
+    Output::Ok {
+        affected_rows,
+        last_insert_id,
+        warnings: 0,
+        info: String::new(),
+    }
 }
 
 /// Whether an error means "a concurrent commit got there first: run the statement again".
 fn is_retryable(e: &TxnError) -> bool {
-    matches!(e, TxnError::Kv(KvError::WriteConflict { .. }) | TxnError::Kv(KvError::KeyIsLocked(_)))
+    matches!(
+        e,
+        TxnError::Kv(KvError::WriteConflict { .. }) | TxnError::Kv(KvError::KeyIsLocked(_))
+    )
 }
+
+/// MySQL code of a write conflict (TiDB's), the one statement error that is retried.
+const WRITE_CONFLICT_CODE: u16 = 9007;
 
 enum StatementError {
     Txn(TxnError),
@@ -182,6 +206,13 @@ impl From<SqlError> for StatementError {
 }
 
 impl StatementError {
+    fn is_retryable(&self) -> bool {
+        match self {
+            StatementError::Txn(e) => is_retryable(e),
+            StatementError::Sql(e) => e.code == WRITE_CONFLICT_CODE,
+        }
+    }
+
     fn into_sql(self) -> SqlError {
         match self {
             StatementError::Txn(e) => e.into(),
@@ -238,7 +269,9 @@ impl Session {
 
     /// Prepares a statement (COM_STMT_PREPARE).
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
-        let limit = self.variable_i64("max_prepared_stmt_count").unwrap_or(vars::MAX_PREPARED_STMT_COUNT_DEFAULT) as usize;
+        let limit = self
+            .variable_i64("max_prepared_stmt_count")
+            .unwrap_or(vars::MAX_PREPARED_STMT_COUNT_DEFAULT) as usize;
         if self.prepared.len() >= limit {
             return Err(error::too_many_prepared(limit));
         }
@@ -265,12 +298,27 @@ impl Session {
             | Statement::Drop { .. }
             | Statement::Truncate { .. }
             | Statement::Use(_) => Arc::from(Vec::new()),
-            other => return Err(error::cannot_prepare(other.to_string().split_whitespace().next().unwrap_or(""))),
+            other => {
+                return Err(error::cannot_prepare(
+                    other.to_string().split_whitespace().next().unwrap_or(""),
+                ))
+            }
         };
         let statement_id = self.next_statement_id;
         self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
-        self.prepared.insert(statement_id, Prepared { statement, param_count: parsed.param_count, plan: None });
-        Ok(PreparedInfo { statement_id, param_count: parsed.param_count as u16, columns })
+        self.prepared.insert(
+            statement_id,
+            Prepared {
+                statement,
+                param_count: parsed.param_count,
+                plan: None,
+            },
+        );
+        Ok(PreparedInfo {
+            statement_id,
+            param_count: parsed.param_count as u16,
+            columns,
+        })
     }
 
     /// Executes a prepared statement with its parameters (COM_STMT_EXECUTE).
@@ -320,10 +368,18 @@ impl Session {
                 org_table: def.name.clone(),
                 name: c.name.clone(),
                 org_name: c.name.clone(),
-                charset: if c.ty.is_string() { crate::api::charsets::UTF8MB4_GENERAL_CI } else { crate::api::charsets::BINARY },
+                charset: if c.ty.is_string() {
+                    crate::api::charsets::UTF8MB4_GENERAL_CI
+                } else {
+                    crate::api::charsets::BINARY
+                },
                 column_length: s.ty.length,
                 column_type: s.ty.column_type,
-                flags: if c.nullable { 0 } else { crate::api::column_flags::NOT_NULL },
+                flags: if c.nullable {
+                    0
+                } else {
+                    crate::api::column_flags::NOT_NULL
+                },
                 decimals: s.ty.decimals,
             })
             .collect();
@@ -381,7 +437,12 @@ impl Session {
     }
 
     pub(crate) fn global_variable(&self, name: &str) -> Option<Datum> {
-        self.server.globals.read().get(name).cloned().or_else(|| vars::default_of(name))
+        self.server
+            .globals
+            .read()
+            .get(name)
+            .cloned()
+            .or_else(|| vars::default_of(name))
     }
 
     fn variable_i64(&self, name: &str) -> Option<i64> {
@@ -396,7 +457,10 @@ impl Session {
     }
 
     fn lock_wait_ms(&self) -> u64 {
-        self.variable_i64("innodb_lock_wait_timeout").unwrap_or(vars::LOCK_WAIT_TIMEOUT_S_DEFAULT).max(0) as u64 * 1000
+        self.variable_i64("innodb_lock_wait_timeout")
+            .unwrap_or(vars::LOCK_WAIT_TIMEOUT_S_DEFAULT)
+            .max(0) as u64
+            * 1000
     }
 
     /// Sets a session (or global) variable.
@@ -406,7 +470,8 @@ impl Session {
             return Err(error::unknown_variable(&name));
         }
         let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).into_owned();
-        let value = vars::normalize(&name, value).ok_or_else(|| error::wrong_value_for_variable(&name, &text))?;
+        let value = vars::normalize(&name, value)
+            .ok_or_else(|| error::wrong_value_for_variable(&name, &text))?;
         if name == "autocommit" && value == Datum::Int(1) && !global {
             // Turning autocommit on commits the open transaction.
             self.commit()?;
@@ -416,7 +481,11 @@ impl Session {
             "tx_read_only" | "transaction_read_only" => &["tx_read_only", "transaction_read_only"],
             _ => &[],
         };
-        let names: Vec<String> = if aliases.is_empty() { vec![name] } else { aliases.iter().map(|s| s.to_string()).collect() };
+        let names: Vec<String> = if aliases.is_empty() {
+            vec![name]
+        } else {
+            aliases.iter().map(|s| s.to_string()).collect()
+        };
         for n in names {
             if global {
                 self.server.globals.write().insert(n, value.clone());
@@ -436,14 +505,20 @@ impl Session {
         let scope = crate::bind::Scope::default();
         let expr = crate::bind::Binder::new(&scope, "field list").bind(e)?;
         let env = Env { session: self };
-        let ctx = Ctx { params, session: &env };
+        let ctx = Ctx {
+            params,
+            session: &env,
+        };
         expr.eval(&[], &ctx)
     }
 
     pub(crate) fn begin(&mut self) -> Result<Output> {
         self.commit()?;
         let txn = self.server.client.begin(self.txn_mode())?;
-        self.txn = Some(OpenTxn { txn, _active: self.server.catalog.register_txn() });
+        self.txn = Some(OpenTxn {
+            txn,
+            _active: self.server.catalog.register_txn(),
+        });
         Ok(ok(0, 0))
     }
 
@@ -470,7 +545,11 @@ impl Session {
         self.txn.is_some() || !self.autocommit()
     }
 
-    fn plan(&self, statement: &Statement, cache: Option<&mut Option<CachedPlan>>) -> Result<Option<Arc<Plan>>> {
+    fn plan(
+        &self,
+        statement: &Statement,
+        cache: Option<&mut Option<CachedPlan>>,
+    ) -> Result<Option<Arc<Plan>>> {
         let schema = self.server.catalog.schema();
         if let Some(Some(cached)) = cache.as_ref().map(|c| c.as_ref()) {
             if cached.version == schema.version && cached.database == self.database {
@@ -481,20 +560,42 @@ impl Session {
         let plan = match statement {
             Statement::Query(q) => Plan::Select(query::plan_select(q, &schema, db)?),
             Statement::Insert(insert) => Plan::Insert(dml::plan_insert(insert, &schema, db)?),
-            Statement::Update { table, assignments, selection, limit, from: None, .. } => {
-                Plan::Update(dml::plan_update(table, assignments, selection.as_ref(), &[], limit.as_ref(), &schema, db)?)
-            }
+            Statement::Update {
+                table,
+                assignments,
+                selection,
+                limit,
+                from: None,
+                ..
+            } => Plan::Update(dml::plan_update(
+                table,
+                assignments,
+                selection.as_ref(),
+                &[],
+                limit.as_ref(),
+                &schema,
+                db,
+            )?),
             Statement::Delete(delete) => Plan::Delete(dml::plan_delete(delete, &schema, db)?),
             _ => return Ok(None),
         };
         let plan = Arc::new(plan);
         if let Some(cache) = cache {
-            *cache = Some(CachedPlan { version: schema.version, database: self.database.clone(), plan: plan.clone() });
+            *cache = Some(CachedPlan {
+                version: schema.version,
+                database: self.database.clone(),
+                plan: plan.clone(),
+            });
         }
         Ok(Some(plan))
     }
 
-    fn execute_statement(&mut self, statement: &Statement, params: &[Datum], cache: Option<&mut Option<CachedPlan>>) -> Result<Output> {
+    fn execute_statement(
+        &mut self,
+        statement: &Statement,
+        params: &[Datum],
+        cache: Option<&mut Option<CachedPlan>>,
+    ) -> Result<Output> {
         match self.plan(statement, cache)? {
             Some(plan) => self.execute_plan(&plan, params),
             None => show::execute_other(self, statement, params),
@@ -512,7 +613,9 @@ impl Session {
         let locking = plan.lock == query::RowLock::ForUpdate;
         if !self.explicit_txn_active() {
             let mut txn = self.server.client.begin(TxnMode::Optimistic)?;
-            let rows = self.select_in(&mut txn, plan, params).map_err(StatementError::into_sql)?;
+            let rows = self
+                .select_in(&mut txn, plan, params)
+                .map_err(StatementError::into_sql)?;
             txn.rollback();
             return Ok(self.result_set(plan, rows));
         }
@@ -525,18 +628,27 @@ impl Session {
                 break Err(StatementError::Txn(e));
             }
             match self.select_in(&mut open.txn, plan, params) {
-                Err(StatementError::Txn(e)) if locking && is_retryable(&e) && attempt < STATEMENT_ATTEMPTS_MAX => {
+                Err(e) if locking && e.is_retryable() && attempt < STATEMENT_ATTEMPTS_MAX => {
                     open.txn.rollback_statement();
                 }
                 other => break other,
             }
         };
-        self.finish_statement(open, result).map(|rows| self.result_set(plan, rows))
+        self.finish_statement(open, result)
+            .map(|rows| self.result_set(plan, rows))
     }
 
-    fn select_in(&self, txn: &mut Transaction, plan: &SelectPlan, params: &[Datum]) -> std::result::Result<Vec<Vec<Datum>>, StatementError> {
+    fn select_in(
+        &self,
+        txn: &mut Transaction,
+        plan: &SelectPlan,
+        params: &[Datum],
+    ) -> std::result::Result<Vec<Vec<Datum>>, StatementError> {
         let env = Env { session: self };
-        let ctx = Ctx { params, session: &env };
+        let ctx = Ctx {
+            params,
+            session: &env,
+        };
         let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
         if plan.lock == query::RowLock::ForUpdate && !keys.is_empty() {
             txn.lock_keys(keys, self.lock_wait_ms())?;
@@ -547,40 +659,64 @@ impl Session {
     fn result_set(&mut self, plan: &SelectPlan, rows: Vec<Vec<Datum>>) -> Output {
         self.found_rows = rows.len() as u64;
         self.row_count = -1;
-        Output::ResultSet { columns: plan.columns.clone(), rows }
+        Output::ResultSet {
+            columns: plan.columns.clone(),
+            rows,
+        }
     }
 
     fn ensure_txn(&mut self) -> Result<()> {
         if self.txn.is_none() {
             let txn = self.server.client.begin(self.txn_mode())?;
-            self.txn = Some(OpenTxn { txn, _active: self.server.catalog.register_txn() });
+            self.txn = Some(OpenTxn {
+                txn,
+                _active: self.server.catalog.register_txn(),
+            });
         }
         Ok(())
     }
 
     /// Puts the transaction back after a statement, or ends it after a deadlock.
-    fn finish_statement<T>(&mut self, mut open: OpenTxn, result: std::result::Result<T, StatementError>) -> Result<T> {
+    fn finish_statement<T>(
+        &mut self,
+        mut open: OpenTxn,
+        result: std::result::Result<T, StatementError>,
+    ) -> Result<T> {
         match result {
             Ok(v) => {
                 self.txn = Some(open);
                 Ok(v)
             }
-            Err(StatementError::Txn(TxnError::Kv(KvError::Deadlock { .. }))) => {
-                open.txn.rollback();
-                Err(error::deadlock())
-            }
             Err(e) => {
-                open.txn.rollback_statement();
-                self.txn = Some(open);
-                Err(e.into_sql())
+                let e = e.into_sql();
+                if e.code == error::deadlock().code {
+                    // A deadlock ends the whole transaction, as in InnoDB.
+                    open.txn.rollback();
+                } else {
+                    open.txn.rollback_statement();
+                    self.txn = Some(open);
+                }
+                Err(e)
             }
         }
     }
 
-    fn write_in(&self, txn: &mut Transaction, plan: &Plan, params: &[Datum]) -> std::result::Result<WriteResult, StatementError> {
+    fn write_in(
+        &self,
+        txn: &mut Transaction,
+        plan: &Plan,
+        params: &[Datum],
+    ) -> std::result::Result<WriteResult, StatementError> {
         let env = Env { session: self };
-        let ctx = Ctx { params, session: &env };
-        let w = WriteCtx { ctx: &ctx, autoids: &self.server.catalog.autoids, lock_wait_ms: self.lock_wait_ms() };
+        let ctx = Ctx {
+            params,
+            session: &env,
+        };
+        let w = WriteCtx {
+            ctx: &ctx,
+            autoids: &self.server.catalog.autoids,
+            lock_wait_ms: self.lock_wait_ms(),
+        };
         Ok(match plan {
             Plan::Insert(p) => dml::execute_insert(p, txn, &w)?,
             Plan::Update(p) => dml::execute_update(p, txn, &w)?,
@@ -600,7 +736,7 @@ impl Session {
                     break Err(StatementError::Txn(e));
                 }
                 match self.write_in(&mut open.txn, plan, params) {
-                    Err(StatementError::Txn(e)) if is_retryable(&e) && attempt < STATEMENT_ATTEMPTS_MAX => {
+                    Err(e) if e.is_retryable() && attempt < STATEMENT_ATTEMPTS_MAX => {
                         open.txn.rollback_statement();
                     }
                     other => break other,
@@ -615,24 +751,38 @@ impl Session {
         }
         self.row_count = result.affected_rows as i64;
         let info = match plan {
-            Plan::Update(_) => format!("Rows matched: {}  Changed: {}  Warnings: 0", result.matched_rows, result.affected_rows),
+            Plan::Update(_) => format!(
+                "Rows matched: {}  Changed: {}  Warnings: 0",
+                result.matched_rows, result.affected_rows
+            ),
             _ => String::new(),
         };
-        Ok(Output::Ok { affected_rows: result.affected_rows, last_insert_id: result.last_insert_id, warnings: 0, info })
+        Ok(Output::Ok {
+            affected_rows: result.affected_rows,
+            last_insert_id: result.last_insert_id,
+            warnings: 0,
+            info,
+        })
     }
 
     fn autocommit_write(&mut self, plan: &Plan, params: &[Datum]) -> Result<WriteResult> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mode = if attempt <= AUTOCOMMIT_OPTIMISTIC_ATTEMPTS { TxnMode::Optimistic } else { TxnMode::Pessimistic };
+            let mode = if attempt <= AUTOCOMMIT_OPTIMISTIC_ATTEMPTS {
+                TxnMode::Optimistic
+            } else {
+                TxnMode::Pessimistic
+            };
             let _active = self.server.catalog.register_txn();
             let mut txn = self.server.client.begin(mode)?;
             txn.begin_statement(mode == TxnMode::Pessimistic)?;
-            let outcome = self.write_in(&mut txn, plan, params).and_then(|r| txn.commit().map(|_| r).map_err(StatementError::Txn));
+            let outcome = self
+                .write_in(&mut txn, plan, params)
+                .and_then(|r| txn.commit().map(|_| r).map_err(StatementError::Txn));
             match outcome {
                 Ok(r) => return Ok(r),
-                Err(StatementError::Txn(e)) if is_retryable(&e) && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
+                Err(e) if e.is_retryable() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
                 Err(e) => return Err(e.into_sql()),
             }
         }

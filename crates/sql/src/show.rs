@@ -30,7 +30,13 @@ fn text_column(name: &str) -> ColumnInfo {
 }
 
 fn int_column(name: &str) -> ColumnInfo {
-    ColumnInfo { column_type: ColumnType::LongLong, charset: charsets::BINARY, column_length: 21, decimals: 0, ..text_column(name) }
+    ColumnInfo {
+        column_type: ColumnType::LongLong,
+        charset: charsets::BINARY,
+        column_length: 21,
+        decimals: 0,
+        ..text_column(name)
+    }
 }
 
 fn text(s: impl AsRef<str>) -> Datum {
@@ -38,11 +44,19 @@ fn text(s: impl AsRef<str>) -> Datum {
 }
 
 fn rows(columns: Vec<ColumnInfo>, rows: Vec<Vec<Datum>>) -> Output {
-    Output::ResultSet { columns: Arc::from(columns), rows }
+    Output::ResultSet {
+        columns: Arc::from(columns),
+        rows,
+    }
 }
 
 fn ok() -> Output {
-    Output::Ok { affected_rows: 0, last_insert_id: 0, warnings: 0, info: String::new() }
+    Output::Ok {
+        affected_rows: 0,
+        last_insert_id: 0,
+        warnings: 0,
+        info: String::new(),
+    }
 }
 
 fn matches_pattern(value: &str, pattern: Option<&str>) -> bool {
@@ -53,7 +67,11 @@ fn matches_pattern(value: &str, pattern: Option<&str>) -> bool {
 pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
     let trimmed = sql.trim().trim_end_matches(';').trim();
     let words: Vec<&str> = trimmed.split_whitespace().collect();
-    let upper: Vec<String> = words.iter().take(4).map(|w| w.to_ascii_uppercase()).collect();
+    let upper: Vec<String> = words
+        .iter()
+        .take(4)
+        .map(|w| w.to_ascii_uppercase())
+        .collect();
     let first = upper.first().map(String::as_str)?;
     if first != "SHOW" && first != "ANALYZE" {
         return None;
@@ -65,9 +83,14 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
             let names = trimmed.splitn(3, char::is_whitespace).nth(2).unwrap_or("");
             analyze(session, names)
         }
-        ("SHOW", "WARNINGS") | ("SHOW", "ERRORS") => {
-            Ok(rows(vec![text_column("Level"), int_column("Code"), text_column("Message")], Vec::new()))
-        }
+        ("SHOW", "WARNINGS") | ("SHOW", "ERRORS") => Ok(rows(
+            vec![
+                text_column("Level"),
+                int_column("Code"),
+                text_column("Message"),
+            ],
+            Vec::new(),
+        )),
         ("SHOW", "INDEX") | ("SHOW", "INDEXES") | ("SHOW", "KEYS") => {
             // SHOW INDEX FROM t [FROM db]
             let table = words.get(3).map(|w| unquote(w)).unwrap_or_default();
@@ -75,47 +98,130 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
             show_index(session, db, &table)
         }
         ("SHOW", "ENGINES") => Ok(rows(
-            ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"].iter().map(|c| text_column(c)).collect(),
-            vec![vec![text("InnoDB"), text("DEFAULT"), text("Strata's transactional storage"), text("YES"), text("NO"), text("YES")]],
+            [
+                "Engine",
+                "Support",
+                "Comment",
+                "Transactions",
+                "XA",
+                "Savepoints",
+            ]
+            .iter()
+            .map(|c| text_column(c))
+            .collect(),
+            vec![vec![
+                text("InnoDB"),
+                text("DEFAULT"),
+                text("Strata's transactional storage"),
+                text("YES"),
+                text("NO"),
+                text("YES"),
+            ]],
         )),
-        ("SHOW", "STATUS") | ("SHOW", "GLOBAL") | ("SHOW", "SESSION") if upper.get(2).map(String::as_str) != Some("VARIABLES") && (second == "STATUS" || upper.get(2).map(String::as_str) == Some("STATUS")) => {
-            Ok(rows(vec![text_column("Variable_name"), text_column("Value")], Vec::new()))
+        ("SHOW", "STATUS") | ("SHOW", "GLOBAL") | ("SHOW", "SESSION")
+            if upper.get(2).map(String::as_str) != Some("VARIABLES")
+                && (second == "STATUS" || upper.get(2).map(String::as_str) == Some("STATUS")) =>
+        {
+            Ok(rows(
+                vec![text_column("Variable_name"), text_column("Value")],
+                Vec::new(),
+            ))
         }
         ("SHOW", "COLLATION") => Ok(rows(
-            ["Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"].iter().map(|c| text_column(c)).collect(),
+            [
+                "Collation",
+                "Charset",
+                "Id",
+                "Default",
+                "Compiled",
+                "Sortlen",
+            ]
+            .iter()
+            .map(|c| text_column(c))
+            .collect(),
             vec![
-                vec![text("utf8mb4_bin"), text("utf8mb4"), Datum::Int(46), text("Yes"), text("Yes"), Datum::Int(1)],
-                vec![text("utf8mb4_general_ci"), text("utf8mb4"), Datum::Int(45), text(""), text("Yes"), Datum::Int(1)],
+                vec![
+                    text("utf8mb4_bin"),
+                    text("utf8mb4"),
+                    Datum::Int(46),
+                    text("Yes"),
+                    text("Yes"),
+                    Datum::Int(1),
+                ],
+                vec![
+                    text("utf8mb4_general_ci"),
+                    text("utf8mb4"),
+                    Datum::Int(45),
+                    text(""),
+                    text("Yes"),
+                    Datum::Int(1),
+                ],
             ],
         )),
         ("SHOW", "CHARACTER") | ("SHOW", "CHARSET") => Ok(rows(
-            ["Charset", "Description", "Default collation", "Maxlen"].iter().map(|c| text_column(c)).collect(),
-            vec![vec![text("utf8mb4"), text("UTF-8 Unicode"), text("utf8mb4_bin"), Datum::Int(4)]],
-        )),
-        ("SHOW", "PROCESSLIST") | ("SHOW", "FULL") if second == "PROCESSLIST" || upper.get(2).map(String::as_str) == Some("PROCESSLIST") => Ok(rows(
-            ["Id", "User", "Host", "db", "Command", "Time", "State", "Info"].iter().map(|c| text_column(c)).collect(),
+            ["Charset", "Description", "Default collation", "Maxlen"]
+                .iter()
+                .map(|c| text_column(c))
+                .collect(),
             vec![vec![
-                Datum::Int(session.connection_id() as i64),
-                text("root"),
-                text("127.0.0.1"),
-                session.current_database().map(text).unwrap_or(Datum::Null),
-                text("Query"),
-                Datum::Int(0),
-                text("autocommit"),
-                text("SHOW PROCESSLIST"),
+                text("utf8mb4"),
+                text("UTF-8 Unicode"),
+                text("utf8mb4_bin"),
+                Datum::Int(4),
             ]],
         )),
+        ("SHOW", "PROCESSLIST") | ("SHOW", "FULL")
+            if second == "PROCESSLIST"
+                || upper.get(2).map(String::as_str) == Some("PROCESSLIST") =>
+        {
+            Ok(rows(
+                [
+                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+                ]
+                .iter()
+                .map(|c| text_column(c))
+                .collect(),
+                vec![vec![
+                    Datum::Int(session.connection_id() as i64),
+                    text("root"),
+                    text("127.0.0.1"),
+                    session.current_database().map(text).unwrap_or(Datum::Null),
+                    text("Query"),
+                    Datum::Int(0),
+                    text("autocommit"),
+                    text("SHOW PROCESSLIST"),
+                ]],
+            ))
+        }
         ("SHOW", "GRANTS") => Ok(rows(
             vec![text_column("Grants for root@%")],
-            vec![vec![text("GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION")]],
+            vec![vec![text(
+                "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION",
+            )]],
         )),
-        ("SHOW", "TABLE") if upper.get(2).map(String::as_str) == Some("STATUS") => table_status(session),
-        ("SHOW", "CREATE") if upper.get(2).map(String::as_str) == Some("DATABASE") || upper.get(2).map(String::as_str) == Some("SCHEMA") => {
+        ("SHOW", "TABLE") if upper.get(2).map(String::as_str) == Some("STATUS") => {
+            table_status(session)
+        }
+        ("SHOW", "CREATE")
+            if upper.get(2).map(String::as_str) == Some("DATABASE")
+                || upper.get(2).map(String::as_str) == Some("SCHEMA") =>
+        {
             let name = words.get(3).map(|w| unquote(w)).unwrap_or_default();
-            if session.server().catalog().schema().databases.contains_key(&name) {
+            if session
+                .server()
+                .catalog()
+                .schema()
+                .databases
+                .contains_key(&name)
+            {
                 Ok(rows(
                     vec![text_column("Database"), text_column("Create Database")],
-                    vec![vec![text(&name), text(format!("CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 */"))]],
+                    vec![vec![
+                        text(&name),
+                        text(format!(
+                            "CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 */"
+                        )),
+                    ]],
                 ))
             } else {
                 Err(error::unknown_database(&name))
@@ -133,33 +239,83 @@ fn analyze(session: &mut Session, names: &str) -> Result<Output> {
             return Err(error::syntax("near end of ANALYZE TABLE"));
         }
         let (db, table) = match name.split_once('.') {
-            Some((d, t)) => (d.trim_matches('`').to_string(), t.trim_matches('`').to_string()),
-            None => (session.current_database().ok_or_else(error::no_database)?.to_string(), name.to_string()),
+            Some((d, t)) => (
+                d.trim_matches('`').to_string(),
+                t.trim_matches('`').to_string(),
+            ),
+            None => (
+                session
+                    .current_database()
+                    .ok_or_else(error::no_database)?
+                    .to_string(),
+                name.to_string(),
+            ),
         };
         session.server().catalog().analyze(&db, &table)?;
-        out.push(vec![text(format!("{db}.{table}")), text("analyze"), text("status"), text("OK")]);
+        out.push(vec![
+            text(format!("{db}.{table}")),
+            text("analyze"),
+            text("status"),
+            text("OK"),
+        ]);
     }
-    Ok(rows(["Table", "Op", "Msg_type", "Msg_text"].iter().map(|c| text_column(c)).collect(), out))
+    Ok(rows(
+        ["Table", "Op", "Msg_type", "Msg_text"]
+            .iter()
+            .map(|c| text_column(c))
+            .collect(),
+        out,
+    ))
 }
 
 fn table_status(session: &Session) -> Result<Output> {
-    let db = session.current_database().ok_or_else(error::no_database)?.to_string();
+    let db = session
+        .current_database()
+        .ok_or_else(error::no_database)?
+        .to_string();
     let schema = session.server().catalog().schema();
     let out = schema
         .tables_of(&db)
         .into_iter()
         .map(|t| {
-            let rows = schema.stats.get(&t.id).map(|s| s.row_count as i64).unwrap_or(0);
-            vec![text(&t.name), text("InnoDB"), Datum::Int(10), text("Dynamic"), Datum::Int(rows), text("utf8mb4_bin")]
+            let rows = schema
+                .stats
+                .get(&t.id)
+                .map(|s| s.row_count as i64)
+                .unwrap_or(0);
+            vec![
+                text(&t.name),
+                text("InnoDB"),
+                Datum::Int(10),
+                text("Dynamic"),
+                Datum::Int(rows),
+                text("utf8mb4_bin"),
+            ]
         })
         .collect();
-    Ok(rows(["Name", "Engine", "Version", "Row_format", "Rows", "Collation"].iter().map(|c| text_column(c)).collect(), out))
+    Ok(rows(
+        [
+            "Name",
+            "Engine",
+            "Version",
+            "Row_format",
+            "Rows",
+            "Collation",
+        ]
+        .iter()
+        .map(|c| text_column(c))
+        .collect(),
+        out,
+    ))
 }
 
 fn show_index(session: &Session, db: Option<String>, table: &str) -> Result<Output> {
     let db = match db {
         Some(d) => d,
-        None => session.current_database().ok_or_else(error::no_database)?.to_string(),
+        None => session
+            .current_database()
+            .ok_or_else(error::no_database)?
+            .to_string(),
     };
     let schema = session.server().catalog().schema();
     let def = schema.table(&db, table)?;
@@ -191,12 +347,30 @@ fn show_index(session: &Session, db: Option<String>, table: &str) -> Result<Outp
         push(&index.name, index.unique, &index.columns);
     }
     let names = [
-        "Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality", "Sub_part", "Packed",
-        "Null", "Index_type", "Comment", "Index_comment", "Visible",
+        "Table",
+        "Non_unique",
+        "Key_name",
+        "Seq_in_index",
+        "Column_name",
+        "Collation",
+        "Cardinality",
+        "Sub_part",
+        "Packed",
+        "Null",
+        "Index_type",
+        "Comment",
+        "Index_comment",
+        "Visible",
     ];
     let columns = names
         .iter()
-        .map(|n| if matches!(*n, "Non_unique" | "Seq_in_index" | "Cardinality") { int_column(n) } else { text_column(n) })
+        .map(|n| {
+            if matches!(*n, "Non_unique" | "Seq_in_index" | "Cardinality") {
+                int_column(n)
+            } else {
+                text_column(n)
+            }
+        })
         .collect();
     Ok(rows(columns, out))
 }
@@ -212,11 +386,17 @@ fn object_name(name: &ast::ObjectName) -> String {
 }
 
 /// Runs a statement that is neither a query nor DML.
-pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Datum]) -> Result<Output> {
+pub fn execute_other(
+    session: &mut Session,
+    statement: &Statement,
+    params: &[Datum],
+) -> Result<Output> {
     match statement {
         Statement::StartTransaction { .. } => session.begin(),
         Statement::Commit { .. } => session.commit(),
-        Statement::Rollback { savepoint: None, .. } => session.rollback(),
+        Statement::Rollback {
+            savepoint: None, ..
+        } => session.rollback(),
         Statement::Set(set) => execute_set(session, set, params).map(|_| ok()),
         Statement::Use(use_) => {
             let name = match use_ {
@@ -225,29 +405,78 @@ pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Dat
             };
             session.use_database(&name).map(|_| ok())
         }
-        Statement::CreateDatabase { db_name, if_not_exists, .. } => {
+        Statement::CreateDatabase {
+            db_name,
+            if_not_exists,
+            ..
+        } => {
             session.implicit_commit()?;
-            let created = session.server().catalog().create_database(&object_name(db_name), *if_not_exists)?;
-            Ok(Output::Ok { affected_rows: created as u64, last_insert_id: 0, warnings: 0, info: String::new() })
+            let created = session
+                .server()
+                .catalog()
+                .create_database(&object_name(db_name), *if_not_exists)?;
+            Ok(Output::Ok {
+                affected_rows: created as u64,
+                last_insert_id: 0,
+                warnings: 0,
+                info: String::new(),
+            })
         }
-        Statement::CreateSchema { schema_name: ast::SchemaName::Simple(name), if_not_exists, .. } => {
+        Statement::CreateSchema {
+            schema_name: ast::SchemaName::Simple(name),
+            if_not_exists,
+            ..
+        } => {
             session.implicit_commit()?;
-            let created = session.server().catalog().create_database(&object_name(name), *if_not_exists)?;
-            Ok(Output::Ok { affected_rows: created as u64, last_insert_id: 0, warnings: 0, info: String::new() })
+            let created = session
+                .server()
+                .catalog()
+                .create_database(&object_name(name), *if_not_exists)?;
+            Ok(Output::Ok {
+                affected_rows: created as u64,
+                last_insert_id: 0,
+                warnings: 0,
+                info: String::new(),
+            })
         }
         Statement::CreateTable(create) => {
             session.implicit_commit()?;
             let db = session.current_database().map(str::to_string);
-            session.server().catalog().create_table(create, db.as_deref()).map(|_| ok())
+            session
+                .server()
+                .catalog()
+                .create_table(create, db.as_deref())
+                .map(|_| ok())
         }
         Statement::CreateIndex(create) => {
             session.implicit_commit()?;
             let (db, table) = query::split_name(&create.table_name, session.current_database())?;
-            let name = create.name.as_ref().map(object_name).ok_or_else(|| error::syntax("CREATE INDEX needs a name"))?;
+            let name = create
+                .name
+                .as_ref()
+                .map(object_name)
+                .ok_or_else(|| error::syntax("CREATE INDEX needs a name"))?;
             let columns = crate::ddl::create_index_columns(create);
-            session.server().catalog().create_index(&db, &table, &name, &columns, create.unique, create.if_not_exists).map(|_| ok())
+            session
+                .server()
+                .catalog()
+                .create_index(
+                    &db,
+                    &table,
+                    &name,
+                    &columns,
+                    create.unique,
+                    create.if_not_exists,
+                )
+                .map(|_| ok())
         }
-        Statement::Drop { object_type, if_exists, names, table, .. } => {
+        Statement::Drop {
+            object_type,
+            if_exists,
+            names,
+            table,
+            ..
+        } => {
             session.implicit_commit()?;
             let catalog = session.server().catalog().clone();
             match object_type {
@@ -267,9 +496,13 @@ pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Dat
                     Ok(ok())
                 }
                 ast::ObjectType::Index => {
-                    let table = table.as_ref().ok_or_else(|| error::syntax("DROP INDEX needs ON table"))?;
+                    let table = table
+                        .as_ref()
+                        .ok_or_else(|| error::syntax("DROP INDEX needs ON table"))?;
                     let (db, t) = query::split_name(table, session.current_database())?;
-                    catalog.drop_index(&db, &t, &object_name(&names[0]), *if_exists).map(|_| ok())
+                    catalog
+                        .drop_index(&db, &t, &object_name(&names[0]), *if_exists)
+                        .map(|_| ok())
                 }
                 other => Err(error::unsupported(format!("DROP {other}"))),
             }
@@ -282,19 +515,33 @@ pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Dat
             }
             Ok(ok())
         }
-        Statement::ShowDatabases { show_options, .. } | Statement::ShowSchemas { show_options, .. } => {
+        Statement::ShowDatabases { show_options, .. }
+        | Statement::ShowSchemas { show_options, .. } => {
             let pattern = like_pattern(show_options);
             let schema = session.server().catalog().schema();
             let mut names: Vec<&str> = schema.databases.keys().map(String::as_str).collect();
             names.push(INFORMATION_SCHEMA);
             names.sort();
-            let out = names.into_iter().filter(|n| matches_pattern(n, pattern.as_deref())).map(|n| vec![text(n)]).collect();
+            let out = names
+                .into_iter()
+                .filter(|n| matches_pattern(n, pattern.as_deref()))
+                .map(|n| vec![text(n)])
+                .collect();
             Ok(rows(vec![text_column("Database")], out))
         }
-        Statement::ShowTables { full, show_options, .. } => {
-            let db = match show_options.show_in.as_ref().and_then(|i| i.parent_name.as_ref()) {
+        Statement::ShowTables {
+            full, show_options, ..
+        } => {
+            let db = match show_options
+                .show_in
+                .as_ref()
+                .and_then(|i| i.parent_name.as_ref())
+            {
                 Some(n) => object_name(n),
-                None => session.current_database().ok_or_else(error::no_database)?.to_string(),
+                None => session
+                    .current_database()
+                    .ok_or_else(error::no_database)?
+                    .to_string(),
             };
             let schema = session.server().catalog().schema();
             if !schema.databases.contains_key(&db) {
@@ -305,7 +552,13 @@ pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Dat
                 .tables_of(&db)
                 .into_iter()
                 .filter(|t| matches_pattern(&t.name, pattern.as_deref()))
-                .map(|t| if *full { vec![text(&t.name), text("BASE TABLE")] } else { vec![text(&t.name)] })
+                .map(|t| {
+                    if *full {
+                        vec![text(&t.name), text("BASE TABLE")]
+                    } else {
+                        vec![text(&t.name)]
+                    }
+                })
                 .collect();
             let mut columns = vec![text_column(&format!("Tables_in_{db}"))];
             if *full {
@@ -313,8 +566,14 @@ pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Dat
             }
             Ok(rows(columns, out))
         }
-        Statement::ShowColumns { full, show_options, .. } => {
-            let name = show_options.show_in.as_ref().and_then(|i| i.parent_name.as_ref()).ok_or_else(|| error::syntax("SHOW COLUMNS needs FROM"))?;
+        Statement::ShowColumns {
+            full, show_options, ..
+        } => {
+            let name = show_options
+                .show_in
+                .as_ref()
+                .and_then(|i| i.parent_name.as_ref())
+                .ok_or_else(|| error::syntax("SHOW COLUMNS needs FROM"))?;
             let (db, table) = query::split_name(name, session.current_database())?;
             describe(session, &db, &table, *full)
         }
@@ -322,7 +581,10 @@ pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Dat
             let (db, table) = query::split_name(table_name, session.current_database())?;
             describe(session, &db, &table, false)
         }
-        Statement::ShowCreate { obj_type: ast::ShowCreateObject::Table, obj_name } => {
+        Statement::ShowCreate {
+            obj_type: ast::ShowCreateObject::Table,
+            obj_name,
+        } => {
             let (db, table) = query::split_name(obj_name, session.current_database())?;
             let schema = session.server().catalog().schema();
             let def = schema.table(&db, &table)?;
@@ -341,21 +603,45 @@ pub fn execute_other(session: &mut Session, statement: &Statement, params: &[Dat
                 .into_iter()
                 .filter(|(n, _)| matches_pattern(n, pattern.as_deref()))
                 .map(|(n, _)| {
-                    let value = if *global { session.global_variable(n) } else { session.variable(n) };
-                    vec![text(n), Datum::Bytes(value.map(|v| datum_to_text(&v)).unwrap_or_default())]
+                    let value = if *global {
+                        session.global_variable(n)
+                    } else {
+                        session.variable(n)
+                    };
+                    vec![
+                        text(n),
+                        Datum::Bytes(value.map(|v| datum_to_text(&v)).unwrap_or_default()),
+                    ]
                 })
                 .collect();
-            Ok(rows(vec![text_column("Variable_name"), text_column("Value")], out))
+            Ok(rows(
+                vec![text_column("Variable_name"), text_column("Value")],
+                out,
+            ))
         }
-        Statement::ShowStatus { .. } => Ok(rows(vec![text_column("Variable_name"), text_column("Value")], Vec::new())),
+        Statement::ShowStatus { .. } => Ok(rows(
+            vec![text_column("Variable_name"), text_column("Value")],
+            Vec::new(),
+        )),
         Statement::ShowCollation { .. } => intercept(session, "SHOW COLLATION").expect("handled"),
         Statement::Explain { statement, .. } => explain(session, statement),
         Statement::Analyze { table_name, .. } => analyze(session, &table_name.to_string()),
-        Statement::Kill { .. } | Statement::Flush { .. } | Statement::UnlockTables | Statement::LockTables { .. } => Ok(ok()),
-        Statement::Query(_) | Statement::Insert(_) | Statement::Update { .. } | Statement::Delete(_) => {
-            Err(error::unsupported("this form of the statement"))
-        }
-        other => Err(error::unsupported(other.to_string().split_whitespace().take(2).collect::<Vec<_>>().join(" "))),
+        Statement::Kill { .. }
+        | Statement::Flush { .. }
+        | Statement::UnlockTables
+        | Statement::LockTables { .. } => Ok(ok()),
+        Statement::Query(_)
+        | Statement::Insert(_)
+        | Statement::Update { .. }
+        | Statement::Delete(_) => Err(error::unsupported("this form of the statement")),
+        other => Err(error::unsupported(
+            other
+                .to_string()
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" "),
+        )),
     }
 }
 
@@ -364,14 +650,21 @@ const INFORMATION_SCHEMA: &str = "information_schema";
 fn like_pattern(options: &ast::ShowStatementOptions) -> Option<String> {
     match &options.filter_position {
         Some(ast::ShowStatementFilterPosition::Infix(ast::ShowStatementFilter::Like(p)))
-        | Some(ast::ShowStatementFilterPosition::Suffix(ast::ShowStatementFilter::Like(p))) => Some(p.clone()),
+        | Some(ast::ShowStatementFilterPosition::Suffix(ast::ShowStatementFilter::Like(p))) => {
+            Some(p.clone())
+        }
         _ => None,
     }
 }
 
 fn execute_set(session: &mut Session, set: &ast::Set, params: &[Datum]) -> Result<()> {
     match set {
-        ast::Set::SingleAssignment { scope, variable, values, .. } => {
+        ast::Set::SingleAssignment {
+            scope,
+            variable,
+            values,
+            ..
+        } => {
             let value = match values.as_slice() {
                 [v] => set_value(session, v, params)?,
                 _ => return Err(error::syntax("SET takes one value")),
@@ -402,11 +695,20 @@ fn set_value(session: &Session, e: &ast::Expr, params: &[Datum]) -> Result<Datum
     session.eval_constant(e, params)
 }
 
-fn assign(session: &mut Session, scope: Option<&ast::ContextModifier>, variable: &ast::ObjectName, value: Datum) -> Result<()> {
-    let parts: Vec<String> = variable.0.iter().map(|p| match p {
-        ast::ObjectNamePart::Identifier(i) => i.value.clone(),
-        other => other.to_string(),
-    }).collect();
+fn assign(
+    session: &mut Session,
+    scope: Option<&ast::ContextModifier>,
+    variable: &ast::ObjectName,
+    value: Datum,
+) -> Result<()> {
+    let parts: Vec<String> = variable
+        .0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect();
     let mut global = matches!(scope, Some(ast::ContextModifier::Global));
     let name = match parts.as_slice() {
         [one] => one.clone(),
@@ -438,9 +740,17 @@ fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Outp
         .map(|(i, c)| {
             let key = if pk.contains(&i) {
                 "PRI"
-            } else if def.indexes.iter().any(|x| x.public && x.unique && x.columns.first() == Some(&i)) {
+            } else if def
+                .indexes
+                .iter()
+                .any(|x| x.public && x.unique && x.columns.first() == Some(&i))
+            {
                 "UNI"
-            } else if def.indexes.iter().any(|x| x.public && x.columns.first() == Some(&i)) {
+            } else if def
+                .indexes
+                .iter()
+                .any(|x| x.public && x.columns.first() == Some(&i))
+            {
                 "MUL"
             } else {
                 ""
@@ -452,9 +762,22 @@ fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Outp
             };
             let mut row = vec![text(&c.name), text(c.ty.sql_name())];
             if full {
-                row.push(if c.ty.is_string() { text("utf8mb4_bin") } else { Datum::Null });
+                row.push(if c.ty.is_string() {
+                    text("utf8mb4_bin")
+                } else {
+                    Datum::Null
+                });
             }
-            row.extend([text(if c.nullable { "YES" } else { "NO" }), text(key), default, text(if c.auto_increment { "auto_increment" } else { "" })]);
+            row.extend([
+                text(if c.nullable { "YES" } else { "NO" }),
+                text(key),
+                default,
+                text(if c.auto_increment {
+                    "auto_increment"
+                } else {
+                    ""
+                }),
+            ]);
             if full {
                 row.extend([text("select,insert,update,references"), text("")]);
             }
@@ -481,7 +804,9 @@ pub fn show_create_table(def: &TableDef) -> String {
             line.push_str(" NOT NULL");
         }
         match &c.default {
-            Some(DefaultValue::Literal(Some(v))) => line.push_str(&format!(" DEFAULT '{}'", v.replace('\'', "''"))),
+            Some(DefaultValue::Literal(Some(v))) => {
+                line.push_str(&format!(" DEFAULT '{}'", v.replace('\'', "''")))
+            }
             Some(DefaultValue::Literal(None)) => line.push_str(" DEFAULT NULL"),
             Some(DefaultValue::CurrentTimestamp) => line.push_str(" DEFAULT CURRENT_TIMESTAMP"),
             None if c.nullable => line.push_str(" DEFAULT NULL"),
@@ -492,13 +817,25 @@ pub fn show_create_table(def: &TableDef) -> String {
         }
         lines.push(line);
     }
-    let names = |cs: &[usize]| cs.iter().map(|c| format!("`{}`", def.columns[*c].name)).collect::<Vec<_>>().join(",");
+    let names = |cs: &[usize]| {
+        cs.iter()
+            .map(|c| format!("`{}`", def.columns[*c].name))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     if def.primary_key != PrimaryKey::RowId {
-        lines.push(format!("  PRIMARY KEY ({}) /*T![clustered_index] CLUSTERED */", names(&def.primary_columns())));
+        lines.push(format!(
+            "  PRIMARY KEY ({}) /*T![clustered_index] CLUSTERED */",
+            names(&def.primary_columns())
+        ));
     }
     for index in def.indexes.iter().filter(|i| i.public) {
         let kind = if index.unique { "UNIQUE KEY" } else { "KEY" };
-        lines.push(format!("  {kind} `{}` ({})", index.name, names(&index.columns)));
+        lines.push(format!(
+            "  {kind} `{}` ({})",
+            index.name,
+            names(&index.columns)
+        ));
     }
     format!(
         "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
@@ -512,10 +849,30 @@ fn explain(session: &Session, statement: &Statement) -> Result<Output> {
     let db = session.current_database();
     let (source, what) = match statement {
         Statement::Query(q) => (query::plan_select(q, &schema, db)?.source, "Projection"),
-        Statement::Update { table, assignments, selection, .. } => {
-            (Some(crate::dml::plan_update(table, assignments, selection.as_ref(), &[], None, &schema, db)?.source), "Update")
-        }
-        Statement::Delete(d) => (Some(crate::dml::plan_delete(d, &schema, db)?.source), "Delete"),
+        Statement::Update {
+            table,
+            assignments,
+            selection,
+            ..
+        } => (
+            Some(
+                crate::dml::plan_update(
+                    table,
+                    assignments,
+                    selection.as_ref(),
+                    &[],
+                    None,
+                    &schema,
+                    db,
+                )?
+                .source,
+            ),
+            "Update",
+        ),
+        Statement::Delete(d) => (
+            Some(crate::dml::plan_delete(d, &schema, db)?.source),
+            "Delete",
+        ),
         Statement::Insert(_) => (None, "Insert"),
         other => return Err(error::unsupported(format!("EXPLAIN {other}"))),
     };
@@ -524,15 +881,35 @@ fn explain(session: &Session, statement: &Statement) -> Result<Output> {
         let table = &source.table;
         let (operator, object) = match &source.access {
             Access::Point(_) => ("Point_Get", format!("table:{}, handle", table.name)),
-            Access::Points(keys) => ("Batch_Point_Get", format!("table:{}, {} keys", table.name, keys.len())),
-            Access::PkRange { .. } => ("TableRangeScan", format!("table:{}, range on primary key", table.name)),
-            Access::Index { index, .. } => ("IndexLookUp", format!("table:{}, index:{}", table.name, table.indexes[*index].name)),
+            Access::Points(keys) => (
+                "Batch_Point_Get",
+                format!("table:{}, {} keys", table.name, keys.len()),
+            ),
+            Access::PkRange { .. } => (
+                "TableRangeScan",
+                format!("table:{}, range on primary key", table.name),
+            ),
+            Access::Index { index, .. } => (
+                "IndexLookUp",
+                format!("table:{}, index:{}", table.name, table.indexes[*index].name),
+            ),
             Access::FullScan => ("TableFullScan", format!("table:{}", table.name)),
         };
         let order = if source.ordered { ", keep order" } else { "" };
-        out.push(vec![text(format!("└─{operator}")), text("cop[tikv]"), text(format!("{object}{order}"))]);
+        out.push(vec![
+            text(format!("└─{operator}")),
+            text("cop[tikv]"),
+            text(format!("{object}{order}")),
+        ]);
     }
-    Ok(rows(vec![text_column("id"), text_column("task"), text_column("access object")], out))
+    Ok(rows(
+        vec![
+            text_column("id"),
+            text_column("task"),
+            text_column("access object"),
+        ],
+        out,
+    ))
 }
 
 impl SqlError {

@@ -46,18 +46,30 @@ pub struct SqlType {
 
 impl SqlType {
     pub fn new(kind: TypeKind) -> SqlType {
-        SqlType { kind, unsigned: false, length: 0, scale: 0 }
+        SqlType {
+            kind,
+            unsigned: false,
+            length: 0,
+            scale: 0,
+        }
     }
 
     pub fn is_integer(&self) -> bool {
         matches!(
             self.kind,
-            TypeKind::TinyInt | TypeKind::SmallInt | TypeKind::MediumInt | TypeKind::Int | TypeKind::BigInt
+            TypeKind::TinyInt
+                | TypeKind::SmallInt
+                | TypeKind::MediumInt
+                | TypeKind::Int
+                | TypeKind::BigInt
         )
     }
 
     pub fn is_string(&self) -> bool {
-        matches!(self.kind, TypeKind::Char | TypeKind::Varchar | TypeKind::Text)
+        matches!(
+            self.kind,
+            TypeKind::Char | TypeKind::Varchar | TypeKind::Text
+        )
     }
 
     pub fn column_type(&self) -> ColumnType {
@@ -93,7 +105,9 @@ impl SqlType {
             TypeKind::Char | TypeKind::Varchar => self.length * 4,
             TypeKind::Text => TEXT_BYTES_MAX as u32,
             TypeKind::Date => 10,
-            TypeKind::DateTime | TypeKind::Timestamp => 19 + if self.scale > 0 { self.scale + 1 } else { 0 },
+            TypeKind::DateTime | TypeKind::Timestamp => {
+                19 + if self.scale > 0 { self.scale + 1 } else { 0 }
+            }
         }
     }
 
@@ -155,31 +169,51 @@ impl SqlType {
                         .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
                         .to_i128()
                         .ok_or_else(|| error::out_of_range(column))?,
-                    Datum::Bytes(b) => parse_integer_strict(b)
-                        .ok_or_else(|| error::incorrect_value("integer", &String::from_utf8_lossy(b), column))?,
-                    Datum::Date(_) | Datum::DateTime(_) => {
-                        parse_integer_strict(String::from_utf8_lossy(&datum_to_text(&value)).replace(['-', ' ', ':'], "").as_bytes())
-                            .ok_or_else(|| error::out_of_range(column))?
-                    }
+                    Datum::Bytes(b) => parse_integer_strict(b).ok_or_else(|| {
+                        error::incorrect_value("integer", &String::from_utf8_lossy(b), column)
+                    })?,
+                    Datum::Date(_) | Datum::DateTime(_) => parse_integer_strict(
+                        String::from_utf8_lossy(&datum_to_text(&value))
+                            .replace(['-', ' ', ':'], "")
+                            .as_bytes(),
+                    )
+                    .ok_or_else(|| error::out_of_range(column))?,
                     Datum::Null => unreachable!("handled above"),
                 };
                 let (min, max) = self.integer_range();
                 if n < min || n > max {
                     return Err(error::out_of_range(column));
                 }
-                Ok(if self.unsigned && n > i64::MAX as i128 { Datum::UInt(n as u64) } else { Datum::Int(n as i64) })
+                Ok(if self.unsigned && n > i64::MAX as i128 {
+                    Datum::UInt(n as u64)
+                } else {
+                    Datum::Int(n as i64)
+                })
             }
             TypeKind::Float | TypeKind::Double => {
                 let f = to_f64(&value).ok_or_else(|| {
-                    error::incorrect_value("double", &String::from_utf8_lossy(&datum_to_text(&value)), column)
+                    error::incorrect_value(
+                        "double",
+                        &String::from_utf8_lossy(&datum_to_text(&value)),
+                        column,
+                    )
                 })?;
-                Ok(Datum::Float(if self.kind == TypeKind::Float { f as f32 as f64 } else { f }))
+                Ok(Datum::Float(if self.kind == TypeKind::Float {
+                    f as f32 as f64
+                } else {
+                    f
+                }))
             }
             TypeKind::Decimal => {
                 let d = to_decimal(&value).ok_or_else(|| {
-                    error::incorrect_value("decimal", &String::from_utf8_lossy(&datum_to_text(&value)), column)
+                    error::incorrect_value(
+                        "decimal",
+                        &String::from_utf8_lossy(&datum_to_text(&value)),
+                        column,
+                    )
                 })?;
-                let d = d.round_dp_with_strategy(self.scale, RoundingStrategy::MidpointAwayFromZero);
+                let d =
+                    d.round_dp_with_strategy(self.scale, RoundingStrategy::MidpointAwayFromZero);
                 let integer_digits = self.length.saturating_sub(self.scale);
                 let limit = Decimal::from_i128_with_scale(10i128.pow(integer_digits), 0);
                 if d.abs() >= limit || (self.unsigned && d.is_sign_negative() && !d.is_zero()) {
@@ -223,7 +257,11 @@ impl SqlType {
 }
 
 fn incorrect_time(kind: &str, value: &Datum, column: &str) -> crate::api::SqlError {
-    error::incorrect_value(kind, &String::from_utf8_lossy(&datum_to_text(value)), column)
+    error::incorrect_value(
+        kind,
+        &String::from_utf8_lossy(&datum_to_text(value)),
+        column,
+    )
 }
 
 fn truncate_fraction(dt: NaiveDateTime, fsp: u32) -> NaiveDateTime {
@@ -248,8 +286,11 @@ fn parse_integer_strict(bytes: &[u8]) -> Option<i128> {
     if let Ok(n) = text.parse::<i128>() {
         return Some(n);
     }
-    let d = Decimal::from_str_exact(text).ok().or_else(|| text.parse::<f64>().ok().and_then(Decimal::from_f64))?;
-    d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero).to_i128()
+    let d = Decimal::from_str_exact(text)
+        .ok()
+        .or_else(|| text.parse::<f64>().ok().and_then(Decimal::from_f64))?;
+    d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+        .to_i128()
 }
 
 /// The longest numeric prefix of a string, as MySQL reads a string in numeric context
@@ -293,9 +334,10 @@ pub fn to_f64(d: &Datum) -> Option<f64> {
         Datum::Float(f) => *f,
         Datum::Decimal(d) => d.to_f64()?,
         Datum::Bytes(b) => numeric_prefix(b).parse::<f64>().unwrap_or(0.0),
-        Datum::Date(_) | Datum::DateTime(_) => {
-            String::from_utf8_lossy(&datum_to_text(d)).replace(['-', ' ', ':'], "").parse::<f64>().ok()?
-        }
+        Datum::Date(_) | Datum::DateTime(_) => String::from_utf8_lossy(&datum_to_text(d))
+            .replace(['-', ' ', ':'], "")
+            .parse::<f64>()
+            .ok()?,
     })
 }
 
@@ -324,7 +366,9 @@ pub fn to_i64(d: &Datum) -> Option<i64> {
         Datum::Int(i) => Some(*i),
         Datum::UInt(u) => Some(*u as i64),
         Datum::Float(f) => Some(f.round() as i64),
-        Datum::Decimal(d) => d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero).to_i64(),
+        Datum::Decimal(d) => d
+            .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+            .to_i64(),
         Datum::Bytes(_) => to_decimal(d).and_then(|d| d.round().to_i64()),
         _ => to_f64(d).map(|f| f as i64),
     }
@@ -345,7 +389,12 @@ pub fn to_bool(d: &Datum) -> Option<bool> {
 /// also with `T` or `/` separators, and `YYYYMMDD[HHMMSS]` numbers.
 pub fn parse_datetime(text: &str) -> Option<NaiveDateTime> {
     let text = text.trim();
-    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y/%m/%d %H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+    for format in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y/%m/%d %H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(dt) = NaiveDateTime::parse_from_str(text, format) {
             return Some(dt);
         }
@@ -366,7 +415,9 @@ pub fn to_datetime(d: &Datum) -> Option<NaiveDateTime> {
         Datum::DateTime(dt) => Some(*dt),
         Datum::Date(date) => Some(date.and_time(NaiveTime::MIN)),
         Datum::Bytes(b) => parse_datetime(std::str::from_utf8(b).ok()?),
-        Datum::Int(_) | Datum::UInt(_) => parse_datetime(&String::from_utf8_lossy(&datum_to_text(d))),
+        Datum::Int(_) | Datum::UInt(_) => {
+            parse_datetime(&String::from_utf8_lossy(&datum_to_text(d)))
+        }
         _ => None,
     }
 }
@@ -404,7 +455,10 @@ pub fn format_double(f: f64) -> String {
 }
 
 fn is_numeric(d: &Datum) -> bool {
-    matches!(d, Datum::Int(_) | Datum::UInt(_) | Datum::Float(_) | Datum::Decimal(_))
+    matches!(
+        d,
+        Datum::Int(_) | Datum::UInt(_) | Datum::Float(_) | Datum::Decimal(_)
+    )
 }
 
 /// Compares two non-NULL values with MySQL's coercions; None if either is NULL.
@@ -420,12 +474,16 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Decimal(x), Decimal(y)) => x.cmp(y),
         (Date(x), Date(y)) => x.cmp(y),
         (DateTime(x), DateTime(y)) => x.cmp(y),
-        (Date(_) | DateTime(_), _) | (_, Date(_) | DateTime(_)) => match (to_datetime(a), to_datetime(b)) {
-            (Some(x), Some(y)) => x.cmp(&y),
-            _ => to_f64(a)?.partial_cmp(&to_f64(b)?)?,
-        },
+        (Date(_) | DateTime(_), _) | (_, Date(_) | DateTime(_)) => {
+            match (to_datetime(a), to_datetime(b)) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => to_f64(a)?.partial_cmp(&to_f64(b)?)?,
+            }
+        }
         (Float(_), _) | (_, Float(_)) => to_f64(a)?.partial_cmp(&to_f64(b)?)?,
-        (Decimal(_), _) | (_, Decimal(_)) if is_numeric(a) && is_numeric(b) => to_decimal(a)?.cmp(&to_decimal(b)?),
+        (Decimal(_), _) | (_, Decimal(_)) if is_numeric(a) && is_numeric(b) => {
+            to_decimal(a)?.cmp(&to_decimal(b)?)
+        }
         _ => to_f64(a)?.partial_cmp(&to_f64(b)?)?,
     })
 }
@@ -450,33 +508,96 @@ mod tests {
 
     #[test]
     fn strict_integer_coercion() {
-        assert_eq!(int().coerce(Datum::Bytes(b"0".to_vec()), "k").unwrap(), Datum::Int(0));
+        assert_eq!(
+            int().coerce(Datum::Bytes(b"0".to_vec()), "k").unwrap(),
+            Datum::Int(0)
+        );
         assert_eq!(int().coerce(Datum::Float(2.5), "k").unwrap(), Datum::Int(3));
-        assert_eq!(int().coerce(Datum::Int(1 << 31), "k").unwrap_err().code, 1264);
-        assert_eq!(int().coerce(Datum::Bytes(b"abc".to_vec()), "k").unwrap_err().code, 1366);
-        let tiny_unsigned = SqlType { unsigned: true, ..SqlType::new(TypeKind::TinyInt) };
-        assert_eq!(tiny_unsigned.coerce(Datum::Int(-1), "k").unwrap_err().code, 1264);
+        assert_eq!(
+            int().coerce(Datum::Int(1 << 31), "k").unwrap_err().code,
+            1264
+        );
+        assert_eq!(
+            int()
+                .coerce(Datum::Bytes(b"abc".to_vec()), "k")
+                .unwrap_err()
+                .code,
+            1366
+        );
+        let tiny_unsigned = SqlType {
+            unsigned: true,
+            ..SqlType::new(TypeKind::TinyInt)
+        };
+        assert_eq!(
+            tiny_unsigned.coerce(Datum::Int(-1), "k").unwrap_err().code,
+            1264
+        );
     }
 
     #[test]
     fn strings_decimals_and_dates() {
-        let char5 = SqlType { length: 5, ..SqlType::new(TypeKind::Char) };
-        assert_eq!(char5.coerce(Datum::Bytes(b"ab  ".to_vec()), "c").unwrap(), Datum::Bytes(b"ab".to_vec()));
-        assert_eq!(char5.coerce(Datum::Bytes(b"abcdef".to_vec()), "c").unwrap_err().code, 1406);
-        assert_eq!(char5.coerce(Datum::Bytes("ééééé".as_bytes().to_vec()), "c").unwrap(), Datum::Bytes("ééééé".as_bytes().to_vec()));
-        let money = SqlType { length: 6, scale: 2, ..SqlType::new(TypeKind::Decimal) };
-        assert_eq!(datum_to_text(&money.coerce(Datum::Bytes(b"12.345".to_vec()), "m").unwrap()), b"12.35");
-        assert_eq!(datum_to_text(&money.coerce(Datum::Int(7), "m").unwrap()), b"7.00");
-        assert_eq!(money.coerce(Datum::Int(10_000), "m").unwrap_err().code, 1264);
+        let char5 = SqlType {
+            length: 5,
+            ..SqlType::new(TypeKind::Char)
+        };
+        assert_eq!(
+            char5.coerce(Datum::Bytes(b"ab  ".to_vec()), "c").unwrap(),
+            Datum::Bytes(b"ab".to_vec())
+        );
+        assert_eq!(
+            char5
+                .coerce(Datum::Bytes(b"abcdef".to_vec()), "c")
+                .unwrap_err()
+                .code,
+            1406
+        );
+        assert_eq!(
+            char5
+                .coerce(Datum::Bytes("ééééé".as_bytes().to_vec()), "c")
+                .unwrap(),
+            Datum::Bytes("ééééé".as_bytes().to_vec())
+        );
+        let money = SqlType {
+            length: 6,
+            scale: 2,
+            ..SqlType::new(TypeKind::Decimal)
+        };
+        assert_eq!(
+            datum_to_text(&money.coerce(Datum::Bytes(b"12.345".to_vec()), "m").unwrap()),
+            b"12.35"
+        );
+        assert_eq!(
+            datum_to_text(&money.coerce(Datum::Int(7), "m").unwrap()),
+            b"7.00"
+        );
+        assert_eq!(
+            money.coerce(Datum::Int(10_000), "m").unwrap_err().code,
+            1264
+        );
         let dt = SqlType::new(TypeKind::DateTime);
-        assert_eq!(datum_to_text(&dt.coerce(Datum::Bytes(b"2024-02-03 04:05:06".to_vec()), "d").unwrap()), b"2024-02-03 04:05:06");
+        assert_eq!(
+            datum_to_text(
+                &dt.coerce(Datum::Bytes(b"2024-02-03 04:05:06".to_vec()), "d")
+                    .unwrap()
+            ),
+            b"2024-02-03 04:05:06"
+        );
     }
 
     #[test]
     fn comparisons_coerce_like_mysql() {
-        assert_eq!(compare(&Datum::Int(2), &Datum::Bytes(b"10".to_vec())), Some(Ordering::Less));
-        assert_eq!(compare(&Datum::Bytes(b"2".to_vec()), &Datum::Bytes(b"10".to_vec())), Some(Ordering::Greater));
-        assert_eq!(compare(&Datum::Int(-1), &Datum::UInt(u64::MAX)), Some(Ordering::Less));
+        assert_eq!(
+            compare(&Datum::Int(2), &Datum::Bytes(b"10".to_vec())),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            compare(&Datum::Bytes(b"2".to_vec()), &Datum::Bytes(b"10".to_vec())),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare(&Datum::Int(-1), &Datum::UInt(u64::MAX)),
+            Some(Ordering::Less)
+        );
         assert_eq!(compare(&Datum::Null, &Datum::Int(1)), None);
         assert_eq!(format_double(1.0), "1");
         assert_eq!(format_double(1.5), "1.5");

@@ -82,14 +82,26 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
 
 /// Looks up a variable's default.
 pub fn default_of(name: &str) -> Option<Datum> {
-    defaults().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    defaults()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v)
 }
 
 /// Normalizes a value assigned to a boolean-like variable (`ON`/`OFF`/`1`/`0`).
 pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
-    let boolean = matches!(name, "autocommit" | "tidb_enable_1pc" | "tidb_enable_async_commit" | "sql_auto_is_null" | "tx_read_only" | "transaction_read_only");
+    let boolean = matches!(
+        name,
+        "autocommit"
+            | "tidb_enable_1pc"
+            | "tidb_enable_async_commit"
+            | "sql_auto_is_null"
+            | "tx_read_only"
+            | "transaction_read_only"
+    );
     if boolean {
-        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_uppercase();
+        let text =
+            String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_uppercase();
         return match text.as_str() {
             "1" | "ON" | "TRUE" => Some(i(1)),
             "0" | "OFF" | "FALSE" => Some(i(0)),
@@ -97,16 +109,23 @@ pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
         };
     }
     if matches!(name, "tx_isolation" | "transaction_isolation") {
-        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_uppercase().replace(' ', "-");
+        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value))
+            .to_ascii_uppercase()
+            .replace(' ', "-");
         return match text.as_str() {
-            "REPEATABLE-READ" | "READ-COMMITTED" | "SERIALIZABLE" | "READ-UNCOMMITTED" => Some(s(&text)),
+            "REPEATABLE-READ" | "READ-COMMITTED" | "SERIALIZABLE" | "READ-UNCOMMITTED" => {
+                Some(s(&text))
+            }
             _ => None,
         };
     }
     if name == "tidb_txn_mode" {
-        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_lowercase();
+        let text =
+            String::from_utf8_lossy(&crate::types::datum_to_text(&value)).to_ascii_lowercase();
         return match text.as_str() {
-            "pessimistic" | "optimistic" | "" => Some(s(if text.is_empty() { "optimistic" } else { &text })),
+            "pessimistic" | "optimistic" | "" => {
+                Some(s(if text.is_empty() { "optimistic" } else { &text }))
+            }
             _ => None,
         };
     }

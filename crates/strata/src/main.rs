@@ -15,7 +15,11 @@ mod playground;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Parser)]
-#[command(name = "strata", version, about = "Strata: a MySQL-compatible distributed SQL database")]
+#[command(
+    name = "strata",
+    version,
+    about = "Strata: a MySQL-compatible distributed SQL database"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,7 +34,8 @@ enum Command {
 fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG").unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG")
+                .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();

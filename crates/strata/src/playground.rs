@@ -30,7 +30,10 @@ pub struct PlaygroundArgs {
 
 pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&args.data_dir)?;
-    let options = RocksOptions { block_cache_bytes: args.block_cache_mib << 20, ..RocksOptions::default() };
+    let options = RocksOptions {
+        block_cache_bytes: args.block_cache_mib << 20,
+        ..RocksOptions::default()
+    };
     let engine = Arc::new(RocksEngine::open(&args.data_dir.join("kv"), &options)?);
     let storage = Arc::new(Storage::new(engine.clone())?);
     let tso = Arc::new(LocalTso::open(&args.data_dir.join("pd"))?);
@@ -38,7 +41,10 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
     let gc = strata_kv::gc::GcWorker::start(storage.clone(), client_safe_point(client));
 
-    let config = ServerConfig { listen: SocketAddr::new(args.host, args.port), ..ServerConfig::default() };
+    let config = ServerConfig {
+        listen: SocketAddr::new(args.host, args.port),
+        ..ServerConfig::default()
+    };
     let server = MysqlServer::bind(config, sql)?;
     let address = server.local_addr();
     println!(
@@ -49,9 +55,14 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     );
     let shutdown = server.shutdown_handle();
     std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("signal runtime");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("signal runtime");
         runtime.block_on(async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler");
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}
@@ -66,6 +77,8 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Safe points trail the timestamp oracle by the GC life time.
-fn client_safe_point(client: TxnClient) -> impl Fn() -> Option<strata_types::Timestamp> + Send + 'static {
+fn client_safe_point(
+    client: TxnClient,
+) -> impl Fn() -> Option<strata_types::Timestamp> + Send + 'static {
     move || client.current_ts().ok()
 }

@@ -1,10 +1,12 @@
 //! One transaction: its snapshot, its write buffer and its commit.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 use std::time::Duration;
 
-use strata_kvapi::{KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, TxnStatus};
+use strata_kvapi::{
+    KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, TxnStatus,
+};
 use strata_types::{Key, Timestamp, Value};
 
 use crate::{TxnClient, TxnError};
@@ -43,7 +45,9 @@ pub struct Transaction {
     /// Undo entries of the running statement: the key and its buffer entry before it.
     statement_undo: Vec<(Key, Option<BufferedOp>)>,
     statement_locked_from: usize,
+    /// Keys locked pessimistically, in locking order (statements undo their suffix).
     locked: Vec<Key>,
+    locked_set: HashSet<Key>,
     primary: Option<Key>,
     finished: bool,
 }
@@ -60,6 +64,7 @@ impl Transaction {
             statement_undo: Vec::new(),
             statement_locked_from: 0,
             locked: Vec::new(),
+            locked_set: HashSet::new(),
             primary: None,
             finished: false,
         }
@@ -100,8 +105,15 @@ impl Transaction {
         }
         if self.locked.len() > self.statement_locked_from {
             let released: Vec<Key> = self.locked.drain(self.statement_locked_from..).collect();
-            let _ = self.client.kv().pessimistic_rollback(&released, self.start_ts);
-            if self.primary.as_ref().is_some_and(|p| released.contains(p)) && self.buffer.is_empty() {
+            for key in &released {
+                self.locked_set.remove(key);
+            }
+            let _ = self
+                .client
+                .kv()
+                .pessimistic_rollback(&released, self.start_ts);
+            if self.primary.as_ref().is_some_and(|p| released.contains(p)) && self.buffer.is_empty()
+            {
                 self.primary = None;
             }
         }
@@ -129,7 +141,11 @@ impl Transaction {
 
     /// Returns the values of `keys`, in order.
     pub fn batch_get(&mut self, keys: &[Key]) -> Result<Vec<Option<Value>>, TxnError> {
-        let missing: Vec<Key> = keys.iter().filter(|k| !self.buffer.contains_key(*k)).cloned().collect();
+        let missing: Vec<Key> = keys
+            .iter()
+            .filter(|k| !self.buffer.contains_key(*k))
+            .cloned()
+            .collect();
         let ts = self.read_ts();
         let fetched = if missing.is_empty() {
             Vec::new()
@@ -148,8 +164,18 @@ impl Transaction {
     }
 
     /// Returns up to `limit` entries of `[start, end)` as this transaction sees them.
-    pub fn scan(&mut self, start: &[u8], end: &[u8], limit: usize, reverse: bool) -> Result<Vec<(Key, Value)>, TxnError> {
-        let upper = if end.is_empty() { Bound::Unbounded } else { Bound::Excluded(end) };
+    pub fn scan(
+        &mut self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+        reverse: bool,
+    ) -> Result<Vec<(Key, Value)>, TxnError> {
+        let upper = if end.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Excluded(end)
+        };
         let buffered: Vec<(Key, BufferedOp)> = self
             .buffer
             .range::<[u8], _>((Bound::Included(start), upper))
@@ -171,10 +197,14 @@ impl Transaction {
         }
         // Stored rows past the last one returned are unknown: buffered puts beyond it wait for
         // the next page.
-        let cut = (stored.len() == request_limit).then(|| stored.last().map(|(k, _)| k.clone())).flatten();
+        let cut = (stored.len() == request_limit)
+            .then(|| stored.last().map(|(k, _)| k.clone()))
+            .flatten();
         let mut merged: BTreeMap<Key, Value> = stored.into_iter().collect();
         for (key, op) in buffered {
-            let beyond = cut.as_ref().is_some_and(|c| if reverse { key < *c } else { key > *c });
+            let beyond = cut
+                .as_ref()
+                .is_some_and(|c| if reverse { key < *c } else { key > *c });
             match op {
                 BufferedOp::Put(v) if !beyond => {
                     merged.insert(key, v);
@@ -212,7 +242,11 @@ impl Transaction {
     /// Locks keys against other writers until commit. Pessimistic transactions lock at once
     /// (waiting up to `wait_timeout_ms`); optimistic ones check the keys at commit.
     pub fn lock_keys(&mut self, keys: Vec<Key>, wait_timeout_ms: u64) -> Result<(), TxnError> {
-        let keys: Vec<Key> = keys.into_iter().filter(|k| !self.locked.contains(k)).collect();
+        let mut fresh = HashSet::with_capacity(keys.len());
+        let keys: Vec<Key> = keys
+            .into_iter()
+            .filter(|k| !self.locked_set.contains(k) && fresh.insert(k.clone()))
+            .collect();
         if keys.is_empty() {
             return Ok(());
         }
@@ -228,6 +262,7 @@ impl Transaction {
             self.client.kv().pessimistic_lock(&request)?;
             self.primary = Some(primary);
             self.locked.extend(keys.iter().cloned());
+            self.locked_set.extend(keys.iter().cloned());
         }
         for key in keys {
             if !self.buffer.contains_key(&key) {
@@ -246,7 +281,10 @@ impl Transaction {
             return Ok(self.start_ts);
         }
         let buffer = std::mem::take(&mut self.buffer);
-        let primary = self.primary.clone().unwrap_or_else(|| buffer.keys().next().expect("non-empty").clone());
+        let primary = self
+            .primary
+            .clone()
+            .unwrap_or_else(|| buffer.keys().next().expect("non-empty").clone());
         let mutations: Vec<Mutation> = buffer
             .into_iter()
             .map(|(k, op)| match op {
@@ -260,7 +298,11 @@ impl Transaction {
             mutations,
             primary: primary.clone(),
             start_ts: self.start_ts,
-            for_update_ts: if self.mode == TxnMode::Pessimistic { self.for_update_ts } else { Timestamp::ZERO },
+            for_update_ts: if self.mode == TxnMode::Pessimistic {
+                self.for_update_ts
+            } else {
+                Timestamp::ZERO
+            },
             lock_ttl_ms: LOCK_TTL_MS,
             try_one_pc: true,
         };
@@ -276,12 +318,17 @@ impl Transaction {
             return Ok(commit_ts);
         }
         let commit_ts = self.client.current_ts()?;
-        self.client.kv().commit(std::slice::from_ref(&primary), self.start_ts, commit_ts)?;
+        self.client
+            .kv()
+            .commit(std::slice::from_ref(&primary), self.start_ts, commit_ts)?;
         let secondaries: Vec<Key> = keys.into_iter().filter(|k| *k != primary).collect();
         if !secondaries.is_empty() {
             // The transaction is committed once the primary is: a failure here leaves locks that
             // readers resolve from the primary.
-            let _ = self.client.kv().commit(&secondaries, self.start_ts, commit_ts);
+            let _ = self
+                .client
+                .kv()
+                .commit(&secondaries, self.start_ts, commit_ts);
         }
         Ok(commit_ts)
     }
@@ -295,7 +342,11 @@ impl Transaction {
     fn release_pessimistic_locks(&mut self) {
         if !self.locked.is_empty() {
             let locked = std::mem::take(&mut self.locked);
-            let _ = self.client.kv().pessimistic_rollback(&locked, self.start_ts);
+            self.locked_set.clear();
+            let _ = self
+                .client
+                .kv()
+                .pessimistic_rollback(&locked, self.start_ts);
         }
     }
 
@@ -315,11 +366,21 @@ impl Transaction {
 
     fn resolve(&self, lock: &LockInfo) -> Result<(), TxnError> {
         let current_ts = self.client.current_ts()?;
-        match self.client.kv().check_txn_status(&lock.primary, lock.start_ts, current_ts)? {
-            TxnStatus::Committed { commit_ts } => {
-                self.client.kv().resolve_lock(&[lock.key.clone()], lock.start_ts, Some(commit_ts))?
+        match self
+            .client
+            .kv()
+            .check_txn_status(&lock.primary, lock.start_ts, current_ts)?
+        {
+            TxnStatus::Committed { commit_ts } => self.client.kv().resolve_lock(
+                &[lock.key.clone()],
+                lock.start_ts,
+                Some(commit_ts),
+            )?,
+            TxnStatus::RolledBack => {
+                self.client
+                    .kv()
+                    .resolve_lock(&[lock.key.clone()], lock.start_ts, None)?
             }
-            TxnStatus::RolledBack => self.client.kv().resolve_lock(&[lock.key.clone()], lock.start_ts, None)?,
             TxnStatus::Locked { .. } => std::thread::sleep(READ_LOCK_BACKOFF),
         }
         Ok(())

@@ -24,12 +24,20 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(config: ServerConfig, backend: ScriptedBackend) -> TestServer {
-        let config = ServerConfig { listen: "127.0.0.1:0".parse().unwrap(), ..config };
+        let config = ServerConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            ..config
+        };
         let server = MysqlServer::bind(config, backend.clone()).unwrap();
         let addr = server.local_addr();
         let shutdown = server.shutdown_handle();
         let thread = std::thread::spawn(move || server.run());
-        TestServer { addr, backend, shutdown, thread: Some(thread) }
+        TestServer {
+            addr,
+            backend,
+            shutdown,
+            thread: Some(thread),
+        }
     }
 
     /// Stops the server and waits for `run` to return.
@@ -64,10 +72,20 @@ pub fn column(name: &str, column_type: ColumnType) -> ColumnInfo {
 
 /// The backend every end-to-end test uses: `SELECT 1`, sysbench's point select and update.
 pub fn backend() -> ScriptedBackend {
-    let one = Output::ResultSet { columns: vec![column("1", ColumnType::LongLong)].into(), rows: vec![vec![Datum::Int(1)]] };
+    let one = Output::ResultSet {
+        columns: vec![column("1", ColumnType::LongLong)].into(),
+        rows: vec![vec![Datum::Int(1)]],
+    };
     let words = Output::ResultSet {
-        columns: vec![column("id", ColumnType::Long), column("word", ColumnType::VarString)].into(),
-        rows: vec![vec![Datum::Int(1), Datum::Bytes(b"one".to_vec())], vec![Datum::Int(2), Datum::Null]],
+        columns: vec![
+            column("id", ColumnType::Long),
+            column("word", ColumnType::VarString),
+        ]
+        .into(),
+        rows: vec![
+            vec![Datum::Int(1), Datum::Bytes(b"one".to_vec())],
+            vec![Datum::Int(2), Datum::Null],
+        ],
     };
     ScriptedBackend::new()
         .with_query("select 1", one)
@@ -75,7 +93,10 @@ pub fn backend() -> ScriptedBackend {
         .with_statement(
             "SELECT c, pad FROM sbtest1 WHERE id=?",
             1,
-            vec![column("c", ColumnType::LongLong), column("pad", ColumnType::String)],
+            vec![
+                column("c", ColumnType::LongLong),
+                column("pad", ColumnType::String),
+            ],
         )
         .with_statement("UPDATE sbtest1 SET c=? WHERE id=?", 2, Vec::new())
         .with_statement(
@@ -103,7 +124,9 @@ pub fn installed(program: &str) -> bool {
 /// Connects and logs in as `root` with no password, with the raw packet layer.
 pub fn raw_login(addr: SocketAddr) -> (PacketReader<TcpStream>, PacketWriter<TcpStream>) {
     let stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut reader = PacketReader::new(stream.try_clone().unwrap(), 1 << 24);
     let mut writer = PacketWriter::new(stream);
     let mut greeting = Vec::new();
@@ -134,7 +157,9 @@ pub fn raw_login(addr: SocketAddr) -> (PacketReader<TcpStream>, PacketWriter<Tcp
 
 /// Reads until the server closes the stream; fails if it does not within the read timeout.
 pub fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut received = Vec::new();
     match stream.read_to_end(&mut received) {
         Ok(_) => received,

@@ -1,0 +1,209 @@
+//! Shared harness of the end-to-end tests: a real `strata playground` process on a free
+//! loopback port with its own data folder, and the real client programs.
+
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a playground may take to start listening.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A playground process; killed when dropped.
+pub struct Playground {
+    pub child: Child,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+/// Picks a free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Playground {
+    /// Starts a playground on a fresh data folder.
+    pub fn start() -> Playground {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let data_dir = temp.path().to_path_buf();
+        let mut p = Playground::start_in(&data_dir, free_port());
+        p._temp = Some(temp);
+        p
+    }
+
+    /// Starts a playground on an existing data folder (a restart).
+    pub fn start_in(data_dir: &Path, port: u16) -> Playground {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data_dir.with_extension("log"))
+            .expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_strata"))
+            .args(["playground", "--data-dir"])
+            .arg(data_dir)
+            .args(["--port", &port.to_string(), "--block-cache-mib", "256"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start strata playground");
+        let playground = Playground {
+            child,
+            port,
+            data_dir: data_dir.to_path_buf(),
+            _temp: None,
+        };
+        playground.wait_ready();
+        playground
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let address: SocketAddr = format!("127.0.0.1:{}", self.port).parse().unwrap();
+        while Instant::now() < deadline {
+            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("playground did not listen on {address} within {START_TIMEOUT:?}");
+    }
+
+    /// Kills the process with SIGKILL and waits for it.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn url(&self, db: &str) -> String {
+        format!("mysql://root@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// Runs SQL through the real `mariadb` client; returns its output.
+    pub fn mariadb(&self, db: Option<&str>, sql: &str) -> Output {
+        let mut command = Command::new(mariadb_binary());
+        command.args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &self.port.to_string(),
+            "-u",
+            "root",
+            "--batch",
+            "-e",
+            sql,
+        ]);
+        if let Some(db) = db {
+            command.arg(db);
+        }
+        command.output().expect("run the mariadb client")
+    }
+
+    /// Runs SQL that must succeed; returns its tab-separated output.
+    pub fn sql(&self, db: Option<&str>, sql: &str) -> String {
+        let out = self.mariadb(db, sql);
+        assert!(
+            out.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+impl Drop for Playground {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The MySQL command-line client (Debian's `mariadb-client`).
+pub fn mariadb_binary() -> &'static str {
+    assert!(
+        Command::new("mariadb").arg("--version").output().is_ok(),
+        "the `mariadb` client is required: run scripts/test.sh, which installs mariadb-client"
+    );
+    "mariadb"
+}
+
+/// The real sysbench 1.0.20 (Debian's `sysbench`).
+pub fn sysbench_binary() -> &'static str {
+    let version = Command::new("sysbench").arg("--version").output();
+    assert!(
+        version.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("1.0")),
+        "sysbench 1.0 is required: run scripts/test.sh, which installs the Debian package"
+    );
+    "sysbench"
+}
+
+/// How long a `mysql_async` test client waits to connect or for the reply to one statement.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Returns the seed of a randomized test: `STRATA_TEST_SEED` when set, else a fresh one. Prints
+/// it, so that a failure can be replayed.
+pub fn test_seed(test: &str) -> u64 {
+    let seed = match std::env::var("STRATA_TEST_SEED") {
+        Ok(text) => text.trim().parse().expect("STRATA_TEST_SEED must be an unsigned integer"),
+        Err(_) => rand::random(),
+    };
+    println!("{test}: seed {seed} (replay with STRATA_TEST_SEED={seed})");
+    seed
+}
+
+/// How a bounded `mysql_async` call failed.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The server answered with an error packet; the connection is still usable.
+    Server { code: u16, message: String },
+    /// The connection broke (closed, reset, or a protocol error).
+    Connection(String),
+    /// No answer within [`CLIENT_TIMEOUT`].
+    Timeout,
+}
+
+impl ClientError {
+    /// Returns the MySQL error code of a server error.
+    pub fn server_code(&self) -> Option<u16> {
+        match self {
+            ClientError::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Server { code, message } => write!(f, "server error {code}: {message}"),
+            ClientError::Connection(detail) => write!(f, "connection error: {detail}"),
+            ClientError::Timeout => write!(f, "no answer within {CLIENT_TIMEOUT:?}"),
+        }
+    }
+}
+
+/// Awaits one `mysql_async` call for at most [`CLIENT_TIMEOUT`].
+pub async fn bounded<T>(
+    call: impl std::future::Future<Output = mysql_async::Result<T>>,
+) -> Result<T, ClientError> {
+    match tokio::time::timeout(CLIENT_TIMEOUT, call).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(mysql_async::Error::Server(e))) => Err(ClientError::Server {
+            code: e.code,
+            message: e.message,
+        }),
+        Ok(Err(e)) => Err(ClientError::Connection(e.to_string())),
+        Err(_) => Err(ClientError::Timeout),
+    }
+}
+
+/// Connects a `mysql_async` client to `url`, waiting at most [`CLIENT_TIMEOUT`].
+pub async fn connect(url: &str) -> Result<mysql_async::Conn, ClientError> {
+    bounded(mysql_async::Conn::from_url(url)).await
+}
