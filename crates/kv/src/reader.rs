@@ -87,6 +87,40 @@ impl<'a> MvccReader<'a> {
         Ok(None)
     }
 
+    /// In one pass over the versions of `key`: the commit_ts of its newest record that is not a
+    /// rollback, and the kind of the record transaction `start_ts` left (if any, among the
+    /// records committed at or after `start_ts`).
+    // Hot path: every write's conflict check.
+    pub fn newest_write_and_own(
+        &self,
+        key: &[u8],
+        start_ts: Timestamp,
+    ) -> Result<(Option<Timestamp>, Option<WriteKind>), KvError> {
+        let encoded = mvcc::encode_user_key(key);
+        let upper = versions_upper_bound(&encoded);
+        let mut it = self.engine.iterator(Cf::Write, &encoded, Some(&upper));
+        it.seek(&encoded);
+        let mut newest = None;
+        while it.valid().map_err(storage)? {
+            let (_, commit_ts) = mvcc::split_versioned_key(it.key())?;
+            let write = Write::decode(it.value())?;
+            if write.start_ts == start_ts {
+                return Ok((
+                    newest.or((write.kind != WriteKind::Rollback).then_some(commit_ts)),
+                    Some(write.kind),
+                ));
+            }
+            if write.kind != WriteKind::Rollback && newest.is_none() {
+                newest = Some(commit_ts);
+            }
+            if commit_ts < start_ts && newest.is_some() {
+                break;
+            }
+            it.next();
+        }
+        Ok((newest, None))
+    }
+
     /// Finds the record that transaction `start_ts` left on `key`: a commit (with its
     /// commit_ts) or a rollback.
     pub fn txn_record(

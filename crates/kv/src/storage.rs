@@ -108,7 +108,8 @@ impl Storage {
                 return Err(locked(key, &lock));
             }
         }
-        if let Some((commit_ts, _, _)) = self.reader().newest_write(key)? {
+        let (newest, own) = self.reader().newest_write_and_own(key, start_ts)?;
+        if let Some(commit_ts) = newest {
             if commit_ts > conflict_ts {
                 return Err(KvError::WriteConflict {
                     key: key.to_vec(),
@@ -117,7 +118,7 @@ impl Storage {
                 });
             }
         }
-        if let Some((_, WriteKind::Rollback)) = self.reader().txn_record(key, start_ts)? {
+        if own == Some(WriteKind::Rollback) {
             return Err(KvError::TxnAborted { start_ts });
         }
         Ok(())

@@ -22,6 +22,13 @@
 //! commit's sync. A connection therefore owns an OS thread and blocking sockets, as in MariaDB;
 //! the per-command path is one `read` and one `write` system call, with TCP_NODELAY set.
 //!
+//! **Departures from DESIGN.md, and why.** DESIGN.md names tokio for the server and
+//! `mysql_common` for packet encoding. The server uses threads (above), and encodes packets
+//! itself: `mysql_common`'s packet types are built for the client side, and the few encoders a
+//! server needs (length-encoded integers and strings, OK/ERR/EOF, column definitions, binary
+//! rows) are short, checked here against bytes captured from real clients, and sit on the hot
+//! path where every copy counts.
+//!
 //! **Invariants.**
 //! - Nothing a client sends can panic the server or make it allocate without bound: every field
 //!   is read through the checked [`packet::Cursor`], every payload is bounded by
@@ -37,9 +44,14 @@
 //! **Deliberately not done.** TLS, compression, `caching_sha2_password` (clients are switched to
 //! `mysql_native_password`), CLIENT_QUERY_ATTRIBUTES, server-side cursors (COM_STMT_FETCH; a
 //! cursor request gets the whole result set inline, which clients accept), COM_CHANGE_USER, and
-//! binlog commands. COM_SET_OPTION acknowledges the multi-statements switch, but splitting a query
-//! into statements is the SQL layer's business, so the switch does not change how queries run. Query
-//! text that is not UTF-8 is passed on with invalid sequences replaced.
+//! binlog commands. COM_SET_OPTION acknowledges the multi-statements switch, but splitting a
+//! query into statements is the SQL layer's business, so the switch does not change how queries
+//! run. Query text that is not UTF-8 is passed on with invalid sequences replaced.
+//!
+//! **Testing.** [`memory::ScriptedBackend`] is the in-memory backend beside the real one: canned
+//! outputs per statement, an echo for prepared statements, and a log of the parameters each
+//! execute decoded. The end-to-end tests run the real `mariadb` CLI, sysbench (libmariadb) and
+//! `mysql_async` against it; `examples/scripted_server.rs` serves it for measurements.
 
 mod backend;
 mod binary;

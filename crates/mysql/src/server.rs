@@ -1,7 +1,7 @@
 //! The driver: a listener, an accept loop, and one OS thread per connection.
 //!
 //! Each connection thread runs the handshake, opens a backend session, then loops: read one
-//! command payload, let [`Connection::handle`] build the reply, flush it. Sockets are blocking
+//! command payload, let `Connection::handle` build the reply, flush it. Sockets are blocking
 //! with timeouts: [`CONNECT_TIMEOUT`] until the client is authenticated, [`WAIT_TIMEOUT`] between
 //! commands (MySQL's `wait_timeout`), [`WRITE_TIMEOUT`] for replies. A panic in a connection
 //! thread is caught, logged and ends that connection only.

@@ -26,9 +26,12 @@ impl Scope {
     fn resolve(&self, table: Option<&str>, name: &str, context: &str) -> Result<usize> {
         let mut found = None;
         for (i, c) in self.columns.iter().enumerate() {
-            if c.name.eq_ignore_ascii_case(name)
-                && table.is_none_or(|t| c.table.eq_ignore_ascii_case(t))
-            {
+            // Columns under a hidden alias (starting with \u{1}) are reachable only qualified.
+            let visible = match table {
+                Some(t) => c.table.eq_ignore_ascii_case(t),
+                None => !c.table.starts_with('\u{1}'),
+            };
+            if c.name.eq_ignore_ascii_case(name) && visible {
                 if found.is_some() {
                     return Err(error::ambiguous_column(name));
                 }

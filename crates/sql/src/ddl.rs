@@ -746,7 +746,12 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
             for p in &positions {
                 columns[*p].nullable = false;
             }
-            if positions.len() == 1 && columns[positions[0]].ty.is_integer() {
+            // An unsigned BIGINT does not fit the signed handle's order: it is clustered instead.
+            let ty = &columns[positions[0]].ty;
+            if positions.len() == 1
+                && ty.is_integer()
+                && !(ty.unsigned && ty.kind == crate::types::TypeKind::BigInt)
+            {
                 PrimaryKey::IntHandle(positions[0])
             } else {
                 PrimaryKey::Clustered(positions)

@@ -29,6 +29,8 @@ pub trait SessionEnv {
 pub struct Ctx<'a> {
     pub params: &'a [Datum],
     pub session: &'a dyn SessionEnv,
+    /// Set for statements that write (strict mode).
+    pub strict: bool,
 }
 
 impl EvalEnv for Ctx<'_> {
@@ -40,6 +42,9 @@ impl EvalEnv for Ctx<'_> {
     }
     fn session_value(&self, value: &SessionValue) -> Datum {
         self.session.session_value(value)
+    }
+    fn division_by_zero_is_error(&self) -> bool {
+        self.strict
     }
 }
 
@@ -57,6 +62,9 @@ impl EvalEnv for AggEnv<'_> {
     }
     fn session_value(&self, value: &SessionValue) -> Datum {
         self.ctx.session_value(value)
+    }
+    fn division_by_zero_is_error(&self) -> bool {
+        self.ctx.strict
     }
 }
 

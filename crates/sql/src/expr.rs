@@ -150,6 +150,11 @@ pub trait EvalEnv {
     fn param(&self, index: usize) -> Datum;
     fn aggregate(&self, index: usize) -> Datum;
     fn session_value(&self, value: &SessionValue) -> Datum;
+    /// Whether division by zero is an error (1365), as in MySQL's strict mode for statements
+    /// that write; elsewhere it gives NULL.
+    fn division_by_zero_is_error(&self) -> bool {
+        false
+    }
 }
 
 /// An environment with parameters only (constant folding, defaults).
@@ -473,7 +478,14 @@ fn num_class(d: &Datum) -> NumClass {
     }
 }
 
-fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
+fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum, strict: bool) -> Result<Datum> {
+    let by_zero = || {
+        if strict {
+            Err(error::division_by_zero())
+        } else {
+            Ok(Datum::Null)
+        }
+    };
     let class = std::cmp::max_by(num_class(a), num_class(b), |x, y| {
         x.partial_cmp(y).unwrap_or(Ordering::Equal)
     });
@@ -489,12 +501,13 @@ fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
             });
         }
         if d.is_zero() {
-            return Ok(Datum::Null);
+            return by_zero();
         }
         let x = to_decimal(a).unwrap_or_default();
         let scale = x.scale() + DIV_PRECISION_INCREMENT;
-        let q = x.checked_div(d).ok_or_else(overflow)?;
-        return Ok(Datum::Decimal(q.round_dp(scale)));
+        let mut q = x.checked_div(d).ok_or_else(overflow)?.round_dp(scale);
+        q.rescale(scale);
+        return Ok(Datum::Decimal(q));
     }
     match class {
         NumClass::Int => {
@@ -505,25 +518,27 @@ fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
                 BinaryOp::Multiply => x.checked_mul(y),
                 BinaryOp::IntDivide => {
                     if y == 0 {
-                        return Ok(Datum::Null);
+                        return by_zero();
                     }
                     x.checked_div(y)
                 }
                 BinaryOp::Modulo => {
                     if y == 0 {
-                        return Ok(Datum::Null);
+                        return by_zero();
                     }
                     x.checked_rem(y)
                 }
                 _ => unreachable!("arithmetic operator"),
             }
             .ok_or_else(overflow)?;
-            if let Ok(i) = i64::try_from(r) {
-                Ok(Datum::Int(i))
-            } else if let Ok(u) = u64::try_from(r) {
-                Ok(Datum::UInt(u))
+            // As in MySQL: signed operands give a signed BIGINT, an unsigned one an unsigned.
+            let unsigned = matches!(a, Datum::UInt(_)) || matches!(b, Datum::UInt(_));
+            if unsigned {
+                u64::try_from(r)
+                    .map(Datum::UInt)
+                    .map_err(|_| error::value_out_of_range("BIGINT UNSIGNED", "arithmetic"))
             } else {
-                Err(overflow())
+                i64::try_from(r).map(Datum::Int).map_err(|_| overflow())
             }
         }
         NumClass::Decimal => {
@@ -537,13 +552,13 @@ fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
                 BinaryOp::Multiply => x.checked_mul(y),
                 BinaryOp::IntDivide => {
                     if y.is_zero() {
-                        return Ok(Datum::Null);
+                        return by_zero();
                     }
                     return Ok(Datum::Int((x / y).trunc().to_i64().ok_or_else(overflow)?));
                 }
                 BinaryOp::Modulo => {
                     if y.is_zero() {
-                        return Ok(Datum::Null);
+                        return by_zero();
                     }
                     x.checked_rem(y)
                 }
@@ -559,9 +574,9 @@ fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum) -> Result<Datum> {
                 BinaryOp::Plus => Datum::Float(x + y),
                 BinaryOp::Minus => Datum::Float(x - y),
                 BinaryOp::Multiply => Datum::Float(x * y),
-                BinaryOp::IntDivide if y == 0.0 => Datum::Null,
+                BinaryOp::IntDivide if y == 0.0 => return by_zero(),
                 BinaryOp::IntDivide => Datum::Int((x / y).trunc() as i64),
-                BinaryOp::Modulo if y == 0.0 => Datum::Null,
+                BinaryOp::Modulo if y == 0.0 => return by_zero(),
                 BinaryOp::Modulo => Datum::Float(x % y),
                 _ => unreachable!("arithmetic operator"),
             })
@@ -630,7 +645,7 @@ fn binary(op: BinaryOp, l: &Expr, r: &Expr, row: &[Datum], env: &dyn EvalEnv) ->
         }),
         BinaryOp::BitAnd => Datum::UInt((int_value(&a) as u64) & (int_value(&b) as u64)),
         BinaryOp::BitOr => Datum::UInt((int_value(&a) as u64) | (int_value(&b) as u64)),
-        _ => arithmetic(op, &a, &b)?,
+        _ => arithmetic(op, &a, &b, env.division_by_zero_is_error())?,
     })
 }
 
@@ -824,7 +839,12 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
                 Datum::Float(f.sqrt())
             }
         }
-        Func::Mod => arithmetic(BinaryOp::Modulo, &values[0], &values[1])?,
+        Func::Mod => arithmetic(
+            BinaryOp::Modulo,
+            &values[0],
+            &values[1],
+            env.division_by_zero_is_error(),
+        )?,
         Func::CastSigned => Datum::Int(to_i64(&first).unwrap_or(0)),
         Func::CastUnsigned => Datum::UInt(to_i64(&first).unwrap_or(0) as u64),
         Func::CastChar => Datum::Bytes(text(&first)),

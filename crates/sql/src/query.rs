@@ -15,6 +15,8 @@ use crate::expr::{self, AggCall, BinaryOp, Expr, ResultType};
 
 /// Rows assumed in a table never analyzed.
 const ROWS_UNKNOWN: f64 = 10_000.0;
+/// Relative cost of reading a row through a secondary index instead of by primary key.
+const INDEX_LOOKUP_COST: f64 = 2.0;
 
 /// A bound on one key column of a range.
 #[derive(Clone, Debug, PartialEq)]
@@ -616,6 +618,12 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
         } else {
             rows * 0.25
         };
+        // An index lookup reads each row twice (entry, then row), except a unique point.
+        let estimate = if estimate > 1.0 {
+            estimate * INDEX_LOOKUP_COST
+        } else {
+            estimate
+        };
         if best.as_ref().is_none_or(|(b, _)| estimate < *b) {
             best = Some((
                 estimate,
@@ -643,7 +651,7 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
         } else {
             let estimate = match (&low, &high) {
                 (Some(l), Some(h)) => literal_span(&l.expr, &h.expr).unwrap_or(rows * 0.01),
-                (None, None) => rows * 0.05,
+                (None, None) => rows * 0.05 / prefix.len().max(1) as f64,
                 _ => rows * 0.3,
             };
             Some((estimate, Access::PkRange { prefix, low, high }))

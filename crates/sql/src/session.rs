@@ -424,16 +424,25 @@ impl Session {
     }
 
     /// Returns a variable's value: the session's, else the global's, else its default.
+    // Hot path: every statement.
     pub(crate) fn variable(&self, name: &str) -> Option<Datum> {
-        let name = name.to_ascii_lowercase();
+        let lowered;
+        let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            lowered = name.to_ascii_lowercase();
+            lowered.as_str()
+        } else {
+            name
+        };
         if name == "warning_count" || name == "error_count" {
             return Some(Datum::Int(0));
         }
-        self.vars
-            .get(&name)
-            .cloned()
-            .or_else(|| self.server.globals.read().get(&name).cloned())
-            .or_else(|| vars::default_of(&name))
+        if let Some(v) = self.vars.get(name) {
+            return Some(v.clone());
+        }
+        if let Some(v) = self.server.globals.read().get(name) {
+            return Some(v.clone());
+        }
+        vars::default_of(name)
     }
 
     pub(crate) fn global_variable(&self, name: &str) -> Option<Datum> {
@@ -508,6 +517,7 @@ impl Session {
         let ctx = Ctx {
             params,
             session: &env,
+            strict: false,
         };
         expr.eval(&[], &ctx)
     }
@@ -648,6 +658,7 @@ impl Session {
         let ctx = Ctx {
             params,
             session: &env,
+            strict: false,
         };
         let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
         if plan.lock == query::RowLock::ForUpdate && !keys.is_empty() {
@@ -711,6 +722,7 @@ impl Session {
         let ctx = Ctx {
             params,
             session: &env,
+            strict: true,
         };
         let w = WriteCtx {
             ctx: &ctx,

@@ -80,12 +80,13 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
     vars
 }
 
+static DEFAULTS: std::sync::LazyLock<std::collections::HashMap<&'static str, Datum>> =
+    std::sync::LazyLock::new(|| defaults().into_iter().collect());
+
 /// Looks up a variable's default.
+// Hot path: every statement reads autocommit and the lock wait timeout.
 pub fn default_of(name: &str) -> Option<Datum> {
-    defaults()
-        .into_iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| v)
+    DEFAULTS.get(name).cloned()
 }
 
 /// Normalizes a value assigned to a boolean-like variable (`ON`/`OFF`/`1`/`0`).

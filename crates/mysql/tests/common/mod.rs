@@ -112,13 +112,14 @@ pub fn backend() -> ScriptedBackend {
         .with_database("sbtest")
 }
 
-/// Returns whether `program` is installed; tests that need it are skipped (loudly) without it.
+/// Checks that `program` is installed; a missing client fails the test (scripts/test.sh installs
+/// sysbench and the mariadb client), so a test never passes without running.
 pub fn installed(program: &str) -> bool {
-    let found = Path::new(program).exists();
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed");
-    }
-    found
+    assert!(
+        Path::new(program).exists(),
+        "{program} is not installed: run scripts/test.sh, which installs it"
+    );
+    true
 }
 
 /// Connects and logs in as `root` with no password, with the raw packet layer.

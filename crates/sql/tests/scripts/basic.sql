@@ -1,0 +1,122 @@
+# Databases, tables, inserts and reads.
+> CREATE DATABASE shop
+ok 1
+> USE shop
+ok 0
+> CREATE TABLE items (id INT PRIMARY KEY AUTO_INCREMENT, name VARCHAR(10) NOT NULL, price DECIMAL(6,2) DEFAULT '0', qty INT NOT NULL DEFAULT '0', KEY by_name (name)) /*! ENGINE = innodb */
+ok 0
+> INSERT INTO items (name, price, qty) VALUES ('apple', 1.25, 10), ('pear', 2.5, 0), ('fig', '3.125', 7)
+ok 3 last_insert_id=1
+> SELECT * FROM items ORDER BY id
+id	name	price	qty
+1	apple	1.25	10
+2	pear	2.50	0
+3	fig	3.13	7
+> SELECT name FROM items WHERE price > 2 ORDER BY name DESC
+name
+pear
+fig
+> SELECT COUNT(*), SUM(qty), AVG(price), MIN(name), MAX(price) FROM items
+COUNT(*)	SUM(qty)	AVG(price)	MIN(name)	MAX(price)
+3	17	2.293333	apple	3.13
+> SELECT qty > 0 AS in_stock, COUNT(*) FROM items GROUP BY qty > 0 ORDER BY in_stock
+in_stock	COUNT(*)
+0	1
+1	2
+> SELECT DISTINCT qty > 0 FROM items
+qty > 0
+1
+0
+> SELECT id, name FROM items WHERE id IN (3, 1, 9) ORDER BY id
+id	name
+1	apple
+3	fig
+> SELECT id FROM items WHERE id BETWEEN 2 AND 3 ORDER BY id DESC LIMIT 1
+id
+3
+> SELECT name FROM items WHERE name LIKE 'p%' OR name = 'fig' ORDER BY 1
+name
+fig
+pear
+> SELECT id FROM items ORDER BY id LIMIT 1, 1
+id
+2
+> SELECT 7 DIV 2, 7 / 2, 7 % 3, -7 / 2, 1 / 0, COALESCE(NULL, 'x'), POWER(2, 10), CONCAT('a', 1, NULL) IS NULL
+7 DIV 2	7 / 2	7 % 3	-7 / 2	1 / 0	COALESCE(NULL, 'x')	POWER(2, 10)	CONCAT('a', 1, NULL) IS NULL
+3	3.5000	1	-3.5000	NULL	x	1024	1
+> SELECT LAST_INSERT_ID(), DATABASE()
+LAST_INSERT_ID()	DATABASE()
+1	shop
+
+# Updates and deletes report matched and changed rows.
+> UPDATE items SET qty = qty + 1 WHERE name = 'pear'
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> UPDATE items SET qty = qty WHERE id = 1
+ok 0 (Rows matched: 1  Changed: 0  Warnings: 0)
+> DELETE FROM items WHERE qty > 100
+ok 0
+> DELETE FROM items WHERE id = 3
+ok 1
+> SELECT id, name, qty FROM items ORDER BY id
+id	name	qty
+1	apple	10
+2	pear	1
+
+# Auto-increment continues after explicit values; errors keep MySQL's codes.
+> INSERT INTO items (id, name) VALUES (10, 'kiwi')
+ok 1
+> INSERT INTO items (name) VALUES ('lime')
+ok 1 last_insert_id=11
+> INSERT INTO items (id, name) VALUES (1, 'dup')
+error 1062 (23000): Duplicate entry '1' for key 'items.PRIMARY'
+> INSERT INTO items (name) VALUES ('far too long a name')
+error 1406 (22001): Data too long for column 'name' at row 1
+> INSERT INTO items (name, qty) VALUES ('x', 99999999999)
+error 1264 (22003): Out of range value for column 'qty' at row 1
+> INSERT INTO items (name) VALUES (NULL)
+error 1048 (23000): Column 'name' cannot be null
+> INSERT INTO items (nope) VALUES (1)
+error 1054 (42S22): Unknown column 'nope' in 'field list'
+> INSERT INTO items (name, qty) VALUES ('y', 1 / 0)
+error 1365 (22012): Division by 0
+> SELECT * FROM missing
+error 1146 (42S02): Table 'shop.missing' doesn't exist
+> SELECT nope FROM items
+error 1054 (42S22): Unknown column 'nope' in 'field list'
+> SELEC 1
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use: sql parser error: Expected: an SQL statement, found: SELEC
+> SELECT COUNT(*) FROM items
+COUNT(*)
+4
+
+# REPLACE and INSERT … ON DUPLICATE KEY UPDATE.
+> REPLACE INTO items (id, name, qty) VALUES (1, 'apple', 50)
+ok 2
+> INSERT INTO items (id, name, qty) VALUES (2, 'pear', 5) ON DUPLICATE KEY UPDATE qty = qty + VALUES(qty)
+ok 2
+> INSERT INTO items (id, name, qty) VALUES (20, 'plum', 5) ON DUPLICATE KEY UPDATE qty = qty + VALUES(qty)
+ok 1
+> SELECT id, name, qty FROM items ORDER BY id
+id	name	qty
+1	apple	50
+2	pear	6
+10	kiwi	0
+11	lime	0
+20	plum	5
+
+# Types: dates, datetimes, decimals, unsigned.
+> CREATE TABLE events (id BIGINT UNSIGNED NOT NULL, at DATETIME, day DATE, amount DECIMAL(12,2), ratio DOUBLE, PRIMARY KEY (id))
+ok 0
+> INSERT INTO events VALUES (1, '2024-02-29 13:45:00', '2024-02-29', 10.005, 0.5), (18446744073709551615, NULL, NULL, -1, 1e3)
+ok 2
+> SELECT * FROM events ORDER BY id
+id	at	day	amount	ratio
+1	2024-02-29 13:45:00	2024-02-29	10.01	0.5
+18446744073709551615	NULL	NULL	-1.00	1000
+> SELECT SUM(amount), SUM(ratio) FROM events
+SUM(amount)	SUM(ratio)
+9.01	1000.5
+> INSERT INTO events (id, at) VALUES (2, 'not a date')
+error 1366 (HY000): Incorrect datetime value: 'not a date' for column 'at' at row 1
+> INSERT INTO events (id) VALUES (-1)
+error 1264 (22003): Out of range value for column 'id' at row 1

@@ -1,0 +1,119 @@
+# Transactions: rollback, statement rollback, snapshot isolation between two sessions,
+# BEGIN inside a transaction, optimistic write conflicts.
+> CREATE DATABASE tx
+ok 1
+> USE tx
+ok 0
+> CREATE TABLE acc (id INT PRIMARY KEY, bal INT NOT NULL)
+ok 0
+> INSERT INTO acc VALUES (1, 100), (2, 100)
+ok 2
+> BEGIN
+ok 0
+> UPDATE acc SET bal = bal - 10 WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> INSERT INTO acc VALUES (2, 0)
+error 1062 (23000): Duplicate entry '2' for key 'acc.PRIMARY'
+> SELECT * FROM acc ORDER BY id
+id	bal
+1	90
+2	100
+> ROLLBACK
+ok 0
+> SELECT * FROM acc ORDER BY id
+id	bal
+1	100
+2	100
+# A snapshot does not see a later commit of another session.
+> BEGIN
+ok 0
+> SELECT bal FROM acc WHERE id = 1
+bal
+100
+@session b
+> USE tx
+ok 0
+> UPDATE acc SET bal = 50 WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+@session a
+> SELECT bal FROM acc WHERE id = 1
+bal
+100
+> COMMIT
+ok 0
+> SELECT bal FROM acc WHERE id = 1
+bal
+50
+# BEGIN commits an open transaction (sysbench relies on it).
+> BEGIN
+ok 0
+> UPDATE acc SET bal = 60 WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> BEGIN
+ok 0
+> ROLLBACK
+ok 0
+> SELECT bal FROM acc WHERE id = 1
+bal
+60
+# A pessimistic UPDATE writes the newest row even when its snapshot is older.
+> BEGIN
+ok 0
+> SELECT bal FROM acc WHERE id = 2
+bal
+100
+@session b
+> UPDATE acc SET bal = bal + 1 WHERE id = 2
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+@session a
+> UPDATE acc SET bal = bal + 1 WHERE id = 2
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SELECT bal FROM acc WHERE id = 2
+bal
+102
+> COMMIT
+ok 0
+> SELECT bal FROM acc WHERE id = 2
+bal
+102
+# Optimistic mode detects the conflict at COMMIT instead.
+> SET tidb_txn_mode = 'optimistic'
+ok 0
+> BEGIN
+ok 0
+> UPDATE acc SET bal = 0 WHERE id = 2
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+@session b
+> UPDATE acc SET bal = 7 WHERE id = 2
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+@session a
+> COMMIT
+error 9007 (HY000): Write conflict, txnStartTS=<ts>, conflictCommitTS=<ts> [try again later]
+> SELECT bal FROM acc WHERE id = 2
+bal
+7
+> SET tidb_txn_mode = 'pessimistic'
+ok 0
+# A row lock held by another session times out with 1205 and leaves both sessions usable.
+> BEGIN
+ok 0
+> SELECT * FROM acc WHERE id = 1 FOR UPDATE
+id	bal
+1	60
+@session b
+> SET innodb_lock_wait_timeout = 1
+ok 0
+> UPDATE acc SET bal = 1 WHERE id = 1
+error 1205 (HY000): Lock wait timeout exceeded; try restarting transaction
+> SELECT @@autocommit, @@tx_isolation, @@innodb_lock_wait_timeout
+@@autocommit	@@tx_isolation	@@innodb_lock_wait_timeout
+1	REPEATABLE-READ	1
+@session a
+> UPDATE acc SET bal = 61 WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> COMMIT
+ok 0
+@session b
+> SELECT bal FROM acc WHERE id = 1
+bal
+61
