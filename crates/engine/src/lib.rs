@@ -133,7 +133,8 @@ pub trait Engine: Send + Sync + 'static {
     /// Applies `batch` atomically; with `sync` the write-ahead log is on disk before returning.
     fn write(&self, batch: &WriteBatch, sync: bool) -> Result<(), EngineError>;
 
-    /// Opens a cursor over `cf` whose keys are `>= lower` and `< upper` (when given).
+    /// Opens a cursor over `cf` whose keys are `>= lower` (empty: unbounded) and `< upper` (when
+    /// given).
     fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_>;
 
     /// Returns the approximate bytes on disk (0 for memory).

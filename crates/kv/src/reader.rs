@@ -28,9 +28,12 @@ impl<'a> MvccReader<'a> {
     // Hot path: point select.
     pub fn get(&self, key: &[u8], ts: Timestamp) -> Result<Option<Value>, KvError> {
         let encoded = mvcc::encode_user_key(key);
-        let upper = versions_upper_bound(&encoded);
-        let mut it = self.engine.iterator(Cf::Write, &encoded, Some(&upper));
-        it.seek(&mvcc::append_ts(encoded.clone(), ts));
+        let seek_key = mvcc::append_ts(encoded.clone(), ts);
+        let mut upper = encoded.clone();
+        upper.extend_from_slice(&[0xFF; 9]);
+        // No lower bound: the cursor only moves forward from the seek.
+        let mut it = self.engine.iterator(Cf::Write, b"", Some(&upper));
+        it.seek(&seek_key);
         self.visible_value(&mut *it, &encoded)
     }
 
@@ -170,9 +173,12 @@ impl<'a> MvccReader<'a> {
         } else {
             it.seek(&lower);
         }
+        let mut encoded = Vec::new();
         while out.len() < limit && it.valid().map_err(storage)? {
             let (user, _) = mvcc::split_versioned_key(it.key())?;
-            let encoded = user.to_vec();
+            encoded.clear();
+            encoded.extend_from_slice(user);
+
             if reverse {
                 // Versions are met oldest first going backwards: look the key up forwards, then
                 // step before its first version.

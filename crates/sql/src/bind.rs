@@ -462,7 +462,7 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
             let bytes = (0..h.len() / 2)
                 .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
                 .collect::<std::result::Result<Vec<u8>, _>>()
-                .map_err(|e| error::syntax(e))?;
+                .map_err(error::syntax)?;
             Expr::Literal(Datum::Bytes(bytes))
         }
         V::Boolean(b) => Expr::Literal(Datum::Int(*b as i64)),
@@ -486,15 +486,12 @@ fn number_literal(text: &str) -> Result<Datum> {
         return Ok(Datum::UInt(u));
     }
     if text.contains(['e', 'E']) {
-        return text
-            .parse::<f64>()
-            .map(Datum::Float)
-            .map_err(|e| error::syntax(e));
+        return text.parse::<f64>().map(Datum::Float).map_err(error::syntax);
     }
     rust_decimal::Decimal::from_str_exact(text)
         .map(Datum::Decimal)
         .or_else(|_| text.parse::<f64>().map(Datum::Float))
-        .map_err(|e| error::syntax(e))
+        .map_err(error::syntax)
 }
 
 /// Maps a parsed column type to Strata's.

@@ -23,9 +23,9 @@ use strata_types::Key;
 use crate::autoid::AutoIds;
 use crate::bind;
 use crate::catalog::{
-    self, database_key, encode_json, load_schema, read_u64, stats_key, table_key, ColumnDef,
-    DatabaseDef, DefaultValue, IndexDef, PrimaryKey, Schema, TableDef, TableStats,
-    META_NEXT_ID_KEY, META_VERSION_KEY,
+    database_key, encode_json, load_schema, read_u64, stats_key, table_key, ColumnDef, DatabaseDef,
+    DefaultValue, IndexDef, PrimaryKey, Schema, TableDef, TableStats, META_NEXT_ID_KEY,
+    META_VERSION_KEY,
 };
 use crate::error::{self, Result};
 use crate::rows;
@@ -208,10 +208,8 @@ impl Catalog {
         let mut def = table_definition(create, &db, &name)?;
         self.change(|schema, txn| {
             def.id = Self::next_id(txn)?;
-            let mut next_index = 1;
-            for index in &mut def.indexes {
-                index.id = next_index;
-                next_index += 1;
+            for (id, index) in (1..).zip(def.indexes.iter_mut()) {
+                index.id = id;
             }
             txn.put(table_key(&db, &name), encode_json(&def));
             schema

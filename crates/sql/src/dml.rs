@@ -245,6 +245,7 @@ fn plan_source(table: Arc<TableDef>, filter: Option<&Expr>, schema: &Schema) -> 
         access,
         reverse: false,
         ordered: false,
+        columns: None,
     }
 }
 
@@ -323,6 +324,9 @@ pub fn plan_delete(
     })
 }
 
+/// A row with its row key.
+type KeyedRow = (Key, Vec<Datum>);
+
 /// Reads the rows a WHERE / ORDER BY / LIMIT selects, with their keys.
 fn matching_rows(
     txn: &mut Transaction,
@@ -342,7 +346,7 @@ fn matching_rows(
         Ok(stop.is_none_or(|n| found.len() < n))
     })?;
     if !order_by.is_empty() {
-        let mut keyed: Vec<(Vec<Datum>, (Key, Vec<Datum>))> = found
+        let mut keyed: Vec<(Vec<Datum>, KeyedRow)> = found
             .into_iter()
             .map(|(k, r)| {
                 Ok((

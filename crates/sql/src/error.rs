@@ -183,14 +183,6 @@ pub fn invalid_group_use() -> SqlError {
     SqlError::new(1111, "HY000", "Invalid use of group function")
 }
 
-pub fn key_does_not_exist(index: &str, table: &str) -> SqlError {
-    SqlError::new(
-        1176,
-        "42000",
-        format!("Key '{index}' doesn't exist in table '{table}'"),
-    )
-}
-
 pub fn duplicate_key_name(name: &str) -> SqlError {
     SqlError::new(1061, "42000", format!("Duplicate key name '{name}'"))
 }

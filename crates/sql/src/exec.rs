@@ -193,7 +193,7 @@ pub fn scan_source(
     visit: &mut dyn FnMut(Key, Vec<Datum>) -> Result<bool>,
 ) -> Result<()> {
     let table = &*source.table;
-    let column_ids = table.column_ids();
+    let decoder = rows::RowDecoder::new(table, source.columns.as_deref());
     let pk = table.primary_columns();
     let page = limit_hint
         .map(|l| l.clamp(1, SCAN_PAGE_ROWS_MAX))
@@ -205,7 +205,7 @@ pub fn scan_source(
             };
             let key = rows::row_key(table, &handle);
             if let Some(value) = txn.get(&key)? {
-                let row = rows::decode_row(table, &column_ids, &value)?;
+                let row = decoder.decode(&value)?;
                 visit(key, row)?;
             }
         }
@@ -223,7 +223,7 @@ pub fn scan_source(
             let values = txn.batch_get(&keys)?;
             for (key, value) in keys.into_iter().zip(values) {
                 if let Some(value) = value {
-                    if !visit(key, rows::decode_row(table, &column_ids, &value)?)? {
+                    if !visit(key, decoder.decode(&value)?)? {
                         break;
                     }
                 }
@@ -250,23 +250,13 @@ pub fn scan_source(
                 low,
                 high,
             );
-            scan_rows(
-                txn,
-                table,
-                &column_ids,
-                start,
-                end,
-                page,
-                source.reverse,
-                visit,
-            )?;
+            scan_rows(txn, &decoder, start, end, page, source.reverse, visit)?;
         }
         Access::FullScan => {
             let range = keys::record_range(table.table_id());
             scan_rows(
                 txn,
-                table,
-                &column_ids,
+                &decoder,
                 range.start,
                 range.end,
                 page,
@@ -316,7 +306,7 @@ pub fn scan_source(
                 for (key, value) in row_keys.into_iter().zip(values) {
                     match value {
                         Some(v) => {
-                            if !visit(key, rows::decode_row(table, &column_ids, &v)?)? {
+                            if !visit(key, decoder.decode(&v)?)? {
                                 return Ok(());
                             }
                         }
@@ -335,8 +325,7 @@ pub fn scan_source(
 #[allow(clippy::too_many_arguments)]
 fn scan_rows(
     txn: &mut Transaction,
-    table: &TableDef,
-    column_ids: &[i64],
+    decoder: &rows::RowDecoder,
     mut start: Key,
     mut end: Key,
     page: usize,
@@ -355,7 +344,7 @@ fn scan_rows(
             }
         }
         for (key, value) in entries {
-            if !visit(key, rows::decode_row(table, column_ids, &value)?)? {
+            if !visit(key, decoder.decode(&value)?)? {
                 return Ok(());
             }
         }
@@ -522,10 +511,13 @@ enum AggState {
     Extreme(Option<Datum>),
 }
 
+/// One group: its first row, its aggregate states, the values seen by DISTINCT aggregates.
+type Group = (Vec<Datum>, Vec<AggState>, Vec<HashSet<Vec<u8>>>);
+
 struct Aggregator<'a> {
     aggs: &'a [AggCall],
     index: HashMap<Vec<u8>, usize>,
-    groups: Vec<(Vec<Datum>, Vec<AggState>, Vec<HashSet<Vec<u8>>>)>,
+    groups: Vec<Group>,
     grouped: bool,
 }
 

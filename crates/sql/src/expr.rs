@@ -181,10 +181,6 @@ fn opt_bool(b: Option<bool>) -> Datum {
 }
 
 impl Expr {
-    pub fn literal(d: Datum) -> Expr {
-        Expr::Literal(d)
-    }
-
     /// Evaluates over `row`.
     // Hot path: WHERE filters and projections of every query.
     pub fn eval(&self, row: &[Datum], env: &dyn EvalEnv) -> Result<Datum> {
@@ -710,7 +706,7 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
         .map(|a| a.eval(row, env))
         .collect::<Result<_>>()?;
     let first = values.first().cloned().unwrap_or(Datum::Null);
-    let null_in = values.iter().any(|v| *v == Datum::Null);
+    let null_in = values.contains(&Datum::Null);
     let text = |d: &Datum| types::datum_to_text(d);
     Ok(match func {
         Func::NullIf => {
@@ -864,9 +860,7 @@ fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<
         Func::CastDateTime => types::to_datetime(&first)
             .map(Datum::DateTime)
             .unwrap_or(Datum::Null),
-        Func::Coalesce | Func::If | Func::NullIf | Func::Greatest | Func::Least => {
-            unreachable!("handled above")
-        }
+        Func::Coalesce | Func::If => unreachable!("handled above"),
     })
 }
 

@@ -38,7 +38,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     let statements = Parser::new(&dialect)
         .with_tokens(tokens)
         .parse_statements()
-        .map_err(|e| syntax(e))?;
+        .map_err(syntax)?;
     Ok(Parsed {
         statements,
         param_count,
@@ -51,9 +51,7 @@ fn tokenize_into(
     out: &mut Vec<Token>,
     depth: usize,
 ) -> Result<()> {
-    let tokens = Tokenizer::new(dialect, sql)
-        .tokenize()
-        .map_err(|e| syntax(e))?;
+    let tokens = Tokenizer::new(dialect, sql).tokenize().map_err(syntax)?;
     for token in tokens {
         match &token {
             Token::Whitespace(Whitespace::MultiLineComment(body))

@@ -9,7 +9,7 @@ use strata_codec::Datum;
 
 use crate::api::{column_flags, ColumnInfo};
 use crate::bind::{Binder, Scope, ScopeColumn};
-use crate::catalog::{PrimaryKey, Schema, TableDef, TableStats};
+use crate::catalog::{Schema, TableDef, TableStats};
 use crate::error::{self, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, ResultType};
 
@@ -57,6 +57,35 @@ pub struct TableSource {
     pub reverse: bool,
     /// Rows arrive in ORDER BY order, so no sort is needed.
     pub ordered: bool,
+    /// Positions of the columns the statement reads; the others are left NULL (None: all).
+    pub columns: Option<Vec<usize>>,
+}
+
+/// Positions of the columns that `exprs` read, or None when they read all of `width`.
+pub fn columns_read<'a>(
+    exprs: impl IntoIterator<Item = &'a Expr>,
+    width: usize,
+) -> Option<Vec<usize>> {
+    let mut used = vec![false; width];
+    for e in exprs {
+        e.walk(&mut |node| {
+            if let Expr::Column(i) = node {
+                if let Some(slot) = used.get_mut(*i) {
+                    *slot = true;
+                }
+            }
+        });
+    }
+    if used.iter().all(|u| *u) {
+        return None;
+    }
+    Some(
+        used.iter()
+            .enumerate()
+            .filter(|(_, u)| **u)
+            .map(|(i, _)| i)
+            .collect(),
+    )
 }
 
 /// Lock taken on the rows read.
@@ -272,12 +301,22 @@ pub fn plan_select(
             let stats = schema.stats.get(&def.id).cloned();
             let conjuncts = filter.clone().map(Expr::conjuncts).unwrap_or_default();
             let access = choose_access(&def, &conjuncts, stats.as_deref());
+            let read = filter
+                .iter()
+                .chain(&projection)
+                .chain(&group_by)
+                .chain(&having)
+                .chain(order_by.iter().map(|(e, _)| e))
+                .chain(aggs.iter().map(|a| &a.arg));
+            let columns = columns_read(read, def.columns.len());
             let mut source = TableSource {
                 table: def,
                 access,
                 reverse: false,
                 ordered: false,
+                columns,
             };
+
             if !aggregate && !distinct {
                 order_by_key(&mut source, &conjuncts, &order_by);
             }
@@ -430,10 +469,13 @@ struct ColumnConditions {
     high: Option<RangeBound>,
 }
 
+/// A `(a, b) IN ((…), …)` condition: the columns and the tuples.
+type TupleIn = (Vec<usize>, Vec<Vec<Expr>>);
+
 fn column_conditions(
     conjuncts: &[Expr],
     columns: usize,
-) -> (Vec<ColumnConditions>, Option<(Vec<usize>, Vec<Vec<Expr>>)>) {
+) -> (Vec<ColumnConditions>, Option<TupleIn>) {
     let mut out = vec![ColumnConditions::default(); columns];
     let mut tuple_in = None;
     for c in conjuncts {
@@ -710,13 +752,5 @@ fn order_by_key(source: &mut TableSource, conjuncts: &[Expr], order_by: &[(Expr,
     if matches {
         source.ordered = true;
         source.reverse = descending;
-    }
-}
-
-/// Is this primary key an integer handle?
-pub fn int_handle(table: &TableDef) -> Option<usize> {
-    match table.primary_key {
-        PrimaryKey::IntHandle(c) => Some(c),
-        _ => None,
     }
 }

@@ -66,6 +66,44 @@ pub fn encode_row(table: &TableDef, row: &[Datum]) -> Vec<u8> {
     buf
 }
 
+/// Decodes row values into datums in column order, reading only some columns if asked.
+pub struct RowDecoder {
+    ids: Vec<i64>,
+    /// Where each decoded id goes; None when every column is decoded in order.
+    positions: Option<Vec<usize>>,
+    width: usize,
+}
+
+impl RowDecoder {
+    pub fn new(table: &TableDef, columns: Option<&[usize]>) -> RowDecoder {
+        match columns {
+            None => RowDecoder {
+                ids: table.column_ids(),
+                positions: None,
+                width: table.columns.len(),
+            },
+            Some(positions) => RowDecoder {
+                ids: positions.iter().map(|p| table.columns[*p].id).collect(),
+                positions: Some(positions.to_vec()),
+                width: table.columns.len(),
+            },
+        }
+    }
+
+    // Hot path: every row read.
+    pub fn decode(&self, value: &[u8]) -> Result<Vec<Datum>> {
+        let decoded = row::decode_row(value, &self.ids)?;
+        let Some(positions) = &self.positions else {
+            return Ok(decoded);
+        };
+        let mut out = vec![Datum::Null; self.width];
+        for (position, datum) in positions.iter().zip(decoded) {
+            out[*position] = datum;
+        }
+        Ok(out)
+    }
+}
+
 /// Decodes a row's value into datums in column order.
 // Hot path: every row read.
 pub fn decode_row(table: &TableDef, column_ids: &[i64], value: &[u8]) -> Result<Vec<Datum>> {

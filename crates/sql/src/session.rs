@@ -83,7 +83,9 @@ impl SqlServer {
     }
 }
 
-/// A planned statement, cached per prepared statement.
+/// A planned statement, cached per prepared statement (behind an `Arc`, so its size matters
+/// little).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Plan {
     Select(SelectPlan),
@@ -331,8 +333,10 @@ impl Session {
         let result = if params.len() != prepared.param_count {
             Err(error::wrong_arguments("mysqld_stmt_execute"))
         } else {
-            let statement = prepared.statement.clone();
-            self.execute_statement(&statement, &params, Some(&mut prepared.plan))
+            let Prepared {
+                statement, plan, ..
+            } = &mut prepared;
+            self.execute_statement(statement, &params, Some(plan))
         };
         self.prepared.insert(statement_id, prepared);
         result

@@ -14,7 +14,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{bounded, connect, test_seed, ClientError, Playground};
@@ -38,6 +38,9 @@ const CLIENT_ID_SPAN: u64 = 1_000_000;
 /// How long the clients of a round may take to notice the kill and stop.
 const CLIENT_STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Lines of the server log printed when the test fails.
+const LOG_TAIL_LINES: usize = 40;
+
 const DATABASE: &str = "crash";
 
 /// One transaction of one client: its batch number names its rows.
@@ -46,7 +49,10 @@ struct Batch(u64);
 
 impl Batch {
     fn of(client: u64, sequence: u64) -> Batch {
-        assert!((sequence + 1) * ROWS_PER_BATCH <= CLIENT_ID_SPAN, "client {client} ran out of ids");
+        assert!(
+            (sequence + 1) * ROWS_PER_BATCH <= CLIENT_ID_SPAN,
+            "client {client} ran out of ids"
+        );
         Batch(client * CLIENT_ID_SPAN + sequence)
     }
 
@@ -83,14 +89,17 @@ struct ClientReport {
 #[derive(Default)]
 struct Ledger {
     acknowledged: BTreeSet<Batch>,
-    /// Batches that were started and never acknowledged.
-    in_flight: BTreeSet<Batch>,
+    /// Batches that were started and never acknowledged, with whether the first restart after
+    /// them found them committed (unknown until then). Later restarts must agree.
+    in_flight: BTreeMap<Batch, Option<bool>>,
 }
 
 impl Ledger {
     fn add(&mut self, report: &ClientReport) {
-        self.acknowledged.extend(report.acknowledged.iter().copied());
-        self.in_flight.extend(report.in_flight);
+        self.acknowledged
+            .extend(report.acknowledged.iter().copied());
+        self.in_flight
+            .extend(report.in_flight.map(|batch| (batch, None)));
     }
 }
 
@@ -107,6 +116,7 @@ fn acknowledged_transactions_survive_kill_9_whole() {
     let temp = tempfile::tempdir().unwrap();
     let data_dir = temp.path().join("data");
     std::fs::create_dir(&data_dir).unwrap();
+    let _log = LogOnFailure(data_dir.with_extension("log"));
     let port = common::free_port();
     let mut playground = Playground::start_in(&data_dir, port);
     playground.sql(
@@ -135,7 +145,9 @@ fn acknowledged_transactions_survive_kill_9_whole() {
             for client in clients {
                 let report = tokio::time::timeout(CLIENT_STOP_TIMEOUT, client)
                     .await
-                    .unwrap_or_else(|_| panic!("round {round}: a client did not stop after the kill (seed {seed})"))
+                    .unwrap_or_else(|_| {
+                        panic!("round {round}: a client did not stop after the kill (seed {seed})")
+                    })
                     .expect("client task");
                 reports.push(report);
             }
@@ -146,10 +158,9 @@ fn acknowledged_transactions_survive_kill_9_whole() {
             // A killed server closes its sockets without a word: anything else is a failure.
             assert!(
                 matches!(report.stop, ClientError::Connection(_)),
-                "round {round}: client {} stopped with {} (seed {seed}, server log {})",
+                "round {round}: client {} stopped with {} (seed {seed})",
                 report.client,
-                report.stop,
-                data_dir.with_extension("log").display()
+                report.stop
             );
             ledger.add(report);
             next_sequence[report.client as usize] = report.next_sequence;
@@ -161,17 +172,23 @@ fn acknowledged_transactions_survive_kill_9_whole() {
         );
 
         playground = Playground::start_in(&data_dir, port);
-        let rows = runtime.block_on(verify(&playground, &ledger, &data_dir));
+        let verified = runtime.block_on(verify(&playground, &mut ledger));
         println!(
             "round {round}: killed after {load:?}; {acknowledged_in_round} transactions acknowledged; \
-             {} acknowledged and {} in flight so far; {rows} rows after the restart",
+             so far {} acknowledged and {} in flight ({} of them committed); {} rows after the restart",
             ledger.acknowledged.len(),
-            ledger.in_flight.len()
+            ledger.in_flight.len(),
+            verified.in_flight_committed,
+            verified.rows
         );
     }
 
     // The restarted server takes a new transaction and an update of an old row.
-    let old = ledger.acknowledged.first().copied().expect("some batch was acknowledged");
+    let old = ledger
+        .acknowledged
+        .first()
+        .copied()
+        .expect("some batch was acknowledged");
     let old_id = old.row_ids()[0];
     let new_id = CLIENTS * CLIENT_ID_SPAN;
     let out = playground.sql(
@@ -183,6 +200,24 @@ fn acknowledged_transactions_survive_kill_9_whole() {
         ),
     );
     assert_eq!(out, "v\nupdated\nafter the crashes\n", "seed {seed}");
+}
+
+/// Prints the end of the server log when the test fails, before the temporary folder goes.
+struct LogOnFailure(PathBuf);
+
+impl Drop for LogOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(&self.0).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(LOG_TAIL_LINES)..];
+            eprintln!(
+                "end of the server log {}:\n{}",
+                self.0.display(),
+                tail.join("\n")
+            );
+        }
+    }
 }
 
 /// Commits batches until the first error; returns what was acknowledged and why it stopped.
@@ -232,42 +267,83 @@ async fn insert_batch(conn: &mut Conn, client: u64, batch: Batch) -> Result<(), 
             .into_iter()
             .map(|id| format!("({id}, {}, '{}')", batch.0, row_value(id)))
             .collect();
-        bounded(conn.query_drop(format!("INSERT INTO acked (id, batch, v) VALUES {}", rows.join(", ")))).await?;
+        bounded(conn.query_drop(format!(
+            "INSERT INTO acked (id, batch, v) VALUES {}",
+            rows.join(", ")
+        )))
+        .await?;
     }
     bounded(conn.query_drop("COMMIT")).await
 }
 
-/// Reads every row of `acked` and checks it against the ledger; returns the number of rows.
-async fn verify(playground: &Playground, ledger: &Ledger, data_dir: &Path) -> usize {
-    let log = data_dir.with_extension("log");
+/// What a restarted server holds.
+struct Verified {
+    rows: usize,
+    /// Batches in flight at a kill that turned out committed.
+    in_flight_committed: usize,
+}
+
+/// Reads every row of `acked` and checks it against the ledger.
+async fn verify(playground: &Playground, ledger: &mut Ledger) -> Verified {
     let mut conn = connect(&playground.url(DATABASE))
         .await
-        .unwrap_or_else(|e| panic!("connect after the restart: {e} (server log {})", log.display()));
+        .unwrap_or_else(|e| panic!("connect after the restart: {e}"));
     let rows: Vec<(u64, u64, String)> = bounded(conn.query("SELECT id, batch, v FROM acked"))
         .await
-        .unwrap_or_else(|e| panic!("read after the restart: {e} (server log {})", log.display()));
+        .unwrap_or_else(|e| panic!("read after the restart: {e}"));
     bounded(conn.disconnect()).await.unwrap();
 
     let mut batches: BTreeMap<Batch, BTreeSet<u64>> = BTreeMap::new();
     for (id, batch, value) in &rows {
         let batch = Batch(*batch);
         assert!(
-            ledger.acknowledged.contains(&batch) || ledger.in_flight.contains(&batch),
+            ledger.acknowledged.contains(&batch) || ledger.in_flight.contains_key(&batch),
             "row {id} belongs to batch {batch:?}, which no client wrote"
         );
-        assert!(batch.row_ids().contains(id), "row {id} is not one of batch {batch:?}'s rows");
+        assert!(
+            batch.row_ids().contains(id),
+            "row {id} is not one of batch {batch:?}'s rows"
+        );
         assert_eq!(value, &row_value(*id), "row {id} has a wrong value");
-        assert!(batches.entry(batch).or_default().insert(*id), "row {id} is there twice");
+        assert!(
+            batches.entry(batch).or_default().insert(*id),
+            "row {id} is there twice"
+        );
     }
     for (batch, ids) in &batches {
         let expected: BTreeSet<u64> = batch.row_ids().into_iter().collect();
         assert_eq!(ids, &expected, "batch {batch:?} is half visible");
     }
-    let lost: Vec<&Batch> = ledger.acknowledged.iter().filter(|b| !batches.contains_key(b)).collect();
-    assert!(lost.is_empty(), "{} acknowledged batches are lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(10)]);
+    let lost: Vec<&Batch> = ledger
+        .acknowledged
+        .iter()
+        .filter(|b| !batches.contains_key(b))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged batches are lost, e.g. {:?}",
+        lost.len(),
+        &lost[..lost.len().min(10)]
+    );
 
     // The real `mariadb` client agrees on the row count.
     let count = playground.sql(Some(DATABASE), "SELECT COUNT(*) FROM acked");
     assert_eq!(count, format!("COUNT(*)\n{}\n", rows.len()));
-    rows.len()
+    // A transaction in flight at a kill is decided by the first restart, for good.
+    for (batch, fate) in ledger.in_flight.iter_mut() {
+        let committed = batches.contains_key(batch);
+        assert_eq!(
+            *fate.get_or_insert(committed),
+            committed,
+            "batch {batch:?} changed its fate after a later restart"
+        );
+    }
+    Verified {
+        rows: rows.len(),
+        in_flight_committed: ledger
+            .in_flight
+            .values()
+            .filter(|fate| **fate == Some(true))
+            .count(),
+    }
 }

@@ -372,15 +372,15 @@ impl Transaction {
             .check_txn_status(&lock.primary, lock.start_ts, current_ts)?
         {
             TxnStatus::Committed { commit_ts } => self.client.kv().resolve_lock(
-                &[lock.key.clone()],
+                std::slice::from_ref(&lock.key),
                 lock.start_ts,
                 Some(commit_ts),
             )?,
-            TxnStatus::RolledBack => {
-                self.client
-                    .kv()
-                    .resolve_lock(&[lock.key.clone()], lock.start_ts, None)?
-            }
+            TxnStatus::RolledBack => self.client.kv().resolve_lock(
+                std::slice::from_ref(&lock.key),
+                lock.start_ts,
+                None,
+            )?,
             TxnStatus::Locked { .. } => std::thread::sleep(READ_LOCK_BACKOFF),
         }
         Ok(())

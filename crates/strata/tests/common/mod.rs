@@ -150,7 +150,10 @@ pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 /// it, so that a failure can be replayed.
 pub fn test_seed(test: &str) -> u64 {
     let seed = match std::env::var("STRATA_TEST_SEED") {
-        Ok(text) => text.trim().parse().expect("STRATA_TEST_SEED must be an unsigned integer"),
+        Ok(text) => text
+            .trim()
+            .parse()
+            .expect("STRATA_TEST_SEED must be an unsigned integer"),
         Err(_) => rand::random(),
     };
     println!("{test}: seed {seed} (replay with STRATA_TEST_SEED={seed})");

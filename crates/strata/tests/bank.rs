@@ -1,0 +1,488 @@
+//! Bank transfers under contention. Tasks move money between random pairs of accounts for a few
+//! seconds, in two styles: reading both balances with `SELECT … FOR UPDATE` (in a random order,
+//! so that transactions deadlock) and writing the new balances computed by the client, or two
+//! relative `UPDATE … SET balance = balance ± ?` statements inside BEGIN/COMMIT. A deadlock
+//! (1213) or lock wait timeout (1205) is rolled back and retried; any other error fails.
+//!
+//! Meanwhile checkers read all accounts in one transaction, with `SUM` and row by row, and the
+//! total must always be exactly `ACCOUNTS × BALANCE_INITIAL` with no negative balance. At the
+//! end every account's balance is what the committed transfers imply: a lost update, a stale
+//! `FOR UPDATE` read or a half-applied transfer shows up there.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use common::{bounded, connect, test_seed, ClientError, Playground};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Statement, Value};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+const ACCOUNTS: i64 = 20;
+const BALANCE_INITIAL: i64 = 1_000;
+const TOTAL: i64 = ACCOUNTS * BALANCE_INITIAL;
+/// Largest amount of one transfer.
+const AMOUNT_MAX: i64 = 100;
+/// Tasks that transfer with `SELECT … FOR UPDATE`.
+const LOCKING_TASKS: u64 = 5;
+/// Tasks that transfer with two relative UPDATEs.
+const UPDATING_TASKS: u64 = 3;
+const CHECKER_TASKS: u64 = 2;
+/// How long the transfers run.
+const RUN_TIME: Duration = Duration::from_secs(5);
+/// The transfer sessions' `innodb_lock_wait_timeout`, in seconds.
+const LOCK_WAIT_TIMEOUT_S: u64 = 1;
+/// How long the tasks may take to finish after `RUN_TIME`.
+const TASK_STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
+const DEADLOCK: u16 = 1213;
+const LOCK_WAIT_TIMEOUT: u16 = 1205;
+
+const DATABASE: &str = "bank";
+
+/// How a task moves money.
+#[derive(Clone, Copy, Debug)]
+enum Style {
+    /// Locks both rows with `SELECT … FOR UPDATE`, then writes absolute balances.
+    Locking,
+    /// Two `UPDATE … SET balance = balance ± ?` statements, the debit guarded by the balance.
+    Updating,
+}
+
+/// One committed transfer.
+#[derive(Clone, Copy, Debug)]
+struct Transfer {
+    from: i64,
+    to: i64,
+    amount: i64,
+}
+
+/// How one attempt of a transfer ended without an error.
+enum Attempt {
+    Committed,
+    /// The payer's balance was below the amount; the transaction was rolled back.
+    Insufficient,
+}
+
+#[derive(Debug, Default)]
+struct TransferReport {
+    committed: Vec<Transfer>,
+    insufficient: u64,
+    deadlocks: u64,
+    lock_wait_timeouts: u64,
+}
+
+#[derive(Debug, Default)]
+struct CheckReport {
+    /// Transactions that summed the balances with `SUM`.
+    sum_checks: u64,
+    /// Transactions that read every account by its id and summed client-side.
+    row_checks: u64,
+    /// Autocommit `SUM` statements.
+    autocommit_checks: u64,
+}
+
+#[test]
+fn concurrent_transfers_keep_the_total() {
+    let seed = test_seed("bank");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    let playground = Playground::start();
+    let values: Vec<String> = (0..ACCOUNTS)
+        .map(|id| format!("({id}, {BALANCE_INITIAL})"))
+        .collect();
+    playground.sql(
+        None,
+        &format!(
+            "CREATE DATABASE bank; USE bank; \
+             CREATE TABLE accounts (id BIGINT PRIMARY KEY, balance BIGINT NOT NULL); \
+             INSERT INTO accounts (id, balance) VALUES {}",
+            values.join(", ")
+        ),
+    );
+
+    let url = playground.url(DATABASE);
+    let deadline = Instant::now() + RUN_TIME;
+    let transfers: Vec<_> = (0..LOCKING_TASKS + UPDATING_TASKS)
+        .map(|task| {
+            let style = if task < LOCKING_TASKS {
+                Style::Locking
+            } else {
+                Style::Updating
+            };
+            let rng = StdRng::seed_from_u64(seed.wrapping_add(task));
+            let url = url.clone();
+            runtime.spawn(async move { transfer_until(&url, style, rng, deadline).await })
+        })
+        .collect();
+    let checkers: Vec<_> = (0..CHECKER_TASKS)
+        .map(|task| {
+            let rng = StdRng::seed_from_u64(seed.wrapping_add(1_000 + task));
+            let url = url.clone();
+            runtime.spawn(async move { check_until(&url, rng, deadline).await })
+        })
+        .collect();
+
+    let (transfer_reports, check_reports) = runtime.block_on(async {
+        let mut transfer_reports = Vec::new();
+        for task in transfers {
+            transfer_reports.push(join(task).await);
+        }
+        let mut check_reports = Vec::new();
+        for task in checkers {
+            check_reports.push(join(task).await);
+        }
+        (transfer_reports, check_reports)
+    });
+    let failures: Vec<String> = transfer_reports
+        .iter()
+        .filter_map(|r| r.as_ref().err().cloned())
+        .chain(
+            check_reports
+                .iter()
+                .filter_map(|r| r.as_ref().err().cloned()),
+        )
+        .collect();
+    assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+    let transfer_reports: Vec<TransferReport> =
+        transfer_reports.into_iter().map(Result::unwrap).collect();
+    let check_reports: Vec<CheckReport> = check_reports.into_iter().map(Result::unwrap).collect();
+
+    let committed: Vec<Transfer> = transfer_reports
+        .iter()
+        .flat_map(|r| r.committed.iter().copied())
+        .collect();
+    let sum = |f: fn(&TransferReport) -> u64| transfer_reports.iter().map(f).sum::<u64>();
+    println!(
+        "bank: {} transfers committed, {} refused for lack of money, {} deadlocks, {} lock wait timeouts",
+        committed.len(),
+        sum(|r| r.insufficient),
+        sum(|r| r.deadlocks),
+        sum(|r| r.lock_wait_timeouts)
+    );
+    for (task, report) in check_reports.iter().enumerate() {
+        println!(
+            "bank: checker {task}: {} SUM transactions, {} row-by-row transactions, {} autocommit SUMs",
+            report.sum_checks, report.row_checks, report.autocommit_checks
+        );
+        assert!(
+            report.sum_checks > 0 && report.row_checks > 0 && report.autocommit_checks > 0,
+            "checker {task} did not run every check: {report:?} (seed {seed})"
+        );
+    }
+    assert!(!committed.is_empty(), "no transfer committed (seed {seed})");
+
+    // Every account holds what the committed transfers imply.
+    let mut expected: BTreeMap<i64, i64> = (0..ACCOUNTS).map(|id| (id, BALANCE_INITIAL)).collect();
+    for transfer in &committed {
+        *expected.get_mut(&transfer.from).unwrap() -= transfer.amount;
+        *expected.get_mut(&transfer.to).unwrap() += transfer.amount;
+    }
+    let expected_rows: String = expected
+        .iter()
+        .map(|(id, balance)| format!("{id}\t{balance}\n"))
+        .collect();
+    let rows = playground.sql(
+        Some(DATABASE),
+        "SELECT id, balance FROM accounts ORDER BY id",
+    );
+    assert_eq!(
+        rows,
+        format!("id\tbalance\n{expected_rows}"),
+        "balances differ from the committed transfers (seed {seed})"
+    );
+    let total = playground.sql(Some(DATABASE), "SELECT SUM(balance) FROM accounts");
+    assert_eq!(
+        integer_text(total.lines().nth(1).unwrap_or_default()),
+        Ok(TOTAL),
+        "{total}"
+    );
+}
+
+/// Awaits a task for at most `TASK_STOP_TIMEOUT` after the run.
+async fn join<T>(task: tokio::task::JoinHandle<Result<T, String>>) -> Result<T, String> {
+    match tokio::time::timeout(RUN_TIME + TASK_STOP_TIMEOUT, task).await {
+        Ok(joined) => joined.map_err(|e| format!("task panicked: {e}"))?,
+        Err(_) => Err(format!(
+            "a task did not finish within {TASK_STOP_TIMEOUT:?} after the run"
+        )),
+    }
+}
+
+/// Transfers between random accounts until `deadline`, retrying deadlocks and lock wait
+/// timeouts.
+async fn transfer_until(
+    url: &str,
+    style: Style,
+    mut rng: StdRng,
+    deadline: Instant,
+) -> Result<TransferReport, String> {
+    let mut conn = connect(url).await.map_err(|e| format!("connect: {e}"))?;
+    bounded(conn.query_drop(format!(
+        "SET innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}"
+    )))
+    .await
+    .map_err(|e| format!("set the lock wait timeout: {e}"))?;
+    let statements = TransferStatements::prepare(&mut conn).await?;
+    let mut report = TransferReport::default();
+    while Instant::now() < deadline {
+        let from = rng.gen_range(0..ACCOUNTS);
+        let to = (from + rng.gen_range(1..ACCOUNTS)) % ACCOUNTS;
+        let transfer = Transfer {
+            from,
+            to,
+            amount: rng.gen_range(1..=AMOUNT_MAX),
+        };
+        let payer_first = rng.gen_bool(0.5);
+        // Retries of one transfer stop at the deadline too, so the task ends in bounded time.
+        while Instant::now() < deadline {
+            let attempt = match style {
+                Style::Locking => {
+                    transfer_locking(&mut conn, &statements, transfer, payer_first).await
+                }
+                Style::Updating => {
+                    transfer_updating(&mut conn, &statements, transfer, payer_first).await
+                }
+            };
+            match attempt {
+                Ok(Attempt::Committed) => {
+                    report.committed.push(transfer);
+                    break;
+                }
+                Ok(Attempt::Insufficient) => {
+                    report.insufficient += 1;
+                    break;
+                }
+                Err(e) if e.server_code() == Some(DEADLOCK) => report.deadlocks += 1,
+                Err(e) if e.server_code() == Some(LOCK_WAIT_TIMEOUT) => {
+                    report.lock_wait_timeouts += 1
+                }
+                Err(e) => return Err(format!("{style:?} transfer {transfer:?}: {e}")),
+            }
+            bounded(conn.query_drop("ROLLBACK"))
+                .await
+                .map_err(|e| format!("rollback after a retryable error: {e}"))?;
+        }
+    }
+    bounded(conn.disconnect())
+        .await
+        .map_err(|e| format!("disconnect: {e}"))?;
+    Ok(report)
+}
+
+/// The transfer tasks' prepared statements.
+struct TransferStatements {
+    select_for_update: Statement,
+    set_balance: Statement,
+    debit: Statement,
+    credit: Statement,
+}
+
+impl TransferStatements {
+    async fn prepare(conn: &mut Conn) -> Result<TransferStatements, String> {
+        Ok(TransferStatements {
+            select_for_update: prepare(
+                conn,
+                "SELECT balance FROM accounts WHERE id = ? FOR UPDATE",
+            )
+            .await?,
+            set_balance: prepare(conn, "UPDATE accounts SET balance = ? WHERE id = ?").await?,
+            debit: prepare(
+                conn,
+                "UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?",
+            )
+            .await?,
+            credit: prepare(
+                conn,
+                "UPDATE accounts SET balance = balance + ? WHERE id = ?",
+            )
+            .await?,
+        })
+    }
+}
+
+async fn prepare(conn: &mut Conn, sql: &str) -> Result<Statement, String> {
+    bounded(conn.prep(sql))
+        .await
+        .map_err(|e| format!("prepare {sql}: {e}"))
+}
+
+/// One attempt of a transfer that reads both balances with `SELECT … FOR UPDATE`.
+async fn transfer_locking(
+    conn: &mut Conn,
+    statements: &TransferStatements,
+    transfer: Transfer,
+    payer_first: bool,
+) -> Result<Attempt, ClientError> {
+    let order = if payer_first {
+        [transfer.from, transfer.to]
+    } else {
+        [transfer.to, transfer.from]
+    };
+    bounded(conn.query_drop("BEGIN")).await?;
+    let mut balances = BTreeMap::new();
+    for id in order {
+        let balance: Option<i64> =
+            bounded(conn.exec_first(&statements.select_for_update, (id,))).await?;
+        balances.insert(id, balance.expect("every account exists"));
+    }
+    let (payer, payee) = (balances[&transfer.from], balances[&transfer.to]);
+    if payer < transfer.amount {
+        bounded(conn.query_drop("ROLLBACK")).await?;
+        return Ok(Attempt::Insufficient);
+    }
+    for (id, balance) in [
+        (transfer.from, payer - transfer.amount),
+        (transfer.to, payee + transfer.amount),
+    ] {
+        bounded(conn.exec_drop(&statements.set_balance, (balance, id))).await?;
+        assert_eq!(
+            conn.affected_rows(),
+            1,
+            "setting account {id} to {balance} changed no row"
+        );
+    }
+    bounded(conn.query_drop("COMMIT")).await?;
+    Ok(Attempt::Committed)
+}
+
+/// One attempt of a transfer made of two relative UPDATEs, debit or credit first.
+async fn transfer_updating(
+    conn: &mut Conn,
+    statements: &TransferStatements,
+    transfer: Transfer,
+    payer_first: bool,
+) -> Result<Attempt, ClientError> {
+    bounded(conn.query_drop("BEGIN")).await?;
+    for debit in [payer_first, !payer_first] {
+        if debit {
+            let params = (transfer.amount, transfer.from, transfer.amount);
+            bounded(conn.exec_drop(&statements.debit, params)).await?;
+            if conn.affected_rows() == 0 {
+                bounded(conn.query_drop("ROLLBACK")).await?;
+                return Ok(Attempt::Insufficient);
+            }
+        } else {
+            let params = (transfer.amount, transfer.to);
+            bounded(conn.exec_drop(&statements.credit, params)).await?;
+            assert_eq!(
+                conn.affected_rows(),
+                1,
+                "crediting account {} changed no row",
+                transfer.to
+            );
+        }
+    }
+    bounded(conn.query_drop("COMMIT")).await?;
+    Ok(Attempt::Committed)
+}
+
+/// Checks the total until `deadline`, rotating through the kinds of reads.
+async fn check_until(url: &str, mut rng: StdRng, deadline: Instant) -> Result<CheckReport, String> {
+    let mut conn = connect(url).await.map_err(|e| format!("connect: {e}"))?;
+    let select_one = prepare(&mut conn, "SELECT balance FROM accounts WHERE id = ?").await?;
+    let mut report = CheckReport::default();
+    let mut ids: Vec<i64> = (0..ACCOUNTS).collect();
+    let mut round = 0u64;
+    while Instant::now() < deadline {
+        match round % 3 {
+            0 => {
+                // One transaction: SUM, then a scan of every row, which must agree.
+                bounded(conn.query_drop("BEGIN"))
+                    .await
+                    .map_err(|e| format!("BEGIN: {e}"))?;
+                let total = sum_of(&mut conn).await?;
+                let rows: Vec<(i64, i64)> = bounded(conn.query("SELECT id, balance FROM accounts"))
+                    .await
+                    .map_err(|e| format!("scan: {e}"))?;
+                bounded(conn.query_drop("COMMIT"))
+                    .await
+                    .map_err(|e| format!("COMMIT: {e}"))?;
+                check_total("SUM in a transaction", total)?;
+                check_balances("scan after SUM in the same transaction", &rows)?;
+                report.sum_checks += 1;
+            }
+            1 => {
+                // One transaction: every account by its id, in a random order.
+                ids.shuffle(&mut rng);
+                bounded(conn.query_drop("BEGIN"))
+                    .await
+                    .map_err(|e| format!("BEGIN: {e}"))?;
+                let mut rows = Vec::new();
+                for &id in &ids {
+                    let balance: Option<i64> = bounded(conn.exec_first(&select_one, (id,)))
+                        .await
+                        .map_err(|e| format!("select account {id}: {e}"))?;
+                    rows.push((id, balance.ok_or(format!("account {id} is missing"))?));
+                }
+                bounded(conn.query_drop("COMMIT"))
+                    .await
+                    .map_err(|e| format!("COMMIT: {e}"))?;
+                check_balances("point reads in one transaction", &rows)?;
+                report.row_checks += 1;
+            }
+            _ => {
+                let total = sum_of(&mut conn).await?;
+                check_total("autocommit SUM", total)?;
+                report.autocommit_checks += 1;
+            }
+        }
+        round += 1;
+    }
+    bounded(conn.disconnect())
+        .await
+        .map_err(|e| format!("disconnect: {e}"))?;
+    Ok(report)
+}
+
+/// Runs `SELECT SUM(balance)`, whose value MySQL types as DECIMAL.
+async fn sum_of(conn: &mut Conn) -> Result<i64, String> {
+    let value: Option<Value> = bounded(conn.query_first("SELECT SUM(balance) FROM accounts"))
+        .await
+        .map_err(|e| format!("SUM: {e}"))?;
+    match value {
+        Some(Value::Int(n)) => Ok(n),
+        Some(Value::UInt(n)) => i64::try_from(n).map_err(|e| e.to_string()),
+        Some(Value::Bytes(text)) => integer_text(&String::from_utf8_lossy(&text)),
+        other => Err(format!("SUM returned {other:?}")),
+    }
+}
+
+/// Parses an integer that may come as a DECIMAL with a zero fraction ("20000.00").
+fn integer_text(text: &str) -> Result<i64, String> {
+    let (whole, fraction) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    match (whole.parse(), fraction.bytes().all(|b| b == b'0')) {
+        (Ok(n), true) => Ok(n),
+        _ => Err(format!("{text:?} is not an integer")),
+    }
+}
+
+fn check_total(read: &str, total: i64) -> Result<(), String> {
+    if total == TOTAL {
+        Ok(())
+    } else {
+        Err(format!("{read}: the total is {total}, not {TOTAL}"))
+    }
+}
+
+/// Checks that one transaction saw every account once, none negative, with the right total.
+fn check_balances(read: &str, rows: &[(i64, i64)]) -> Result<(), String> {
+    let mut seen: Vec<i64> = rows.iter().map(|&(id, _)| id).collect();
+    seen.sort_unstable();
+    if seen != (0..ACCOUNTS).collect::<Vec<_>>() {
+        return Err(format!("{read}: saw accounts {seen:?}"));
+    }
+    if let Some((id, balance)) = rows.iter().find(|&&(_, balance)| balance < 0) {
+        return Err(format!(
+            "{read}: account {id} has a negative balance {balance}"
+        ));
+    }
+    check_total(read, rows.iter().map(|&(_, balance)| balance).sum())
+        .map_err(|e| format!("{e}; balances {rows:?}"))
+}
