@@ -137,6 +137,13 @@ pub trait Engine: Send + Sync + 'static {
     /// given).
     fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_>;
 
+    /// Opens a cursor over the versions of one key in the write CF: every seek names a key
+    /// whose last 8 bytes are a timestamp, and the cursor stays among keys that share the rest
+    /// (so the engine can skip files by a prefix bloom filter). `upper` bounds it as well.
+    fn versions_iterator(&self, upper: &[u8]) -> Box<dyn EngineIterator + '_> {
+        self.iterator(Cf::Write, b"", Some(upper))
+    }
+
     /// Returns the approximate bytes on disk (0 for memory).
     fn approximate_size_bytes(&self) -> u64 {
         0
@@ -174,6 +181,38 @@ mod tests {
         let mut it = engine.iterator(Cf::Write, b"", None);
         it.seek(b"b");
         assert_eq!(it.key(), b"e");
+    }
+
+    fn versions(engine: &dyn Engine) {
+        let version = |key: &[u8], ts: u8| [key, &[0, 0, 0, 0, 0, 0, 0, ts]].concat();
+        let mut batch = WriteBatch::new();
+        for (key, ts) in [(&b"k"[..], 2u8), (b"k", 1), (b"l", 9), (b"j", 5)] {
+            batch.put(Cf::Write, version(key, ts), vec![ts]);
+        }
+        engine.write(&batch, false).unwrap();
+        let upper = [&b"k"[..], &[0xFF; 9]].concat();
+        let mut it = engine.versions_iterator(&upper);
+        it.seek(&version(b"k", 0));
+        let mut seen = Vec::new();
+        while it.valid().unwrap() {
+            seen.push(it.value()[0]);
+            it.next();
+        }
+        assert_eq!(
+            seen,
+            vec![1, 2],
+            "only the versions of k, oldest timestamp bytes first"
+        );
+        it.seek(&version(b"i", 0));
+        assert!(!it.valid().unwrap() || it.key().starts_with(b"j") || it.key().starts_with(b"k"));
+    }
+
+    #[test]
+    fn versions_iterators_stay_within_one_key() {
+        versions(&MemoryEngine::new());
+        let dir = tempfile::tempdir().unwrap();
+        let engine = RocksEngine::open(dir.path(), &RocksOptions::default()).unwrap();
+        versions(&engine);
     }
 
     #[test]

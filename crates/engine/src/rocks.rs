@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType,
-    DBRawIteratorWithThreadMode, Options, ReadOptions, WriteOptions, DB,
+    DBRawIteratorWithThreadMode, Options, ReadOptions, SliceTransform, WriteOptions, DB,
 };
 
 use crate::{BatchOp, Cf, Engine, EngineError, EngineIterator, WriteBatch};
@@ -72,6 +72,23 @@ impl RocksEngine {
                 DBCompressionType::Zstd,
             ]);
             cf_options.set_level_compaction_dynamic_level_bytes(true);
+            if *cf == Cf::Write {
+                // Versions of one key share everything but their 8-byte timestamp suffix: a
+                // bloom filter on that prefix lets a point read skip the files without the key.
+                let mut table = BlockBasedOptions::default();
+                table.set_block_cache(&cache);
+                table.set_bloom_filter(10.0, false);
+                table.set_whole_key_filtering(false);
+                table.set_cache_index_and_filter_blocks(true);
+                table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+                cf_options.set_block_based_table_factory(&table);
+                cf_options.set_prefix_extractor(SliceTransform::create(
+                    "strata.versions",
+                    strip_timestamp,
+                    Some(has_timestamp),
+                ));
+                cf_options.set_memtable_prefix_bloom_ratio(0.1);
+            }
             ColumnFamilyDescriptor::new(cf.name(), cf_options)
         });
         let db = DB::open_cf_descriptors(&db_options, path, descriptors).map_err(storage_error)?;
@@ -107,6 +124,7 @@ impl Engine for RocksEngine {
 
     fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_> {
         let mut read_options = ReadOptions::default();
+        read_options.set_total_order_seek(true);
         if !lower.is_empty() {
             read_options.set_iterate_lower_bound(lower.to_vec());
         }
@@ -116,6 +134,18 @@ impl Engine for RocksEngine {
         }
         Box::new(RocksIterator {
             inner: self.db.raw_iterator_cf_opt(self.handle(cf), read_options),
+        })
+    }
+
+    // Hot path: every point read.
+    fn versions_iterator(&self, upper: &[u8]) -> Box<dyn EngineIterator + '_> {
+        let mut read_options = ReadOptions::default();
+        read_options.set_prefix_same_as_start(true);
+        read_options.set_iterate_upper_bound(upper.to_vec());
+        Box::new(RocksIterator {
+            inner: self
+                .db
+                .raw_iterator_cf_opt(self.handle(Cf::Write), read_options),
         })
     }
 
@@ -130,6 +160,17 @@ impl Engine for RocksEngine {
             })
             .sum()
     }
+}
+
+/// Length of the timestamp suffix of write-CF keys.
+const TIMESTAMP_SUFFIX_BYTES: usize = 8;
+
+fn strip_timestamp(key: &[u8]) -> &[u8] {
+    &key[..key.len().saturating_sub(TIMESTAMP_SUFFIX_BYTES)]
+}
+
+fn has_timestamp(key: &[u8]) -> bool {
+    key.len() >= TIMESTAMP_SUFFIX_BYTES
 }
 
 struct RocksIterator<'a> {

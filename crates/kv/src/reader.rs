@@ -14,6 +14,14 @@ fn storage(e: strata_engine::EngineError) -> KvError {
     KvError::Storage(e.to_string())
 }
 
+/// What [`MvccReader::key_history`] finds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyHistory {
+    pub newest_commit_ts: Option<Timestamp>,
+    pub exists: bool,
+    pub own: Option<WriteKind>,
+}
+
 /// Reads committed versions.
 pub struct MvccReader<'a> {
     engine: &'a dyn Engine,
@@ -32,7 +40,7 @@ impl<'a> MvccReader<'a> {
         let mut upper = encoded.clone();
         upper.extend_from_slice(&[0xFF; 9]);
         // No lower bound: the cursor only moves forward from the seek.
-        let mut it = self.engine.iterator(Cf::Write, b"", Some(&upper));
+        let mut it = self.engine.versions_iterator(&upper);
         it.seek(&seek_key);
         self.visible_value(&mut *it, &encoded)
     }
@@ -70,58 +78,37 @@ impl<'a> MvccReader<'a> {
             .ok_or_else(|| mvcc::corrupt("write record points at a missing value"))
     }
 
-    /// Returns the newest commit record of `key` that is not a rollback, with its commit_ts.
-    pub fn newest_write(
-        &self,
-        key: &[u8],
-    ) -> Result<Option<(Timestamp, WriteKind, Timestamp)>, KvError> {
-        let encoded = mvcc::encode_user_key(key);
-        let upper = versions_upper_bound(&encoded);
-        let mut it = self.engine.iterator(Cf::Write, &encoded, Some(&upper));
-        it.seek(&encoded);
-        while it.valid().map_err(storage)? {
-            let (_, commit_ts) = mvcc::split_versioned_key(it.key())?;
-            let write = Write::decode(it.value())?;
-            if write.kind != WriteKind::Rollback {
-                return Ok(Some((commit_ts, write.kind, write.start_ts)));
-            }
-            it.next();
-        }
-        Ok(None)
-    }
-
-    /// In one pass over the versions of `key`: the commit_ts of its newest record that is not a
-    /// rollback, and the kind of the record transaction `start_ts` left (if any, among the
-    /// records committed at or after `start_ts`).
+    /// In one pass over the versions of `key`, what a write of it by `start_ts` must check: the
+    /// newest commit that is not a rollback, whether the key exists now, and the record that
+    /// transaction `start_ts` itself left (among those committed at or after `start_ts`).
     // Hot path: every write's conflict check.
-    pub fn newest_write_and_own(
-        &self,
-        key: &[u8],
-        start_ts: Timestamp,
-    ) -> Result<(Option<Timestamp>, Option<WriteKind>), KvError> {
+    pub fn key_history(&self, key: &[u8], start_ts: Timestamp) -> Result<KeyHistory, KvError> {
         let encoded = mvcc::encode_user_key(key);
         let upper = versions_upper_bound(&encoded);
-        let mut it = self.engine.iterator(Cf::Write, &encoded, Some(&upper));
-        it.seek(&encoded);
-        let mut newest = None;
+        let mut it = self.engine.versions_iterator(&upper);
+        // The newest version sorts first: its key carries !MAX = 0.
+        it.seek(&mvcc::append_ts(encoded.clone(), Timestamp::MAX));
+        let mut history = KeyHistory::default();
+        let mut data_seen = false;
         while it.valid().map_err(storage)? {
             let (_, commit_ts) = mvcc::split_versioned_key(it.key())?;
             let write = Write::decode(it.value())?;
+            if write.kind != WriteKind::Rollback && history.newest_commit_ts.is_none() {
+                history.newest_commit_ts = Some(commit_ts);
+            }
+            if !data_seen && matches!(write.kind, WriteKind::Put | WriteKind::Delete) {
+                data_seen = true;
+                history.exists = write.kind == WriteKind::Put;
+            }
             if write.start_ts == start_ts {
-                return Ok((
-                    newest.or((write.kind != WriteKind::Rollback).then_some(commit_ts)),
-                    Some(write.kind),
-                ));
+                history.own = Some(write.kind);
             }
-            if write.kind != WriteKind::Rollback && newest.is_none() {
-                newest = Some(commit_ts);
-            }
-            if commit_ts < start_ts && newest.is_some() {
+            if commit_ts < start_ts && data_seen {
                 break;
             }
             it.next();
         }
-        Ok((newest, None))
+        Ok(history)
     }
 
     /// Finds the record that transaction `start_ts` left on `key`: a commit (with its
@@ -133,8 +120,9 @@ impl<'a> MvccReader<'a> {
     ) -> Result<Option<(Timestamp, WriteKind)>, KvError> {
         let encoded = mvcc::encode_user_key(key);
         let upper = versions_upper_bound(&encoded);
-        let mut it = self.engine.iterator(Cf::Write, &encoded, Some(&upper));
-        it.seek(&encoded);
+        let mut it = self.engine.versions_iterator(&upper);
+        // The newest version sorts first: its key carries !MAX = 0.
+        it.seek(&mvcc::append_ts(encoded.clone(), Timestamp::MAX));
         while it.valid().map_err(storage)? {
             let (_, commit_ts) = mvcc::split_versioned_key(it.key())?;
             if commit_ts < start_ts {

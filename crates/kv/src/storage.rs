@@ -95,21 +95,25 @@ impl Storage {
         Ok(())
     }
 
-    /// Checks that `key` may be written by `start_ts`: no other transaction's lock, and no
-    /// commit newer than `conflict_ts`.
+    /// Checks that `key` may be written by `start_ts`: no other transaction's lock, no commit
+    /// newer than `conflict_ts`, and (for an insert) no committed version.
     fn check_write(
         &self,
         key: &[u8],
         start_ts: Timestamp,
         conflict_ts: Timestamp,
+        must_not_exist: bool,
     ) -> Result<(), KvError> {
         if let Some(lock) = self.load_lock(key)? {
             if lock.start_ts != start_ts {
                 return Err(locked(key, &lock));
             }
         }
-        let (newest, own) = self.reader().newest_write_and_own(key, start_ts)?;
-        if let Some(commit_ts) = newest {
+        let history = self.reader().key_history(key, start_ts)?;
+        if must_not_exist && history.exists {
+            return Err(KvError::AlreadyExists { key: key.to_vec() });
+        }
+        if let Some(commit_ts) = history.newest_commit_ts {
             if commit_ts > conflict_ts {
                 return Err(KvError::WriteConflict {
                     key: key.to_vec(),
@@ -118,7 +122,7 @@ impl Storage {
                 });
             }
         }
-        if own == Some(WriteKind::Rollback) {
+        if history.own == Some(WriteKind::Rollback) {
             return Err(KvError::TxnAborted { start_ts });
         }
         Ok(())
@@ -164,7 +168,9 @@ impl Storage {
         let mut batch = WriteBatch::new();
         for mutation in &request.mutations {
             let (kind, value) = match mutation {
-                Mutation::Put(_, v) => (WriteKind::Put, Some(v.as_slice())),
+                Mutation::Put(_, v) | Mutation::Insert(_, v) => {
+                    (WriteKind::Put, Some(v.as_slice()))
+                }
                 Mutation::Delete(_) => (WriteKind::Delete, None),
                 Mutation::Lock(_) => (WriteKind::Lock, None),
             };
@@ -320,7 +326,7 @@ impl KvApi for Storage {
             let blocker = {
                 let _latches = self.cm.latch(request.keys.iter());
                 for key in &request.keys {
-                    self.check_write(key, request.start_ts, request.for_update_ts)?;
+                    self.check_write(key, request.start_ts, request.for_update_ts, false)?;
                 }
                 match self.cm.try_lock_all(&request.keys, &lock) {
                     Ok(()) => return Ok(()),
@@ -363,12 +369,18 @@ impl KvApi for Storage {
         let keys: Vec<Key> = request.mutations.iter().map(|m| m.key().to_vec()).collect();
         let _latches = self.cm.latch(keys.iter());
         let pessimistic = request.for_update_ts > Timestamp::ZERO;
-        for key in &keys {
+        for mutation in &request.mutations {
+            let key = mutation.key();
+            let must_not_exist = matches!(mutation, Mutation::Insert(..));
             match self.cm.pessimistic_lock(key) {
-                Some(lock) if lock.start_ts == request.start_ts => continue,
+                Some(lock) if lock.start_ts == request.start_ts => {
+                    if must_not_exist && self.reader().key_history(key, request.start_ts)?.exists {
+                        return Err(KvError::AlreadyExists { key: key.to_vec() });
+                    }
+                }
                 Some(lock) => {
                     return Err(KvError::KeyIsLocked(LockInfo {
-                        key: key.clone(),
+                        key: key.to_vec(),
                         primary: lock.primary,
                         start_ts: lock.start_ts,
                         ttl_ms: 0,
@@ -380,7 +392,7 @@ impl KvApi for Storage {
                     } else {
                         request.start_ts
                     };
-                    self.check_write(key, request.start_ts, conflict_ts)?;
+                    self.check_write(key, request.start_ts, conflict_ts, must_not_exist)?;
                 }
             }
         }
@@ -393,7 +405,7 @@ impl KvApi for Storage {
         let mut batch = WriteBatch::new();
         for mutation in &request.mutations {
             let (kind, value) = match mutation {
-                Mutation::Put(_, v) => (LockKind::Put, Some(v)),
+                Mutation::Put(_, v) | Mutation::Insert(_, v) => (LockKind::Put, Some(v)),
                 Mutation::Delete(_) => (LockKind::Delete, None),
                 Mutation::Lock(_) => (LockKind::Lock, None),
             };

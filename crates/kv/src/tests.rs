@@ -218,3 +218,32 @@ fn pessimistic_lock_conflicts_with_newer_commit_and_blocks_others() {
     let later = committed.0 + 1;
     s.pessimistic_lock(&request(later, later, 0)).unwrap();
 }
+
+#[test]
+fn insert_fails_on_an_existing_key_and_succeeds_after_delete() {
+    let s = storage();
+    let insert = |key: &[u8], start: u64| {
+        s.prewrite(&PrewriteRequest {
+            mutations: vec![Mutation::Insert(key.to_vec(), b"v".to_vec())],
+            primary: key.to_vec(),
+            start_ts: ts(start),
+            for_update_ts: Timestamp::ZERO,
+            lock_ttl_ms: 3000,
+            try_one_pc: true,
+        })
+    };
+    let first = insert(b"k", 10).unwrap().one_pc_commit_ts.unwrap();
+    assert_eq!(
+        insert(b"k", first.0 + 5),
+        Err(KvError::AlreadyExists { key: b"k".to_vec() })
+    );
+    let deleted = prewrite(
+        &s,
+        vec![Mutation::Delete(b"k".to_vec())],
+        first.0 + 10,
+        true,
+    )
+    .unwrap()
+    .unwrap();
+    insert(b"k", deleted.0 + 1).unwrap();
+}

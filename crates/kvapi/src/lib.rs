@@ -19,12 +19,18 @@ pub enum Mutation {
     Delete(Key),
     /// Takes part in conflict detection but writes no data (`SELECT … FOR UPDATE`).
     Lock(Key),
+    /// A put of a key presumed not to exist: the prewrite fails with
+    /// [`KvError::AlreadyExists`] if a committed version of it does.
+    Insert(Key, Value),
 }
 
 impl Mutation {
     pub fn key(&self) -> &[u8] {
         match self {
-            Mutation::Put(k, _) | Mutation::Delete(k) | Mutation::Lock(k) => k,
+            Mutation::Put(k, _)
+            | Mutation::Delete(k)
+            | Mutation::Lock(k)
+            | Mutation::Insert(k, _) => k,
         }
     }
 }
@@ -66,7 +72,11 @@ pub enum KvError {
     /// The transaction's locks are gone (rolled back by another client): abort.
     #[error("transaction {start_ts} was rolled back")]
     TxnAborted { start_ts: Timestamp },
+    /// An inserted key exists: the statement fails with a duplicate-key error.
+    #[error("key already exists")]
+    AlreadyExists { key: Key },
     /// The store failed: the statement fails.
+
     #[error("storage: {0}")]
     Storage(String),
 }

@@ -458,7 +458,82 @@ fn find_conflict(
     Ok(None)
 }
 
+/// Writes a new row without reading first: the row key and unique index keys go as inserts that
+/// the commit checks for existence (TiDB's lazy uniqueness check). Returns false, writing
+/// nothing, when the transaction already wrote one of those keys (the caller then reads).
+fn insert_presumed(
+    txn: &mut Transaction,
+    table: &TableDef,
+    row: &[Datum],
+    handle: &[Datum],
+) -> bool {
+    let key = rows::row_key(table, handle);
+    let entries: Vec<(Key, Vec<u8>, bool)> = table
+        .indexes
+        .iter()
+        .map(|index| {
+            let (k, v) = rows::index_entry(table, index, row, handle);
+            let distinct = index.unique && !v.is_empty();
+            (k, v, distinct)
+        })
+        .collect();
+    let primary_checked = table.primary_key != PrimaryKey::RowId;
+    if (primary_checked && txn.is_buffered(&key))
+        || entries.iter().any(|(k, _, d)| *d && txn.is_buffered(k))
+    {
+        return false;
+    }
+    let value = rows::encode_row(table, row);
+    if primary_checked {
+        txn.insert_new(key, value);
+    } else {
+        txn.put(key, value);
+    }
+    for (k, v, distinct) in entries {
+        if distinct {
+            txn.insert_new(k, v);
+        } else {
+            txn.put(k, v);
+        }
+    }
+    true
+}
+
+/// The duplicate-key error for a key an insert found existing at commit.
+pub fn duplicate_from_key(schema: &Schema, key: &[u8]) -> crate::api::SqlError {
+    let unknown = || error::duplicate_key("?", "?");
+    let Ok(table_id) = strata_codec::keys::decode_table_id(key) else {
+        return unknown();
+    };
+    let Some(table) = schema.tables.values().find(|t| t.id == table_id.0) else {
+        return unknown();
+    };
+    if strata_codec::keys::is_record_key(key) {
+        return match rows::handle_from_row_key(table, key) {
+            Ok(handle) => error::duplicate_key(&key_text(&handle), &primary_key_name(table)),
+            Err(_) => unknown(),
+        };
+    }
+    let Ok((_, index_id)) = strata_codec::keys::decode_index_ids(key) else {
+        return unknown();
+    };
+    let Some(index) = table.indexes.iter().find(|i| i.id == index_id.0) else {
+        return unknown();
+    };
+    let mut input = key
+        .get(strata_codec::keys::INDEX_PREFIX_LEN..)
+        .unwrap_or_default();
+    match strata_codec::memcomparable::decode_key_datums(&mut input, index.columns.len()) {
+        Ok(values) => error::duplicate_key(
+            &key_text(&values),
+            &format!("{}.{}", table.name, index.name),
+        ),
+        Err(_) => unknown(),
+    }
+}
+
 /// Writes a new row and its index entries; returns the keys to lock.
+
 fn put_row(
     txn: &mut Transaction,
     table: &TableDef,
@@ -600,6 +675,12 @@ pub fn execute_insert(
             .collect(),
     };
     let auto_column = table.auto_increment_column();
+    // A plain INSERT in an optimistic transaction leaves uniqueness to the commit.
+    let presume_absent = !plan.replace
+        && !plan.ignore
+        && plan.on_duplicate.is_none()
+        && txn.mode() == strata_txn::TxnMode::Optimistic;
+
     let mut result = WriteResult::default();
     let mut locks = Vec::new();
     for values in source_rows {
@@ -646,6 +727,10 @@ pub fn execute_insert(
             None
         };
         let handle = rows::handle_of(table, &full, row_id);
+        if presume_absent && insert_presumed(txn, table, &full, &handle) {
+            result.affected_rows += 1;
+            continue;
+        }
         match find_conflict(txn, table, &full, &handle)? {
             None => {
                 put_row(txn, table, &full, &handle, &mut locks);

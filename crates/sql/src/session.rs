@@ -538,7 +538,9 @@ impl Session {
 
     pub(crate) fn commit(&mut self) -> Result<Output> {
         if let Some(open) = self.txn.take() {
-            open.txn.commit()?;
+            open.txn
+                .commit()
+                .map_err(|e| self.commit_error(StatementError::Txn(e)))?;
         }
         Ok(ok(0, 0))
     }
@@ -799,8 +801,19 @@ impl Session {
             match outcome {
                 Ok(r) => return Ok(r),
                 Err(e) if e.is_retryable() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
-                Err(e) => return Err(e.into_sql()),
+                Err(e) => return Err(self.commit_error(e)),
             }
+        }
+    }
+
+    /// Maps a failed statement or commit to its MySQL error; an insert whose key turned out to
+    /// exist is a duplicate-key error naming the key.
+    fn commit_error(&self, e: StatementError) -> SqlError {
+        match e {
+            StatementError::Txn(TxnError::Kv(KvError::AlreadyExists { key })) => {
+                dml::duplicate_from_key(&self.server.catalog.schema(), &key)
+            }
+            other => other.into_sql(),
         }
     }
 }

@@ -65,8 +65,14 @@ fn matches_pattern(value: &str, pattern: Option<&str>) -> bool {
 
 /// Handles the MySQL statements the parser does not know, by their words.
 pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
-    let trimmed = sql.trim().trim_end_matches(';').trim();
+    let trimmed = sql.trim_start();
+    let keyword = trimmed.get(..4).unwrap_or("");
+    if !keyword.eq_ignore_ascii_case("SHOW") && !keyword.eq_ignore_ascii_case("ANAL") {
+        return None;
+    }
+    let trimmed = trimmed.trim_end().trim_end_matches(';').trim_end();
     let words: Vec<&str> = trimmed.split_whitespace().collect();
+
     let upper: Vec<String> = words
         .iter()
         .take(4)

@@ -28,6 +28,8 @@ pub enum TxnMode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum BufferedOp {
     Put(Value),
+    /// A put of a key presumed absent; the commit fails if it exists.
+    Insert(Value),
     Delete,
     /// Locked by `SELECT … FOR UPDATE`, not written.
     Lock,
@@ -131,7 +133,7 @@ impl Transaction {
     // Hot path: point select.
     pub fn get(&mut self, key: &[u8]) -> Result<Option<Value>, TxnError> {
         match self.buffer.get(key) {
-            Some(BufferedOp::Put(v)) => return Ok(Some(v.clone())),
+            Some(BufferedOp::Put(v) | BufferedOp::Insert(v)) => return Ok(Some(v.clone())),
             Some(BufferedOp::Delete) => return Ok(None),
             Some(BufferedOp::Lock) | None => {}
         }
@@ -156,7 +158,7 @@ impl Transaction {
         Ok(keys
             .iter()
             .map(|k| match self.buffer.get(k) {
-                Some(BufferedOp::Put(v)) => Some(v.clone()),
+                Some(BufferedOp::Put(v) | BufferedOp::Insert(v)) => Some(v.clone()),
                 Some(BufferedOp::Delete) => None,
                 _ => fetched.remove(k).flatten(),
             })
@@ -206,7 +208,7 @@ impl Transaction {
                 .as_ref()
                 .is_some_and(|c| if reverse { key < *c } else { key > *c });
             match op {
-                BufferedOp::Put(v) if !beyond => {
+                BufferedOp::Put(v) | BufferedOp::Insert(v) if !beyond => {
                     merged.insert(key, v);
                 }
                 BufferedOp::Delete => {
@@ -233,6 +235,22 @@ impl Transaction {
 
     pub fn put(&mut self, key: Key, value: Value) {
         self.buffer_op(key, BufferedOp::Put(value));
+    }
+
+    /// Writes a key the caller presumes absent, without reading it: the commit fails with
+    /// `AlreadyExists` if a committed version exists. Returns false (and writes nothing) when
+    /// this transaction already wrote the key, so the caller must check it by reading.
+    pub fn insert_new(&mut self, key: Key, value: Value) -> bool {
+        if self.buffer.contains_key(&key) {
+            return false;
+        }
+        self.buffer_op(key, BufferedOp::Insert(value));
+        true
+    }
+
+    /// Whether this transaction wrote or locked `key`.
+    pub fn is_buffered(&self, key: &[u8]) -> bool {
+        self.buffer.contains_key(key)
     }
 
     pub fn delete(&mut self, key: Key) {
@@ -289,6 +307,7 @@ impl Transaction {
             .into_iter()
             .map(|(k, op)| match op {
                 BufferedOp::Put(v) => Mutation::Put(k, v),
+                BufferedOp::Insert(v) => Mutation::Insert(k, v),
                 BufferedOp::Delete => Mutation::Delete(k),
                 BufferedOp::Lock => Mutation::Lock(k),
             })

@@ -120,3 +120,34 @@ SUM(amount)	SUM(ratio)
 error 1366 (HY000): Incorrect datetime value: 'not a date' for column 'at' at row 1
 > INSERT INTO events (id) VALUES (-1)
 error 1264 (22003): Out of range value for column 'id' at row 1
+
+# Duplicates inside one statement and on a unique index; the failed statement leaves nothing.
+> CREATE TABLE u (id INT PRIMARY KEY, email VARCHAR(20), UNIQUE KEY email (email))
+ok 0
+> INSERT INTO u VALUES (1, 'a@x'), (2, 'b@x')
+ok 2
+> INSERT INTO u VALUES (3, 'c@x'), (3, 'd@x')
+error 1062 (23000): Duplicate entry '3' for key 'u.PRIMARY'
+> INSERT INTO u VALUES (4, 'a@x')
+error 1062 (23000): Duplicate entry 'a@x' for key 'u.email'
+> INSERT INTO u VALUES (5, NULL), (6, NULL)
+ok 2
+> UPDATE u SET email = 'b@x' WHERE id = 1
+error 1062 (23000): Duplicate entry 'b@x' for key 'u.email'
+> SELECT * FROM u ORDER BY id
+id	email
+1	a@x
+2	b@x
+5	NULL
+6	NULL
+> BEGIN
+ok 0
+> DELETE FROM u WHERE id = 1
+ok 1
+> INSERT INTO u VALUES (1, 'a2@x')
+ok 1
+> COMMIT
+ok 0
+> SELECT * FROM u WHERE id = 1
+id	email
+1	a2@x
