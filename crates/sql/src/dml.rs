@@ -533,7 +533,6 @@ pub fn duplicate_from_key(schema: &Schema, key: &[u8]) -> crate::api::SqlError {
 }
 
 /// Writes a new row and its index entries; returns the keys to lock.
-
 fn put_row(
     txn: &mut Transaction,
     table: &TableDef,
