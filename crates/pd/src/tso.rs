@@ -5,14 +5,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use parking_lot::Mutex;
-use strata_types::{Timestamp, TIMESTAMP_LOGICAL_BITS};
+use strata_types::Timestamp;
 
 use crate::PdError;
 
 /// How far ahead of the issued physical time the persisted limit is kept.
 pub const TSO_SAVE_INTERVAL_MS: u64 = 3_000;
-const LOGICAL_MAX: u64 = (1 << TIMESTAMP_LOGICAL_BITS) - 1;
 
 /// A source of wall-clock milliseconds, injectable for tests.
 pub trait Clock: Send + Sync + 'static {
@@ -37,17 +38,16 @@ pub trait TimestampOracle: Send + Sync + 'static {
     fn get_ts(&self) -> Result<Timestamp, PdError>;
 }
 
-struct State {
-    physical_ms: u64,
-    logical: u64,
-    saved_limit_ms: u64,
-}
-
 /// The oracle of one process, durable through a file holding the physical limit.
+///
+/// Issuing is lock-free: the last timestamp is one atomic, advanced by compare-and-swap to
+/// `max(last + 1, now)`. Only crossing the persisted limit takes a mutex, to write the next one.
 pub struct LocalTso<C: Clock = SystemClock> {
     clock: C,
     path: PathBuf,
-    state: Mutex<State>,
+    last: AtomicU64,
+    saved_limit_ms: AtomicU64,
+    saving: Mutex<()>,
 }
 
 impl LocalTso<SystemClock> {
@@ -72,35 +72,46 @@ impl<C: Clock> LocalTso<C> {
         Ok(LocalTso {
             clock,
             path,
-            state: Mutex::new(State {
-                physical_ms,
-                logical: 0,
-                saved_limit_ms,
-            }),
+            last: AtomicU64::new(Timestamp::compose(physical_ms, 0).0),
+            saved_limit_ms: AtomicU64::new(saved_limit_ms),
+            saving: Mutex::new(()),
         })
+    }
+
+    /// Persists a limit above `physical_ms` unless one already is.
+    fn raise_limit(&self, physical_ms: u64) -> Result<(), PdError> {
+        let _saving = self.saving.lock();
+        if physical_ms < self.saved_limit_ms.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let limit = physical_ms + TSO_SAVE_INTERVAL_MS;
+        save_limit(&self.path, limit)?;
+        self.saved_limit_ms.store(limit, Ordering::SeqCst);
+        Ok(())
     }
 }
 
 impl<C: Clock> TimestampOracle for LocalTso<C> {
     // Hot path: every transaction and pessimistic statement.
     fn get_ts(&self) -> Result<Timestamp, PdError> {
-        let mut state = self.state.lock();
-        let now = self.clock.now_ms();
-        if now > state.physical_ms {
-            state.physical_ms = now;
-            state.logical = 0;
+        loop {
+            let now = Timestamp::compose(self.clock.now_ms(), 0).0;
+            let last = self.last.load(Ordering::SeqCst);
+            // A logical counter that overflows carries into the physical part.
+            let next = (last + 1).max(now);
+            let physical_ms = Timestamp(next).physical_ms();
+            if physical_ms >= self.saved_limit_ms.load(Ordering::SeqCst) {
+                self.raise_limit(physical_ms)?;
+                continue;
+            }
+            if self
+                .last
+                .compare_exchange_weak(last, next, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return Ok(Timestamp(next));
+            }
         }
-        state.logical += 1;
-        if state.logical > LOGICAL_MAX {
-            state.physical_ms += 1;
-            state.logical = 1;
-        }
-        if state.physical_ms >= state.saved_limit_ms {
-            let limit = state.physical_ms + TSO_SAVE_INTERVAL_MS;
-            save_limit(&self.path, limit)?;
-            state.saved_limit_ms = limit;
-        }
-        Ok(Timestamp::compose(state.physical_ms, state.logical))
     }
 }
 
@@ -145,5 +156,49 @@ mod tests {
         now.store(10_010_000 - 3_600_000, Ordering::SeqCst);
         let tso = LocalTso::open_with_clock(dir.path(), FakeClock(now)).unwrap();
         assert!(tso.get_ts().unwrap() > c);
+    }
+
+    #[test]
+    fn concurrent_callers_get_distinct_increasing_timestamps() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = Arc::new(AtomicU64::new(10_000_000));
+        let tso = Arc::new(LocalTso::open_with_clock(dir.path(), FakeClock(now.clone())).unwrap());
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (tso, now) = (tso.clone(), now.clone());
+                std::thread::spawn(move || {
+                    let mut seen = Vec::new();
+                    for i in 0..20_000u64 {
+                        if i % 1000 == 0 {
+                            // Move the clock past the persisted limit now and then.
+                            now.fetch_add(TSO_SAVE_INTERVAL_MS / 2, Ordering::SeqCst);
+                        }
+                        seen.push(tso.get_ts().unwrap());
+                    }
+                    seen
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in threads {
+            let seen = t.join().unwrap();
+            assert!(
+                seen.windows(2).all(|w| w[0] < w[1]),
+                "increasing per caller"
+            );
+            all.extend(seen);
+        }
+        let count = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), count, "no timestamp is issued twice");
+        let saved: u64 = std::fs::read_to_string(dir.path().join("tso-limit"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            saved > all.last().unwrap().physical_ms(),
+            "the persisted limit covers every issued timestamp"
+        );
     }
 }

@@ -35,10 +35,15 @@ pub fn parse(sql: &str) -> Result<Parsed> {
             }
         }
     }
-    let statements = Parser::new(&dialect)
-        .with_tokens(tokens)
-        .parse_statements()
-        .map_err(syntax)?;
+    // The parser has panicked on some malformed input (`1 DIV >=` in sqlparser 0.59): such text
+    // is a syntax error, not a reason to drop the connection.
+    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Parser::new(&dialect).with_tokens(tokens).parse_statements()
+    }));
+    let statements = match parsed {
+        Ok(result) => result.map_err(syntax)?,
+        Err(_) => return Err(syntax("the statement could not be parsed")),
+    };
     Ok(Parsed {
         statements,
         param_count,
