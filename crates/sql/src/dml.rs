@@ -632,6 +632,19 @@ fn index_values(index: &IndexDef, row: &[Datum]) -> Vec<Datum> {
     index.columns.iter().map(|c| row[*c].clone()).collect()
 }
 
+fn pessimistic(txn: &Transaction) -> bool {
+    txn.mode() == strata_txn::TxnMode::Pessimistic
+}
+
+/// Locks what a statement wrote (pessimistic transactions; an optimistic one checks its writes
+/// at commit, which is all it needs).
+fn lock(txn: &mut Transaction, keys: Vec<Key>, w: &WriteCtx) -> Result<()> {
+    if pessimistic(txn) {
+        txn.lock_keys(keys, w.lock_wait_ms)?;
+    }
+    Ok(())
+}
+
 /// Applies assignments left to right, each seeing the previous ones (as MySQL does).
 fn assign(
     table: &TableDef,
@@ -758,7 +771,7 @@ pub fn execute_insert(
             },
         }
     }
-    txn.lock_keys(locks, w.lock_wait_ms)?;
+    lock(txn, locks, w)?;
     Ok(result)
 }
 
@@ -777,7 +790,11 @@ pub fn execute_update(
         w.ctx,
     )?;
     let mut result = WriteResult::default();
-    let mut locks = exec::point_keys(&plan.source, w.ctx)?;
+    let mut locks = if pessimistic(txn) {
+        exec::point_keys(&plan.source, w.ctx)?
+    } else {
+        Vec::new()
+    };
     for (key, old) in found {
         result.matched_rows += 1;
         let new = assign(table, &plan.assignments, &old, &[], w.ctx)?;
@@ -785,7 +802,7 @@ pub fn execute_update(
             result.affected_rows += 1;
         }
     }
-    txn.lock_keys(locks, w.lock_wait_ms)?;
+    lock(txn, locks, w)?;
     Ok(result)
 }
 
@@ -804,12 +821,16 @@ pub fn execute_delete(
         w.ctx,
     )?;
     let mut result = WriteResult::default();
-    let mut locks = exec::point_keys(&plan.source, w.ctx)?;
+    let mut locks = if pessimistic(txn) {
+        exec::point_keys(&plan.source, w.ctx)?
+    } else {
+        Vec::new()
+    };
     for (key, row) in found {
         delete_row(txn, table, &key, &row, &mut locks)?;
         result.affected_rows += 1;
         result.matched_rows += 1;
     }
-    txn.lock_keys(locks, w.lock_wait_ms)?;
+    lock(txn, locks, w)?;
     Ok(result)
 }
