@@ -270,9 +270,16 @@ impl Catalog {
         self.delete_table_data(old.id)
     }
 
-    /// Deletes every row and index entry of a table id, batch by batch.
+    /// Deletes every row and index entry of a table id.
     fn delete_table_data(&self, table_id: i64) -> Result<()> {
-        let range = keys::KeyRange::prefix(keys::table_prefix(strata_types::TableId(table_id)));
+        self.delete_range(keys::KeyRange::prefix(keys::table_prefix(
+            strata_types::TableId(table_id),
+        )))
+    }
+
+    /// Deletes every key of a range, batch by batch, each batch its own transaction. A batch
+    /// that meets a concurrent write is read again.
+    fn delete_range(&self, range: keys::KeyRange) -> Result<()> {
         loop {
             let mut txn = self.client.begin(TxnMode::Optimistic)?;
             let batch = txn.scan(&range.start, &range.end, DDL_BATCH_ROWS, false)?;
@@ -454,18 +461,10 @@ impl Catalog {
     }
 
     fn delete_index_data(&self, def: &TableDef, index_id: i64) -> Result<()> {
-        let range = keys::index_range(def.table_id(), strata_types::IndexId(index_id));
-        loop {
-            let mut txn = self.client.begin(TxnMode::Optimistic)?;
-            let batch = txn.scan(&range.start, &range.end, DDL_BATCH_ROWS, false)?;
-            if batch.is_empty() {
-                return Ok(());
-            }
-            for (key, _) in batch {
-                txn.delete(key);
-            }
-            let _ = txn.commit();
-        }
+        self.delete_range(keys::index_range(
+            def.table_id(),
+            strata_types::IndexId(index_id),
+        ))
     }
 
     pub fn drop_index(&self, db: &str, table: &str, name: &str, if_exists: bool) -> Result<()> {

@@ -775,26 +775,40 @@ pub fn execute_insert(
     Ok(result)
 }
 
+/// The rows an UPDATE or DELETE acts on, and the keys a pessimistic transaction locks even
+/// when their rows are missing.
+fn rows_to_write(
+    source: &TableSource,
+    filter: Option<&Expr>,
+    order_by: &[(Expr, bool)],
+    limit: Option<&Expr>,
+    txn: &mut Transaction,
+    w: &WriteCtx,
+) -> Result<(Vec<KeyedRow>, Vec<Key>)> {
+    let found = matching_rows(txn, source, filter, order_by, limit, w.ctx)?;
+    let locks = if pessimistic(txn) {
+        exec::point_keys(source, w.ctx)?
+    } else {
+        Vec::new()
+    };
+    Ok((found, locks))
+}
+
 pub fn execute_update(
     plan: &UpdatePlan,
     txn: &mut Transaction,
     w: &WriteCtx,
 ) -> Result<WriteResult> {
     let table = &*plan.source.table;
-    let found = matching_rows(
-        txn,
+    let (found, mut locks) = rows_to_write(
         &plan.source,
         plan.filter.as_ref(),
         &plan.order_by,
         plan.limit.as_ref(),
-        w.ctx,
+        txn,
+        w,
     )?;
     let mut result = WriteResult::default();
-    let mut locks = if pessimistic(txn) {
-        exec::point_keys(&plan.source, w.ctx)?
-    } else {
-        Vec::new()
-    };
     for (key, old) in found {
         result.matched_rows += 1;
         let new = assign(table, &plan.assignments, &old, &[], w.ctx)?;
@@ -812,20 +826,15 @@ pub fn execute_delete(
     w: &WriteCtx,
 ) -> Result<WriteResult> {
     let table = &*plan.source.table;
-    let found = matching_rows(
-        txn,
+    let (found, mut locks) = rows_to_write(
         &plan.source,
         plan.filter.as_ref(),
         &plan.order_by,
         plan.limit.as_ref(),
-        w.ctx,
+        txn,
+        w,
     )?;
     let mut result = WriteResult::default();
-    let mut locks = if pessimistic(txn) {
-        exec::point_keys(&plan.source, w.ctx)?
-    } else {
-        Vec::new()
-    };
     for (key, row) in found {
         delete_row(txn, table, &key, &row, &mut locks)?;
         result.affected_rows += 1;

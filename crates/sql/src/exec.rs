@@ -117,6 +117,26 @@ fn bound_datum(
     Ok(ty.coerce(value, "key").ok().map(|d| (d, bound.inclusive)))
 }
 
+/// Both bounds of a range converted to the key column's type.
+type Bounds = (Option<(Datum, bool)>, Option<(Datum, bool)>);
+
+fn bounds(
+    ty: &SqlType,
+    low: Option<&RangeBound>,
+    high: Option<&RangeBound>,
+    ctx: &Ctx,
+) -> Result<Bounds> {
+    let low = match low {
+        Some(b) => bound_datum(ty, b, true, ctx)?,
+        None => None,
+    };
+    let high = match high {
+        Some(b) => bound_datum(ty, b, false, ctx)?,
+        None => None,
+    };
+    Ok((low, high))
+}
+
 /// Key range `[start, end)` from an equal prefix and optional bounds on the next column.
 fn key_range(
     base: Key,
@@ -234,14 +254,7 @@ pub fn scan_source(
                 return Ok(());
             };
             let next_ty = &table.columns[pk[prefix.len().min(pk.len() - 1)]].ty;
-            let low = match low {
-                Some(b) => bound_datum(next_ty, b, true, ctx)?,
-                None => None,
-            };
-            let high = match high {
-                Some(b) => bound_datum(next_ty, b, false, ctx)?,
-                None => None,
-            };
+            let (low, high) = bounds(next_ty, low.as_ref(), high.as_ref(), ctx)?;
             let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
             let (start, end) = key_range(
                 keys::record_prefix(table.table_id()),
@@ -276,14 +289,7 @@ pub fn scan_source(
             };
             let next_ty =
                 &table.columns[index.columns[prefix.len().min(index.columns.len() - 1)]].ty;
-            let low = match low {
-                Some(b) => bound_datum(next_ty, b, true, ctx)?,
-                None => None,
-            };
-            let high = match high {
-                Some(b) => bound_datum(next_ty, b, false, ctx)?,
-                None => None,
-            };
+            let (low, high) = bounds(next_ty, low.as_ref(), high.as_ref(), ctx)?;
             let encode = |values: &[Datum]| rows::index_values_key(table, index, values);
             let base = keys::index_prefix(table.table_id(), strata_types::IndexId(index.id));
             let (mut start, mut end) = key_range(base, &encode, &prefix, low, high);

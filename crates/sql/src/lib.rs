@@ -6,7 +6,7 @@
 //! ```
 //!
 //! The layer reaches storage only through [`strata_txn`]: rows and index entries are keys
-//! (see [`rows`]), the catalog is keys too (see [`catalog`]). It keeps no data of its own, so
+//! (see the `rows` module), the catalog is keys too (see [`catalog`]). It keeps no data of its own, so
 //! any number of SQL nodes can serve one store.
 //!
 //! Not here: the wire protocol (strata-mysql) and joins and subqueries (not yet).

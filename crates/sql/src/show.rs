@@ -412,23 +412,11 @@ pub fn execute_other(
             session.use_database(&name).map(|_| ok())
         }
         Statement::CreateDatabase {
-            db_name,
+            db_name: name,
             if_not_exists,
             ..
-        } => {
-            session.implicit_commit()?;
-            let created = session
-                .server()
-                .catalog()
-                .create_database(&object_name(db_name), *if_not_exists)?;
-            Ok(Output::Ok {
-                affected_rows: created as u64,
-                last_insert_id: 0,
-                warnings: 0,
-                info: String::new(),
-            })
         }
-        Statement::CreateSchema {
+        | Statement::CreateSchema {
             schema_name: ast::SchemaName::Simple(name),
             if_not_exists,
             ..
