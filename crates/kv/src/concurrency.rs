@@ -105,6 +105,7 @@ impl ConcurrencyManager {
                 None => committing
                     .get(start)
                     .is_some_and(|(_, commit_ts)| *commit_ts <= ts),
+                Some(end) if start >= end => false,
                 Some(end) => committing
                     .range::<[u8], _>((
                         std::ops::Bound::Included(start),

@@ -221,7 +221,7 @@ impl Storage {
                             // A long value was written to the default CF at prewrite: keep it.
                         }
                     }
-                    None => Self::rollback_record(batch, key, start_ts),
+                    None => self.rollback_record(batch, key, start_ts)?,
                 }
                 batch.delete(Cf::Lock, key.to_vec());
                 Ok(1)
@@ -231,24 +231,40 @@ impl Storage {
                 (Some(_), _) => Ok(0),
                 (None, Some(_)) => Err(KvError::TxnAborted { start_ts }),
                 (None, None) => {
-                    Self::rollback_record(batch, key, start_ts);
+                    self.rollback_record(batch, key, start_ts)?;
                     Ok(0)
                 }
             },
         }
     }
 
-    fn rollback_record(batch: &mut WriteBatch, key: &[u8], start_ts: Timestamp) {
+    /// Puts a rollback record at `key + start_ts`, unless a commit record of another
+    /// transaction already sits there (a one-phase commit may choose a commit_ts equal to this
+    /// start_ts): overwriting it would erase a committed write. TiKV marks such a record as
+    /// "overlapped"; here the commit record stays, and its different start_ts tells readers it
+    /// is not this transaction's.
+    fn rollback_record(
+        &self,
+        batch: &mut WriteBatch,
+        key: &[u8],
+        start_ts: Timestamp,
+    ) -> Result<(), KvError> {
+        let versioned = mvcc::append_ts(mvcc::encode_user_key(key), start_ts);
+        if self
+            .engine
+            .get(Cf::Write, &versioned)
+            .map_err(storage)?
+            .is_some()
+        {
+            return Ok(());
+        }
         let write = Write {
             kind: WriteKind::Rollback,
             start_ts,
             short_value: None,
         };
-        batch.put(
-            Cf::Write,
-            mvcc::append_ts(mvcc::encode_user_key(key), start_ts),
-            write.encode(),
-        );
+        batch.put(Cf::Write, versioned, write.encode());
+        Ok(())
     }
 
     fn finish_keys(

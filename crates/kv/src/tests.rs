@@ -247,3 +247,15 @@ fn insert_fails_on_an_existing_key_and_succeeds_after_delete() {
     .unwrap();
     insert(b"k", deleted.0 + 1).unwrap();
 }
+
+#[test]
+fn a_rollback_at_a_commit_timestamp_keeps_the_committed_write() {
+    // A one-phase commit chooses its own commit_ts, which can equal another transaction's
+    // start_ts; that transaction's rollback must not erase the commit.
+    let s = storage();
+    let commit_ts = prewrite(&s, vec![put(b"k", b"v")], 10, true)
+        .unwrap()
+        .unwrap();
+    s.rollback(&[b"k".to_vec()], commit_ts).unwrap();
+    assert_eq!(s.get(b"k", Timestamp::MAX).unwrap(), Some(b"v".to_vec()));
+}

@@ -36,6 +36,11 @@ const DDL_BATCH_ROWS: usize = 1024;
 const DDL_WAIT_OLD_TXNS: Duration = Duration::from_secs(120);
 /// Retries of one backfill batch that met a concurrent write.
 const BACKFILL_RETRIES_MAX: usize = 100;
+/// How long a backfill batch waits for a row lock held by a writer.
+const BACKFILL_LOCK_WAIT_MS: u64 = 1_000;
+/// Pause before a backfill batch is tried again.
+const BACKFILL_RETRY_PAUSE: Duration = Duration::from_millis(10);
+
 /// Longest identifier MySQL accepts.
 const IDENTIFIER_MAX_CHARS: usize = 64;
 
@@ -332,7 +337,14 @@ impl Catalog {
                 })
             })
             .collect::<Result<_>>()?;
-        let index_id = def.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1;
+        // Index ids are never reused: entries of a dropped index that a late writer left behind
+        // must not belong to a new one.
+        let index_id = {
+            let mut txn = self.client.begin(TxnMode::Optimistic)?;
+            let id = Self::next_id(&mut txn)?;
+            txn.commit()?;
+            id
+        };
         let index = IndexDef {
             id: index_id,
             name: name.to_string(),
@@ -398,7 +410,10 @@ impl Catalog {
                 attempt += 1;
                 match self.backfill_batch(&def, &index, &column_ids, &start, &range.end) {
                     Ok(next) => break next,
-                    Err(BackfillError::Retry) if attempt < BACKFILL_RETRIES_MAX => continue,
+                    Err(BackfillError::Retry) if attempt < BACKFILL_RETRIES_MAX => {
+                        std::thread::sleep(BACKFILL_RETRY_PAUSE);
+                        continue;
+                    }
                     Err(BackfillError::Retry) => return Err(error::lock_wait_timeout()),
                     Err(BackfillError::Fail(e)) => return Err(e),
                 }
@@ -455,7 +470,8 @@ impl Catalog {
             txn.put(index_key, index_value);
             locks.push(key.clone());
         }
-        txn.lock_keys(locks, 0).map_err(BackfillError::from_txn)?;
+        txn.lock_keys(locks, BACKFILL_LOCK_WAIT_MS)
+            .map_err(BackfillError::from_txn)?;
         txn.commit().map_err(BackfillError::from_txn)?;
         Ok(next)
     }

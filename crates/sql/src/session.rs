@@ -528,11 +528,7 @@ impl Session {
 
     pub(crate) fn begin(&mut self) -> Result<Output> {
         self.commit()?;
-        let txn = self.server.client.begin(self.txn_mode())?;
-        self.txn = Some(OpenTxn {
-            txn,
-            _active: self.server.catalog.register_txn(),
-        });
+        self.ensure_txn()?;
         Ok(ok(0, 0))
     }
 
@@ -612,6 +608,21 @@ impl Session {
         params: &[Datum],
         cache: Option<&mut Option<CachedPlan>>,
     ) -> Result<Output> {
+        // A write registers its transaction before it is planned: online DDL waits for every
+        // transaction registered under an older schema, and a plan made from an older schema
+        // must count as one (see ddl.rs).
+        let writes = matches!(
+            statement,
+            Statement::Insert(_) | Statement::Update { .. } | Statement::Delete(_)
+        );
+        let _active = if writes && self.explicit_txn_active() {
+            self.ensure_txn()?;
+            None
+        } else if writes {
+            Some(self.server.catalog.register_txn())
+        } else {
+            None
+        };
         match self.plan(statement, cache)? {
             Some(plan) => self.execute_plan(&plan, params),
             None => show::execute_other(self, statement, params),
@@ -684,10 +695,12 @@ impl Session {
 
     fn ensure_txn(&mut self) -> Result<()> {
         if self.txn.is_none() {
+            // Registered before its start_ts is taken, so DDL that waits for it also covers it.
+            let active = self.server.catalog.register_txn();
             let txn = self.server.client.begin(self.txn_mode())?;
             self.txn = Some(OpenTxn {
                 txn,
-                _active: self.server.catalog.register_txn(),
+                _active: active,
             });
         }
         Ok(())
@@ -792,9 +805,9 @@ impl Session {
             } else {
                 TxnMode::Pessimistic
             };
-            let _active = self.server.catalog.register_txn();
             let mut txn = self.server.client.begin(mode)?;
             txn.begin_statement(mode == TxnMode::Pessimistic)?;
+
             let outcome = self
                 .write_in(&mut txn, plan, params)
                 .and_then(|r| txn.commit().map(|_| r).map_err(StatementError::Txn));

@@ -143,9 +143,10 @@ impl Transaction {
 
     /// Returns the values of `keys`, in order.
     pub fn batch_get(&mut self, keys: &[Key]) -> Result<Vec<Option<Value>>, TxnError> {
+        // Keys only locked (not written) by this transaction are read from storage too.
         let missing: Vec<Key> = keys
             .iter()
-            .filter(|k| !self.buffer.contains_key(*k))
+            .filter(|k| matches!(self.buffer.get(*k), None | Some(BufferedOp::Lock)))
             .cloned()
             .collect();
         let ts = self.read_ts();
@@ -173,6 +174,10 @@ impl Transaction {
         limit: usize,
         reverse: bool,
     ) -> Result<Vec<(Key, Value)>, TxnError> {
+        // An empty range (a contradictory WHERE, e.g. `id > 10 AND id < 5`) reads nothing.
+        if !end.is_empty() && start >= end {
+            return Ok(Vec::new());
+        }
         let upper = if end.is_empty() {
             Bound::Unbounded
         } else {
@@ -328,8 +333,10 @@ impl Transaction {
         let response = match self.client.kv().prewrite(&request) {
             Ok(response) => response,
             Err(e) => {
+                // A prewrite checks every key before it writes any, so a failed one left nothing
+                // behind. (A rollback here would write rollback records at start_ts, which can
+                // land on a key another transaction committed at that very timestamp.)
                 self.release_pessimistic_locks();
-                let _ = self.client.kv().rollback(&keys, self.start_ts);
                 return Err(e.into());
             }
         };

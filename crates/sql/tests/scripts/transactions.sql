@@ -117,3 +117,21 @@ ok 0
 > SELECT bal FROM acc WHERE id = 1
 bal
 61
+# Rows locked but not written are still read (batch point get), and an empty range reads nothing.
+> BEGIN
+ok 0
+> SELECT * FROM acc WHERE id = 1 FOR UPDATE
+id	bal
+1	61
+> SELECT * FROM acc WHERE id IN (1, 2) ORDER BY id
+id	bal
+1	61
+2	7
+> UPDATE acc SET bal = bal WHERE id IN (1, 2)
+ok 0 (Rows matched: 2  Changed: 0  Warnings: 0)
+> SELECT * FROM acc WHERE id > 10 AND id < 5
+id	bal
+> SELECT * FROM acc WHERE id BETWEEN 2 AND 1
+id	bal
+> ROLLBACK
+ok 0
