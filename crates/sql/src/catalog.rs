@@ -73,6 +73,10 @@ pub struct IndexDef {
     pub unique: bool,
     /// Readable by queries; while false the index is being built and is only maintained.
     pub public: bool,
+    /// Snapshots older than this do not see the backfilled entries of the index, so their
+    /// reads scan the table instead (0: every snapshot may use it).
+    #[serde(default)]
+    pub readable_from_ts: u64,
 }
 
 /// How a row's key (its handle) is formed.

@@ -351,6 +351,7 @@ impl Catalog {
             columns: positions,
             unique,
             public: false,
+            readable_from_ts: 0,
         };
         // Step 1: maintained by writes, invisible to reads.
         let schema = self.publish_table(db, table, |t| t.indexes.push(index.clone()))?;
@@ -359,10 +360,13 @@ impl Catalog {
             .and_then(|_| self.backfill(db, table, index_id));
         match result {
             Ok(()) => {
-                // Step 2: readable.
+                // Step 2: readable, by snapshots taken after the last backfill batch committed
+                // (an older snapshot would miss its entries).
+                let readable_from_ts = self.client.current_ts()?.0;
                 self.publish_table(db, table, |t| {
                     if let Some(i) = t.indexes.iter_mut().find(|i| i.id == index_id) {
                         i.public = true;
+                        i.readable_from_ts = readable_from_ts;
                     }
                 })?;
                 Ok(())
@@ -751,6 +755,7 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
             columns: positions,
             unique,
             public: true,
+            readable_from_ts: 0,
         });
     }
     let primary_key = match primary_positions {

@@ -218,7 +218,14 @@ pub fn scan_source(
     let page = limit_hint
         .map(|l| l.clamp(1, SCAN_PAGE_ROWS_MAX))
         .unwrap_or(SCAN_PAGE_ROWS);
-    match &source.access {
+    // An index built after this snapshot was taken lacks entries the snapshot would need.
+    let access = match &source.access {
+        Access::Index { index, .. } if txn.read_ts().0 < table.indexes[*index].readable_from_ts => {
+            &Access::FullScan
+        }
+        access => access,
+    };
+    match access {
         Access::Point(exprs) => {
             let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? else {
                 return Ok(());

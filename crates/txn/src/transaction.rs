@@ -121,7 +121,8 @@ impl Transaction {
         }
     }
 
-    fn read_ts(&self) -> Timestamp {
+    /// The snapshot the running statement reads.
+    pub fn read_ts(&self) -> Timestamp {
         if self.current_read {
             self.for_update_ts
         } else {
