@@ -143,6 +143,12 @@ pub struct TableStats {
     pub row_count: u64,
     /// Distinct values of each index's full key, by index id.
     pub index_distinct: HashMap<i64, u64>,
+    /// Encoded bytes (keys and values) of the rows, before compression.
+    #[serde(default)]
+    pub data_bytes: u64,
+    /// Encoded bytes of all index entries, before compression.
+    #[serde(default)]
+    pub index_bytes: u64,
 }
 
 /// One version of the whole catalog.

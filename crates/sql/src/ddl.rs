@@ -510,14 +510,18 @@ impl Catalog {
     pub fn analyze(&self, db: &str, table: &str) -> Result<()> {
         let def = self.schema().table(db, table)?.clone();
         let mut txn = self.client.begin(TxnMode::Optimistic)?;
+        let (row_count, data_bytes) =
+            count_range(&mut txn, keys::record_range(def.table_id()), None)?;
         let mut stats = TableStats {
-            row_count: count_range(&mut txn, keys::record_range(def.table_id()), None)?,
+            row_count,
+            data_bytes,
             ..Default::default()
         };
         for index in &def.indexes {
             let range = keys::index_range(def.table_id(), strata_types::IndexId(index.id));
-            let distinct = count_range(&mut txn, range, Some((&def, index)))?;
+            let (distinct, bytes) = count_range(&mut txn, range, Some((&def, index)))?;
             stats.index_distinct.insert(index.id, distinct);
+            stats.index_bytes += bytes;
         }
         txn.rollback();
         let mut txn = self.client.begin(TxnMode::Optimistic)?;
@@ -547,19 +551,23 @@ impl BackfillError {
     }
 }
 
-/// Counts the entries of a range (rows), or the distinct index values in it.
+/// Counts the entries of a range (rows), or the distinct index values in it, and the bytes
+/// of its keys and values.
 fn count_range(
     txn: &mut Transaction,
     range: keys::KeyRange,
     index: Option<(&TableDef, &IndexDef)>,
-) -> Result<u64> {
+) -> Result<(u64, u64)> {
     let mut start = range.start.clone();
     let mut count = 0;
+    let mut bytes = 0u64;
     let mut previous: Option<Vec<Datum>> = None;
     loop {
         let page = txn.scan(&start, &range.end, 4096, false)?;
         let done = page.len() < 4096;
-        for (key, _) in &page {
+        for (key, value) in &page {
+            bytes += (key.len() + value.len()) as u64;
+
             match index {
                 None => count += 1,
                 Some((_, index)) => {
@@ -577,7 +585,7 @@ fn count_range(
         }
         match page.last() {
             Some((last, _)) if !done => start = [last.as_slice(), &[0]].concat(),
-            _ => return Ok(count),
+            _ => return Ok((count, bytes)),
         }
     }
 }

@@ -80,6 +80,9 @@ fn object_table(
     name: &ast::ObjectName,
 ) -> Result<Arc<TableDef>> {
     let (db, table) = query::split_name(name, database)?;
+    if crate::infoschema::is_information_schema(&db) {
+        return Err(error::access_denied_database(&db));
+    }
     Ok(schema.table(&db, &table)?.clone())
 }
 
@@ -231,7 +234,12 @@ fn single_table(
     database: Option<&str>,
 ) -> Result<(Arc<TableDef>, String)> {
     match from {
-        [one] if one.joins.is_empty() => query::resolve_table(schema, database, &one.relation),
+        [one] if one.joins.is_empty() => {
+            if let Some((_, _)) = crate::infoschema::resolve(&one.relation, database) {
+                return Err(error::access_denied_database(crate::infoschema::NAME));
+            }
+            query::resolve_table(schema, database, &one.relation)
+        }
         _ => Err(error::unsupported("multi-table UPDATE or DELETE")),
     }
 }

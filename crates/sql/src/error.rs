@@ -33,6 +33,15 @@ pub fn unknown_table(db: &str, table: &str) -> SqlError {
     SqlError::new(1146, "42S02", format!("Table '{db}.{table}' doesn't exist"))
 }
 
+/// A write to a database no one may write, such as information_schema.
+pub fn access_denied_database(db: &str) -> SqlError {
+    SqlError::new(
+        1044,
+        "42000",
+        format!("Access denied for user 'root'@'%' to database '{db}'"),
+    )
+}
+
 pub fn bad_table(name: &str) -> SqlError {
     SqlError::new(1051, "42S02", format!("Unknown table '{name}'"))
 }

@@ -272,6 +272,13 @@ pub fn scan_source(
             );
             scan_rows(txn, &decoder, start, end, page, source.reverse, visit)?;
         }
+        Access::Memory(rows) => {
+            for row in rows.iter() {
+                if !visit(Key::default(), row.clone())? {
+                    break;
+                }
+            }
+        }
         Access::FullScan => {
             let range = keys::record_range(table.table_id());
             scan_rows(

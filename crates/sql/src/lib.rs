@@ -20,6 +20,7 @@ mod dml;
 mod error;
 mod exec;
 mod expr;
+mod infoschema;
 mod parse;
 mod query;
 mod rows;

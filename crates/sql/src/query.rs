@@ -46,6 +46,8 @@ pub enum Access {
         high: Option<RangeBound>,
     },
     FullScan,
+    /// Rows computed when the statement was planned (information_schema).
+    Memory(crate::infoschema::MemoryRows),
 }
 
 /// Where a query's rows come from.
@@ -185,8 +187,17 @@ pub fn plan_select(
     if select.from.len() > 1 || select.from.first().is_some_and(|f| !f.joins.is_empty()) {
         return Err(error::unsupported("joins"));
     }
+    let mut memory = None;
     let table = match select.from.first() {
-        Some(from) => Some(resolve_table(schema, database, &from.relation)?),
+        Some(from) => match crate::infoschema::resolve(&from.relation, database) {
+            Some((name, alias)) => {
+                let (def, rows) = crate::infoschema::table(schema, &name)?;
+                memory = Some(rows);
+                let alias = alias.unwrap_or_else(|| def.name.clone());
+                Some((def, alias))
+            }
+            None => Some(resolve_table(schema, database, &from.relation)?),
+        },
         None => None,
     };
     let scope = match &table {
@@ -268,10 +279,12 @@ pub fn plan_select(
         // HAVING without aggregation filters like WHERE over the output.
     }
     let (limit, offset) = limit_clause(query)?;
-    let lock = if query
-        .locks
-        .iter()
-        .any(|l| l.lock_type == ast::LockType::Update)
+    // information_schema rows are computed, not stored: there is nothing to lock.
+    let lock = if memory.is_none()
+        && query
+            .locks
+            .iter()
+            .any(|l| l.lock_type == ast::LockType::Update)
     {
         RowLock::ForUpdate
     } else {
@@ -300,7 +313,10 @@ pub fn plan_select(
         Some((def, _)) => {
             let stats = schema.stats.get(&def.id).cloned();
             let conjuncts = filter.clone().map(Expr::conjuncts).unwrap_or_default();
-            let access = choose_access(&def, &conjuncts, stats.as_deref());
+            let access = match memory.take() {
+                Some(rows) => Access::Memory(rows),
+                None => choose_access(&def, &conjuncts, stats.as_deref()),
+            };
             let read = filter
                 .iter()
                 .chain(&projection)

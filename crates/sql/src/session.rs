@@ -592,7 +592,9 @@ impl Session {
             _ => return Ok(None),
         };
         let plan = Arc::new(plan);
-        if let Some(cache) = cache {
+        // information_schema rows are fixed at planning: such plans are not reused.
+        let computed = matches!(&*plan, Plan::Select(s) if s.source.as_ref().is_some_and(|t| matches!(t.access, query::Access::Memory(_))));
+        if let Some(cache) = cache.filter(|_| !computed) {
             *cache = Some(CachedPlan {
                 version: schema.version,
                 database: self.database.clone(),

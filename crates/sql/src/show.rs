@@ -514,7 +514,7 @@ pub fn execute_other(
             let pattern = like_pattern(show_options);
             let schema = session.server().catalog().schema();
             let mut names: Vec<&str> = schema.databases.keys().map(String::as_str).collect();
-            names.push(INFORMATION_SCHEMA);
+            names.push(crate::infoschema::NAME);
             names.sort();
             let out = names
                 .into_iter()
@@ -639,8 +639,6 @@ pub fn execute_other(
     }
 }
 
-const INFORMATION_SCHEMA: &str = "information_schema";
-
 fn like_pattern(options: &ast::ShowStatementOptions) -> Option<String> {
     match &options.filter_position {
         Some(ast::ShowStatementFilterPosition::Infix(ast::ShowStatementFilter::Like(p)))
@@ -726,29 +724,12 @@ fn assign(
 fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Output> {
     let schema = session.server().catalog().schema();
     let def = schema.table(db, table)?;
-    let pk = def.primary_columns();
     let out = def
         .columns
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let key = if pk.contains(&i) {
-                "PRI"
-            } else if def
-                .indexes
-                .iter()
-                .any(|x| x.public && x.unique && x.columns.first() == Some(&i))
-            {
-                "UNI"
-            } else if def
-                .indexes
-                .iter()
-                .any(|x| x.public && x.columns.first() == Some(&i))
-            {
-                "MUL"
-            } else {
-                ""
-            };
+            let key = crate::infoschema::column_key(def, i);
             let default = match &c.default {
                 Some(DefaultValue::Literal(Some(v))) => text(v),
                 Some(DefaultValue::CurrentTimestamp) => text("CURRENT_TIMESTAMP"),
@@ -888,6 +869,7 @@ fn explain(session: &Session, statement: &Statement) -> Result<Output> {
                 format!("table:{}, index:{}", table.name, table.indexes[*index].name),
             ),
             Access::FullScan => ("TableFullScan", format!("table:{}", table.name)),
+            Access::Memory(_) => ("MemTableScan", format!("table:{}", table.name)),
         };
         let order = if source.ordered { ", keep order" } else { "" };
         out.push(vec![

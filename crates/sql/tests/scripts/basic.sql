@@ -151,3 +151,33 @@ ok 0
 > SELECT * FROM u WHERE id = 1
 id	email
 1	a2@x
+
+# information_schema: schema and ANALYZE's sizes, read with plain SELECTs; it cannot be written.
+> ANALYZE TABLE u
+Table	Op	Msg_type	Msg_text
+shop.u	analyze	status	OK
+> SELECT TABLE_NAME, TABLE_ROWS, DATA_LENGTH > 0, INDEX_LENGTH > 0, AVG_ROW_LENGTH > 0 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop' AND TABLE_NAME = 'u'
+TABLE_NAME	TABLE_ROWS	DATA_LENGTH > 0	INDEX_LENGTH > 0	AVG_ROW_LENGTH > 0
+u	4	1	1	1
+> SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'shop' AND data_length + index_length > 0
+COUNT(*)
+1
+> SELECT SCHEMA_NAME FROM INFORMATION_SCHEMA.SCHEMATA WHERE SCHEMA_NAME LIKE 'info%'
+SCHEMA_NAME
+information_schema
+> SELECT COLUMN_NAME, ORDINAL_POSITION, IS_NULLABLE, DATA_TYPE, COLUMN_TYPE, COLUMN_KEY FROM information_schema.columns WHERE table_schema = 'shop' AND table_name = 'u' ORDER BY ORDINAL_POSITION
+COLUMN_NAME	ORDINAL_POSITION	IS_NULLABLE	DATA_TYPE	COLUMN_TYPE	COLUMN_KEY
+id	1	NO	int	int	PRI
+email	2	YES	varchar	varchar(20)	UNI
+> SELECT * FROM information_schema.no_such_table
+error 1146 (42S02): Table 'information_schema.no_such_table' doesn't exist
+> DELETE FROM information_schema.tables
+error 1044 (42000): Access denied for user 'root'@'%' to database 'information_schema'
+> UPDATE information_schema.tables SET table_rows = 1
+error 1044 (42000): Access denied for user 'root'@'%' to database 'information_schema'
+> INSERT INTO information_schema.tables (table_name) VALUES ('x')
+error 1044 (42000): Access denied for user 'root'@'%' to database 'information_schema'
+> EXPLAIN SELECT table_name FROM information_schema.tables
+id	task	access object
+Projection	root	
+└─MemTableScan	cop[tikv]	table:TABLES
