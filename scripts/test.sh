@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs Strata's whole test suite on a fresh Debian machine with Rust: installs what the build and
-# the end-to-end tests need (clang and libclang for RocksDB, the real sysbench and mariadb client)
-# when missing, then runs every test of the workspace with the one cargo profile (release), so
-# RocksDB's C++ build happens once.
+# the end-to-end tests need (clang and libclang for RocksDB, the real sysbench and mariadb client,
+# headless Chromium to load the benchmark report) when missing, then runs every test of the
+# workspace with the one cargo profile (release), so RocksDB's C++ build happens once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,7 @@ command -v clang >/dev/null 2>&1 || need+=(clang)
 [ -e /usr/lib/llvm-14/lib/libclang.so ] || ls /usr/lib/llvm-*/lib/libclang*.so >/dev/null 2>&1 || need+=(libclang-dev)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}"
   SUDO=""

@@ -29,6 +29,9 @@ struct Cli {
 enum Command {
     /// Starts every role in one process: the embedded single-node database.
     Playground(playground::PlaygroundArgs),
+    /// Benchmarks Strata or any MySQL-protocol server: sysbench matrices and reports.
+    #[command(subcommand)]
+    Bench(strata_bench::cli::BenchCommand),
 }
 
 fn main() {
@@ -42,6 +45,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Playground(args) => playground::run(args),
+        Command::Bench(command) => strata_bench::cli::run(command).map_err(Into::into),
     };
     if let Err(e) = result {
         eprintln!("strata: {e}");

@@ -27,6 +27,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["strata-types", "strata-codec", "strata-txn"],
     ),
     ("strata-mysql", &["strata-sql"]),
+    // Benchmark drivers speak only the MySQL protocol, so they measure any server alike.
+    ("strata-bench", &[]),
     (
         "strata",
         &[
@@ -38,6 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-txn",
             "strata-sql",
             "strata-mysql",
+            "strata-bench",
         ],
     ),
 ];

@@ -1,0 +1,338 @@
+//! The command line of `strata bench`.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use crate::client::Target;
+use crate::result::BenchResult;
+use crate::server::{External, Playground, Server};
+use crate::sysbench::{self, SysbenchConfig};
+
+/// `strata bench …`.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Drives the real sysbench 1.0.20 over a matrix of workloads and thread counts.
+    #[command(subcommand)]
+    Sysbench(Box<SysbenchCommand>),
+    /// Renders result files as Markdown and one HTML page with charts.
+    Report(ReportArgs),
+}
+
+/// `strata bench sysbench …`.
+#[derive(Subcommand, Debug)]
+pub enum SysbenchCommand {
+    /// Creates the database, loads the sbtest tables (oltp_common prepare) and runs ANALYZE TABLE.
+    Prepare(PrepareArgs),
+    /// Runs every workload at every thread count and writes one JSON result file.
+    Run(RunArgs),
+}
+
+/// Where the server is and how to log in (the flags go-tpc and `strata bench tpcc` use).
+#[derive(Args, Debug, Clone)]
+pub struct ConnectionArgs {
+    /// Server host (an IP address, so that clients use TCP).
+    #[arg(short = 'H', long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Server port.
+    #[arg(short = 'P', long, default_value_t = 4000)]
+    pub port: u16,
+    /// User name.
+    #[arg(short = 'U', long, default_value = "root")]
+    pub user: String,
+    /// Password.
+    #[arg(short = 'p', long, default_value = "")]
+    pub password: String,
+    /// Database (created if missing).
+    #[arg(short = 'D', long, default_value = "sbtest")]
+    pub db: String,
+}
+
+impl ConnectionArgs {
+    fn target(&self) -> Target {
+        Target {
+            host: self.host.clone(),
+            port: self.port,
+            user: self.user.clone(),
+            password: self.password.clone(),
+            db: self.db.clone(),
+        }
+    }
+}
+
+/// Which server is measured and how the tool may control it.
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Start a Strata playground in this folder (data in DIR/data) on --host/--port and stop it
+    /// at the end; its process is sampled and its data can be restored between runs.
+    #[arg(long, value_name = "DIR")]
+    pub playground: Option<PathBuf>,
+    /// The `strata` binary for --playground (default: this binary).
+    #[arg(long, value_name = "PATH")]
+    pub strata_binary: Option<PathBuf>,
+    /// Process id of the server to sample (repeatable).
+    #[arg(long = "server-pid", value_name = "PID")]
+    pub server_pids: Vec<u32>,
+    /// Sample every process with this name, looked up before each run (e.g. mariadbd).
+    #[arg(long, value_name = "NAME")]
+    pub server_process: Option<String>,
+    /// The server's data folder: its size is recorded, and --restore copies it.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Shell command that stops the outside server (for --restore).
+    #[arg(long, value_name = "CMD")]
+    pub stop_command: Option<String>,
+    /// Shell command that starts the outside server (for --restore).
+    #[arg(long, value_name = "CMD")]
+    pub start_command: Option<String>,
+}
+
+impl ServerArgs {
+    fn server(&self, target: &Target) -> Result<Server, String> {
+        if let Some(dir) = &self.playground {
+            let binary = match &self.strata_binary {
+                Some(b) => b.clone(),
+                None => std::env::current_exe().map_err(|e| format!("this binary: {e}"))?,
+            };
+            return Ok(Server::Playground(Playground::new(
+                binary,
+                absolute(dir),
+                target.clone(),
+            )));
+        }
+        Ok(Server::External(External {
+            pids: self.server_pids.clone(),
+            process_name: self.server_process.clone(),
+            data_dir: self.data_dir.as_deref().map(absolute),
+            stop_command: self.stop_command.clone(),
+            start_command: self.start_command.clone(),
+            snapshot_dir: None,
+            target: target.clone(),
+        }))
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The data set.
+#[derive(Args, Debug, Clone)]
+pub struct DataArgs {
+    /// Number of sbtest tables.
+    #[arg(long, default_value_t = 4)]
+    pub tables: u32,
+    /// Rows per table.
+    #[arg(long, default_value_t = 100_000)]
+    pub table_size: u64,
+    /// Threads that load the tables.
+    #[arg(long, default_value_t = 4)]
+    pub prepare_threads: u32,
+    /// The sysbench binary.
+    #[arg(long, default_value = "sysbench")]
+    pub sysbench: String,
+}
+
+/// `strata bench sysbench prepare`.
+#[derive(Args, Debug)]
+pub struct PrepareArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Where sysbench's own output goes.
+    #[arg(long, default_value = "bench-raw")]
+    pub raw_dir: PathBuf,
+}
+
+/// `strata bench sysbench run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Prepare the data set first (as `strata bench sysbench prepare` does).
+    #[arg(long)]
+    pub prepare: bool,
+    /// Comma list of workloads (default: the eight oltp_* workloads).
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Vec<String>,
+    /// Comma list of thread counts.
+    #[arg(short = 'T', long, value_delimiter = ',', default_values_t = vec![1, 8, 32, 128])]
+    pub threads: Vec<u32>,
+    /// Seconds of each measured run.
+    #[arg(long, default_value_t = 60)]
+    pub time: u32,
+    /// Seconds of discarded warm-up before each measured run (sysbench 1.0 has no
+    /// --warmup-time, so this is a separate run).
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u32,
+    /// sysbench --report-interval.
+    #[arg(long, default_value_t = 1)]
+    pub report_interval: u32,
+    /// sysbench --rand-type.
+    #[arg(long, default_value = "uniform")]
+    pub rand_type: String,
+    /// sysbench --percentile.
+    #[arg(long, default_value_t = 95)]
+    pub percentile: u32,
+    /// sysbench --mysql-ignore-errors (default: sysbench's own, 1213,1020,1205).
+    #[arg(long, default_value = "")]
+    pub mysql_ignore_errors: String,
+    /// Further sysbench argument for every run (repeatable), e.g. --extra=--auto-inc=off.
+    #[arg(long = "extra", allow_hyphen_values = true)]
+    pub extra: Vec<String>,
+    /// Restore the prepared data before every run of a write workload, as published reports do.
+    #[arg(long)]
+    pub restore: bool,
+    /// Name of the system under test in reports (default: the server's VERSION()).
+    #[arg(long, default_value = "")]
+    pub label: String,
+    /// The JSON result file.
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Where sysbench's own output goes (default: next to --out, `<name>-raw/`).
+    #[arg(long)]
+    pub raw_dir: Option<PathBuf>,
+}
+
+/// `strata bench report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Result files; the first is the baseline the others are compared with.
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Output folder for report.md and report.html.
+    #[arg(long, default_value = "bench-report")]
+    pub out: PathBuf,
+}
+
+/// Runs a `strata bench` command.
+pub fn run(command: BenchCommand) -> Result<(), String> {
+    match command {
+        BenchCommand::Sysbench(command) => match *command {
+            SysbenchCommand::Prepare(args) => prepare(args),
+            SysbenchCommand::Run(args) => run_matrix(args),
+        },
+        BenchCommand::Report(args) => report(args),
+    }
+}
+
+fn config(connection: &ConnectionArgs, data: &DataArgs, raw_dir: PathBuf) -> SysbenchConfig {
+    SysbenchConfig {
+        sysbench: data.sysbench.clone(),
+        target: connection.target(),
+        tables: data.tables,
+        table_size: data.table_size,
+        prepare_threads: data.prepare_threads,
+        workloads: sysbench::ALL_WORKLOADS
+            .iter()
+            .map(|w| w.to_string())
+            .collect(),
+        threads: vec![1],
+        time_seconds: 0,
+        warmup_seconds: 0,
+        report_interval_seconds: 1,
+        rand_type: "uniform".into(),
+        percentile: 95,
+        mysql_ignore_errors: String::new(),
+        extra_args: Vec::new(),
+        restore: false,
+        label: String::new(),
+        raw_dir,
+    }
+}
+
+fn prepare(args: PrepareArgs) -> Result<(), String> {
+    sysbench::check_installed(&args.data.sysbench).map_err(|e| e.0)?;
+    let config = config(&args.connection, &args.data, args.raw_dir.clone());
+    let mut server = args.server.server(&config.target)?;
+    if matches!(server, Server::Playground(_)) {
+        server.start().map_err(|e| e.0)?;
+    }
+    let (_, prepared) = sysbench::prepare(&config, &server).map_err(|e| e.0)?;
+    println!(
+        "prepared {} tables × {} rows in {:.1} s; data {} on disk, {} logical",
+        config.tables,
+        config.table_size,
+        prepared.seconds,
+        sysbench::human_bytes(prepared.size.disk_bytes),
+        sysbench::human_bytes(prepared.size.logical_bytes)
+    );
+    server.stop().ok();
+    Ok(())
+}
+
+fn run_matrix(args: RunArgs) -> Result<(), String> {
+    if args.threads.is_empty() || args.threads.contains(&0) {
+        return Err("--threads needs positive thread counts".into());
+    }
+    if args.time == 0 {
+        return Err("--time must be at least 1 second".into());
+    }
+    let raw_dir = args.raw_dir.clone().unwrap_or_else(|| {
+        let stem = args
+            .out
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "result".into());
+        args.out.with_file_name(format!("{stem}-raw"))
+    });
+    let mut config = config(&args.connection, &args.data, raw_dir);
+    if !args.workloads.is_empty() {
+        config.workloads = args.workloads.clone();
+    }
+    config.threads = args.threads.clone();
+    config.time_seconds = args.time;
+    config.warmup_seconds = args.warmup;
+    config.report_interval_seconds = args.report_interval;
+    config.rand_type = args.rand_type.clone();
+    config.percentile = args.percentile;
+    config.mysql_ignore_errors = args.mysql_ignore_errors.clone();
+    config.extra_args = args.extra.clone();
+    config.restore = args.restore;
+    config.label = args.label.clone();
+    sysbench::check_installed(&config.sysbench).map_err(|e| e.0)?;
+    let mut server = args.server.server(&config.target)?;
+    if matches!(server, Server::Playground(_)) {
+        server.start().map_err(|e| e.0)?;
+    }
+    let result = sysbench::run_matrix(&config, &mut server, args.prepare, &args.out);
+    let stopped = match server {
+        Server::Playground(_) => server.stop().map_err(|e| e.0),
+        Server::External(_) => Ok(()),
+    };
+    let matrix = result.map_err(|e| e.0)?;
+    stopped?;
+    let failed = matrix.runs.iter().filter(|r| r.summary.is_none()).count();
+    println!(
+        "wrote {} ({} runs, {failed} failed)",
+        args.out.display(),
+        matrix.runs.len()
+    );
+    Ok(())
+}
+
+fn report(args: ReportArgs) -> Result<(), String> {
+    let mut results = Vec::new();
+    for path in &args.results {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let result: BenchResult = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a strata bench result: {e}", path.display()))?;
+        results.push(result);
+    }
+    let files = crate::report::render(&results, &args.out)
+        .map_err(|e| format!("writing the report to {}: {e}", args.out.display()))?;
+    println!(
+        "wrote {} and {}",
+        files.markdown.display(),
+        files.html.display()
+    );
+    Ok(())
+}
