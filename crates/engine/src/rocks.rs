@@ -52,6 +52,10 @@ impl RocksEngine {
         // Two cores: a writer waiting for the group leader sleeps instead of spinning in
         // sched_yield, which would take the CPU from the leader it waits for.
         db_options.set_enable_write_thread_adaptive_yield(false);
+        // The group leader inserts every batch of its group into the memtable itself: followers
+        // wait once instead of being woken for a parallel insert phase, and the leader's
+        // sequential inserts reuse the skip list's search path.
+        db_options.set_allow_concurrent_memtable_write(false);
 
         let descriptors = Cf::ALL.iter().map(|cf| {
             let mut table = BlockBasedOptions::default();
