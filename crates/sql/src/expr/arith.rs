@@ -1,0 +1,269 @@
+//! Arithmetic, comparison and LIKE over values.
+
+use std::cmp::Ordering;
+
+use rust_decimal::prelude::ToPrimitive;
+use strata_codec::Datum;
+
+use crate::error::{self, Result};
+use crate::types::{self, compare, to_bool, to_decimal, to_f64, to_i64};
+
+use super::*;
+
+pub(super) fn negate(v: Datum) -> Result<Datum> {
+    Ok(match v {
+        Datum::Null => Datum::Null,
+        Datum::Int(i) => Datum::Int(
+            i.checked_neg()
+                .ok_or_else(|| error::value_out_of_range("BIGINT", "-"))?,
+        ),
+        Datum::UInt(u) => {
+            if u <= i64::MAX as u64 + 1 {
+                Datum::Int((u as i128).wrapping_neg() as i64)
+            } else {
+                return Err(error::value_out_of_range("BIGINT", "-"));
+            }
+        }
+        Datum::Float(f) => Datum::Float(-f),
+        Datum::Decimal(d) => Datum::Decimal(-d),
+        other => Datum::Float(-to_f64(&other).unwrap_or(0.0)),
+    })
+}
+
+#[derive(PartialEq, PartialOrd)]
+pub(super) enum NumClass {
+    Int,
+    Decimal,
+    Float,
+}
+
+pub(super) fn num_class(d: &Datum) -> NumClass {
+    match d {
+        Datum::Int(_) | Datum::UInt(_) => NumClass::Int,
+        Datum::Decimal(_) => NumClass::Decimal,
+        Datum::Bytes(b) => {
+            let prefix = types::numeric_prefix(b);
+            if prefix.contains(['.', 'e', 'E']) {
+                NumClass::Float
+            } else {
+                NumClass::Int
+            }
+        }
+        _ => NumClass::Float,
+    }
+}
+
+pub(super) fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum, strict: bool) -> Result<Datum> {
+    let by_zero = || {
+        if strict {
+            Err(error::division_by_zero())
+        } else {
+            Ok(Datum::Null)
+        }
+    };
+    let class = std::cmp::max_by(num_class(a), num_class(b), |x, y| {
+        x.partial_cmp(y).unwrap_or(Ordering::Equal)
+    });
+    let overflow = || error::value_out_of_range("BIGINT", "arithmetic");
+    if op == BinaryOp::Divide {
+        let d = to_decimal(b).unwrap_or_default();
+        if class == NumClass::Float {
+            let y = to_f64(b).unwrap_or(0.0);
+            return Ok(if y == 0.0 {
+                Datum::Null
+            } else {
+                Datum::Float(to_f64(a).unwrap_or(0.0) / y)
+            });
+        }
+        if d.is_zero() {
+            return by_zero();
+        }
+        let x = to_decimal(a).unwrap_or_default();
+        let scale = x.scale() + DIV_PRECISION_INCREMENT;
+        let mut q = x.checked_div(d).ok_or_else(overflow)?.round_dp(scale);
+        q.rescale(scale);
+        return Ok(Datum::Decimal(q));
+    }
+    match class {
+        NumClass::Int => {
+            let (x, y) = (int_value(a), int_value(b));
+            let r = match op {
+                BinaryOp::Plus => x.checked_add(y),
+                BinaryOp::Minus => x.checked_sub(y),
+                BinaryOp::Multiply => x.checked_mul(y),
+                BinaryOp::IntDivide => {
+                    if y == 0 {
+                        return by_zero();
+                    }
+                    x.checked_div(y)
+                }
+                BinaryOp::Modulo => {
+                    if y == 0 {
+                        return by_zero();
+                    }
+                    x.checked_rem(y)
+                }
+                _ => unreachable!("arithmetic operator"),
+            }
+            .ok_or_else(overflow)?;
+            // As in MySQL: signed operands give a signed BIGINT, an unsigned one an unsigned.
+            let unsigned = matches!(a, Datum::UInt(_)) || matches!(b, Datum::UInt(_));
+            if unsigned {
+                u64::try_from(r)
+                    .map(Datum::UInt)
+                    .map_err(|_| error::value_out_of_range("BIGINT UNSIGNED", "arithmetic"))
+            } else {
+                i64::try_from(r).map(Datum::Int).map_err(|_| overflow())
+            }
+        }
+        NumClass::Decimal => {
+            let (x, y) = (
+                to_decimal(a).unwrap_or_default(),
+                to_decimal(b).unwrap_or_default(),
+            );
+            let r = match op {
+                BinaryOp::Plus => x.checked_add(y),
+                BinaryOp::Minus => x.checked_sub(y),
+                BinaryOp::Multiply => x.checked_mul(y),
+                BinaryOp::IntDivide => {
+                    if y.is_zero() {
+                        return by_zero();
+                    }
+                    return Ok(Datum::Int((x / y).trunc().to_i64().ok_or_else(overflow)?));
+                }
+                BinaryOp::Modulo => {
+                    if y.is_zero() {
+                        return by_zero();
+                    }
+                    x.checked_rem(y)
+                }
+                _ => unreachable!("arithmetic operator"),
+            };
+            Ok(Datum::Decimal(r.ok_or_else(|| {
+                error::value_out_of_range("DECIMAL", "arithmetic")
+            })?))
+        }
+        NumClass::Float => {
+            let (x, y) = (to_f64(a).unwrap_or(0.0), to_f64(b).unwrap_or(0.0));
+            Ok(match op {
+                BinaryOp::Plus => Datum::Float(x + y),
+                BinaryOp::Minus => Datum::Float(x - y),
+                BinaryOp::Multiply => Datum::Float(x * y),
+                BinaryOp::IntDivide if y == 0.0 => return by_zero(),
+                BinaryOp::IntDivide => Datum::Int((x / y).trunc() as i64),
+                BinaryOp::Modulo if y == 0.0 => return by_zero(),
+                BinaryOp::Modulo => Datum::Float(x % y),
+                _ => unreachable!("arithmetic operator"),
+            })
+        }
+    }
+}
+
+pub(super) fn int_value(d: &Datum) -> i128 {
+    match d {
+        Datum::Int(i) => *i as i128,
+        Datum::UInt(u) => *u as i128,
+        other => to_i64(other).unwrap_or(0) as i128,
+    }
+}
+
+pub(super) fn binary(
+    op: BinaryOp,
+    l: &Expr,
+    r: &Expr,
+    row: &[Datum],
+    env: &dyn EvalEnv,
+) -> Result<Datum> {
+    match op {
+        BinaryOp::And => {
+            let a = to_bool(&l.eval(row, env)?);
+            if a == Some(false) {
+                return Ok(bool_datum(false));
+            }
+            let b = to_bool(&r.eval(row, env)?);
+            return Ok(match (a, b) {
+                (_, Some(false)) => bool_datum(false),
+                (Some(true), Some(true)) => bool_datum(true),
+                _ => Datum::Null,
+            });
+        }
+        BinaryOp::Or => {
+            let a = to_bool(&l.eval(row, env)?);
+            if a == Some(true) {
+                return Ok(bool_datum(true));
+            }
+            let b = to_bool(&r.eval(row, env)?);
+            return Ok(match (a, b) {
+                (_, Some(true)) => bool_datum(true),
+                (Some(false), Some(false)) => bool_datum(false),
+                _ => Datum::Null,
+            });
+        }
+        _ => {}
+    }
+    let a = l.eval(row, env)?;
+    let b = r.eval(row, env)?;
+    if op == BinaryOp::NullSafeEq {
+        return Ok(bool_datum(match (&a, &b) {
+            (Datum::Null, Datum::Null) => true,
+            (Datum::Null, _) | (_, Datum::Null) => false,
+            _ => compare(&a, &b) == Some(Ordering::Equal),
+        }));
+    }
+    if a == Datum::Null || b == Datum::Null {
+        return Ok(Datum::Null);
+    }
+    Ok(match op {
+        BinaryOp::Eq => opt_bool(compare(&a, &b).map(|o| o == Ordering::Equal)),
+        BinaryOp::NotEq => opt_bool(compare(&a, &b).map(|o| o != Ordering::Equal)),
+        BinaryOp::Lt => opt_bool(compare(&a, &b).map(|o| o == Ordering::Less)),
+        BinaryOp::LtEq => opt_bool(compare(&a, &b).map(|o| o != Ordering::Greater)),
+        BinaryOp::Gt => opt_bool(compare(&a, &b).map(|o| o == Ordering::Greater)),
+        BinaryOp::GtEq => opt_bool(compare(&a, &b).map(|o| o != Ordering::Less)),
+        BinaryOp::Xor => opt_bool(match (to_bool(&a), to_bool(&b)) {
+            (Some(x), Some(y)) => Some(x != y),
+            _ => None,
+        }),
+        BinaryOp::BitAnd => Datum::UInt((int_value(&a) as u64) & (int_value(&b) as u64)),
+        BinaryOp::BitOr => Datum::UInt((int_value(&a) as u64) | (int_value(&b) as u64)),
+        _ => arithmetic(op, &a, &b, env.division_by_zero_is_error())?,
+    })
+}
+
+/// SQL LIKE with `%`, `_` and an escape character; bytewise (binary collation).
+pub fn like(text: &[u8], pattern: &[u8], escape: u8) -> bool {
+    let (mut t, mut p) = (0usize, 0usize);
+    let (mut star_p, mut star_t) = (usize::MAX, 0usize);
+    while t < text.len() {
+        if p < pattern.len() {
+            let c = pattern[p];
+            if c == escape && p + 1 < pattern.len() {
+                if pattern[p + 1] == text[t] {
+                    p += 2;
+                    t += 1;
+                    continue;
+                }
+            } else if c == b'%' {
+                star_p = p;
+                star_t = t;
+                p += 1;
+                continue;
+            } else if c == b'_' || c == text[t] {
+                p += 1;
+                t += 1;
+                continue;
+            }
+        }
+        if star_p != usize::MAX {
+            p = star_p + 1;
+            star_t += 1;
+            t = star_t;
+            continue;
+        }
+        return false;
+    }
+    while p < pattern.len() && pattern[p] == b'%' {
+        p += 1;
+    }
+    p == pattern.len()
+}

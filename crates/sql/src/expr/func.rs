@@ -1,0 +1,192 @@
+//! Built-in functions.
+
+use std::cmp::Ordering;
+
+use rust_decimal::prelude::ToPrimitive;
+use strata_codec::Datum;
+
+use crate::error::{self, Result};
+use crate::types::{self, compare, to_bool, to_decimal, to_f64, to_i64, SqlType, TypeKind};
+
+use super::*;
+
+pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<Datum> {
+    // Functions that do not evaluate every argument first.
+    match func {
+        Func::Coalesce => {
+            for a in args {
+                let v = a.eval(row, env)?;
+                if v != Datum::Null {
+                    return Ok(v);
+                }
+            }
+            return Ok(Datum::Null);
+        }
+        Func::If => {
+            let c = to_bool(&args[0].eval(row, env)?) == Some(true);
+            return args[if c { 1 } else { 2 }].eval(row, env);
+        }
+        _ => {}
+    }
+    let values: Vec<Datum> = args
+        .iter()
+        .map(|a| a.eval(row, env))
+        .collect::<Result<_>>()?;
+    let first = values.first().cloned().unwrap_or(Datum::Null);
+    let null_in = values.contains(&Datum::Null);
+    let text = |d: &Datum| types::datum_to_text(d);
+    Ok(match func {
+        Func::NullIf => {
+            if compare(&values[0], &values[1]) == Some(Ordering::Equal) {
+                Datum::Null
+            } else {
+                first
+            }
+        }
+        Func::Greatest | Func::Least => {
+            if null_in {
+                return Ok(Datum::Null);
+            }
+            let want = if *func == Func::Greatest {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
+            let mut best = first;
+            for v in &values[1..] {
+                if compare(v, &best) == Some(want) {
+                    best = v.clone();
+                }
+            }
+            best
+        }
+        _ if null_in => Datum::Null,
+        Func::Concat => Datum::Bytes(values.iter().flat_map(text).collect()),
+        Func::Length => Datum::Int(text(&first).len() as i64),
+        Func::CharLength => Datum::Int(types::char_length(&text(&first)) as i64),
+        Func::Upper => Datum::Bytes(
+            String::from_utf8_lossy(&text(&first))
+                .to_uppercase()
+                .into_bytes(),
+        ),
+        Func::Lower => Datum::Bytes(
+            String::from_utf8_lossy(&text(&first))
+                .to_lowercase()
+                .into_bytes(),
+        ),
+        Func::Trim => Datum::Bytes(
+            String::from_utf8_lossy(&text(&first))
+                .trim()
+                .as_bytes()
+                .to_vec(),
+        ),
+        Func::Substring => {
+            let s = String::from_utf8_lossy(&text(&first)).to_string();
+            let chars: Vec<char> = s.chars().collect();
+            let pos = to_i64(&values[1]).unwrap_or(0);
+            let start = if pos > 0 {
+                (pos - 1) as usize
+            } else if pos < 0 {
+                chars.len().saturating_sub(pos.unsigned_abs() as usize)
+            } else {
+                return Ok(Datum::Bytes(Vec::new()));
+            };
+            let len = values
+                .get(2)
+                .map(|v| to_i64(v).unwrap_or(0).max(0) as usize)
+                .unwrap_or(usize::MAX);
+            Datum::Bytes(
+                chars
+                    .iter()
+                    .skip(start)
+                    .take(len)
+                    .collect::<String>()
+                    .into_bytes(),
+            )
+        }
+        Func::Abs => match first {
+            Datum::Int(i) => Datum::Int(
+                i.checked_abs()
+                    .ok_or_else(|| error::value_out_of_range("BIGINT", "abs"))?,
+            ),
+            Datum::UInt(u) => Datum::UInt(u),
+            Datum::Decimal(d) => Datum::Decimal(d.abs()),
+            other => Datum::Float(to_f64(&other).unwrap_or(0.0).abs()),
+        },
+        Func::Round => {
+            let places = values.get(1).and_then(to_i64).unwrap_or(0);
+            match first {
+                Datum::Int(_) | Datum::UInt(_) if places >= 0 => first,
+                Datum::Float(f) => {
+                    let m = 10f64.powi(places as i32);
+                    Datum::Float((f * m).round() / m)
+                }
+                other => {
+                    let d = to_decimal(&other).unwrap_or_default();
+                    Datum::Decimal(d.round_dp_with_strategy(
+                        places.max(0) as u32,
+                        rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                    ))
+                }
+            }
+        }
+        Func::Floor | Func::Ceil => match first {
+            Datum::Int(_) | Datum::UInt(_) => first,
+            Datum::Decimal(d) => {
+                let r = if *func == Func::Floor {
+                    d.floor()
+                } else {
+                    d.ceil()
+                };
+                r.to_i64().map(Datum::Int).unwrap_or(Datum::Decimal(r))
+            }
+            other => {
+                let f = to_f64(&other).unwrap_or(0.0);
+                Datum::Float(if *func == Func::Floor {
+                    f.floor()
+                } else {
+                    f.ceil()
+                })
+            }
+        },
+        Func::Power => Datum::Float(
+            to_f64(&first)
+                .unwrap_or(0.0)
+                .powf(to_f64(&values[1]).unwrap_or(0.0)),
+        ),
+        Func::Sqrt => {
+            let f = to_f64(&first).unwrap_or(0.0);
+            if f < 0.0 {
+                Datum::Null
+            } else {
+                Datum::Float(f.sqrt())
+            }
+        }
+        Func::Mod => arithmetic(
+            BinaryOp::Modulo,
+            &values[0],
+            &values[1],
+            env.division_by_zero_is_error(),
+        )?,
+        Func::CastSigned => Datum::Int(to_i64(&first).unwrap_or(0)),
+        Func::CastUnsigned => Datum::UInt(to_i64(&first).unwrap_or(0) as u64),
+        Func::CastChar => Datum::Bytes(text(&first)),
+        Func::CastDouble => Datum::Float(to_f64(&first).unwrap_or(0.0)),
+        Func::CastDecimal(precision, scale) => {
+            let ty = SqlType {
+                kind: TypeKind::Decimal,
+                unsigned: false,
+                length: *precision,
+                scale: *scale,
+            };
+            ty.coerce(first, "cast")?
+        }
+        Func::CastDate => types::to_datetime(&first)
+            .map(|dt| Datum::Date(dt.date()))
+            .unwrap_or(Datum::Null),
+        Func::CastDateTime => types::to_datetime(&first)
+            .map(Datum::DateTime)
+            .unwrap_or(Datum::Null),
+        Func::Coalesce | Func::If => unreachable!("handled above"),
+    })
+}

@@ -1,0 +1,450 @@
+//! Bound expressions: what a parsed expression becomes once its columns, parameters and
+//! functions are resolved, and how it is evaluated over one row.
+//!
+//! The pieces: arithmetic and comparison (`arith`), built-in functions (`func`) and the types
+//! results are described to clients with (`typing`).
+
+mod arith;
+mod func;
+mod typing;
+
+use std::cmp::Ordering;
+
+use strata_codec::Datum;
+
+use crate::error::Result;
+use crate::types::{self, compare, to_bool};
+
+pub use arith::like;
+use arith::{arithmetic, binary, negate};
+use func::call;
+pub use typing::{conform, result_type, ResultType};
+
+/// Scale added by division, as MySQL's `div_precision_increment`.
+const DIV_PRECISION_INCREMENT: u32 = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Plus,
+    Minus,
+    Multiply,
+    Divide,
+    IntDivide,
+    Modulo,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    NullSafeEq,
+    And,
+    Or,
+    Xor,
+    BitAnd,
+    BitOr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    Count,
+    CountStar,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// An aggregate call of a query; expressions refer to its result by position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    pub arg: Expr,
+    pub distinct: bool,
+}
+
+/// Values that depend on the session, resolved at execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionValue {
+    Database,
+    LastInsertId,
+    ConnectionId,
+    User,
+    Version,
+    Now,
+    CurDate,
+    SystemVariable(String),
+    UserVariable(String),
+    FoundRows,
+    RowCount,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Func {
+    Concat,
+    Length,
+    CharLength,
+    Upper,
+    Lower,
+    Substring,
+    Abs,
+    Round,
+    Floor,
+    Ceil,
+    Power,
+    Coalesce,
+    If,
+    NullIf,
+    Greatest,
+    Least,
+    Mod,
+    Sqrt,
+    Trim,
+    CastSigned,
+    CastUnsigned,
+    CastChar,
+    CastDecimal(u32, u32),
+    CastDouble,
+    CastDate,
+    CastDateTime,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Column(usize),
+    Literal(Datum),
+    /// A `?` parameter, by position.
+    Param(usize),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    IsTrue(Box<Expr>, bool),
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    /// `(a, b) IN ((1, 2), …)`.
+    TupleIn {
+        exprs: Vec<Expr>,
+        list: Vec<Vec<Expr>>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        escape: u8,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    Call(Func, Vec<Expr>),
+    /// The result of aggregate call `n` of the query.
+    Agg(usize),
+    Session(SessionValue),
+}
+
+/// What evaluation may consult besides the row.
+pub trait EvalEnv {
+    fn param(&self, index: usize) -> Datum;
+    fn aggregate(&self, index: usize) -> Datum;
+    fn session_value(&self, value: &SessionValue) -> Datum;
+    /// Whether division by zero is an error (1365), as in MySQL's strict mode for statements
+    /// that write; elsewhere it gives NULL.
+    fn division_by_zero_is_error(&self) -> bool {
+        false
+    }
+}
+
+/// An environment with parameters only (constant folding, defaults).
+pub struct ParamsEnv<'a>(pub &'a [Datum]);
+
+impl EvalEnv for ParamsEnv<'_> {
+    fn param(&self, index: usize) -> Datum {
+        self.0.get(index).cloned().unwrap_or(Datum::Null)
+    }
+    fn aggregate(&self, _index: usize) -> Datum {
+        Datum::Null
+    }
+    fn session_value(&self, _value: &SessionValue) -> Datum {
+        Datum::Null
+    }
+}
+
+fn bool_datum(b: bool) -> Datum {
+    Datum::Int(b as i64)
+}
+
+fn opt_bool(b: Option<bool>) -> Datum {
+    b.map_or(Datum::Null, bool_datum)
+}
+
+impl Expr {
+    /// Evaluates over `row`.
+    // Hot path: WHERE filters and projections of every query.
+    pub fn eval(&self, row: &[Datum], env: &dyn EvalEnv) -> Result<Datum> {
+        Ok(match self {
+            Expr::Column(i) => row.get(*i).cloned().unwrap_or(Datum::Null),
+            Expr::Literal(d) => d.clone(),
+            Expr::Param(i) => env.param(*i),
+            Expr::Agg(i) => env.aggregate(*i),
+            Expr::Session(v) => env.session_value(v),
+            Expr::Neg(e) => negate(e.eval(row, env)?)?,
+            Expr::Not(e) => opt_bool(to_bool(&e.eval(row, env)?).map(|b| !b)),
+            Expr::IsNull(e, negated) => bool_datum((e.eval(row, env)? == Datum::Null) != *negated),
+            Expr::IsTrue(e, negated) => {
+                bool_datum((to_bool(&e.eval(row, env)?) == Some(true)) != *negated)
+            }
+            Expr::Binary(op, l, r) => binary(*op, l, r, row, env)?,
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let v = expr.eval(row, env)?;
+                let lo = low.eval(row, env)?;
+                let hi = high.eval(row, env)?;
+                let ge = compare(&v, &lo).map(|o| o != Ordering::Less);
+                let le = compare(&v, &hi).map(|o| o != Ordering::Greater);
+                let inside = match (ge, le) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                };
+                opt_bool(inside.map(|b| b != *negated))
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let v = expr.eval(row, env)?;
+                if v == Datum::Null {
+                    return Ok(Datum::Null);
+                }
+                let mut saw_null = false;
+                for item in list {
+                    match compare(&v, &item.eval(row, env)?) {
+                        Some(Ordering::Equal) => return Ok(bool_datum(!*negated)),
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Datum::Null
+                } else {
+                    bool_datum(*negated)
+                }
+            }
+            Expr::TupleIn {
+                exprs,
+                list,
+                negated,
+            } => {
+                let values: Vec<Datum> = exprs
+                    .iter()
+                    .map(|e| e.eval(row, env))
+                    .collect::<Result<_>>()?;
+                for tuple in list {
+                    let mut all = true;
+                    for (v, e) in values.iter().zip(tuple) {
+                        if compare(v, &e.eval(row, env)?) != Some(Ordering::Equal) {
+                            all = false;
+                            break;
+                        }
+                    }
+                    if all {
+                        return Ok(bool_datum(!*negated));
+                    }
+                }
+                bool_datum(*negated)
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                escape,
+            } => {
+                let v = expr.eval(row, env)?;
+                let p = pattern.eval(row, env)?;
+                if v == Datum::Null || p == Datum::Null {
+                    return Ok(Datum::Null);
+                }
+                let matched = like(
+                    &types::datum_to_text(&v),
+                    &types::datum_to_text(&p),
+                    *escape,
+                );
+                bool_datum(matched != *negated)
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                let subject = match operand {
+                    Some(o) => Some(o.eval(row, env)?),
+                    None => None,
+                };
+                for (when, then) in whens {
+                    let w = when.eval(row, env)?;
+                    let hit = match &subject {
+                        Some(s) => compare(s, &w) == Some(Ordering::Equal),
+                        None => to_bool(&w) == Some(true),
+                    };
+                    if hit {
+                        return then.eval(row, env);
+                    }
+                }
+                match otherwise {
+                    Some(e) => e.eval(row, env)?,
+                    None => Datum::Null,
+                }
+            }
+            Expr::Call(func, args) => call(func, args, row, env)?,
+        })
+    }
+
+    /// Whether the expression reads no row column and no aggregate (a constant per execution).
+    pub fn is_row_independent(&self) -> bool {
+        let mut independent = true;
+        self.walk(&mut |e| {
+            if matches!(e, Expr::Column(_) | Expr::Agg(_)) {
+                independent = false;
+            }
+        });
+        independent
+    }
+
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsTrue(e, _) => e.walk(f),
+            Expr::Binary(_, l, r) => {
+                l.walk(f);
+                r.walk(f);
+            }
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                expr.walk(f);
+                low.walk(f);
+                high.walk(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.walk(f);
+                list.iter().for_each(|e| e.walk(f));
+            }
+            Expr::TupleIn { exprs, list, .. } => {
+                exprs.iter().for_each(|e| e.walk(f));
+                list.iter().flatten().for_each(|e| e.walk(f));
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.walk(f);
+                pattern.walk(f);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                if let Some(o) = operand {
+                    o.walk(f);
+                }
+                for (w, t) in whens {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                if let Some(o) = otherwise {
+                    o.walk(f);
+                }
+            }
+            Expr::Call(_, args) => args.iter().for_each(|e| e.walk(f)),
+            Expr::Column(_)
+            | Expr::Literal(_)
+            | Expr::Param(_)
+            | Expr::Agg(_)
+            | Expr::Session(_) => {}
+        }
+    }
+
+    /// Splits an AND tree into its conjuncts.
+    pub fn conjuncts(self) -> Vec<Expr> {
+        match self {
+            Expr::Binary(BinaryOp::And, l, r) => {
+                let mut out = l.conjuncts();
+                out.extend(r.conjuncts());
+                out
+            }
+            other => vec![other],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal::Decimal;
+
+    use super::*;
+
+    fn eval(e: &Expr) -> Datum {
+        e.eval(&[], &ParamsEnv(&[])).unwrap()
+    }
+
+    fn lit(i: i64) -> Box<Expr> {
+        Box::new(Expr::Literal(Datum::Int(i)))
+    }
+
+    #[test]
+    fn arithmetic_follows_mysql_types() {
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Plus, lit(1), lit(2))),
+            Datum::Int(3)
+        );
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Divide, lit(1), lit(4))).to_owned(),
+            Datum::Decimal(Decimal::new(2500, 4))
+        );
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Divide, lit(1), lit(0))),
+            Datum::Null
+        );
+        let overflow = Expr::Binary(BinaryOp::Plus, lit(i64::MAX), lit(1));
+        assert_eq!(overflow.eval(&[], &ParamsEnv(&[])).unwrap_err().code, 1690);
+    }
+
+    #[test]
+    fn three_valued_logic() {
+        let null = Box::new(Expr::Literal(Datum::Null));
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::And, null.clone(), lit(0))),
+            Datum::Int(0)
+        );
+        assert_eq!(
+            eval(&Expr::Binary(BinaryOp::Or, null.clone(), lit(1))),
+            Datum::Int(1)
+        );
+        assert_eq!(eval(&Expr::Binary(BinaryOp::Eq, null, lit(1))), Datum::Null);
+    }
+
+    #[test]
+    fn like_patterns() {
+        assert!(like(b"hello", b"h%o", b'\\'));
+        assert!(like(b"hello", b"_ello", b'\\'));
+        assert!(!like(b"hello", b"h%x", b'\\'));
+        assert!(like(b"50%", b"50\\%", b'\\'));
+        assert!(!like(b"500", b"50\\%", b'\\'));
+        assert!(like(b"", b"%", b'\\'));
+    }
+}

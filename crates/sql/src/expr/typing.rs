@@ -1,0 +1,228 @@
+//! The types of expression results, as described to clients.
+
+use rust_decimal::Decimal;
+use strata_codec::Datum;
+
+use crate::api::ColumnType;
+use crate::types::{SqlType, TypeKind};
+
+use super::*;
+
+/// The type of an expression's result, as described to clients.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultType {
+    pub column_type: ColumnType,
+    pub length: u32,
+    pub decimals: u8,
+    pub unsigned: bool,
+    pub not_null: bool,
+}
+
+impl ResultType {
+    pub fn of(column_type: ColumnType, length: u32, decimals: u8) -> ResultType {
+        ResultType {
+            column_type,
+            length,
+            decimals,
+            unsigned: false,
+            not_null: false,
+        }
+    }
+
+    pub fn from_sql(ty: &SqlType, not_null: bool) -> ResultType {
+        let decimals = match ty.kind {
+            TypeKind::Decimal | TypeKind::DateTime | TypeKind::Timestamp => ty.scale as u8,
+            TypeKind::Float | TypeKind::Double => 31,
+            _ => 0,
+        };
+        ResultType {
+            column_type: ty.column_type(),
+            length: ty.display_length(),
+            decimals,
+            unsigned: ty.unsigned,
+            not_null,
+        }
+    }
+
+    fn is_integer(&self) -> bool {
+        matches!(
+            self.column_type,
+            ColumnType::Tiny
+                | ColumnType::Short
+                | ColumnType::Int24
+                | ColumnType::Long
+                | ColumnType::LongLong
+        )
+    }
+}
+
+/// Infers the client-visible type of an expression.
+pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> ResultType {
+    let long = ResultType::of(ColumnType::LongLong, 21, 0);
+    let string = ResultType::of(ColumnType::VarString, 255 * 4, 0);
+    match expr {
+        Expr::Column(i) => columns.get(*i).cloned().unwrap_or(string),
+        Expr::Literal(d) => datum_type(d),
+        Expr::Param(_) => string,
+        Expr::Session(
+            SessionValue::LastInsertId
+            | SessionValue::ConnectionId
+            | SessionValue::FoundRows
+            | SessionValue::RowCount,
+        ) => ResultType {
+            unsigned: true,
+            ..long
+        },
+        Expr::Session(SessionValue::Now) => ResultType::of(ColumnType::DateTime, 19, 0),
+        Expr::Session(SessionValue::CurDate) => ResultType::of(ColumnType::Date, 10, 0),
+        Expr::Session(_) => string,
+        Expr::Not(_)
+        | Expr::IsNull(..)
+        | Expr::IsTrue(..)
+        | Expr::Between { .. }
+        | Expr::InList { .. } => long,
+        Expr::TupleIn { .. } | Expr::Like { .. } => long,
+        Expr::Neg(e) => result_type(e, columns, aggs),
+        Expr::Binary(op, l, r) => {
+            use BinaryOp::*;
+            match op {
+                Eq | NotEq | Lt | LtEq | Gt | GtEq | NullSafeEq | And | Or | Xor | IntDivide => {
+                    long
+                }
+                BitAnd | BitOr => ResultType {
+                    unsigned: true,
+                    ..long
+                },
+                _ => {
+                    let (a, b) = (result_type(l, columns, aggs), result_type(r, columns, aggs));
+                    numeric_result(*op, &a, &b)
+                }
+            }
+        }
+        Expr::Case {
+            whens, otherwise, ..
+        } => whens
+            .first()
+            .map(|(_, t)| result_type(t, columns, aggs))
+            .or_else(|| otherwise.as_ref().map(|o| result_type(o, columns, aggs)))
+            .unwrap_or(string),
+        Expr::Call(func, args) => match func {
+            Func::Length | Func::CharLength | Func::CastSigned => long,
+            Func::CastUnsigned => ResultType {
+                unsigned: true,
+                ..long
+            },
+            Func::Power | Func::Sqrt | Func::CastDouble => {
+                ResultType::of(ColumnType::Double, 22, 31)
+            }
+            Func::CastDecimal(p, s) => ResultType::of(ColumnType::NewDecimal, p + 2, *s as u8),
+            Func::CastDate => ResultType::of(ColumnType::Date, 10, 0),
+            Func::CastDateTime => ResultType::of(ColumnType::DateTime, 19, 0),
+            Func::Abs | Func::Floor | Func::Ceil | Func::Round | Func::Mod => args
+                .first()
+                .map(|a| result_type(a, columns, aggs))
+                .unwrap_or(long),
+            Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => args
+                .first()
+                .map(|a| result_type(a, columns, aggs))
+                .unwrap_or(string),
+            Func::If => args
+                .get(1)
+                .map(|a| result_type(a, columns, aggs))
+                .unwrap_or(string),
+            _ => string,
+        },
+        Expr::Agg(i) => {
+            let call = &aggs[*i];
+            let arg = result_type(&call.arg, columns, aggs);
+            match call.func {
+                AggFunc::Count | AggFunc::CountStar => ResultType {
+                    not_null: true,
+                    ..long
+                },
+                AggFunc::Min | AggFunc::Max => ResultType {
+                    not_null: false,
+                    ..arg
+                },
+                AggFunc::Sum
+                    if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) =>
+                {
+                    ResultType::of(ColumnType::Double, 22, 31)
+                }
+                AggFunc::Sum => ResultType::of(ColumnType::NewDecimal, 65, arg.decimals.min(30)),
+                AggFunc::Avg
+                    if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) =>
+                {
+                    ResultType::of(ColumnType::Double, 22, 31)
+                }
+                AggFunc::Avg => ResultType::of(
+                    ColumnType::NewDecimal,
+                    65,
+                    (arg.decimals as u32 + DIV_PRECISION_INCREMENT).min(30) as u8,
+                ),
+            }
+        }
+    }
+}
+
+pub(super) fn numeric_result(op: BinaryOp, a: &ResultType, b: &ResultType) -> ResultType {
+    let is_float = |t: &ResultType| {
+        matches!(
+            t.column_type,
+            ColumnType::Double
+                | ColumnType::Float
+                | ColumnType::VarString
+                | ColumnType::String
+                | ColumnType::Blob
+        )
+    };
+    if is_float(a) || is_float(b) {
+        return ResultType::of(ColumnType::Double, 22, 31);
+    }
+    if a.is_integer() && b.is_integer() && op != BinaryOp::Divide {
+        return ResultType::of(ColumnType::LongLong, 21, 0);
+    }
+    let decimals = match op {
+        BinaryOp::Divide => a.decimals as u32 + DIV_PRECISION_INCREMENT,
+        BinaryOp::Multiply => a.decimals as u32 + b.decimals as u32,
+        _ => a.decimals.max(b.decimals) as u32,
+    };
+    ResultType::of(ColumnType::NewDecimal, 65, decimals.min(30) as u8)
+}
+
+/// The type of a literal value.
+pub fn datum_type(d: &Datum) -> ResultType {
+    match d {
+        Datum::Null => ResultType::of(ColumnType::Null, 0, 0),
+        Datum::Int(i) => ResultType {
+            not_null: true,
+            ..ResultType::of(ColumnType::LongLong, i.to_string().len() as u32, 0)
+        },
+        Datum::UInt(u) => ResultType {
+            unsigned: true,
+            not_null: true,
+            ..ResultType::of(ColumnType::LongLong, u.to_string().len() as u32, 0)
+        },
+        Datum::Float(_) => ResultType::of(ColumnType::Double, 22, 31),
+        Datum::Decimal(d) => ResultType::of(
+            ColumnType::NewDecimal,
+            d.to_string().len() as u32,
+            d.scale() as u8,
+        ),
+        Datum::Bytes(b) => ResultType {
+            not_null: true,
+            ..ResultType::of(ColumnType::VarString, (b.len() as u32).max(1) * 4, 31)
+        },
+        Datum::Date(_) => ResultType::of(ColumnType::Date, 10, 0),
+        Datum::DateTime(_) => ResultType::of(ColumnType::DateTime, 26, 0),
+    }
+}
+
+/// Converts a value to what a column of `ty` shows (used for binary results and SUM scale).
+pub fn conform(value: Datum, ty: &ResultType) -> Datum {
+    match (ty.column_type, value) {
+        (ColumnType::NewDecimal, Datum::Int(i)) => Datum::Decimal(Decimal::from(i)),
+        (ColumnType::NewDecimal, Datum::UInt(u)) => Datum::Decimal(Decimal::from(u)),
+        (_, v) => v,
+    }
+}
