@@ -52,9 +52,37 @@ impl Scope {
     }
 }
 
+/// The scope of the query a subquery is nested in; using it makes the subquery correlated.
+pub struct OuterScope<'a> {
+    pub scope: &'a Scope,
+    pub used: std::cell::Cell<bool>,
+}
+
+/// Where a query block's binders put the subqueries they meet.
+pub trait SubqueryPlanner {
+    /// Plans `query` (seeing `scope` as its enclosing scope) and returns the expression that
+    /// reads its result in the current row.
+    fn plan(&self, query: &ast::Query, kind: SubqueryKind, scope: &Scope) -> Result<Expr>;
+}
+
+/// How a subquery's result is used.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SubqueryKind {
+    /// Its one value (NULL when it returns no row; 1242 when more than one).
+    Scalar,
+    /// Whether it returns a row.
+    Exists { negated: bool },
+    /// Whether `expr` (bound in the enclosing query) equals a value it returns.
+    In { expr: Expr, negated: bool },
+}
+
 /// Binds expressions of one query block.
 pub struct Binder<'a> {
     pub scope: &'a Scope,
+    /// The enclosing query's scope, for a correlated subquery.
+    pub outer: Option<&'a OuterScope<'a>>,
+    /// Receives subqueries; None where subqueries are not supported.
+    pub subqueries: Option<&'a dyn SubqueryPlanner>,
     /// Aggregate calls met so far; `Expr::Agg(i)` refers to `aggs[i]`.
     pub aggs: Vec<AggCall>,
     pub allow_aggregates: bool,
@@ -66,6 +94,8 @@ impl<'a> Binder<'a> {
     pub fn new(scope: &'a Scope, context: &'static str) -> Binder<'a> {
         Binder {
             scope,
+            outer: None,
+            subqueries: None,
             aggs: Vec::new(),
             allow_aggregates: false,
             context,
@@ -249,8 +279,23 @@ impl<'a> Binder<'a> {
             }
             A::Tuple(items) if items.len() == 1 => self.bind(&items[0])?,
             A::Tuple(items) => return Err(error::operand_columns(items.len().min(1))),
-            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
-                return Err(error::unsupported("subqueries"))
+            A::Subquery(query) => self.subquery(query, SubqueryKind::Scalar)?,
+            A::Exists { subquery, negated } => {
+                self.subquery(subquery, SubqueryKind::Exists { negated: *negated })?
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let expr = self.bind(expr)?;
+                self.subquery(
+                    subquery,
+                    SubqueryKind::In {
+                        expr,
+                        negated: *negated,
+                    },
+                )?
             }
             other => return Err(error::unsupported(other)),
         })
@@ -278,11 +323,28 @@ impl<'a> Binder<'a> {
                 }
             }
         }
-        Ok(Expr::Column(self.scope.resolve(
-            table,
-            name,
-            self.context,
-        )?))
+        match self.scope.resolve(table, name, self.context) {
+            Ok(i) => Ok(Expr::Column(i)),
+            Err(e) if e.code == error::UNKNOWN_COLUMN => match self.outer {
+                Some(outer) => {
+                    let i = outer
+                        .scope
+                        .resolve(table, name, self.context)
+                        .map_err(|_| e)?;
+                    outer.used.set(true);
+                    Ok(Expr::Outer(i))
+                }
+                None => Err(e),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    fn subquery(&mut self, query: &ast::Query, kind: SubqueryKind) -> Result<Expr> {
+        match self.subqueries {
+            Some(planner) => planner.plan(query, kind, self.scope),
+            None => Err(error::unsupported("subqueries here")),
+        }
     }
 
     fn function(&mut self, f: &ast::Function) -> Result<Expr> {

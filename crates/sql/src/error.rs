@@ -50,9 +50,12 @@ pub fn table_exists(name: &str) -> SqlError {
     SqlError::new(1050, "42S01", format!("Table '{name}' already exists"))
 }
 
+/// ER_BAD_FIELD_ERROR.
+pub const UNKNOWN_COLUMN: u16 = 1054;
+
 pub fn unknown_column(name: &str, context: &str) -> SqlError {
     SqlError::new(
-        1054,
+        UNKNOWN_COLUMN,
         "42S22",
         format!("Unknown column '{name}' in '{context}'"),
     )
@@ -267,4 +270,9 @@ impl From<strata_codec::CodecError> for SqlError {
     fn from(e: strata_codec::CodecError) -> SqlError {
         internal(format!("corrupt data: {e}"))
     }
+}
+
+/// A scalar subquery that returned more than one row.
+pub fn subquery_rows() -> SqlError {
+    SqlError::new(1242, "21000", "Subquery returns more than 1 row")
 }

@@ -31,6 +31,44 @@ pub struct Ctx<'a> {
     pub session: &'a dyn SessionEnv,
     /// Set for statements that write (strict mode).
     pub strict: bool,
+    /// The joined row so far, for the access path of a join step (`Expr::Prefix`).
+    pub prefix: &'a [Datum],
+    /// The enclosing query's row, for a correlated subquery (`Expr::Outer`).
+    pub outer: &'a [Datum],
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(params: &'a [Datum], session: &'a dyn SessionEnv, strict: bool) -> Ctx<'a> {
+        Ctx {
+            params,
+            session,
+            strict,
+            prefix: &[],
+            outer: &[],
+        }
+    }
+
+    /// The same context with `prefix` as the joined row so far.
+    pub fn with_prefix<'b>(&'b self, prefix: &'b [Datum]) -> Ctx<'b> {
+        Ctx {
+            params: self.params,
+            session: self.session,
+            strict: self.strict,
+            prefix,
+            outer: self.outer,
+        }
+    }
+
+    /// The context of a subquery run for the enclosing row `outer`.
+    pub fn with_outer<'b>(&'b self, outer: &'b [Datum]) -> Ctx<'b> {
+        Ctx {
+            params: self.params,
+            session: self.session,
+            strict: self.strict,
+            prefix: &[],
+            outer,
+        }
+    }
 }
 
 impl EvalEnv for Ctx<'_> {
@@ -45,6 +83,12 @@ impl EvalEnv for Ctx<'_> {
     }
     fn division_by_zero_is_error(&self) -> bool {
         self.strict
+    }
+    fn prefix(&self, n: usize) -> Datum {
+        self.prefix.get(n).cloned().unwrap_or(Datum::Null)
+    }
+    fn outer(&self, n: usize) -> Datum {
+        self.outer.get(n).cloned().unwrap_or(Datum::Null)
     }
 }
 
@@ -65,6 +109,9 @@ impl EvalEnv for AggEnv<'_> {
     }
     fn division_by_zero_is_error(&self) -> bool {
         self.ctx.strict
+    }
+    fn outer(&self, n: usize) -> Datum {
+        self.ctx.outer(n)
     }
 }
 
@@ -414,40 +461,67 @@ pub fn execute_select(
     let mut aggregator = plan
         .aggregate
         .then(|| Aggregator::new(&plan.aggs, plan.group_by.len()));
-    match &plan.source {
-        None => {
-            if holds(plan.filter.as_ref(), &[], ctx)? {
-                match &mut aggregator {
-                    Some(a) => a.add(&plan.group_by, &[], ctx)?,
-                    None => input.push(Vec::new()),
+    if plan.join.is_some() || !plan.subqueries.is_empty() {
+        let mut rows = match (&plan.join, &plan.source) {
+            (Some(join), _) => crate::join::execute(join, txn, ctx)?,
+            (None, Some(source)) => {
+                let mut rows = Vec::new();
+                scan_source(txn, source, ctx, None, &mut |_, row| {
+                    if holds(plan.filter.as_ref(), &row, ctx)? {
+                        rows.push(row);
+                    }
+                    Ok(true)
+                })?;
+                rows
+            }
+            (None, None) => {
+                if holds(plan.filter.as_ref(), &[], ctx)? {
+                    vec![Vec::new()]
+                } else {
+                    Vec::new()
                 }
             }
-        }
-        Some(source) => {
-            let mut visit = |key: Key, row: Vec<Datum>| -> Result<bool> {
-                if !holds(plan.filter.as_ref(), &row, ctx)? {
-                    return Ok(true);
-                }
-                if lock {
-                    locked_keys.push(key);
-                }
+        };
+        crate::subquery::apply(&plan.subqueries, &mut rows, txn, ctx)?;
+        for row in rows {
+            if holds(plan.post_filter.as_ref(), &row, ctx)? {
                 match &mut aggregator {
                     Some(a) => a.add(&plan.group_by, &row, ctx)?,
                     None => input.push(row),
                 }
-                Ok(stop_after.is_none_or(|n| input.len() < n))
-            };
-            scan_source(txn, source, ctx, stop_after, &mut visit)?;
+            }
+        }
+    } else {
+        match &plan.source {
+            None => {
+                if holds(plan.filter.as_ref(), &[], ctx)? {
+                    match &mut aggregator {
+                        Some(a) => a.add(&plan.group_by, &[], ctx)?,
+                        None => input.push(Vec::new()),
+                    }
+                }
+            }
+            Some(source) => {
+                let mut visit = |key: Key, row: Vec<Datum>| -> Result<bool> {
+                    if !holds(plan.filter.as_ref(), &row, ctx)? {
+                        return Ok(true);
+                    }
+                    if lock {
+                        locked_keys.push(key);
+                    }
+                    match &mut aggregator {
+                        Some(a) => a.add(&plan.group_by, &row, ctx)?,
+                        None => input.push(row),
+                    }
+                    Ok(stop_after.is_none_or(|n| input.len() < n))
+                };
+                scan_source(txn, source, ctx, stop_after, &mut visit)?;
+            }
         }
     }
     // (row the expressions read, aggregate values)
     let groups: Vec<(Vec<Datum>, Vec<Datum>)> = match aggregator {
-        Some(a) => a.finish(
-            plan.source
-                .as_ref()
-                .map(|s| s.table.columns.len())
-                .unwrap_or(0),
-        ),
+        Some(a) => a.finish(plan.width + plan.subqueries.len()),
         None => input.into_iter().map(|r| (r, Vec::new())).collect(),
     };
     let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::with_capacity(groups.len());

@@ -9,7 +9,7 @@
 //! (see the `rows` module), the catalog is keys too (see [`catalog`]). It keeps no data of its own, so
 //! any number of SQL nodes can serve one store.
 //!
-//! Not here: the wire protocol (strata-mysql) and joins and subqueries (not yet).
+//! Not here: the wire protocol (strata-mysql).
 
 mod api;
 mod autoid;
@@ -21,11 +21,13 @@ mod error;
 mod exec;
 mod expr;
 mod infoschema;
+mod join;
 mod parse;
 mod query;
 mod rows;
 mod session;
 mod show;
+mod subquery;
 pub mod types;
 mod vars;
 

@@ -1,4 +1,4 @@
-//! Planning of SELECT over one table: choosing an access path (point get, batch point get,
+//! Planning of SELECT: the FROM clause (one table here, several in `join`), choosing an access path (point get, batch point get,
 //! primary-key range, index lookup or full scan) from the WHERE clause and statistics, and the
 //! pipeline above it (filter, aggregation, DISTINCT, ORDER BY, LIMIT, projection).
 
@@ -8,10 +8,12 @@ use sqlparser::ast::{self, GroupByExpr, SelectItem, SetExpr, TableFactor};
 use strata_codec::Datum;
 
 use crate::api::{column_flags, ColumnInfo};
-use crate::bind::{Binder, Scope, ScopeColumn};
+use crate::bind::{Binder, OuterScope, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef, TableStats};
 use crate::error::{self, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, ResultType};
+use crate::join::{self, JoinPlan, Relation, RelationSource};
+use crate::subquery::{Collector, SubqueryPlan};
 
 /// Rows assumed in a table never analyzed.
 const ROWS_UNKNOWN: f64 = 10_000.0;
@@ -115,6 +117,14 @@ pub struct SelectPlan {
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     pub lock: RowLock,
+    /// Several relations: joined by this plan (and `source` is None).
+    pub join: Option<Box<JoinPlan>>,
+    /// Subqueries whose results follow the FROM row's columns.
+    pub subqueries: Vec<SubqueryPlan>,
+    /// Conditions on subquery results, checked once those are computed.
+    pub post_filter: Option<Expr>,
+    /// Columns of the FROM row.
+    pub width: usize,
 }
 
 /// Builds the scope of one table's columns.
@@ -179,62 +189,95 @@ pub fn plan_select(
     schema: &Schema,
     database: Option<&str>,
 ) -> Result<SelectPlan> {
+    plan_select_in(query, schema, database, None)
+}
+
+/// Plans a SELECT that may be a subquery of a query whose scope is `outer`.
+pub fn plan_select_in(
+    query: &ast::Query,
+    schema: &Schema,
+    database: Option<&str>,
+    outer: Option<&OuterScope<'_>>,
+) -> Result<SelectPlan> {
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
-        SetExpr::Query(q) => return plan_select(q, schema, database),
+        SetExpr::Query(q) => return plan_select_in(q, schema, database, outer),
         _ => return Err(error::unsupported("set operations")),
     };
-    if select.from.len() > 1 || select.from.first().is_some_and(|f| !f.joins.is_empty()) {
-        return Err(error::unsupported("joins"));
-    }
-    let mut memory = None;
-    let table = match select.from.first() {
-        Some(from) => match crate::infoschema::resolve(&from.relation, database) {
-            Some((name, alias)) => {
-                let (def, rows) = crate::infoschema::table(schema, &name)?;
-                memory = Some(rows);
-                let alias = alias.unwrap_or_else(|| def.name.clone());
-                Some((def, alias))
-            }
-            None => Some(resolve_table(schema, database, &from.relation)?),
-        },
-        None => None,
+    let mut relations = from_relations(&select.from, schema, database)?;
+    let scope = Scope {
+        columns: relations.iter().flat_map(relation_scope).collect(),
     };
-    let scope = match &table {
-        Some((def, alias)) => table_scope(def, alias),
-        None => Scope::default(),
+    let width = scope.columns.len();
+    let collector = Collector::new(schema, database, width);
+    let binder = |context| Binder {
+        outer,
+        subqueries: Some(&collector),
+        ..Binder::new(&scope, context)
     };
-    let base_types = scope.types();
 
+    // ON conditions, against the whole scope.
+    for (relation, on) in relations.iter_mut().zip(join_conditions(&select.from)) {
+        if let Some(on) = on {
+            let mut b = Binder::new(&scope, "on clause");
+            b.outer = outer;
+            relation.on = b.bind(on)?.conjuncts();
+        }
+    }
     // WHERE: no aggregates.
-    let filter = match &select.selection {
-        Some(e) => Some(Binder::new(&scope, "where clause").bind(e)?),
-        None => None,
+    let where_conjuncts = match &select.selection {
+        Some(e) => binder("where clause").bind(e)?.conjuncts(),
+        None => Vec::new(),
     };
 
     // Select list, HAVING and ORDER BY share one binder so aggregates are numbered once.
-    let mut binder = Binder::new(&scope, "field list");
+    let mut binder = binder("field list");
     binder.allow_aggregates = true;
     let mut projection = Vec::new();
     let mut names = Vec::new();
     let mut origins: Vec<Option<usize>> = Vec::new();
     for item in &select.projection {
         match item {
-            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+            SelectItem::Wildcard(_) => {
                 for (i, c) in scope.columns.iter().enumerate() {
                     projection.push(Expr::Column(i));
                     names.push(c.name.clone());
                     origins.push(Some(i));
                 }
             }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let qualifier = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(name) => name
+                        .0
+                        .last()
+                        .map(|p| match p {
+                            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+                            other => other.to_string(),
+                        })
+                        .unwrap_or_default(),
+                    other => return Err(error::unsupported(other)),
+                };
+                let mut any = false;
+                for (i, c) in scope.columns.iter().enumerate() {
+                    if c.table.eq_ignore_ascii_case(&qualifier) {
+                        projection.push(Expr::Column(i));
+                        names.push(c.name.clone());
+                        origins.push(Some(i));
+                        any = true;
+                    }
+                }
+                if !any {
+                    return Err(error::unknown_table("", &qualifier));
+                }
+            }
             SelectItem::UnnamedExpr(e) => {
                 let bound = binder.bind(e)?;
                 origins.push(match bound {
-                    Expr::Column(i) => Some(i),
+                    Expr::Column(i) if i < width => Some(i),
                     _ => None,
                 });
                 names.push(match (e, &bound) {
-                    (_, Expr::Column(i)) => scope.columns[*i].name.clone(),
+                    (_, Expr::Column(i)) if *i < width => scope.columns[*i].name.clone(),
                     _ => expression_name(e),
                 });
                 projection.push(bound);
@@ -242,7 +285,7 @@ pub fn plan_select(
             SelectItem::ExprWithAlias { expr, alias } => {
                 let bound = binder.bind(expr)?;
                 origins.push(match bound {
-                    Expr::Column(i) => Some(i),
+                    Expr::Column(i) if i < width => Some(i),
                     _ => None,
                 });
                 names.push(alias.value.clone());
@@ -273,23 +316,36 @@ pub fn plan_select(
             }
         }
     }
-    let aggs = binder.aggs;
+    let aggs = std::mem::take(&mut binder.aggs);
+    drop(binder);
+    let subqueries = collector.into_plans();
     let aggregate = !aggs.is_empty() || !group_by.is_empty();
-    if !aggregate && select.having.is_some() {
-        // HAVING without aggregation filters like WHERE over the output.
-    }
     let (limit, offset) = limit_clause(query)?;
+    let single_table = match relations.as_slice() {
+        [one] => matches!(one.source, RelationSource::Table(..)),
+        _ => false,
+    };
+    let for_update = query
+        .locks
+        .iter()
+        .any(|l| l.lock_type == ast::LockType::Update);
+    if for_update && (!single_table || !subqueries.is_empty()) {
+        return Err(error::unsupported(
+            "FOR UPDATE with joins, derived tables or subqueries",
+        ));
+    }
     // information_schema rows are computed, not stored: there is nothing to lock.
-    let lock = if memory.is_none()
-        && query
-            .locks
-            .iter()
-            .any(|l| l.lock_type == ast::LockType::Update)
-    {
+    let memory = matches!(
+        relations.first().map(|r| &r.source),
+        Some(RelationSource::Table(_, Some(_)))
+    );
+    let lock = if for_update && !memory {
         RowLock::ForUpdate
     } else {
         RowLock::None
     };
+    let mut base_types = scope.types();
+    base_types.extend(subqueries.iter().map(SubqueryPlan::result_type));
     let result_types: Vec<ResultType> = projection
         .iter()
         .map(|e| expr::result_type(e, &base_types, &aggs))
@@ -300,48 +356,70 @@ pub fn plan_select(
         .zip(&result_types)
         .zip(&origins)
         .map(|(((_, name), ty), origin)| {
+            let origin = origin.and_then(|i| column_origin(&relations, i));
             column_info(
                 name,
                 ty,
-                table.as_ref().map(|(t, a)| (t.as_ref(), a.as_str())),
-                *origin,
+                origin.as_ref().map(|(t, a, _)| (t.as_ref(), a.as_str())),
+                origin.as_ref().map(|(_, _, i)| *i),
             )
         })
         .collect();
     let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
-    let source = match table {
-        Some((def, _)) => {
-            let stats = schema.stats.get(&def.id).cloned();
-            let conjuncts = filter.clone().map(Expr::conjuncts).unwrap_or_default();
-            let access = match memory.take() {
-                Some(rows) => Access::Memory(rows),
-                None => choose_access(&def, &conjuncts, stats.as_deref()),
-            };
+
+    // Conditions on subquery results wait until those are computed.
+    let (where_conjuncts, post): (Vec<Expr>, Vec<Expr>) = where_conjuncts
+        .into_iter()
+        .partition(|c| c.columns().iter().all(|&i| i < width));
+    let post_filter = Expr::conjoin(post);
+    let (source, join, filter) = if single_table {
+        let relation = relations.pop().expect("one relation");
+        let RelationSource::Table(def, memory) = relation.source else {
+            unreachable!("single_table checked the kind")
+        };
+        let stats = schema.stats.get(&def.id).cloned();
+        let access = match memory {
+            Some(rows) => Access::Memory(rows),
+            None => choose_access(&def, &where_conjuncts, stats.as_deref()),
+        };
+        let filter = Expr::conjoin(where_conjuncts.clone());
+        // Subqueries may read any column of the row.
+        let columns = if subqueries.is_empty() {
             let read = filter
                 .iter()
+                .chain(&post_filter)
                 .chain(&projection)
                 .chain(&group_by)
                 .chain(&having)
                 .chain(order_by.iter().map(|(e, _)| e))
                 .chain(aggs.iter().map(|a| &a.arg));
-            let columns = columns_read(read, def.columns.len());
-            let mut source = TableSource {
-                table: def,
-                access,
-                reverse: false,
-                ordered: false,
-                columns,
-            };
-
-            if !aggregate && !distinct {
-                order_by_key(&mut source, &conjuncts, &order_by);
-            }
-            Some(source)
+            columns_read(read, def.columns.len())
+        } else {
+            None
+        };
+        let mut source = TableSource {
+            table: def,
+            access,
+            reverse: false,
+            ordered: false,
+            columns,
+        };
+        if !aggregate && !distinct {
+            order_by_key(&mut source, &where_conjuncts, &order_by);
         }
-        None => None,
+        (Some(source), None, filter)
+    } else if relations.is_empty() {
+        (None, None, Expr::conjoin(where_conjuncts))
+    } else {
+        let plan = join::plan(relations, where_conjuncts, schema)?;
+        (None, Some(Box::new(plan)), None)
     };
     Ok(SelectPlan {
         source,
+        join,
+        subqueries,
+        post_filter,
+        width,
         filter,
         aggregate,
         aggs,
@@ -356,6 +434,156 @@ pub fn plan_select(
         offset,
         lock,
     })
+}
+
+/// The relations of a FROM clause, with their columns' positions in the joined row.
+fn from_relations(
+    from: &[ast::TableWithJoins],
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<Vec<Relation>> {
+    let mut relations = Vec::new();
+    let mut offset = 0;
+    for item in from {
+        let factors = std::iter::once((&item.relation, false)).chain(item.joins.iter().map(|j| {
+            let left = matches!(
+                j.join_operator,
+                ast::JoinOperator::Left(_) | ast::JoinOperator::LeftOuter(_)
+            );
+            (&j.relation, left)
+        }));
+        for (factor, left) in factors {
+            let (alias, source) = relation_source(factor, schema, database)?;
+            let width = match &source {
+                RelationSource::Table(def, _) => def.columns.len(),
+                RelationSource::Derived(plan) => plan.columns.len(),
+            };
+            relations.push(Relation {
+                alias,
+                source,
+                offset,
+                width,
+                left,
+                on: Vec::new(),
+            });
+            offset += width;
+        }
+        for j in &item.joins {
+            match &j.join_operator {
+                ast::JoinOperator::Join(c)
+                | ast::JoinOperator::Inner(c)
+                | ast::JoinOperator::Left(c)
+                | ast::JoinOperator::LeftOuter(c)
+                | ast::JoinOperator::CrossJoin(c)
+                | ast::JoinOperator::StraightJoin(c) => match c {
+                    ast::JoinConstraint::On(_) | ast::JoinConstraint::None => {}
+                    other => return Err(error::unsupported(format!("join {other:?}"))),
+                },
+                other => return Err(error::unsupported(format!("{other:?}"))),
+            }
+        }
+    }
+    Ok(relations)
+}
+
+/// The ON condition of each relation, in the order of [`from_relations`].
+fn join_conditions(from: &[ast::TableWithJoins]) -> Vec<Option<&ast::Expr>> {
+    let mut out = Vec::new();
+    for item in from {
+        out.push(None);
+        for j in &item.joins {
+            out.push(match &j.join_operator {
+                ast::JoinOperator::Join(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::Inner(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::Left(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::CrossJoin(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::StraightJoin(ast::JoinConstraint::On(e)) => Some(e),
+                _ => None,
+            });
+        }
+    }
+    out
+}
+
+fn relation_source(
+    factor: &TableFactor,
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<(String, RelationSource)> {
+    if let Some((name, alias)) = crate::infoschema::resolve(factor, database) {
+        let (def, rows) = crate::infoschema::table(schema, &name)?;
+        let alias = alias.unwrap_or_else(|| def.name.clone());
+        return Ok((alias, RelationSource::Table(def, Some(rows))));
+    }
+    match factor {
+        TableFactor::Derived {
+            lateral: false,
+            subquery,
+            alias,
+        } => {
+            let Some(alias) = alias else {
+                // MySQL: every derived table must have its own alias.
+                return Err(crate::api::SqlError::new(
+                    1248,
+                    "42000",
+                    "Every derived table must have its own alias",
+                ));
+            };
+            let plan = plan_select(subquery, schema, database)?;
+            for (i, c) in plan.columns.iter().enumerate() {
+                if plan.columns[..i]
+                    .iter()
+                    .any(|d| d.name.eq_ignore_ascii_case(&c.name))
+                {
+                    return Err(crate::api::SqlError::new(
+                        1060,
+                        "42S21",
+                        format!("Duplicate column name '{}'", c.name),
+                    ));
+                }
+            }
+            Ok((
+                alias.name.value.clone(),
+                RelationSource::Derived(Box::new(plan)),
+            ))
+        }
+        _ => {
+            let (def, alias) = resolve_table(schema, database, factor)?;
+            Ok((alias, RelationSource::Table(def, None)))
+        }
+    }
+}
+
+/// The scope columns a relation contributes.
+fn relation_scope(relation: &Relation) -> Vec<ScopeColumn> {
+    match &relation.source {
+        RelationSource::Table(def, _) => table_scope(def, &relation.alias).columns,
+        RelationSource::Derived(plan) => plan
+            .columns
+            .iter()
+            .zip(&plan.result_types)
+            .map(|(c, ty)| ScopeColumn {
+                table: relation.alias.clone(),
+                name: c.name.clone(),
+                ty: ResultType {
+                    not_null: false,
+                    ..ty.clone()
+                },
+            })
+            .collect(),
+    }
+}
+
+/// The stored table, alias and column position behind column `i` of the joined row.
+fn column_origin(relations: &[Relation], i: usize) -> Option<(Arc<TableDef>, String, usize)> {
+    let r = relations
+        .iter()
+        .find(|r| (r.offset..r.offset + r.width).contains(&i))?;
+    match &r.source {
+        RelationSource::Table(def, _) => Some((def.clone(), r.alias.clone(), i - r.offset)),
+        RelationSource::Derived(_) => None,
+    }
 }
 
 /// Binds an ORDER BY / GROUP BY / HAVING item: a select-list alias, a position, or an expression.
@@ -495,6 +723,10 @@ fn column_conditions(
     let mut out = vec![ColumnConditions::default(); columns];
     let mut tuple_in = None;
     for c in conjuncts {
+        // Only conditions on this table's columns can choose its access path.
+        if c.columns().iter().any(|&i| i >= columns) {
+            continue;
+        }
         match c {
             Expr::Binary(op, l, r) => {
                 let (column, value, op) = match (l.as_ref(), r.as_ref()) {
@@ -502,7 +734,9 @@ fn column_conditions(
                     (v, Expr::Column(i)) if v.is_row_independent() => (*i, v.clone(), flip(*op)),
                     _ => continue,
                 };
-                let slot = &mut out[column];
+                let Some(slot) = out.get_mut(column) else {
+                    continue;
+                };
                 match op {
                     BinaryOp::Eq => slot.eq = Some(value),
                     BinaryOp::Gt => {
@@ -601,6 +835,15 @@ fn flip(op: BinaryOp) -> BinaryOp {
 
 /// Chooses how to find the rows that satisfy `conjuncts`.
 pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableStats>) -> Access {
+    choose_access_costed(table, conjuncts, stats).1
+}
+
+/// Chooses an access path, with the rows it is estimated to read.
+pub fn choose_access_costed(
+    table: &TableDef,
+    conjuncts: &[Expr],
+    stats: Option<&TableStats>,
+) -> (f64, Access) {
     let (conds, tuple_in) = column_conditions(conjuncts, table.columns.len());
     let pk = table.primary_columns();
     let rows = stats
@@ -610,11 +853,14 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
     if !pk.is_empty() {
         let eqs: Vec<Option<Expr>> = pk.iter().map(|c| conds[*c].eq.clone()).collect();
         if eqs.iter().all(Option::is_some) {
-            return Access::Point(eqs.into_iter().map(Option::unwrap).collect());
+            return (
+                1.0,
+                Access::Point(eqs.into_iter().map(Option::unwrap).collect()),
+            );
         }
         if let Some((columns, list)) = &tuple_in {
             if pk.iter().all(|c| columns.contains(c)) && columns.len() == pk.len() {
-                let keys = list
+                let keys: Vec<Vec<Expr>> = list
                     .iter()
                     .map(|tuple| {
                         pk.iter()
@@ -622,7 +868,7 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
                             .collect()
                     })
                     .collect();
-                return Access::Points(keys);
+                return (keys.len() as f64, Access::Points(keys));
             }
         }
         let prefix_len = eqs.iter().take_while(|e| e.is_some()).count();
@@ -632,11 +878,11 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
                     .iter()
                     .map(|e| e.clone().unwrap())
                     .collect();
-                let keys = list
+                let keys: Vec<Vec<Expr>> = list
                     .iter()
                     .map(|v| prefix.iter().cloned().chain([v.clone()]).collect())
                     .collect();
-                return Access::Points(keys);
+                return (keys.len() as f64, Access::Points(keys));
             }
         }
     }
@@ -718,13 +964,13 @@ pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableS
     match (best, pk_range) {
         (Some((ie, ia)), Some((pe, pa))) => {
             if pe <= ie {
-                pa
+                (pe, pa)
             } else {
-                ia
+                (ie, ia)
             }
         }
-        (Some((_, a)), None) | (None, Some((_, a))) => a,
-        (None, None) => Access::FullScan,
+        (Some(choice), None) | (None, Some(choice)) => choice,
+        (None, None) => (rows, Access::FullScan),
     }
 }
 

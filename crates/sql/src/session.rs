@@ -518,11 +518,7 @@ impl Session {
         let scope = crate::bind::Scope::default();
         let expr = crate::bind::Binder::new(&scope, "field list").bind(e)?;
         let env = Env { session: self };
-        let ctx = Ctx {
-            params,
-            session: &env,
-            strict: false,
-        };
+        let ctx = Ctx::new(params, &env, false);
         expr.eval(&[], &ctx)
     }
 
@@ -674,11 +670,7 @@ impl Session {
         params: &[Datum],
     ) -> std::result::Result<Vec<Vec<Datum>>, StatementError> {
         let env = Env { session: self };
-        let ctx = Ctx {
-            params,
-            session: &env,
-            strict: false,
-        };
+        let ctx = Ctx::new(params, &env, false);
         let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
         if plan.lock == query::RowLock::ForUpdate && !keys.is_empty() {
             txn.lock_keys(keys, self.lock_wait_ms())?;
@@ -740,11 +732,7 @@ impl Session {
         params: &[Datum],
     ) -> std::result::Result<WriteResult, StatementError> {
         let env = Env { session: self };
-        let ctx = Ctx {
-            params,
-            session: &env,
-            strict: true,
-        };
+        let ctx = Ctx::new(params, &env, true);
         let w = WriteCtx {
             ctx: &ctx,
             autoids: &self.server.catalog.autoids,

@@ -10,6 +10,7 @@ use crate::api::{charsets, ColumnInfo, ColumnType, Output, SqlError};
 use crate::catalog::{DefaultValue, PrimaryKey, TableDef};
 use crate::error::{self, Result};
 use crate::expr::like;
+use crate::join::{BuildSource, JoinItem};
 use crate::query::{self, Access};
 use crate::session::Session;
 use crate::types::datum_to_text;
@@ -822,8 +823,15 @@ pub fn show_create_table(def: &TableDef) -> String {
 fn explain(session: &Session, statement: &Statement) -> Result<Output> {
     let schema = session.server().catalog().schema();
     let db = session.current_database();
+    let mut join = None;
+    let mut subqueries = 0;
     let (source, what) = match statement {
-        Statement::Query(q) => (query::plan_select(q, &schema, db)?.source, "Projection"),
+        Statement::Query(q) => {
+            let plan = query::plan_select(q, &schema, db)?;
+            join = plan.join;
+            subqueries = plan.subqueries.len();
+            (plan.source, "Projection")
+        }
         Statement::Update {
             table,
             assignments,
@@ -852,31 +860,49 @@ fn explain(session: &Session, statement: &Statement) -> Result<Output> {
         other => return Err(error::unsupported(format!("EXPLAIN {other}"))),
     };
     let mut out = vec![vec![text(what), text("root"), text("")]];
+    if subqueries > 0 {
+        out.push(vec![
+            text("└─Apply"),
+            text("root"),
+            text(format!("{subqueries} subqueries")),
+        ]);
+    }
     if let Some(source) = source {
-        let table = &source.table;
-        let (operator, object) = match &source.access {
-            Access::Point(_) => ("Point_Get", format!("table:{}, handle", table.name)),
-            Access::Points(keys) => (
-                "Batch_Point_Get",
-                format!("table:{}, {} keys", table.name, keys.len()),
-            ),
-            Access::PkRange { .. } => (
-                "TableRangeScan",
-                format!("table:{}, range on primary key", table.name),
-            ),
-            Access::Index { index, .. } => (
-                "IndexLookUp",
-                format!("table:{}, index:{}", table.name, table.indexes[*index].name),
-            ),
-            Access::FullScan => ("TableFullScan", format!("table:{}", table.name)),
-            Access::Memory(_) => ("MemTableScan", format!("table:{}", table.name)),
-        };
-        let order = if source.ordered { ", keep order" } else { "" };
+        let (operator, object) = access_text(&source);
         out.push(vec![
             text(format!("└─{operator}")),
             text("cop[tikv]"),
-            text(format!("{object}{order}")),
+            text(object),
         ]);
+    }
+    if let Some(join) = join {
+        for (k, step) in join.steps.iter().enumerate() {
+            let kind = if step.left { "left " } else { "" };
+            let (operator, object) = match &step.item {
+                JoinItem::Lookup(source) => {
+                    let (operator, object) = access_text(source);
+                    let how = if k == 0 { "" } else { "IndexJoin " };
+                    (format!("{how}{kind}{operator}"), object)
+                }
+                JoinItem::Build { source, hash } => {
+                    let how = if hash.is_some() {
+                        "HashJoin"
+                    } else {
+                        "NestedLoop"
+                    };
+                    let object = match source {
+                        BuildSource::Table(t) => access_text(t).1,
+                        BuildSource::Derived(_) => format!("derived:{}", step.alias),
+                    };
+                    (format!("{how} {kind}build"), object)
+                }
+            };
+            out.push(vec![
+                text(format!("└─{operator}")),
+                text(if k == 0 { "cop[tikv]" } else { "root" }),
+                text(object),
+            ]);
+        }
     }
     Ok(rows(
         vec![
@@ -886,6 +912,30 @@ fn explain(session: &Session, statement: &Statement) -> Result<Output> {
         ],
         out,
     ))
+}
+
+/// The operator and object EXPLAIN shows for an access path.
+fn access_text(source: &query::TableSource) -> (String, String) {
+    let table = &source.table;
+    let (operator, object) = match &source.access {
+        Access::Point(_) => ("Point_Get", format!("table:{}, handle", table.name)),
+        Access::Points(keys) => (
+            "Batch_Point_Get",
+            format!("table:{}, {} keys", table.name, keys.len()),
+        ),
+        Access::PkRange { .. } => (
+            "TableRangeScan",
+            format!("table:{}, range on primary key", table.name),
+        ),
+        Access::Index { index, .. } => (
+            "IndexLookUp",
+            format!("table:{}, index:{}", table.name, table.indexes[*index].name),
+        ),
+        Access::FullScan => ("TableFullScan", format!("table:{}", table.name)),
+        Access::Memory(_) => ("MemTableScan", format!("table:{}", table.name)),
+    };
+    let order = if source.ordered { ", keep order" } else { "" };
+    (operator.to_string(), format!("{object}{order}"))
 }
 
 impl SqlError {

@@ -151,6 +151,11 @@ pub enum Expr {
     Call(Func, Vec<Expr>),
     /// The result of aggregate call `n` of the query.
     Agg(usize),
+    /// Column `n` of the joined row built so far, read by the access path of a later join
+    /// step (index nested-loop join).
+    Prefix(usize),
+    /// Column `n` of the enclosing query's current row (a correlated subquery).
+    Outer(usize),
     Session(SessionValue),
 }
 
@@ -159,6 +164,14 @@ pub trait EvalEnv {
     fn param(&self, index: usize) -> Datum;
     fn aggregate(&self, index: usize) -> Datum;
     fn session_value(&self, value: &SessionValue) -> Datum;
+    /// Column `n` of the joined row built so far.
+    fn prefix(&self, _n: usize) -> Datum {
+        Datum::Null
+    }
+    /// Column `n` of the enclosing query's row.
+    fn outer(&self, _n: usize) -> Datum {
+        Datum::Null
+    }
     /// Whether division by zero is an error (1365), as in MySQL's strict mode for statements
     /// that write; elsewhere it gives NULL.
     fn division_by_zero_is_error(&self) -> bool {
@@ -198,6 +211,8 @@ impl Expr {
             Expr::Literal(d) => d.clone(),
             Expr::Param(i) => env.param(*i),
             Expr::Agg(i) => env.aggregate(*i),
+            Expr::Prefix(i) => env.prefix(*i),
+            Expr::Outer(i) => env.outer(*i),
             Expr::Session(v) => env.session_value(v),
             Expr::Neg(e) => negate(e.eval(row, env)?)?,
             Expr::Not(e) => opt_bool(to_bool(&e.eval(row, env)?).map(|b| !b)),
@@ -327,6 +342,109 @@ impl Expr {
         independent
     }
 
+    /// Rebuilds the expression with every `Column(i)` replaced by `f(i)`; None when `f`
+    /// refuses a column.
+    pub fn try_map_columns(&self, f: &mut dyn FnMut(usize) -> Option<Expr>) -> Option<Expr> {
+        let mut map = |e: &Expr| e.try_map_columns(f);
+        Some(match self {
+            Expr::Column(i) => return f(*i),
+            Expr::Literal(_)
+            | Expr::Param(_)
+            | Expr::Agg(_)
+            | Expr::Prefix(_)
+            | Expr::Outer(_)
+            | Expr::Session(_) => self.clone(),
+            Expr::Neg(e) => Expr::Neg(Box::new(map(e)?)),
+            Expr::Not(e) => Expr::Not(Box::new(map(e)?)),
+            Expr::IsNull(e, n) => Expr::IsNull(Box::new(map(e)?), *n),
+            Expr::IsTrue(e, n) => Expr::IsTrue(Box::new(map(e)?), *n),
+            Expr::Binary(op, l, r) => Expr::Binary(*op, Box::new(map(l)?), Box::new(map(r)?)),
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => Expr::Between {
+                expr: Box::new(map(expr)?),
+                low: Box::new(map(low)?),
+                high: Box::new(map(high)?),
+                negated: *negated,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: Box::new(map(expr)?),
+                list: list.iter().map(&mut map).collect::<Option<_>>()?,
+                negated: *negated,
+            },
+            Expr::TupleIn {
+                exprs,
+                list,
+                negated,
+            } => Expr::TupleIn {
+                exprs: exprs.iter().map(&mut map).collect::<Option<_>>()?,
+                list: list
+                    .iter()
+                    .map(|t| t.iter().map(&mut map).collect::<Option<Vec<_>>>())
+                    .collect::<Option<_>>()?,
+                negated: *negated,
+            },
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                escape,
+            } => Expr::Like {
+                expr: Box::new(map(expr)?),
+                pattern: Box::new(map(pattern)?),
+                negated: *negated,
+                escape: *escape,
+            },
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => Expr::Case {
+                operand: match operand {
+                    Some(o) => Some(Box::new(map(o)?)),
+                    None => None,
+                },
+                whens: whens
+                    .iter()
+                    .map(|(w, t)| Some((map(w)?, map(t)?)))
+                    .collect::<Option<_>>()?,
+                otherwise: match otherwise {
+                    Some(o) => Some(Box::new(map(o)?)),
+                    None => None,
+                },
+            },
+            Expr::Call(func, args) => Expr::Call(
+                func.clone(),
+                args.iter().map(&mut map).collect::<Option<_>>()?,
+            ),
+        })
+    }
+
+    /// The AND of `conjuncts`, or None when there are none.
+    pub fn conjoin(conjuncts: Vec<Expr>) -> Option<Expr> {
+        conjuncts
+            .into_iter()
+            .reduce(|a, b| Expr::Binary(BinaryOp::And, Box::new(a), Box::new(b)))
+    }
+
+    /// The columns the expression reads.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.walk(&mut |e| {
+            if let Expr::Column(i) = e {
+                out.push(*i);
+            }
+        });
+        out
+    }
+
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {
@@ -375,6 +493,8 @@ impl Expr {
             | Expr::Literal(_)
             | Expr::Param(_)
             | Expr::Agg(_)
+            | Expr::Prefix(_)
+            | Expr::Outer(_)
             | Expr::Session(_) => {}
         }
     }

@@ -132,6 +132,8 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                 .unwrap_or(string),
             _ => string,
         },
+        // Values of another row: described as text; clients see their real values.
+        Expr::Prefix(_) | Expr::Outer(_) => ResultType::of(ColumnType::VarString, 255, 0),
         Expr::Agg(i) => {
             let call = &aggs[*i];
             let arg = result_type(&call.arg, columns, aggs);
@@ -220,9 +222,17 @@ pub fn datum_type(d: &Datum) -> ResultType {
 
 /// Converts a value to what a column of `ty` shows (used for binary results and SUM scale).
 pub fn conform(value: Datum, ty: &ResultType) -> Datum {
+    let scaled = |mut d: Decimal| {
+        // Shown with the type's scale, as MySQL shows COALESCE(SUM(price), 0) as 0.00.
+        if u32::from(ty.decimals) > d.scale() && ty.decimals <= 28 {
+            d.rescale(u32::from(ty.decimals));
+        }
+        Datum::Decimal(d)
+    };
     match (ty.column_type, value) {
-        (ColumnType::NewDecimal, Datum::Int(i)) => Datum::Decimal(Decimal::from(i)),
-        (ColumnType::NewDecimal, Datum::UInt(u)) => Datum::Decimal(Decimal::from(u)),
+        (ColumnType::NewDecimal, Datum::Int(i)) => scaled(Decimal::from(i)),
+        (ColumnType::NewDecimal, Datum::UInt(u)) => scaled(Decimal::from(u)),
+        (ColumnType::NewDecimal, Datum::Decimal(d)) => scaled(d),
         (_, v) => v,
     }
 }

@@ -1,0 +1,522 @@
+//! Queries over several tables: the FROM clause's relations (tables, information_schema tables
+//! and derived tables), the order they are joined in, and the nested-loop executor.
+//!
+//! The joined row has every relation's columns at fixed positions (FROM order), so expressions
+//! bound once against the whole scope read it whatever order the relations are joined in. Each
+//! step of the plan fills its relation's slots:
+//!
+//! - an **index nested-loop** step looks its rows up per row of the steps before it, through an
+//!   ordinary access path whose key expressions read earlier columns as `Expr::Prefix`;
+//! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
+//!   earlier relations, and probes with each row;
+//! - a **LEFT JOIN** step pads a row that nothing matched with NULLs.
+//!
+//! The order is the one written when there is a LEFT JOIN; otherwise each next step is the
+//! relation cheapest to reach from what is already joined (a point get before a scan).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rust_decimal::Decimal;
+use strata_codec::Datum;
+use strata_txn::Transaction;
+
+use crate::catalog::{Schema, TableDef};
+use crate::error::Result;
+use crate::exec::{self, holds, Ctx};
+use crate::expr::{BinaryOp, Expr};
+use crate::infoschema::MemoryRows;
+use crate::query::{self, Access, SelectPlan, TableSource};
+
+/// Rows assumed for a derived table when choosing the join order.
+const DERIVED_ROWS_GUESS: f64 = 1_000.0;
+
+/// One item of a FROM clause.
+#[derive(Clone, Debug)]
+pub struct Relation {
+    /// The name that qualifies its columns.
+    pub alias: String,
+    pub source: RelationSource,
+    /// Position of its first column in the joined row.
+    pub offset: usize,
+    pub width: usize,
+    /// Joined with LEFT JOIN.
+    pub left: bool,
+    /// Its ON conditions, bound against the whole scope.
+    pub on: Vec<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum RelationSource {
+    /// A stored table, or an information_schema table with its computed rows.
+    Table(Arc<TableDef>, Option<MemoryRows>),
+    /// A subquery in FROM, run once per execution.
+    Derived(Box<SelectPlan>),
+}
+
+/// A planned join.
+#[derive(Clone, Debug)]
+pub struct JoinPlan {
+    pub steps: Vec<JoinStep>,
+    /// Width of the joined row.
+    pub width: usize,
+}
+
+/// One relation joined to the rows of the steps before it.
+#[derive(Clone, Debug)]
+pub struct JoinStep {
+    pub alias: String,
+    pub item: JoinItem,
+    pub offset: usize,
+    pub width: usize,
+    pub left: bool,
+    /// Decides whether a row of this relation matches (ON, and WHERE for inner steps).
+    pub on: Option<Expr>,
+    /// WHERE conditions that can only be checked after a LEFT JOIN padded its row.
+    pub filter: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum JoinItem {
+    /// Rows found per joined row through an access path (index nested-loop join).
+    Lookup(TableSource),
+    /// Rows read once; with a hash probe when an equality ties them to earlier relations.
+    Build {
+        source: BuildSource,
+        hash: Option<HashProbe>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub enum BuildSource {
+    Table(TableSource),
+    Derived(Box<SelectPlan>),
+}
+
+/// `relation.column = expression over earlier relations`, for each key part.
+#[derive(Clone, Debug)]
+pub struct HashProbe {
+    /// Columns of the relation (its own positions) that are hashed.
+    pub build: Vec<usize>,
+    /// Expressions over the joined row that must equal them.
+    pub probe: Vec<Expr>,
+}
+
+/// Most relations whose join orders are all compared; beyond, each next step is chosen greedily.
+const EXHAUSTIVE_ORDER_MAX: usize = 5;
+
+/// Plans the join of `relations` under the WHERE conjuncts.
+pub fn plan(
+    relations: Vec<Relation>,
+    where_conjuncts: Vec<Expr>,
+    schema: &Schema,
+) -> Result<JoinPlan> {
+    let width = relations.iter().map(|r| r.width).sum();
+    let order: Vec<usize> = if relations.iter().any(|r| r.left) {
+        // LEFT JOIN: the written order.
+        (0..relations.len()).collect()
+    } else if relations.len() <= EXHAUSTIVE_ORDER_MAX {
+        let mut best: Option<(f64, Vec<usize>)> = None;
+        for order in permutations(relations.len()) {
+            let cost = order_cost(&relations, &order, &where_conjuncts, width, schema);
+            if best.as_ref().is_none_or(|(b, _)| cost < *b) {
+                best = Some((cost, order));
+            }
+        }
+        best.map(|(_, o)| o).unwrap_or_default()
+    } else {
+        greedy_order(&relations, &where_conjuncts, width, schema)
+    };
+    let mut placed = vec![false; width];
+    let mut pending: Vec<Expr> = where_conjuncts;
+    let mut steps = Vec::new();
+    for &i in &order {
+        let relation = &relations[i];
+        let (_, item) = choose_step(relation, &pending, &placed, schema, steps.is_empty());
+        for slot in &mut placed[relation.offset..relation.offset + relation.width] {
+            *slot = true;
+        }
+        // WHERE conjuncts whose columns are all joined now are checked at this step.
+        let (ready, rest): (Vec<Expr>, Vec<Expr>) = pending
+            .into_iter()
+            .partition(|c| c.columns().iter().all(|&i| placed.get(i) == Some(&true)));
+        pending = rest;
+        let (on, filter) = if relation.left {
+            (relation.on.clone(), ready)
+        } else {
+            (
+                relation.on.iter().cloned().chain(ready).collect(),
+                Vec::new(),
+            )
+        };
+        steps.push(JoinStep {
+            alias: relation.alias.clone(),
+            item,
+            offset: relation.offset,
+            width: relation.width,
+            left: relation.left,
+            on: Expr::conjoin(on),
+            filter: Expr::conjoin(filter),
+        });
+    }
+    Ok(JoinPlan { steps, width })
+}
+
+/// Estimated rows read when joining in `order`: each step's reads once per row before it.
+fn order_cost(
+    relations: &[Relation],
+    order: &[usize],
+    conjuncts: &[Expr],
+    width: usize,
+    schema: &Schema,
+) -> f64 {
+    let mut placed = vec![false; width];
+    let mut rows = 1.0;
+    let mut total = 0.0;
+    for (k, &i) in order.iter().enumerate() {
+        let relation = &relations[i];
+        let (estimate, _) = choose_step(relation, conjuncts, &placed, schema, k == 0);
+        total += estimate.once + rows * estimate.per_row;
+        rows *= estimate.rows.max(1.0);
+        for slot in &mut placed[relation.offset..relation.offset + relation.width] {
+            *slot = true;
+        }
+    }
+    total
+}
+
+/// Each next relation the cheapest to join to those before it.
+fn greedy_order(
+    relations: &[Relation],
+    conjuncts: &[Expr],
+    width: usize,
+    schema: &Schema,
+) -> Vec<usize> {
+    let mut placed = vec![false; width];
+    let mut order = Vec::new();
+    while order.len() < relations.len() {
+        let mut best = (f64::INFINITY, 0);
+        for (i, relation) in relations.iter().enumerate() {
+            if order.contains(&i) {
+                continue;
+            }
+            let (estimate, _) = choose_step(relation, conjuncts, &placed, schema, order.is_empty());
+            let cost = estimate.once + estimate.per_row;
+            if cost < best.0 {
+                best = (cost, i);
+            }
+        }
+        order.push(best.1);
+        let relation = &relations[best.1];
+        for slot in &mut placed[relation.offset..relation.offset + relation.width] {
+            *slot = true;
+        }
+    }
+    order
+}
+
+/// All orders of `n` items.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for rest in permutations(n - 1) {
+        for position in 0..=rest.len() {
+            let mut order = rest.clone();
+            order.insert(position, n - 1);
+            out.push(order);
+        }
+    }
+    out
+}
+
+/// What a join step is estimated to read.
+#[derive(Clone, Copy, Debug)]
+struct StepEstimate {
+    /// Rows read once per execution (a hash build).
+    once: f64,
+    /// Rows read per row of the steps before.
+    per_row: f64,
+    /// Rows it yields per row of the steps before.
+    rows: f64,
+}
+
+impl StepEstimate {
+    fn per_row(rows: f64) -> StepEstimate {
+        StepEstimate {
+            once: 0.0,
+            per_row: rows,
+            rows,
+        }
+    }
+}
+
+/// The cheapest way to join `relation` to the columns in `placed`, and its estimated cost.
+fn choose_step(
+    relation: &Relation,
+    pending: &[Expr],
+    placed: &[bool],
+    schema: &Schema,
+    first: bool,
+) -> (StepEstimate, JoinItem) {
+    let range = relation.offset..relation.offset + relation.width;
+    // Conditions that may narrow this relation's rows: its ON conditions, and for an inner
+    // join the WHERE conjuncts that only need it and relations already joined.
+    let usable: Vec<&Expr> = relation
+        .on
+        .iter()
+        .chain(pending.iter().filter(|_| !relation.left))
+        .filter(|c| {
+            let columns = c.columns();
+            columns.iter().any(|i| range.contains(i))
+                && columns
+                    .iter()
+                    .all(|&i| range.contains(&i) || placed.get(i) == Some(&true))
+        })
+        .collect();
+    // The same conditions seen from the relation: its columns by own position, earlier ones
+    // as prefix values.
+    let localize = |c: &Expr, allow_prefix: bool| {
+        c.try_map_columns(&mut |i| {
+            if range.contains(&i) {
+                Some(Expr::Column(i - relation.offset))
+            } else if allow_prefix && placed.get(i) == Some(&true) {
+                Some(Expr::Prefix(i))
+            } else {
+                None
+            }
+        })
+    };
+    let with_prefix: Vec<Expr> = usable.iter().filter_map(|c| localize(c, true)).collect();
+    let local_only: Vec<Expr> = usable.iter().filter_map(|c| localize(c, false)).collect();
+    let hash = hash_probe(&usable, relation, placed);
+    match &relation.source {
+        RelationSource::Table(def, Some(rows)) => (
+            StepEstimate::per_row(rows.len() as f64),
+            JoinItem::Lookup(table_source(def.clone(), Access::Memory(rows.clone()))),
+        ),
+        RelationSource::Table(def, None) => {
+            let stats = schema.stats.get(&def.id).cloned();
+            let (cost, access) = query::choose_access_costed(def, &with_prefix, stats.as_deref());
+            if matches!(access, Access::FullScan) && !first && hash.is_some() {
+                let (build_cost, build_access) =
+                    query::choose_access_costed(def, &local_only, stats.as_deref());
+                // Read once, then probed for each row before it.
+                return (
+                    StepEstimate {
+                        once: build_cost,
+                        per_row: 1.0,
+                        rows: 1.0,
+                    },
+                    JoinItem::Build {
+                        source: BuildSource::Table(table_source(def.clone(), build_access)),
+                        hash,
+                    },
+                );
+            }
+            (
+                StepEstimate::per_row(cost),
+                JoinItem::Lookup(table_source(def.clone(), access)),
+            )
+        }
+        RelationSource::Derived(plan) => (
+            StepEstimate {
+                once: DERIVED_ROWS_GUESS,
+                per_row: if hash.is_some() {
+                    1.0
+                } else {
+                    DERIVED_ROWS_GUESS
+                },
+                rows: if hash.is_some() {
+                    1.0
+                } else {
+                    DERIVED_ROWS_GUESS
+                },
+            },
+            JoinItem::Build {
+                source: BuildSource::Derived(plan.clone()),
+                hash,
+            },
+        ),
+    }
+}
+
+fn table_source(table: Arc<TableDef>, access: Access) -> TableSource {
+    TableSource {
+        table,
+        access,
+        reverse: false,
+        ordered: false,
+        columns: None,
+    }
+}
+
+/// The equalities `relation.column = expression over joined relations` among `usable`.
+fn hash_probe(usable: &[&Expr], relation: &Relation, placed: &[bool]) -> Option<HashProbe> {
+    let range = relation.offset..relation.offset + relation.width;
+    let earlier = |e: &Expr| {
+        let columns = e.columns();
+        !columns.is_empty() && columns.iter().all(|&i| placed.get(i) == Some(&true))
+    };
+    let mut probe = HashProbe {
+        build: Vec::new(),
+        probe: Vec::new(),
+    };
+    for c in usable {
+        if let Expr::Binary(BinaryOp::Eq, l, r) = c {
+            let pair = match (l.as_ref(), r.as_ref()) {
+                (Expr::Column(i), other) if range.contains(i) && earlier(other) => (*i, other),
+                (other, Expr::Column(i)) if range.contains(i) && earlier(other) => (*i, other),
+                _ => continue,
+            };
+            probe.build.push(pair.0 - relation.offset);
+            probe.probe.push(pair.1.clone());
+        }
+    }
+    (!probe.build.is_empty()).then_some(probe)
+}
+
+/// Rows of a build step, read once per execution.
+struct Built {
+    rows: Vec<Vec<Datum>>,
+    index: Option<HashMap<Vec<u8>, Vec<usize>>>,
+}
+
+/// Runs the join; returns the joined rows that pass every step.
+pub fn execute(plan: &JoinPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<Vec<Vec<Datum>>> {
+    let mut built: Vec<Option<Built>> = (0..plan.steps.len()).map(|_| None).collect();
+    let mut row = vec![Datum::Null; plan.width];
+    let mut out = Vec::new();
+    run_step(plan, 0, &mut row, txn, ctx, &mut built, &mut out)?;
+    Ok(out)
+}
+
+fn run_step(
+    plan: &JoinPlan,
+    k: usize,
+    row: &mut Vec<Datum>,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+    built: &mut [Option<Built>],
+    out: &mut Vec<Vec<Datum>>,
+) -> Result<()> {
+    let Some(step) = plan.steps.get(k) else {
+        out.push(row.clone());
+        return Ok(());
+    };
+    let candidates: Vec<Vec<Datum>> = match &step.item {
+        JoinItem::Lookup(source) => {
+            let lookup_ctx = ctx.with_prefix(row);
+            let mut rows = Vec::new();
+            exec::scan_source(txn, source, &lookup_ctx, None, &mut |_, r| {
+                rows.push(r);
+                Ok(true)
+            })?;
+            rows
+        }
+        JoinItem::Build { source, hash } => {
+            if built[k].is_none() {
+                built[k] = Some(build(source, hash.as_ref(), txn, ctx)?);
+            }
+            let b = built[k].as_ref().expect("built above");
+            match (hash, &b.index) {
+                (Some(hash), Some(index)) => {
+                    let mut values = Vec::with_capacity(hash.probe.len());
+                    for e in &hash.probe {
+                        values.push(e.eval(row, ctx)?);
+                    }
+                    match hash_key(&values) {
+                        Some(key) => index
+                            .get(&key)
+                            .map(|ids| ids.iter().map(|&i| b.rows[i].clone()).collect())
+                            .unwrap_or_default(),
+                        None => Vec::new(),
+                    }
+                }
+                _ => b.rows.clone(),
+            }
+        }
+    };
+    let slots = step.offset..step.offset + step.width;
+    let mut matched = false;
+    for candidate in candidates {
+        for (slot, value) in row[slots.clone()].iter_mut().zip(candidate) {
+            *slot = value;
+        }
+        if holds(step.on.as_ref(), row, ctx)? {
+            matched = true;
+            if holds(step.filter.as_ref(), row, ctx)? {
+                run_step(plan, k + 1, row, txn, ctx, built, out)?;
+            }
+        }
+    }
+    for slot in &mut row[slots] {
+        *slot = Datum::Null;
+    }
+    if step.left && !matched && holds(step.filter.as_ref(), row, ctx)? {
+        run_step(plan, k + 1, row, txn, ctx, built, out)?;
+    }
+    Ok(())
+}
+
+fn build(
+    source: &BuildSource,
+    hash: Option<&HashProbe>,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<Built> {
+    let rows = match source {
+        BuildSource::Table(source) => {
+            let mut rows = Vec::new();
+            exec::scan_source(txn, source, ctx, None, &mut |_, r| {
+                rows.push(r);
+                Ok(true)
+            })?;
+            rows
+        }
+        BuildSource::Derived(plan) => exec::execute_select(plan, txn, ctx)?.0,
+    };
+    let index = hash.map(|hash| {
+        let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            let values: Vec<Datum> = hash
+                .build
+                .iter()
+                .map(|&c| r.get(c).cloned().unwrap_or(Datum::Null))
+                .collect();
+            if let Some(key) = hash_key(&values) {
+                index.entry(key).or_default().push(i);
+            }
+        }
+        index
+    });
+    Ok(Built { rows, index })
+}
+
+/// A hash key under which values that compare equal meet (numbers of any type by value);
+/// None when a value is NULL, which equals nothing. The ON condition still decides.
+fn hash_key(values: &[Datum]) -> Option<Vec<u8>> {
+    let mut canonical = Vec::with_capacity(values.len());
+    for v in values {
+        canonical.push(match v {
+            Datum::Null => return None,
+            Datum::Int(i) => Datum::Decimal(Decimal::from(*i)),
+            Datum::UInt(u) => Datum::Decimal(Decimal::from(*u)),
+            Datum::Float(f) => match Decimal::try_from(*f) {
+                Ok(d) => Datum::Decimal(d),
+                Err(_) => Datum::Float(*f),
+            },
+            // A string equals a number when it reads as that number.
+            Datum::Bytes(b) => match std::str::from_utf8(b)
+                .ok()
+                .and_then(|s| s.trim().parse::<Decimal>().ok())
+            {
+                Some(d) => Datum::Decimal(d),
+                None => v.clone(),
+            },
+            other => other.clone(),
+        });
+    }
+    Some(exec::group_key(&canonical))
+}

@@ -1,0 +1,159 @@
+//! Subqueries in expressions: scalar `(SELECT …)`, `EXISTS (…)` and `x IN (SELECT …)`.
+//!
+//! A query block's binder hands each subquery it meets to a [`Collector`], which plans it with
+//! the block's scope as its enclosing scope and gives back `Expr::Column(width + k)`: the k-th
+//! subquery's result is an extra column of the block's row. After the FROM rows are found, the
+//! executor computes those columns row by row ([`apply`]) and only then checks the conditions
+//! that read them. A subquery that does not read the enclosing row runs once per execution.
+
+use std::cell::{Cell, RefCell};
+use std::cmp::Ordering;
+
+use sqlparser::ast;
+use strata_codec::Datum;
+use strata_txn::Transaction;
+
+use crate::api::ColumnType;
+use crate::bind::{OuterScope, Scope, SubqueryKind, SubqueryPlanner};
+use crate::catalog::Schema;
+use crate::error::{self, Result};
+use crate::exec::{self, Ctx};
+use crate::expr::{Expr, ResultType};
+use crate::query::{self, SelectPlan};
+use crate::types::compare;
+
+/// A planned subquery of a query block.
+#[derive(Clone, Debug)]
+pub struct SubqueryPlan {
+    pub plan: SelectPlan,
+    pub kind: SubqueryKind,
+    /// Reads the enclosing row, so runs once per row.
+    pub correlated: bool,
+}
+
+impl SubqueryPlan {
+    /// The type of the column that holds its result.
+    pub fn result_type(&self) -> ResultType {
+        match &self.kind {
+            SubqueryKind::Scalar => {
+                let mut ty = self
+                    .plan
+                    .result_types
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| ResultType::of(ColumnType::VarString, 255, 0));
+                ty.not_null = false;
+                ty
+            }
+            SubqueryKind::Exists { .. } | SubqueryKind::In { .. } => {
+                ResultType::of(ColumnType::LongLong, 1, 0)
+            }
+        }
+    }
+}
+
+/// Collects the subqueries of one query block while it is bound.
+pub struct Collector<'a> {
+    schema: &'a Schema,
+    database: Option<&'a str>,
+    /// Width of the block's FROM row; subquery results follow it.
+    base_width: usize,
+    plans: RefCell<Vec<SubqueryPlan>>,
+}
+
+impl<'a> Collector<'a> {
+    pub fn new(schema: &'a Schema, database: Option<&'a str>, base_width: usize) -> Collector<'a> {
+        Collector {
+            schema,
+            database,
+            base_width,
+            plans: RefCell::new(Vec::new()),
+        }
+    }
+
+    pub fn into_plans(self) -> Vec<SubqueryPlan> {
+        self.plans.into_inner()
+    }
+}
+
+impl SubqueryPlanner for Collector<'_> {
+    fn plan(&self, query: &ast::Query, kind: SubqueryKind, scope: &Scope) -> Result<Expr> {
+        let outer = OuterScope {
+            scope,
+            used: Cell::new(false),
+        };
+        let plan = query::plan_select_in(query, self.schema, self.database, Some(&outer))?;
+        if !matches!(kind, SubqueryKind::Exists { .. }) && plan.columns.len() != 1 {
+            return Err(error::operand_columns(1));
+        }
+        let mut plans = self.plans.borrow_mut();
+        plans.push(SubqueryPlan {
+            plan,
+            kind,
+            correlated: outer.used.get(),
+        });
+        Ok(Expr::Column(self.base_width + plans.len() - 1))
+    }
+}
+
+/// Appends each subquery's result to every row.
+pub fn apply(
+    subqueries: &[SubqueryPlan],
+    rows: &mut [Vec<Datum>],
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<()> {
+    // Results of subqueries that do not read the row, computed on first use.
+    let mut once: Vec<Option<Vec<Vec<Datum>>>> = vec![None; subqueries.len()];
+    for row in rows.iter_mut() {
+        let mut values = Vec::with_capacity(subqueries.len());
+        for (k, sub) in subqueries.iter().enumerate() {
+            let result = if sub.correlated {
+                exec::execute_select(&sub.plan, txn, &ctx.with_outer(row))?.0
+            } else {
+                if once[k].is_none() {
+                    once[k] = Some(exec::execute_select(&sub.plan, txn, ctx)?.0);
+                }
+                once[k].clone().expect("computed above")
+            };
+            values.push(value(sub, &result, row, ctx)?);
+        }
+        row.extend(values);
+    }
+    Ok(())
+}
+
+/// The column value of a subquery that returned `result` for `row`.
+fn value(sub: &SubqueryPlan, result: &[Vec<Datum>], row: &[Datum], ctx: &Ctx) -> Result<Datum> {
+    Ok(match &sub.kind {
+        SubqueryKind::Scalar => {
+            if result.len() > 1 {
+                return Err(error::subquery_rows());
+            }
+            result
+                .first()
+                .and_then(|r| r.first().cloned())
+                .unwrap_or(Datum::Null)
+        }
+        SubqueryKind::Exists { negated } => Datum::Int(i64::from(result.is_empty() == *negated)),
+        SubqueryKind::In { expr, negated } => {
+            let v = expr.eval(row, ctx)?;
+            if v == Datum::Null {
+                return Ok(Datum::Null);
+            }
+            let mut saw_null = false;
+            for r in result {
+                match compare(&v, r.first().unwrap_or(&Datum::Null)) {
+                    Some(Ordering::Equal) => return Ok(Datum::Int(i64::from(!*negated))),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Datum::Null
+            } else {
+                Datum::Int(i64::from(*negated))
+            }
+        }
+    })
+}

@@ -1,0 +1,214 @@
+# Joins, derived tables and subqueries, in the shapes TPC-C and its consistency checks use.
+> CREATE DATABASE j
+ok 1
+> USE j
+ok 0
+> CREATE TABLE warehouse (w_id INT NOT NULL, w_tax DECIMAL(4,4), w_ytd DECIMAL(12,2), PRIMARY KEY (w_id))
+ok 0
+> CREATE TABLE district (d_id INT NOT NULL, d_w_id INT NOT NULL, d_ytd DECIMAL(12,2), d_next_o_id INT, PRIMARY KEY (d_w_id, d_id))
+ok 0
+> CREATE TABLE customer (c_id INT NOT NULL, c_d_id INT NOT NULL, c_w_id INT NOT NULL, c_last VARCHAR(16), c_first VARCHAR(16), c_balance DECIMAL(12,2), c_discount DECIMAL(4,4), PRIMARY KEY (c_w_id, c_d_id, c_id), INDEX idx_customer (c_w_id, c_d_id, c_last, c_first))
+ok 0
+> CREATE TABLE orders (o_id INT NOT NULL, o_d_id INT NOT NULL, o_w_id INT NOT NULL, o_c_id INT, o_carrier_id INT, o_ol_cnt INT, PRIMARY KEY (o_w_id, o_d_id, o_id), INDEX idx_order (o_w_id, o_d_id, o_c_id, o_id))
+ok 0
+> CREATE TABLE new_order (no_o_id INT NOT NULL, no_d_id INT NOT NULL, no_w_id INT NOT NULL, PRIMARY KEY (no_w_id, no_d_id, no_o_id))
+ok 0
+> CREATE TABLE order_line (ol_o_id INT NOT NULL, ol_d_id INT NOT NULL, ol_w_id INT NOT NULL, ol_number INT NOT NULL, ol_i_id INT NOT NULL, ol_amount DECIMAL(6,2), ol_delivery_d DATETIME, PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))
+ok 0
+> CREATE TABLE stock (s_i_id INT NOT NULL, s_w_id INT NOT NULL, s_quantity INT, PRIMARY KEY (s_w_id, s_i_id))
+ok 0
+> CREATE TABLE history (h_c_id INT NOT NULL, h_c_d_id INT NOT NULL, h_c_w_id INT NOT NULL, h_amount DECIMAL(6,2), INDEX idx_h_c_w_id (h_c_w_id))
+ok 0
+> INSERT INTO warehouse VALUES (1, 0.1000, 300.00), (2, 0.2000, 100.00)
+ok 2
+> INSERT INTO district VALUES (1, 1, 100.00, 4), (2, 1, 200.00, 3), (1, 2, 100.00, 1)
+ok 3
+> INSERT INTO customer VALUES (1, 1, 1, 'BAR', 'ann', -10.00, 0.0500), (2, 1, 1, 'BAR', 'bob', 5.00, 0.1000), (3, 2, 1, 'OUGHT', 'cy', 0.00, 0.2000), (1, 1, 2, 'ABLE', 'dee', 0.00, 0.0000)
+ok 4
+> INSERT INTO orders VALUES (1, 1, 1, 1, 5, 2), (2, 1, 1, 2, NULL, 1), (3, 1, 1, 1, NULL, 3), (1, 2, 1, 3, 7, 1), (2, 2, 1, 3, NULL, 2)
+ok 5
+> INSERT INTO new_order VALUES (2, 1, 1), (3, 1, 1), (2, 2, 1)
+ok 3
+> INSERT INTO order_line VALUES (1, 1, 1, 1, 10, 1.50, '2024-01-01 00:00:00'), (1, 1, 1, 2, 11, 2.25, '2024-01-01 00:00:00'), (2, 1, 1, 1, 10, 3.00, NULL), (3, 1, 1, 1, 12, 4.00, NULL), (3, 1, 1, 2, 13, 1.00, NULL), (1, 2, 1, 1, 12, 9.99, '2024-01-02 00:00:00'), (2, 2, 1, 1, 10, 0.01, NULL)
+ok 7
+> INSERT INTO stock VALUES (10, 1, 5), (11, 1, 50), (12, 1, 15), (13, 1, 8), (10, 2, 1)
+ok 5
+> INSERT INTO history VALUES (1, 1, 1, 10.00), (1, 1, 1, 5.00), (3, 2, 1, 2.50)
+ok 3
+
+# New-Order: implicit join of customer and warehouse; the warehouse point get comes first.
+> SELECT c_discount, c_last, w_tax FROM customer, warehouse WHERE w_id = 1 AND c_w_id = w_id AND c_d_id = 1 AND c_id = 2
+c_discount	c_last	w_tax
+0.1000	BAR	0.1000
+> EXPLAIN SELECT c_discount, c_last, w_tax FROM customer, warehouse WHERE w_id = 1 AND c_w_id = w_id AND c_d_id = 1 AND c_id = 2
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:warehouse, handle
+└─IndexJoin Point_Get	root	table:customer, handle
+
+# Stock-Level: order_line joined to stock by key, with the hint comment accepted.
+> SELECT /*+ TIDB_INLJ(order_line,stock) */ COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND ol_o_id >= 4 - 20 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 20
+stock_count
+3
+> EXPLAIN SELECT COUNT(DISTINCT (s_i_id)) FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 20
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:order_line, range on primary key
+└─IndexJoin Point_Get	root	table:stock, handle
+
+# Explicit INNER JOIN … ON, aliases, qualified wildcards, and a join on a non-key column.
+> SELECT o.o_id, c.c_last FROM orders o INNER JOIN customer c ON c.c_w_id = o.o_w_id AND c.c_d_id = o.o_d_id AND c.c_id = o.o_c_id WHERE o.o_w_id = 1 ORDER BY o.o_d_id, o.o_id
+o_id	c_last
+1	BAR
+2	BAR
+3	BAR
+1	OUGHT
+2	OUGHT
+> SELECT w.*, d.d_id FROM warehouse AS w JOIN district d ON d.d_w_id = w.w_id ORDER BY w.w_id, d.d_id
+w_id	w_tax	w_ytd	d_id
+1	0.1000	300.00	1
+1	0.1000	300.00	2
+2	0.2000	100.00	1
+> SELECT a.c_id, b.c_id FROM customer a, customer b WHERE a.c_last = b.c_last AND a.c_id < b.c_id
+c_id	c_id
+1	2
+> SELECT COUNT(*) FROM warehouse, district
+COUNT(*)
+6
+> SELECT c_id FROM customer, orders WHERE c_id = 1
+c_id
+1
+1
+1
+1
+1
+1
+1
+1
+1
+1
+> SELECT w_id FROM warehouse, district WHERE d_w_id = w_id AND w_ytd <> d_ytd ORDER BY 1
+w_id
+1
+1
+
+# 3.3.2.1: W_YTD = sum(D_YTD), grouped over a join.
+> SELECT d_w_id, sum(d_ytd) - max(w_ytd) diff FROM district, warehouse WHERE d_w_id = w_id GROUP BY d_w_id ORDER BY d_w_id
+d_w_id	diff
+1	0.00
+2	0.00
+
+# LEFT JOIN pads with NULLs; WHERE on the right side runs after the padding.
+> SELECT o_id, o_d_id, no_o_id FROM orders LEFT JOIN new_order ON no_w_id = o_w_id AND no_d_id = o_d_id AND no_o_id = o_id WHERE o_w_id = 1 ORDER BY o_d_id, o_id
+o_id	o_d_id	no_o_id
+1	1	NULL
+2	1	2
+3	1	3
+1	2	NULL
+2	2	2
+> SELECT o_id, o_d_id FROM orders LEFT JOIN new_order ON no_w_id = o_w_id AND no_d_id = o_d_id AND no_o_id = o_id WHERE no_o_id IS NULL AND o_carrier_id IS NULL
+o_id	o_d_id
+> SELECT w_id, d_id FROM warehouse LEFT JOIN district ON d_w_id = w_id AND d_ytd > 150 ORDER BY w_id
+w_id	d_id
+1	2
+2	NULL
+
+# Derived tables joined by hash, with COALESCE for groups that have no rows.
+> SELECT d.d_w_id, d.d_id, d.d_next_o_id - 1 - COALESCE(o.max_o, 0) gap FROM district d LEFT JOIN (SELECT o_w_id, o_d_id, MAX(o_id) max_o FROM orders GROUP BY o_w_id, o_d_id) o ON o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id ORDER BY 1, 2
+d_w_id	d_id	gap
+1	1	0
+1	2	0
+2	1	0
+> SELECT o.o_d_id, o.cnt, l.cnt FROM (SELECT o_d_id, SUM(o_ol_cnt) cnt FROM orders WHERE o_w_id = 1 GROUP BY o_d_id) o, (SELECT ol_d_id, COUNT(*) cnt FROM order_line WHERE ol_w_id = 1 GROUP BY ol_d_id) l WHERE o.o_d_id = l.ol_d_id ORDER BY 1
+o_d_id	cnt	cnt
+1	6	5
+2	3	2
+> EXPLAIN SELECT o.o_d_id FROM (SELECT o_d_id, SUM(o_ol_cnt) cnt FROM orders GROUP BY o_d_id) o, (SELECT ol_d_id, COUNT(*) cnt FROM order_line GROUP BY ol_d_id) l WHERE o.o_d_id = l.ol_d_id
+id	task	access object
+Projection	root	
+└─NestedLoop build	cop[tikv]	derived:l
+└─HashJoin build	root	derived:o
+> SELECT POWER(3 - 1, 2), x FROM (SELECT 7 x) t
+POWER(3 - 1, 2)	x
+4	7
+> SELECT * FROM (SELECT c_id FROM customer) AS t WHERE t.c_id > 2
+c_id
+3
+> SELECT * FROM (SELECT c_id FROM customer)
+error 1248 (42000): Every derived table must have its own alias
+> SELECT * FROM (SELECT c_id, c_id FROM customer) t
+error 1060 (42S21): Duplicate column name 'c_id'
+
+# Correlated scalar subqueries: C_BALANCE against delivered order lines and payments, for every
+# customer, including those with no delivered order line or no payment.
+> SELECT c_w_id, c_d_id, c_id, c_balance, (SELECT COALESCE(SUM(ol_amount), 0) FROM orders, order_line WHERE o_w_id = c_w_id AND o_d_id = c_d_id AND o_c_id = c_id AND ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id AND ol_delivery_d IS NOT NULL) delivered, (SELECT COALESCE(SUM(h_amount), 0) FROM history WHERE h_c_w_id = c_w_id AND h_c_d_id = c_d_id AND h_c_id = c_id) paid FROM customer ORDER BY 1, 2, 3
+c_w_id	c_d_id	c_id	c_balance	delivered	paid
+1	1	1	-10.00	3.75	15.00
+1	1	2	5.00	0.00	0.00
+1	2	3	0.00	9.99	2.50
+2	1	1	0.00	0.00	0.00
+> SELECT c_id FROM customer WHERE c_balance <> (SELECT COALESCE(SUM(h_amount), 0) FROM history WHERE h_c_w_id = c_w_id AND h_c_d_id = c_d_id AND h_c_id = c_id) ORDER BY c_w_id, c_id
+c_id
+1
+2
+3
+> SELECT c_id FROM customer c WHERE EXISTS (SELECT 1 FROM orders WHERE o_w_id = c.c_w_id AND o_d_id = c.c_d_id AND o_c_id = c.c_id) ORDER BY c_w_id, c_d_id, c_id
+c_id
+1
+2
+3
+> SELECT c_id FROM customer c WHERE NOT EXISTS (SELECT 1 FROM orders WHERE o_w_id = c.c_w_id AND o_d_id = c.c_d_id AND o_c_id = c.c_id) ORDER BY c_w_id, c_d_id, c_id
+c_id
+1
+> SELECT s_i_id FROM stock WHERE s_w_id = 1 AND s_i_id IN (SELECT ol_i_id FROM order_line WHERE ol_amount > 3) ORDER BY 1
+s_i_id
+12
+> SELECT s_i_id FROM stock WHERE s_w_id = 1 AND s_i_id NOT IN (SELECT ol_i_id FROM order_line) ORDER BY 1
+s_i_id
+> SELECT (SELECT MAX(w_ytd) FROM warehouse) AS top_ytd, (SELECT COUNT(*) FROM stock WHERE s_quantity < 10) low_stock
+top_ytd	low_stock
+300.00	3
+> SELECT c_id FROM customer WHERE c_balance = (SELECT MIN(c_balance) FROM customer)
+c_id
+1
+> SELECT (SELECT c_id FROM customer)
+error 1242 (21000): Subquery returns more than 1 row
+> SELECT (SELECT c_id, c_d_id FROM customer WHERE c_id = 3)
+error 1241 (21000): Operand should contain 1 column(s)
+> SELECT c_id FROM customer WHERE c_id IN (SELECT c_id, c_d_id FROM customer)
+error 1241 (21000): Operand should contain 1 column(s)
+> SELECT c_id FROM customer c WHERE c_id = (SELECT MAX(o_c_id) FROM orders WHERE o_w_id = c.no_such_column)
+error 1054 (42S22): Unknown column 'c.no_such_column' in 'where clause'
+> EXPLAIN SELECT c_id FROM customer c WHERE EXISTS (SELECT 1 FROM orders WHERE o_w_id = c.c_w_id)
+id	task	access object
+Projection	root	
+└─Apply	root	1 subqueries
+└─TableFullScan	cop[tikv]	table:customer
+
+# Errors.
+> SELECT c_id FROM customer, orders
+c_id
+1
+2
+3
+1
+1
+2
+3
+1
+1
+2
+3
+1
+1
+2
+3
+1
+1
+2
+3
+1
+> SELECT w_id FROM warehouse, district FOR UPDATE
+error 1235 (42000): This version of Strata doesn't yet support 'FOR UPDATE with joins, derived tables or subqueries'
+> SELECT * FROM warehouse w1 JOIN warehouse w2 USING (w_id)
+error 1235 (42000): This version of Strata doesn't yet support 'join Using([ObjectName([Identifier(Ident { value: "w_id", quote_style: None, span: Span(Location(0,0)..Location(0,0)) })])])'
