@@ -22,10 +22,14 @@ use strata_codec::Datum;
 use strata_txn::Transaction;
 
 use crate::catalog::{Schema, TableDef};
-use crate::error::Result;
+use crate::error::{self, Result};
 use crate::exec::{self, holds, Ctx};
 use crate::expr::{BinaryOp, Expr};
 use crate::infoschema::MemoryRows;
+use sqlparser::ast::{self, TableFactor};
+
+use crate::bind::ScopeColumn;
+use crate::expr::ResultType;
 use crate::query::{self, Access, SelectPlan, TableSource};
 
 /// Rows assumed for a derived table when choosing the join order.
@@ -100,6 +104,156 @@ pub struct HashProbe {
     pub build: Vec<usize>,
     /// Expressions over the joined row that must equal them.
     pub probe: Vec<Expr>,
+}
+
+/// The relations of a FROM clause, with their columns' positions in the joined row.
+pub fn from_relations(
+    from: &[ast::TableWithJoins],
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<Vec<Relation>> {
+    let mut relations = Vec::new();
+    let mut offset = 0;
+    for item in from {
+        let factors = std::iter::once((&item.relation, false)).chain(item.joins.iter().map(|j| {
+            let left = matches!(
+                j.join_operator,
+                ast::JoinOperator::Left(_) | ast::JoinOperator::LeftOuter(_)
+            );
+            (&j.relation, left)
+        }));
+        for (factor, left) in factors {
+            let (alias, source) = relation_source(factor, schema, database)?;
+            let width = match &source {
+                RelationSource::Table(def, _) => def.columns.len(),
+                RelationSource::Derived(plan) => plan.columns.len(),
+            };
+            relations.push(Relation {
+                alias,
+                source,
+                offset,
+                width,
+                left,
+                on: Vec::new(),
+            });
+            offset += width;
+        }
+        for j in &item.joins {
+            match &j.join_operator {
+                ast::JoinOperator::Join(c)
+                | ast::JoinOperator::Inner(c)
+                | ast::JoinOperator::Left(c)
+                | ast::JoinOperator::LeftOuter(c)
+                | ast::JoinOperator::CrossJoin(c)
+                | ast::JoinOperator::StraightJoin(c) => match c {
+                    ast::JoinConstraint::On(_) | ast::JoinConstraint::None => {}
+                    other => return Err(error::unsupported(format!("join {other:?}"))),
+                },
+                other => return Err(error::unsupported(format!("{other:?}"))),
+            }
+        }
+    }
+    Ok(relations)
+}
+
+/// The ON condition of each relation, in the order of [`from_relations`].
+pub fn join_conditions(from: &[ast::TableWithJoins]) -> Vec<Option<&ast::Expr>> {
+    let mut out = Vec::new();
+    for item in from {
+        out.push(None);
+        for j in &item.joins {
+            out.push(match &j.join_operator {
+                ast::JoinOperator::Join(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::Inner(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::Left(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::CrossJoin(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::StraightJoin(ast::JoinConstraint::On(e)) => Some(e),
+                _ => None,
+            });
+        }
+    }
+    out
+}
+
+pub fn relation_source(
+    factor: &TableFactor,
+    schema: &Schema,
+    database: Option<&str>,
+) -> Result<(String, RelationSource)> {
+    if let Some((name, alias)) = crate::infoschema::resolve(factor, database) {
+        let (def, rows) = crate::infoschema::table(schema, &name)?;
+        let alias = alias.unwrap_or_else(|| def.name.clone());
+        return Ok((alias, RelationSource::Table(def, Some(rows))));
+    }
+    match factor {
+        TableFactor::Derived {
+            lateral: false,
+            subquery,
+            alias,
+        } => {
+            let Some(alias) = alias else {
+                // MySQL: every derived table must have its own alias.
+                return Err(crate::api::SqlError::new(
+                    1248,
+                    "42000",
+                    "Every derived table must have its own alias",
+                ));
+            };
+            let plan = query::plan_select(subquery, schema, database)?;
+            for (i, c) in plan.columns.iter().enumerate() {
+                if plan.columns[..i]
+                    .iter()
+                    .any(|d| d.name.eq_ignore_ascii_case(&c.name))
+                {
+                    return Err(crate::api::SqlError::new(
+                        1060,
+                        "42S21",
+                        format!("Duplicate column name '{}'", c.name),
+                    ));
+                }
+            }
+            Ok((
+                alias.name.value.clone(),
+                RelationSource::Derived(Box::new(plan)),
+            ))
+        }
+        _ => {
+            let (def, alias) = query::resolve_table(schema, database, factor)?;
+            Ok((alias, RelationSource::Table(def, None)))
+        }
+    }
+}
+
+/// The scope columns a relation contributes.
+pub fn relation_scope(relation: &Relation) -> Vec<ScopeColumn> {
+    match &relation.source {
+        RelationSource::Table(def, _) => query::table_scope(def, &relation.alias).columns,
+        RelationSource::Derived(plan) => plan
+            .columns
+            .iter()
+            .zip(&plan.result_types)
+            .map(|(c, ty)| ScopeColumn {
+                table: relation.alias.clone(),
+                name: c.name.clone(),
+                ty: ResultType {
+                    not_null: false,
+                    ..ty.clone()
+                },
+            })
+            .collect(),
+    }
+}
+
+/// The stored table, alias and column position behind column `i` of the joined row.
+pub fn column_origin(relations: &[Relation], i: usize) -> Option<(Arc<TableDef>, String, usize)> {
+    let r = relations
+        .iter()
+        .find(|r| (r.offset..r.offset + r.width).contains(&i))?;
+    match &r.source {
+        RelationSource::Table(def, _) => Some((def.clone(), r.alias.clone(), i - r.offset)),
+        RelationSource::Derived(_) => None,
+    }
 }
 
 /// Most relations whose join orders are all compared; beyond, each next step is chosen greedily.

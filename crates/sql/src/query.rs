@@ -1,6 +1,7 @@
-//! Planning of SELECT: the FROM clause (one table here, several in `join`), choosing an access path (point get, batch point get,
-//! primary-key range, index lookup or full scan) from the WHERE clause and statistics, and the
-//! pipeline above it (filter, aggregation, DISTINCT, ORDER BY, LIMIT, projection).
+//! Planning of SELECT: the FROM clause (one table here, several in `join`), the access path of
+//! a table (point get, batch point get, primary-key range, index lookup or full scan) chosen
+//! from the WHERE clause and statistics, and the pipeline above it (filter, aggregation,
+//! DISTINCT, ORDER BY, LIMIT, projection).
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use crate::bind::{Binder, OuterScope, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef, TableStats};
 use crate::error::{self, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, ResultType};
-use crate::join::{self, JoinPlan, Relation, RelationSource};
+use crate::join::{self, JoinPlan, RelationSource};
 use crate::subquery::{Collector, SubqueryPlan};
 
 /// Rows assumed in a table never analyzed.
@@ -204,9 +205,9 @@ pub fn plan_select_in(
         SetExpr::Query(q) => return plan_select_in(q, schema, database, outer),
         _ => return Err(error::unsupported("set operations")),
     };
-    let mut relations = from_relations(&select.from, schema, database)?;
+    let mut relations = join::from_relations(&select.from, schema, database)?;
     let scope = Scope {
-        columns: relations.iter().flat_map(relation_scope).collect(),
+        columns: relations.iter().flat_map(join::relation_scope).collect(),
     };
     let width = scope.columns.len();
     let collector = Collector::new(schema, database, width);
@@ -217,7 +218,10 @@ pub fn plan_select_in(
     };
 
     // ON conditions, against the whole scope.
-    for (relation, on) in relations.iter_mut().zip(join_conditions(&select.from)) {
+    for (relation, on) in relations
+        .iter_mut()
+        .zip(join::join_conditions(&select.from))
+    {
         if let Some(on) = on {
             let mut b = Binder::new(&scope, "on clause");
             b.outer = outer;
@@ -356,7 +360,7 @@ pub fn plan_select_in(
         .zip(&result_types)
         .zip(&origins)
         .map(|(((_, name), ty), origin)| {
-            let origin = origin.and_then(|i| column_origin(&relations, i));
+            let origin = origin.and_then(|i| join::column_origin(&relations, i));
             column_info(
                 name,
                 ty,
@@ -434,156 +438,6 @@ pub fn plan_select_in(
         offset,
         lock,
     })
-}
-
-/// The relations of a FROM clause, with their columns' positions in the joined row.
-fn from_relations(
-    from: &[ast::TableWithJoins],
-    schema: &Schema,
-    database: Option<&str>,
-) -> Result<Vec<Relation>> {
-    let mut relations = Vec::new();
-    let mut offset = 0;
-    for item in from {
-        let factors = std::iter::once((&item.relation, false)).chain(item.joins.iter().map(|j| {
-            let left = matches!(
-                j.join_operator,
-                ast::JoinOperator::Left(_) | ast::JoinOperator::LeftOuter(_)
-            );
-            (&j.relation, left)
-        }));
-        for (factor, left) in factors {
-            let (alias, source) = relation_source(factor, schema, database)?;
-            let width = match &source {
-                RelationSource::Table(def, _) => def.columns.len(),
-                RelationSource::Derived(plan) => plan.columns.len(),
-            };
-            relations.push(Relation {
-                alias,
-                source,
-                offset,
-                width,
-                left,
-                on: Vec::new(),
-            });
-            offset += width;
-        }
-        for j in &item.joins {
-            match &j.join_operator {
-                ast::JoinOperator::Join(c)
-                | ast::JoinOperator::Inner(c)
-                | ast::JoinOperator::Left(c)
-                | ast::JoinOperator::LeftOuter(c)
-                | ast::JoinOperator::CrossJoin(c)
-                | ast::JoinOperator::StraightJoin(c) => match c {
-                    ast::JoinConstraint::On(_) | ast::JoinConstraint::None => {}
-                    other => return Err(error::unsupported(format!("join {other:?}"))),
-                },
-                other => return Err(error::unsupported(format!("{other:?}"))),
-            }
-        }
-    }
-    Ok(relations)
-}
-
-/// The ON condition of each relation, in the order of [`from_relations`].
-fn join_conditions(from: &[ast::TableWithJoins]) -> Vec<Option<&ast::Expr>> {
-    let mut out = Vec::new();
-    for item in from {
-        out.push(None);
-        for j in &item.joins {
-            out.push(match &j.join_operator {
-                ast::JoinOperator::Join(ast::JoinConstraint::On(e))
-                | ast::JoinOperator::Inner(ast::JoinConstraint::On(e))
-                | ast::JoinOperator::Left(ast::JoinConstraint::On(e))
-                | ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
-                | ast::JoinOperator::CrossJoin(ast::JoinConstraint::On(e))
-                | ast::JoinOperator::StraightJoin(ast::JoinConstraint::On(e)) => Some(e),
-                _ => None,
-            });
-        }
-    }
-    out
-}
-
-fn relation_source(
-    factor: &TableFactor,
-    schema: &Schema,
-    database: Option<&str>,
-) -> Result<(String, RelationSource)> {
-    if let Some((name, alias)) = crate::infoschema::resolve(factor, database) {
-        let (def, rows) = crate::infoschema::table(schema, &name)?;
-        let alias = alias.unwrap_or_else(|| def.name.clone());
-        return Ok((alias, RelationSource::Table(def, Some(rows))));
-    }
-    match factor {
-        TableFactor::Derived {
-            lateral: false,
-            subquery,
-            alias,
-        } => {
-            let Some(alias) = alias else {
-                // MySQL: every derived table must have its own alias.
-                return Err(crate::api::SqlError::new(
-                    1248,
-                    "42000",
-                    "Every derived table must have its own alias",
-                ));
-            };
-            let plan = plan_select(subquery, schema, database)?;
-            for (i, c) in plan.columns.iter().enumerate() {
-                if plan.columns[..i]
-                    .iter()
-                    .any(|d| d.name.eq_ignore_ascii_case(&c.name))
-                {
-                    return Err(crate::api::SqlError::new(
-                        1060,
-                        "42S21",
-                        format!("Duplicate column name '{}'", c.name),
-                    ));
-                }
-            }
-            Ok((
-                alias.name.value.clone(),
-                RelationSource::Derived(Box::new(plan)),
-            ))
-        }
-        _ => {
-            let (def, alias) = resolve_table(schema, database, factor)?;
-            Ok((alias, RelationSource::Table(def, None)))
-        }
-    }
-}
-
-/// The scope columns a relation contributes.
-fn relation_scope(relation: &Relation) -> Vec<ScopeColumn> {
-    match &relation.source {
-        RelationSource::Table(def, _) => table_scope(def, &relation.alias).columns,
-        RelationSource::Derived(plan) => plan
-            .columns
-            .iter()
-            .zip(&plan.result_types)
-            .map(|(c, ty)| ScopeColumn {
-                table: relation.alias.clone(),
-                name: c.name.clone(),
-                ty: ResultType {
-                    not_null: false,
-                    ..ty.clone()
-                },
-            })
-            .collect(),
-    }
-}
-
-/// The stored table, alias and column position behind column `i` of the joined row.
-fn column_origin(relations: &[Relation], i: usize) -> Option<(Arc<TableDef>, String, usize)> {
-    let r = relations
-        .iter()
-        .find(|r| (r.offset..r.offset + r.width).contains(&i))?;
-    match &r.source {
-        RelationSource::Table(def, _) => Some((def.clone(), r.alias.clone(), i - r.offset)),
-        RelationSource::Derived(_) => None,
-    }
 }
 
 /// Binds an ORDER BY / GROUP BY / HAVING item: a select-list alias, a position, or an expression.
