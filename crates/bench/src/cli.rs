@@ -8,6 +8,7 @@ use crate::client::Target;
 use crate::result::BenchResult;
 use crate::server::{External, Playground, Server};
 use crate::sysbench::{self, SysbenchConfig};
+use crate::tpcc;
 
 /// `strata bench …`.
 #[derive(Subcommand, Debug)]
@@ -15,6 +16,9 @@ pub enum BenchCommand {
     /// Drives the real sysbench 1.0.20 over a matrix of workloads and thread counts.
     #[command(subcommand)]
     Sysbench(Box<SysbenchCommand>),
+    /// TPC-C as go-tpc (`tiup bench tpcc`) runs it: prepare, run, check, cleanup.
+    #[command(subcommand)]
+    Tpcc(Box<TpccCommand>),
     /// Renders result files as Markdown and one HTML page with charts.
     Report(ReportArgs),
 }
@@ -28,7 +32,7 @@ pub enum SysbenchCommand {
     Run(RunArgs),
 }
 
-/// Where the server is and how to log in (the flags go-tpc and `strata bench tpcc` use).
+/// Where the server is and how to log in (the flags of go-tpc).
 #[derive(Args, Debug, Clone)]
 pub struct ConnectionArgs {
     /// Server host (an IP address, so that clients use TCP).
@@ -49,7 +53,7 @@ pub struct ConnectionArgs {
 }
 
 impl ConnectionArgs {
-    fn target(&self) -> Target {
+    pub(crate) fn target(&self) -> Target {
         Target {
             host: self.host.clone(),
             port: self.port,
@@ -212,6 +216,240 @@ pub struct ReportArgs {
     pub out: PathBuf,
 }
 
+/// `strata bench tpcc …`.
+#[derive(Subcommand, Debug)]
+pub enum TpccCommand {
+    /// Creates the database (if missing) and the nine tables, and loads them with text
+    /// multi-row INSERTs over -T connections.
+    Prepare(TpccPrepareArgs),
+    /// Runs the five TPC-C transactions with server-side prepared statements and prints
+    /// tpmC, tpmTotal and efficiency as go-tpc does.
+    Run(TpccRunArgs),
+    /// Checks the consistency conditions of TPC-C 3.3.2.1-12 in one snapshot; exits non-zero
+    /// when one fails.
+    Check(TpccCheckArgs),
+    /// Drops the nine tables.
+    Cleanup(TpccConnectionArgs),
+}
+
+/// Where the server is and how to log in, with the TPC-C database.
+#[derive(Args, Debug, Clone)]
+pub struct TpccConnectionArgs {
+    /// Server host (an IP address, so that clients use TCP).
+    #[arg(short = 'H', long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Server port.
+    #[arg(short = 'P', long, default_value_t = 4000)]
+    pub port: u16,
+    /// User name.
+    #[arg(short = 'U', long, default_value = "root")]
+    pub user: String,
+    /// Password.
+    #[arg(short = 'p', long, default_value = "")]
+    pub password: String,
+    /// Database (created by prepare if missing).
+    #[arg(short = 'D', long, default_value = "tpcc")]
+    pub db: String,
+}
+
+impl TpccConnectionArgs {
+    fn target(&self) -> Target {
+        ConnectionArgs {
+            host: self.host.clone(),
+            port: self.port,
+            user: self.user.clone(),
+            password: self.password.clone(),
+            db: self.db.clone(),
+        }
+        .target()
+    }
+}
+
+/// `strata bench tpcc prepare`.
+#[derive(Args, Debug)]
+pub struct TpccPrepareArgs {
+    #[command(flatten)]
+    pub connection: TpccConnectionArgs,
+    /// Number of warehouses.
+    #[arg(long, default_value_t = 10)]
+    pub warehouses: u32,
+    /// Connections that load in parallel.
+    #[arg(short = 'T', long, default_value_t = 1)]
+    pub threads: u32,
+    /// Seed of the generated data (default: from the clock; printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Run all twelve consistency checks after loading (as go-tpc does unless --no-check).
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `strata bench tpcc run`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Errors: lock conflicts (1213 deadlock, 1205 lock wait timeout, \
+    8002, 9007 write conflict) are rolled back, not retried, and counted under <NAME>_ERR; \
+    the worker goes on. Any other error stops the run unless --ignore-error is given, in which \
+    case it is counted the same way and the worker goes on (reconnecting if needed). The \
+    intentional 1% New-Order rollback counts as a success, as in go-tpc."
+)]
+pub struct TpccRunArgs {
+    #[command(flatten)]
+    pub connection: TpccConnectionArgs,
+    /// Number of warehouses (as loaded by prepare).
+    #[arg(long, default_value_t = 10)]
+    pub warehouses: u32,
+    /// Worker connections.
+    #[arg(short = 'T', long, default_value_t = 1)]
+    pub threads: u32,
+    /// How long to run: seconds, or with a unit (90s, 10m, 1h).
+    #[arg(long, default_value = "1m", value_parser = tpcc::run::parse_duration)]
+    pub time: std::time::Duration,
+    /// Time between `[Current]` progress lines: seconds, or with a unit (30s, 1m).
+    #[arg(long, default_value = "10s", value_parser = tpcc::run::parse_duration)]
+    pub interval: std::time::Duration,
+    /// Cards per 100 of New-Order, Payment, Order-Status, Delivery, Stock-Level.
+    #[arg(long, default_value = "45,43,4,4,4", value_parser = tpcc::run::parse_weights)]
+    pub weight: [u32; 5],
+    /// Count errors other than lock conflicts and go on, instead of stopping the run.
+    #[arg(long)]
+    pub ignore_error: bool,
+    /// Seed of the workers' random inputs (default: from the clock; printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Name of the system under test in reports (default: the server's VERSION()).
+    #[arg(long, default_value = "")]
+    pub label: String,
+    /// Write the result as JSON to this file (the format `strata bench report` reads).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Process id of the server to sample for CPU, memory and IO (repeatable).
+    #[arg(long = "server-pid", value_name = "PID")]
+    pub server_pids: Vec<u32>,
+    /// Sample every process with this name (e.g. mariadbd).
+    #[arg(long, value_name = "NAME")]
+    pub server_process: Option<String>,
+}
+
+/// `strata bench tpcc check`.
+#[derive(Args, Debug)]
+pub struct TpccCheckArgs {
+    #[command(flatten)]
+    pub connection: TpccConnectionArgs,
+    /// Number of warehouses (as loaded by prepare).
+    #[arg(long, default_value_t = 10)]
+    pub warehouses: u32,
+    /// Also check 3.3.2.11, which holds only until the first Delivery (right after prepare).
+    #[arg(long)]
+    pub check_all: bool,
+}
+
+fn run_tpcc(command: TpccCommand) -> Result<(), String> {
+    match command {
+        TpccCommand::Prepare(args) => {
+            let seed = args.seed.unwrap_or_else(clock_seed);
+            let config = tpcc::load::LoadConfig {
+                target: args.connection.target(),
+                warehouses: args.warehouses,
+                threads: args.threads,
+                seed,
+            };
+            eprintln!(
+                "strata bench tpcc: loading {} warehouses into {} on {} with {} threads (seed {seed})",
+                config.warehouses,
+                config.target.db,
+                config.target.address(),
+                config.threads
+            );
+            let loaded = tpcc::load::prepare(&config).map_err(|e| e.0)?;
+            println!(
+                "prepared {} warehouses: {} rows in {:.1} s",
+                config.warehouses, loaded.rows, loaded.seconds
+            );
+            if args.check {
+                check_tpcc(config.target, config.warehouses, true)?;
+            }
+            Ok(())
+        }
+        TpccCommand::Run(args) => {
+            let config = tpcc::run::RunConfig {
+                target: args.connection.target(),
+                warehouses: args.warehouses,
+                threads: args.threads,
+                duration: args.time,
+                interval: args.interval,
+                weights: args.weight,
+                ignore_error: args.ignore_error,
+                seed: args.seed.unwrap_or_else(clock_seed),
+                label: args.label.clone(),
+                out: args.out.clone(),
+                server_pids: args.server_pids.clone(),
+                server_process: args.server_process.clone(),
+                command: command_line(),
+            };
+            tpcc::run::run(&config).map(|_| ()).map_err(|e| e.0)
+        }
+        TpccCommand::Check(args) => {
+            check_tpcc(args.connection.target(), args.warehouses, args.check_all)
+        }
+        TpccCommand::Cleanup(connection) => {
+            let target = connection.target();
+            tpcc::cleanup(&target).map_err(|e| e.0)?;
+            println!("dropped the TPC-C tables of {}", target.db);
+            Ok(())
+        }
+    }
+}
+
+fn check_tpcc(target: Target, warehouses: u32, all: bool) -> Result<(), String> {
+    let config = tpcc::check::CheckConfig {
+        target,
+        warehouses,
+        all,
+    };
+    let reports = tpcc::check::check(&config).map_err(|e| e.0)?;
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    if failed > 0 {
+        return Err(format!("{failed} of {} checks failed", reports.len()));
+    }
+    println!(
+        "all {} checks passed (the population and {} conditions)",
+        reports.len(),
+        reports.len() - 1
+    );
+    Ok(())
+}
+
+/// A seed from the clock, for runs that do not ask for one.
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// This process's command line with the password hidden.
+fn command_line() -> String {
+    let mut hide_next = false;
+    let mut words = Vec::new();
+    for arg in std::env::args() {
+        let word = if hide_next {
+            hide_next = false;
+            "***".to_string()
+        } else if arg == "-p" || arg == "--password" {
+            hide_next = true;
+            arg
+        } else if let Some(rest) = arg.strip_prefix("--password=") {
+            format!("--password={}", if rest.is_empty() { "" } else { "***" })
+        } else if arg.starts_with("-p") && arg.len() > 2 && !arg.starts_with("--") {
+            "-p***".to_string()
+        } else {
+            arg
+        };
+        words.push(word);
+    }
+    words.join(" ")
+}
+
 /// Runs a `strata bench` command.
 pub fn run(command: BenchCommand) -> Result<(), String> {
     match command {
@@ -219,6 +457,7 @@ pub fn run(command: BenchCommand) -> Result<(), String> {
             SysbenchCommand::Prepare(args) => prepare(args),
             SysbenchCommand::Run(args) => run_matrix(args),
         },
+        BenchCommand::Tpcc(command) => run_tpcc(*command),
         BenchCommand::Report(args) => report(args),
     }
 }

@@ -2,6 +2,7 @@
 //!
 //! - [`sysbench`] drives the real sysbench 1.0.20 over a matrix of workloads × thread counts
 //!   and parses what it prints;
+//! - [`tpcc`] is a TPC-C driver that behaves like go-tpc (prepare, run, check, cleanup);
 //! - [`resources`] samples the server's CPU, memory and IO from /proc while a run goes;
 //! - [`server`] starts, stops and restores the server under test when the tool may;
 //! - [`report`] renders result files as Markdown and as one HTML page with SVG charts;
@@ -18,3 +19,4 @@ pub mod resources;
 pub mod result;
 pub mod server;
 pub mod sysbench;
+pub mod tpcc;

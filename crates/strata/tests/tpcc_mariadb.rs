@@ -1,0 +1,359 @@
+//! `strata bench tpcc` end to end against MariaDB (started by
+//! `/work/shared/bench/mariadb-peer.sh`, which installs it when missing and needs root):
+//! prepare one warehouse, check everything right after the load, see a broken customer without
+//! deliveries caught by 3.3.2.10 and 3.3.2.12, run 20 s at 4 threads with a JSON result, check
+//! again, then see a run stop on an error and one go on with --ignore-error (rolled-back
+//! transactions leave the data consistent), and clean up.
+//!
+//! [`tpcc_sequence`] takes the server as a parameter, so the same sequence can run against a
+//! Strata playground once its SQL supports the check queries.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mysql_async::prelude::Queryable;
+use strata_bench::result::BenchResult;
+
+/// The script that starts the MariaDB peer.
+const MARIADB_PEER: &str = "/work/shared/bench/mariadb-peer.sh";
+/// Bound on the peer script (it may install MariaDB with apt-get).
+const PEER_TIMEOUT: Duration = Duration::from_secs(900);
+/// Bound on each `strata bench tpcc` command; a 1-warehouse load takes about 10 s on MariaDB.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+/// Seconds of the measured run.
+const RUN_SECONDS: u32 = 20;
+
+/// A MySQL-protocol server and its login.
+#[derive(Clone, Debug)]
+pub struct Server {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+}
+
+impl Server {
+    fn connection_args(&self, db: &str) -> Vec<String> {
+        vec![
+            "-H".into(),
+            self.host.clone(),
+            "-P".into(),
+            self.port.to_string(),
+            "-U".into(),
+            self.user.clone(),
+            "-p".into(),
+            self.password.clone(),
+            "-D".into(),
+            db.into(),
+        ]
+    }
+
+    /// Runs statements in order on one connection (to `db` when given).
+    fn execute(&self, db: Option<&str>, statements: &[&str]) -> Vec<Vec<mysql_async::Value>> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let opts = mysql_async::OptsBuilder::default()
+                .ip_or_hostname(self.host.clone())
+                .tcp_port(self.port)
+                .user(Some(self.user.clone()))
+                .pass(Some(self.password.clone()))
+                .db_name(db.map(str::to_string))
+                .prefer_socket(false);
+            let mut conn = mysql_async::Conn::new(opts).await.expect("connect");
+            let mut last = Vec::new();
+            for statement in statements {
+                let rows: Vec<mysql_async::Row> = conn
+                    .query(*statement)
+                    .await
+                    .unwrap_or_else(|e| panic!("{statement}: {e}"));
+                last = rows.into_iter().map(|r| r.unwrap()).collect();
+            }
+            let _ = conn.disconnect().await;
+            last
+        })
+    }
+}
+
+/// Drops the test database however the test ends.
+struct Database<'a> {
+    server: &'a Server,
+    name: String,
+}
+
+impl Drop for Database<'_> {
+    fn drop(&mut self) {
+        let drop = format!("DROP DATABASE IF EXISTS {}", self.name);
+        let _ = std::panic::catch_unwind(|| self.server.execute(None, &[&drop]));
+    }
+}
+
+/// Runs a child process, killing it after `timeout`.
+fn run_bounded(command: &mut Command, timeout: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {command:?}: {e}"));
+    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut text).ok();
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut text).ok();
+        text
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// `strata bench tpcc <args>`; returns (success, stdout, stderr).
+fn tpcc(args: &[String]) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+    command.args(["bench", "tpcc"]).args(args);
+    let started = Instant::now();
+    let out = run_bounded(&mut command, COMMAND_TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprintln!(
+        "strata bench tpcc {} ({:.1} s, {}):\n{stdout}{stderr}",
+        args.join(" "),
+        started.elapsed().as_secs_f64(),
+        out.status
+    );
+    (out.status.success(), stdout, stderr)
+}
+
+fn args(subcommand: &str, server: &Server, db: &str, extra: &[&str]) -> Vec<String> {
+    let mut all = vec![subcommand.to_string()];
+    all.extend(server.connection_args(db));
+    all.extend(extra.iter().map(|s| s.to_string()));
+    all
+}
+
+fn assert_checks_pass(server: &Server, db: &str, extra: &[&str]) {
+    let (ok, stdout, stderr) = tpcc(&args("check", server, db, extra));
+    assert!(ok, "check failed:\n{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains("FAIL") && !stdout.contains("ERROR"),
+        "{stdout}"
+    );
+}
+
+fn read_result(path: &Path) -> strata_bench::result::TpccResult {
+    let text = std::fs::read_to_string(path).expect("the result file");
+    match serde_json::from_str::<BenchResult>(&text).expect("a strata bench result") {
+        BenchResult::Tpcc(result) => result,
+        other => panic!("not a TPC-C result: {other:?}"),
+    }
+}
+
+/// The whole driver against `server`, in a fresh database that is dropped at the end.
+pub fn tpcc_sequence(server: &Server) {
+    let db = format!("tpcc_test_{}", std::process::id());
+    let _database = Database {
+        server,
+        name: db.clone(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+
+    let (ok, stdout, stderr) = tpcc(&args(
+        "prepare",
+        server,
+        &db,
+        &["--warehouses", "1", "-T", "4", "--seed", "7"],
+    ));
+    assert!(ok, "prepare failed:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("(100.0%)"), "{stderr}");
+    assert_checks_pass(server, &db, &["--warehouses", "1", "--check-all"]);
+
+    // A customer whose only order is undelivered (orders 2101..=3000 are new orders after the
+    // load): a wrong balance must be caught although no order line of theirs is delivered.
+    let rows = server.execute(
+        Some(&db),
+        &["SELECT o_c_id FROM orders WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = 3000"],
+    );
+    let c_id: u32 = mysql_async::from_value(rows[0][0].clone());
+    let nudge = |delta: &str| {
+        let sql = format!(
+            "UPDATE customer SET c_balance = c_balance {delta} WHERE c_w_id = 1 AND c_d_id = 4 \
+             AND c_id = {c_id}"
+        );
+        server.execute(Some(&db), &[&sql]);
+    };
+    nudge("+ 1");
+    let (ok, stdout, _) = tpcc(&args("check", server, &db, &["--warehouses", "1"]));
+    assert!(!ok, "a wrong balance must fail the check:\n{stdout}");
+    let offender = format!("c_d_id=4 c_id={c_id} ");
+    for condition in ["3.3.2.10", "3.3.2.12"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(condition))
+            .unwrap_or_else(|| panic!("{condition} in\n{stdout}"));
+        assert!(line.contains("FAIL (1 offending row)"), "{line}");
+    }
+    assert_eq!(stdout.matches(&offender).count(), 2, "{stdout}");
+    let untouched = stdout.lines().find(|l| l.starts_with("3.3.2.8 ")).unwrap();
+    assert!(untouched.ends_with("pass"), "{untouched}");
+    nudge("- 1");
+
+    let out = dir.path().join("tpcc.json");
+    let seconds = RUN_SECONDS.to_string();
+    let (ok, stdout, stderr) = tpcc(&args(
+        "run",
+        server,
+        &db,
+        &[
+            "--warehouses",
+            "1",
+            "-T",
+            "4",
+            "--time",
+            &seconds,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    assert!(ok, "run failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("[Current] NEW_ORDER - Takes(s): 10.0, Count: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[Summary] PAYMENT - Takes(s): "),
+        "{stdout}"
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("tpmC: "))
+        .expect("the tpmC line");
+    let result = read_result(&out);
+    assert!(result.tpmc > 0.0, "{summary}");
+    assert_eq!(
+        summary,
+        format!(
+            "tpmC: {:.1}, tpmTotal: {:.1}, efficiency: {:.1}%",
+            result.tpmc, result.tpm_total, result.efficiency
+        )
+    );
+    assert!(result.tpm_total > result.tpmc);
+    assert_eq!((result.warehouses, result.threads), (1, 4));
+    assert!(
+        result.time_seconds >= f64::from(RUN_SECONDS),
+        "{}",
+        result.time_seconds
+    );
+    assert_eq!(result.intervals.len(), 2, "{:?}", result.intervals);
+    assert!(!result.environment.server_version.is_empty());
+    assert!(result.command.contains("-p ***"), "{}", result.command);
+    for key in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        let stats = &result.transactions[key];
+        assert!(
+            stats.count > 0 && stats.p99_ms >= stats.p50_ms,
+            "{key}: {stats:?}"
+        );
+    }
+    assert_checks_pass(server, &db, &["--warehouses", "1"]);
+
+    // Every 50th item vanishes, so about a fifth of the New-Orders fail. Without
+    // --ignore-error the first failure stops the run; with it the run goes on and counts them.
+    // Failed transactions are rolled back, so the data stays consistent.
+    server.execute(Some(&db), &["DELETE FROM item WHERE i_id % 50 = 0"]);
+    let (ok, stdout, stderr) = tpcc(&args(
+        "run",
+        server,
+        &db,
+        &[
+            "--warehouses",
+            "1",
+            "-T",
+            "2",
+            "--time",
+            "60",
+            "--weight",
+            "100,0,0,0,0",
+        ],
+    ));
+    assert!(!ok, "the run must stop on the error:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("NEW_ORDER failed: item "), "{stderr}");
+    assert!(stderr.contains("--ignore-error"), "{stderr}");
+    assert!(stdout.contains("[Summary] NEW_ORDER_ERR"), "{stdout}");
+    let ignored = dir.path().join("ignored.json");
+    let (ok, stdout, stderr) = tpcc(&args(
+        "run",
+        server,
+        &db,
+        &[
+            "--warehouses",
+            "1",
+            "-T",
+            "2",
+            "--time",
+            "3",
+            "--ignore-error",
+            "-o",
+            ignored.to_str().unwrap(),
+        ],
+    ));
+    assert!(ok, "--ignore-error must go on:\n{stdout}\n{stderr}");
+    let new_order = &read_result(&ignored).transactions["new_order"];
+    assert!(new_order.count > 0 && new_order.errors > 0, "{new_order:?}");
+    assert!(stdout.contains("[Summary] NEW_ORDER_ERR"), "{stdout}");
+    assert_checks_pass(server, &db, &["--warehouses", "1"]);
+
+    let (ok, stdout, stderr) = tpcc(&args("cleanup", server, &db, &[]));
+    assert!(ok, "cleanup failed:\n{stdout}\n{stderr}");
+    let tables =
+        format!("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}'");
+    let rows = server.execute(None, &[&tables]);
+    assert_eq!(mysql_async::from_value::<u64>(rows[0][0].clone()), 0);
+}
+
+#[test]
+fn tpcc_against_mariadb() {
+    let mut start = Command::new("bash");
+    start.args([MARIADB_PEER, "start"]);
+    let out = run_bounded(&mut start, PEER_TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{MARIADB_PEER} start failed (it needs root):\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tpcc_sequence(&Server {
+        host: "127.0.0.1".into(),
+        port: 3306,
+        user: "sbtest".into(),
+        password: "password".into(),
+    });
+}
