@@ -319,6 +319,42 @@ pub fn scan_source(
             );
             scan_rows(txn, &decoder, start, end, page, source.reverse, visit)?;
         }
+        Access::PkPrefixes(list) => {
+            let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
+            let mut seen = HashSet::new();
+            for exprs in list {
+                let Some(prefix) = eval_prefix(table, &pk, exprs, ctx)? else {
+                    continue;
+                };
+                if !seen.insert(group_key(&prefix)) {
+                    continue;
+                }
+                let (start, end) = key_range(
+                    keys::record_prefix(table.table_id()),
+                    &encode,
+                    &prefix,
+                    None,
+                    None,
+                );
+                let mut more = true;
+                let mut visit_one = |key: Key, row: Vec<Datum>| -> Result<bool> {
+                    more = visit(key, row)?;
+                    Ok(more)
+                };
+                scan_rows(
+                    txn,
+                    &decoder,
+                    start,
+                    end,
+                    page,
+                    source.reverse,
+                    &mut visit_one,
+                )?;
+                if !more {
+                    break;
+                }
+            }
+        }
         Access::Memory(rows) => {
             for row in rows.iter() {
                 if !visit(Key::default(), row.clone())? {

@@ -82,7 +82,16 @@ fn executable_body(body: &str) -> Option<&str> {
         return Some(rest.trim_start_matches(|c: char| c.is_ascii_digit()));
     }
     if let Some(rest) = body.strip_prefix("T![") {
-        return rest.find(']').map(|end| &rest[end + 1..]);
+        let end = rest.find(']')?;
+        // `/*T![clustered_index] CLUSTERED */` after PRIMARY KEY: every primary key is the
+        // clustered row key here, so the words change nothing (NONCLUSTERED included).
+        if rest[..end]
+            .split(',')
+            .any(|f| f.trim() == "clustered_index")
+        {
+            return Some("");
+        }
+        return Some(&rest[end + 1..]);
     }
     None
 }
@@ -98,6 +107,10 @@ mod tests {
         assert!(text.contains("ENGINE"), "{text}");
         let parsed = parse("CREATE TABLE t (id INT /*T![auto_rand] AUTO_INCREMENT */)").unwrap();
         assert!(parsed.statements[0].to_string().contains("AUTO_INCREMENT"));
+        let parsed =
+            parse("CREATE TABLE t (a INT, PRIMARY KEY (a) /*T![clustered_index] CLUSTERED */)")
+                .unwrap();
+        assert!(!parsed.statements[0].to_string().contains("CLUSTERED"));
         let parsed = parse("SELECT /*+ TIDB_INLJ(a) */ 1").unwrap();
         assert_eq!(parsed.statements.len(), 1);
     }

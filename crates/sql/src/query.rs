@@ -18,6 +18,22 @@ use crate::subquery::{Collector, SubqueryPlan};
 
 /// Rows assumed in a table never analyzed.
 const ROWS_UNKNOWN: f64 = 10_000.0;
+/// Fraction of rows an equality on one more key column keeps, without better statistics.
+const EQ_SELECTIVITY: f64 = 0.1;
+/// Fraction of rows a one-sided range keeps.
+const OPEN_RANGE_SELECTIVITY: f64 = 0.3;
+/// Fraction of rows a two-sided range keeps.
+const CLOSED_RANGE_SELECTIVITY: f64 = 0.05;
+
+/// Fraction of rows that bounds on the next key column keep.
+fn range_selectivity(low: &Option<RangeBound>, high: &Option<RangeBound>) -> f64 {
+    match (low, high) {
+        (Some(_), Some(_)) => CLOSED_RANGE_SELECTIVITY,
+        (Some(_), None) | (None, Some(_)) => OPEN_RANGE_SELECTIVITY,
+        (None, None) => 1.0,
+    }
+}
+
 /// Relative cost of reading a row through a secondary index instead of by primary key.
 const INDEX_LOOKUP_COST: f64 = 2.0;
 
@@ -49,6 +65,9 @@ pub enum Access {
         high: Option<RangeBound>,
     },
     FullScan,
+    /// Primary-key ranges, one per equal prefix in a list (`(a, b) IN ((…), …)` on the
+    /// first key columns).
+    PkPrefixes(Vec<Vec<Expr>>),
     /// Rows computed when the statement was planned (information_schema).
     Memory(crate::infoschema::MemoryRows),
 }
@@ -724,6 +743,24 @@ pub fn choose_access_costed(
                     .collect();
                 return (keys.len() as f64, Access::Points(keys));
             }
+            // A list of key prefixes: one range scan each.
+            let n = columns.len();
+            if n < pk.len() && pk[..n].iter().all(|c| columns.contains(c)) {
+                let prefixes: Vec<Vec<Expr>> = list
+                    .iter()
+                    .map(|tuple| {
+                        pk[..n]
+                            .iter()
+                            .map(|c| tuple[columns.iter().position(|x| x == c).unwrap()].clone())
+                            .collect()
+                    })
+                    .collect();
+                let per_prefix = rows * EQ_SELECTIVITY.powi(n as i32);
+                return (
+                    prefixes.len() as f64 * per_prefix.min(100.0),
+                    Access::PkPrefixes(prefixes),
+                );
+            }
         }
         let prefix_len = eqs.iter().take_while(|e| e.is_some()).count();
         if prefix_len == pk.len() - 1 {
@@ -768,13 +805,11 @@ pub fn choose_access_costed(
                 if distinct > 0 {
                     rows / distinct as f64
                 } else {
-                    rows * 0.01
+                    rows * EQ_SELECTIVITY.powi(prefix_len as i32)
                 }
             }
-        } else if prefix_len > 0 {
-            rows * 0.05 / prefix_len as f64
         } else {
-            rows * 0.25
+            rows * EQ_SELECTIVITY.powi(prefix_len as i32) * range_selectivity(&low, &high)
         };
         // An index lookup reads each row twice (entry, then row), except a unique point.
         let estimate = if estimate > 1.0 {
@@ -807,10 +842,13 @@ pub fn choose_access_costed(
         if prefix.is_empty() && low.is_none() && high.is_none() {
             None
         } else {
+            let estimate =
+                rows * EQ_SELECTIVITY.powi(prefix.len() as i32) * range_selectivity(&low, &high);
             let estimate = match (&low, &high) {
-                (Some(l), Some(h)) => literal_span(&l.expr, &h.expr).unwrap_or(rows * 0.01),
-                (None, None) => rows * 0.05 / prefix.len().max(1) as f64,
-                _ => rows * 0.3,
+                (Some(l), Some(h)) => {
+                    literal_span(&l.expr, &h.expr).map_or(estimate, |span| span.min(estimate))
+                }
+                _ => estimate,
             };
             Some((estimate, Access::PkRange { prefix, low, high }))
         }

@@ -68,6 +68,23 @@ fn matches_pattern(value: &str, pattern: Option<&str>) -> bool {
 pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
     let trimmed = sql.trim_start();
     let keyword = trimmed.get(..4).unwrap_or("");
+    if keyword.eq_ignore_ascii_case("STAR") {
+        // START TRANSACTION WITH CONSISTENT SNAPSHOT: every transaction reads one snapshot
+        // from its first statement on, which is what the clause asks for.
+        let words: Vec<String> = trimmed
+            .trim_end()
+            .trim_end_matches(';')
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_uppercase())
+            .collect();
+        let consistent = words.len() >= 5
+            && words[..5] == ["START", "TRANSACTION", "WITH", "CONSISTENT", "SNAPSHOT"]
+            && words[5..]
+                .iter()
+                .all(|w| matches!(w.as_str(), "READ" | "ONLY" | "WRITE"));
+        return consistent.then(|| session.begin());
+    }
     if !keyword.eq_ignore_ascii_case("SHOW") && !keyword.eq_ignore_ascii_case("ANAL") {
         return None;
     }
@@ -932,6 +949,10 @@ fn access_text(source: &query::TableSource) -> (String, String) {
             format!("table:{}, index:{}", table.name, table.indexes[*index].name),
         ),
         Access::FullScan => ("TableFullScan", format!("table:{}", table.name)),
+        Access::PkPrefixes(list) => (
+            "TableRangeScan",
+            format!("table:{}, {} primary-key prefixes", table.name, list.len()),
+        ),
         Access::Memory(_) => ("MemTableScan", format!("table:{}", table.name)),
     };
     let order = if source.ordered { ", keep order" } else { "" };

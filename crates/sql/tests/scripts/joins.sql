@@ -46,6 +46,34 @@ Projection	root
 └─Point_Get	cop[tikv]	table:warehouse, handle
 └─IndexJoin Point_Get	root	table:customer, handle
 
+# Order-Status: customers by last name and their newest order go through the secondary indexes.
+> EXPLAIN SELECT c_balance, c_first, c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BAR' ORDER BY c_first
+id	task	access object
+Projection	root	
+└─IndexLookUp	cop[tikv]	table:customer, index:idx_customer
+> SELECT c_balance, c_first, c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BAR' ORDER BY c_first
+c_balance	c_first	c_id
+-10.00	ann	1
+5.00	bob	2
+> EXPLAIN SELECT o_id, o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 1 ORDER BY o_id DESC LIMIT 1
+id	task	access object
+Projection	root	
+└─IndexLookUp	cop[tikv]	table:orders, index:idx_order
+> SELECT o_id, o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 1 ORDER BY o_id DESC LIMIT 1
+o_id	o_carrier_id
+3	NULL
+> START TRANSACTION WITH CONSISTENT SNAPSHOT
+ok 0
+> SELECT COUNT(*) FROM orders
+COUNT(*)
+5
+> COMMIT
+ok 0
+> START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY
+ok 0
+> ROLLBACK
+ok 0
+
 # Stock-Level: order_line joined to stock by key, with the hint comment accepted.
 > SELECT /*+ TIDB_INLJ(order_line,stock) */ COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND ol_o_id >= 4 - 20 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 20
 stock_count
@@ -184,6 +212,30 @@ id	task	access object
 Projection	root	
 └─Apply	root	1 subqueries
 └─TableFullScan	cop[tikv]	table:customer
+
+# Delivery: tuple IN lists on a primary-key prefix read one key range per tuple.
+> EXPLAIN SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 2), (1, 2, 2), (1, 1, 0)) GROUP BY ol_d_id
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:order_line, 3 primary-key prefixes
+> SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2)) GROUP BY ol_d_id ORDER BY 1
+ol_d_id	SUM(ol_amount)
+1	3.00
+2	0.01
+> UPDATE order_line SET ol_delivery_d = '2024-02-02 10:00:00' WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 3), (1, 1, 0))
+ok 2 (Rows matched: 2  Changed: 2  Warnings: 0)
+> SELECT ol_o_id, ol_number, ol_delivery_d FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 1 ORDER BY 1, 2
+ol_o_id	ol_number	ol_delivery_d
+1	1	2024-01-01 00:00:00
+1	2	2024-01-01 00:00:00
+2	1	NULL
+3	1	2024-02-02 10:00:00
+3	2	2024-02-02 10:00:00
+> DELETE FROM new_order WHERE (no_w_id, no_d_id, no_o_id) IN ((1, 1, 3), (1, 2, 2))
+ok 2
+> SELECT * FROM new_order
+no_o_id	no_d_id	no_w_id
+2	1	1
 
 # Errors.
 > SELECT c_id FROM customer, orders
