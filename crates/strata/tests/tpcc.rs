@@ -1,12 +1,13 @@
-//! `strata bench tpcc` end to end against MariaDB (started by
+//! `strata bench tpcc` end to end, against a Strata playground and against MariaDB (started by
 //! `/work/shared/bench/mariadb-peer.sh`, which installs it when missing and needs root):
 //! prepare one warehouse, check everything right after the load, see a broken customer without
 //! deliveries caught by 3.3.2.10 and 3.3.2.12, run 20 s at 4 threads with a JSON result, check
 //! again, then see a run stop on an error and one go on with --ignore-error (rolled-back
 //! transactions leave the data consistent), and clean up.
 //!
-//! [`tpcc_sequence`] takes the server as a parameter, so the same sequence can run against a
-//! Strata playground once its SQL supports the check queries.
+//! [`tpcc_sequence`] takes the server as a parameter: both servers go through the same steps.
+
+mod common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -337,6 +338,17 @@ pub fn tpcc_sequence(server: &Server) {
         format!("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}'");
     let rows = server.execute(None, &[&tables]);
     assert_eq!(mysql_async::from_value::<u64>(rows[0][0].clone()), 0);
+}
+
+#[test]
+fn tpcc_against_a_playground() {
+    let playground = common::Playground::start();
+    tpcc_sequence(&Server {
+        host: "127.0.0.1".into(),
+        port: playground.port,
+        user: "root".into(),
+        password: String::new(),
+    });
 }
 
 #[test]
