@@ -323,6 +323,10 @@ pub struct TpccRunArgs {
     /// Write the result as JSON to this file (the format `strata bench report` reads).
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// `json` also prints the result as JSON on stdout at the end (go-tpc's --output); the
+    /// default `plain` prints only the progress and summary lines.
+    #[arg(long, value_name = "FORMAT", default_value = "plain", value_parser = ["plain", "json"])]
+    pub output: String,
     /// Process id of the server to sample for CPU, memory and IO (repeatable).
     #[arg(long = "server-pid", value_name = "PID")]
     pub server_pids: Vec<u32>,
@@ -366,6 +370,19 @@ fn run_tpcc(command: TpccCommand) -> Result<(), String> {
                 "prepared {} warehouses: {} rows in {:.1} s",
                 config.warehouses, loaded.rows, loaded.seconds
             );
+            // Statistics for the planner, as the sysbench prepare collects them.
+            let analyze: Vec<String> = tpcc::TABLES
+                .iter()
+                .map(|t| {
+                    format!(
+                        "ANALYZE TABLE {}.{}",
+                        crate::client::quote_ident(&config.target.db),
+                        crate::client::quote_ident(t)
+                    )
+                })
+                .collect();
+            crate::client::execute(&config.target, &analyze).map_err(|e| e.0)?;
+            eprintln!("strata bench tpcc: ran ANALYZE TABLE on the nine tables");
             if args.check {
                 check_tpcc(config.target, config.warehouses, true)?;
             }
@@ -387,7 +404,13 @@ fn run_tpcc(command: TpccCommand) -> Result<(), String> {
                 server_process: args.server_process.clone(),
                 command: command_line(),
             };
-            tpcc::run::run(&config).map(|_| ()).map_err(|e| e.0)
+            let result = tpcc::run::run(&config).map_err(|e| e.0)?;
+            if args.output == "json" {
+                let json = serde_json::to_string_pretty(&BenchResult::Tpcc(result))
+                    .map_err(|e| format!("encoding the result: {e}"))?;
+                println!("{json}");
+            }
+            Ok(())
         }
         TpccCommand::Check(args) => {
             check_tpcc(args.connection.target(), args.warehouses, args.check_all)
