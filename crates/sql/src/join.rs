@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use rust_decimal::Decimal;
 use strata_codec::Datum;
 use strata_txn::Transaction;
@@ -124,6 +125,16 @@ pub fn from_relations(
         }));
         for (factor, left) in factors {
             let (alias, source) = relation_source(factor, schema, database)?;
+            if relations
+                .iter()
+                .any(|r: &Relation| r.alias.eq_ignore_ascii_case(&alias))
+            {
+                return Err(crate::api::SqlError::new(
+                    1066,
+                    "42000",
+                    format!("Not unique table/alias: '{alias}'"),
+                ));
+            }
             let width = match &source {
                 RelationSource::Table(def, _) => def.columns.len(),
                 RelationSource::Derived(plan) => plan.columns.len(),
@@ -266,12 +277,22 @@ pub fn plan(
     schema: &Schema,
 ) -> Result<JoinPlan> {
     let width = relations.iter().map(|r| r.width).sum();
+    // An inner join's ON is a WHERE condition: it is checked at the step where every relation
+    // it reads has been joined, whatever the order. A LEFT JOIN's ON decides matches instead.
+    let mut relations = relations;
+    let mut where_conjuncts = where_conjuncts;
+    for r in relations.iter_mut().filter(|r| !r.left) {
+        where_conjuncts.append(&mut r.on);
+    }
     let order: Vec<usize> = if relations.iter().any(|r| r.left) {
         // LEFT JOIN: the written order.
         (0..relations.len()).collect()
     } else if relations.len() <= EXHAUSTIVE_ORDER_MAX {
         let mut best: Option<(f64, Vec<usize>)> = None;
-        for order in permutations(relations.len()) {
+        // In lexicographic order, so the written order wins ties.
+        let mut orders = permutations(relations.len());
+        orders.sort();
+        for order in orders {
             let cost = order_cost(&relations, &order, &where_conjuncts, width, schema);
             if best.as_ref().is_none_or(|(b, _)| cost < *b) {
                 best = Some((cost, order));
@@ -661,14 +682,21 @@ fn hash_key(values: &[Datum]) -> Option<Vec<u8>> {
                 Ok(d) => Datum::Decimal(d),
                 Err(_) => Datum::Float(*f),
             },
-            // A string equals a number when it reads as that number.
-            Datum::Bytes(b) => match std::str::from_utf8(b)
-                .ok()
-                .and_then(|s| s.trim().parse::<Decimal>().ok())
-            {
-                Some(d) => Datum::Decimal(d),
-                None => v.clone(),
-            },
+            // A string equals a number when it reads as that number, and a date or datetime
+            // when it reads as one.
+            Datum::Bytes(b) => {
+                let text = std::str::from_utf8(b).unwrap_or("").trim();
+                if let Ok(d) = text.parse::<Decimal>() {
+                    Datum::Decimal(d)
+                } else if let Ok(t) = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f") {
+                    Datum::DateTime(t)
+                } else if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+                    Datum::DateTime(d.and_time(NaiveTime::MIN))
+                } else {
+                    v.clone()
+                }
+            }
+            Datum::Date(d) => Datum::DateTime(d.and_time(NaiveTime::MIN)),
             other => other.clone(),
         });
     }

@@ -327,6 +327,8 @@ pub fn plan_select_in(
         GroupByExpr::All(_) => return Err(error::unsupported("GROUP BY ALL")),
     };
     let having = match &select.having {
+        // A number in HAVING is a value, not a select-list position.
+        Some(e @ ast::Expr::Value(_)) => Some(binder.bind(e)?),
         Some(e) => Some(bind_order_item(e, &mut binder, &projection, &names)?),
         None => None,
     };
@@ -907,4 +909,21 @@ fn order_by_key(source: &mut TableSource, conjuncts: &[Expr], order_by: &[(Expr,
         source.ordered = true;
         source.reverse = descending;
     }
+}
+
+/// Whether the plan reads rows computed when it was planned (information_schema), anywhere:
+/// such a plan must not be reused.
+pub fn reads_computed_rows(plan: &SelectPlan) -> bool {
+    let source = |s: &TableSource| matches!(s.access, Access::Memory(_));
+    plan.source.as_ref().is_some_and(source)
+        || plan.subqueries.iter().any(|s| reads_computed_rows(&s.plan))
+        || plan.join.as_ref().is_some_and(|j| {
+            j.steps.iter().any(|step| match &step.item {
+                join::JoinItem::Lookup(s) => source(s),
+                join::JoinItem::Build { source: b, .. } => match b {
+                    join::BuildSource::Table(s) => source(s),
+                    join::BuildSource::Derived(p) => reads_computed_rows(p),
+                },
+            })
+        })
 }

@@ -589,7 +589,7 @@ impl Session {
         };
         let plan = Arc::new(plan);
         // information_schema rows are fixed at planning: such plans are not reused.
-        let computed = matches!(&*plan, Plan::Select(s) if s.source.as_ref().is_some_and(|t| matches!(t.access, query::Access::Memory(_))));
+        let computed = matches!(&*plan, Plan::Select(s) if query::reads_computed_rows(s));
         if let Some(cache) = cache.filter(|_| !computed) {
             *cache = Some(CachedPlan {
                 version: schema.version,

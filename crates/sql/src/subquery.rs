@@ -106,19 +106,20 @@ pub fn apply(
     // Results of subqueries that do not read the row, computed on first use.
     let mut once: Vec<Option<Vec<Vec<Datum>>>> = vec![None; subqueries.len()];
     for row in rows.iter_mut() {
-        let mut values = Vec::with_capacity(subqueries.len());
+        let width = row.len();
         for (k, sub) in subqueries.iter().enumerate() {
+            // Each result joins the row at once: a later IN may compare an earlier result.
             let result = if sub.correlated {
-                exec::execute_select(&sub.plan, txn, &ctx.with_outer(row))?.0
+                exec::execute_select(&sub.plan, txn, &ctx.with_outer(&row[..width]))?.0
             } else {
                 if once[k].is_none() {
                     once[k] = Some(exec::execute_select(&sub.plan, txn, ctx)?.0);
                 }
                 once[k].clone().expect("computed above")
             };
-            values.push(value(sub, &result, row, ctx)?);
+            let v = value(sub, &result, row, ctx)?;
+            row.push(v);
         }
-        row.extend(values);
     }
     Ok(())
 }
@@ -137,6 +138,10 @@ fn value(sub: &SubqueryPlan, result: &[Vec<Datum>], row: &[Datum], ctx: &Ctx) ->
         }
         SubqueryKind::Exists { negated } => Datum::Int(i64::from(result.is_empty() == *negated)),
         SubqueryKind::In { expr, negated } => {
+            // Nothing is in an empty set, not even NULL.
+            if result.is_empty() {
+                return Ok(Datum::Int(i64::from(*negated)));
+            }
             let v = expr.eval(row, ctx)?;
             if v == Datum::Null {
                 return Ok(Datum::Null);

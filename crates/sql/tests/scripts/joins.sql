@@ -154,8 +154,8 @@ o_d_id	cnt	cnt
 > EXPLAIN SELECT o.o_d_id FROM (SELECT o_d_id, SUM(o_ol_cnt) cnt FROM orders GROUP BY o_d_id) o, (SELECT ol_d_id, COUNT(*) cnt FROM order_line GROUP BY ol_d_id) l WHERE o.o_d_id = l.ol_d_id
 id	task	access object
 Projection	root	
-└─NestedLoop build	cop[tikv]	derived:l
-└─HashJoin build	root	derived:o
+└─NestedLoop build	cop[tikv]	derived:o
+└─HashJoin build	root	derived:l
 > SELECT POWER(3 - 1, 2), x FROM (SELECT 7 x) t
 POWER(3 - 1, 2)	x
 4	7
@@ -237,28 +237,85 @@ ok 2
 no_o_id	no_d_id	no_w_id
 2	1	1
 
+# An inner join's ON waits for both sides whatever order the planner picks.
+> CREATE TABLE a (id INT PRIMARY KEY, v INT)
+ok 0
+> CREATE TABLE b (id INT PRIMARY KEY, a_id INT)
+ok 0
+> INSERT INTO a VALUES (1, 10), (2, 20)
+ok 2
+> INSERT INTO b VALUES (5, 1), (6, 2)
+ok 2
+> SELECT a.v FROM a JOIN b ON b.a_id = a.id WHERE b.id = 5
+v
+10
+> SELECT a.v, b.id FROM a JOIN b ON a.id = b.id - 4 WHERE a.id = 1 AND b.id = 5
+v	id
+10	5
+> SELECT a.v FROM a INNER JOIN b ON b.a_id = a.id LEFT JOIN customer ON c_id = b.id ORDER BY a.v
+v
+10
+20
+
+# NULL and empty sets in IN subqueries; a later IN may compare an earlier subquery's value.
+> SELECT NULL IN (SELECT id FROM a WHERE id > 100), NULL NOT IN (SELECT id FROM a WHERE id > 100), NULL IN (SELECT id FROM a)
+NULL IN (SELECT id FROM a WHERE id > 100)	NULL NOT IN (SELECT id FROM a WHERE id > 100)	NULL IN (SELECT id FROM a)
+0	1	NULL
+> SELECT 1 FROM a WHERE (SELECT MAX(a_id) FROM b) IN (SELECT id FROM a) AND id = 1
+1
+1
+
+# A number in HAVING is a value.
+> SELECT v FROM a GROUP BY v HAVING 1 ORDER BY v
+v
+10
+20
+> SELECT v FROM a GROUP BY v HAVING 0
+v
+
+# Hash joins match values that compare equal across types: dates and strings, numbers and text.
+> CREATE TABLE d (id INT PRIMARY KEY, day DATE, n INT)
+ok 0
+> CREATE TABLE e (id INT PRIMARY KEY, s VARCHAR(20))
+ok 0
+> INSERT INTO d VALUES (1, '2024-01-01', 7), (2, '2024-01-02', 8)
+ok 2
+> INSERT INTO e VALUES (1, '2024-01-02'), (2, '7'), (3, '2024-01-01 00:00:00')
+ok 3
+> SELECT e.id, d.id FROM e, d WHERE d.day = e.s ORDER BY 1
+id	id
+1	2
+3	1
+> SELECT e.id, d.id FROM e, d WHERE d.n = e.s ORDER BY 1
+id	id
+2	1
+> SELECT COUNT(*) FROM a, a
+error 1066 (42000): Not unique table/alias: 'a'
+> SELECT COUNT(*) FROM a x, a X
+error 1066 (42000): Not unique table/alias: 'X'
+
 # Errors.
 > SELECT c_id FROM customer, orders
 c_id
 1
-2
-3
+1
+1
 1
 1
 2
-3
-1
-1
+2
+2
+2
 2
 3
-1
-1
-2
+3
+3
+3
 3
 1
 1
-2
-3
+1
+1
 1
 > SELECT w_id FROM warehouse, district FOR UPDATE
 error 1235 (42000): This version of Strata doesn't yet support 'FOR UPDATE with joins, derived tables or subqueries'
