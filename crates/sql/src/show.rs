@@ -539,7 +539,12 @@ pub fn execute_other(
                 .filter(|n| matches_pattern(n, pattern.as_deref()))
                 .map(|n| vec![text(n)])
                 .collect();
-            Ok(rows(vec![text_column("Database")], out))
+            // MySQL names the column after the pattern: `Database (sb%)`.
+            let header = match &pattern {
+                Some(p) => format!("Database ({p})"),
+                None => "Database".to_string(),
+            };
+            Ok(rows(vec![text_column(&header)], out))
         }
         Statement::ShowTables {
             full, show_options, ..
@@ -572,7 +577,11 @@ pub fn execute_other(
                     }
                 })
                 .collect();
-            let mut columns = vec![text_column(&format!("Tables_in_{db}"))];
+            let header = match &pattern {
+                Some(p) => format!("Tables_in_{db} ({p})"),
+                None => format!("Tables_in_{db}"),
+            };
+            let mut columns = vec![text_column(&header)];
             if *full {
                 columns.push(text_column("Table_type"));
             }
