@@ -32,6 +32,8 @@ use crate::rows;
 
 /// Rows per backfill or delete transaction.
 const DDL_BATCH_ROWS: usize = 1024;
+/// How often a SQL node of a cluster checks whether another node changed the schema.
+pub const SCHEMA_SYNC_INTERVAL: Duration = Duration::from_millis(100);
 /// How long index creation waits for transactions that predate it.
 const DDL_WAIT_OLD_TXNS: Duration = Duration::from_secs(120);
 /// Retries of one backfill batch that met a concurrent write.
@@ -91,6 +93,26 @@ impl Catalog {
     // Hot path: every statement.
     pub fn schema(&self) -> Arc<Schema> {
         self.schema.read().clone()
+    }
+
+    /// Loads the schema again if another SQL node changed it; returns whether it did. SQL nodes
+    /// of a cluster call this every [`SCHEMA_SYNC_INTERVAL`], so a change made on one node is
+    /// seen on the others within that interval (the schema lease).
+    pub fn reload_if_changed(&self) -> Result<bool> {
+        let mut txn = self.client.begin(TxnMode::Optimistic)?;
+        let stored = read_u64(&mut txn, META_VERSION_KEY)?;
+        drop(txn);
+        if stored <= self.schema.read().version {
+            return Ok(false);
+        }
+        let _ddl = self.ddl.lock();
+        let schema = load_schema(&self.client)?;
+        let mut current = self.schema.write();
+        if schema.version > current.version {
+            *current = Arc::new(schema);
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// Registers a transaction starting under the current schema.

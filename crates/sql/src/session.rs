@@ -55,6 +55,24 @@ impl SqlServer {
         }))
     }
 
+    /// Starts a thread that picks up schema changes made by other SQL nodes of the cluster;
+    /// it ends when the server is dropped.
+    pub fn start_schema_sync(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
+        let server = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("schema-sync".into())
+            .spawn(move || loop {
+                std::thread::sleep(crate::ddl::SCHEMA_SYNC_INTERVAL);
+                let Some(server) = server.upgrade() else {
+                    return;
+                };
+                if let Err(error) = server.catalog.reload_if_changed() {
+                    tracing::warn!(%error, "reloading the schema failed");
+                }
+            })
+            .expect("spawn the schema sync thread")
+    }
+
     /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).
     pub fn new_session(self: &Arc<Self>, user: &str, database: Option<&str>) -> Result<Session> {
         if let Some(db) = database {
