@@ -1,17 +1,41 @@
-//! strata-pd: the placement driver. For now, its timestamp oracle.
+//! strata-pd: the placement driver. It issues timestamps, hands out ids, registers stores and
+//! keeps the region table (which store leads which key range).
+//!
+//! ```text
+//!   PdService (server.rs)        PdClient (client.rs)
+//!     ├── LocalTso (tso.rs)        ├── batched timestamps (TimestampOracle)
+//!     └── ClusterMeta (meta.rs)    └── ids, stores, regions
+//! ```
 //!
 //! The oracle hands out [`Timestamp`](strata_types::Timestamp)s that only grow, across restarts too: before issuing a
 //! timestamp whose physical part passes the persisted limit, it persists a new limit
 //! [`TSO_SAVE_INTERVAL_MS`] ahead, and on open it starts above the old limit. A restart can
-//! therefore never reissue a timestamp, even if the wall clock went backwards.
+//! therefore never reissue a timestamp, even if the wall clock went backwards. The playground
+//! uses a [`LocalTso`] in its own process; a cluster asks the placement driver's service.
 
+mod client;
+mod meta;
+mod server;
 mod tso;
 
+pub use client::{channel, PdClient, PD_REQUEST_TIMEOUT, RPC_RUNTIME_THREADS};
+pub use meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
+pub use server::PdService;
 pub use tso::{Clock, LocalTso, SystemClock, TimestampOracle, TSO_SAVE_INTERVAL_MS};
 
-/// Errors of the placement driver.
-#[derive(Debug, thiserror::Error)]
+/// Errors of the placement driver and its client.
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum PdError {
-    #[error("timestamp oracle storage: {0}")]
-    Storage(#[from] std::io::Error),
+    #[error("placement driver storage: {0}")]
+    Storage(String),
+    #[error("placement driver metadata is corrupt: {0}")]
+    Corrupt(String),
+    #[error("placement driver unreachable: {0}")]
+    Rpc(String),
+}
+
+impl From<std::io::Error> for PdError {
+    fn from(error: std::io::Error) -> PdError {
+        PdError::Storage(error.to_string())
+    }
 }

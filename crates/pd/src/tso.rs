@@ -91,14 +91,16 @@ impl<C: Clock> LocalTso<C> {
     }
 }
 
-impl<C: Clock> TimestampOracle for LocalTso<C> {
-    // Hot path: every transaction and pessimistic statement.
-    fn get_ts(&self) -> Result<Timestamp, PdError> {
+impl<C: Clock> LocalTso<C> {
+    /// Issues `count` consecutive timestamps and returns the last; the first is
+    /// `last - count + 1`. This is how the placement driver answers a client's batch.
+    pub fn get_ts_batch(&self, count: u32) -> Result<Timestamp, PdError> {
+        let count = u64::from(count.max(1));
         loop {
             let now = Timestamp::compose(self.clock.now_ms(), 0).0;
             let last = self.last.load(Ordering::SeqCst);
             // A logical counter that overflows carries into the physical part.
-            let next = (last + 1).max(now);
+            let next = (last + 1).max(now) + (count - 1);
             let physical_ms = Timestamp(next).physical_ms();
             if physical_ms >= self.saved_limit_ms.load(Ordering::SeqCst) {
                 self.raise_limit(physical_ms)?;
@@ -112,6 +114,13 @@ impl<C: Clock> TimestampOracle for LocalTso<C> {
                 return Ok(Timestamp(next));
             }
         }
+    }
+}
+
+impl<C: Clock> TimestampOracle for LocalTso<C> {
+    // Hot path: every transaction and pessimistic statement.
+    fn get_ts(&self) -> Result<Timestamp, PdError> {
+        self.get_ts_batch(1)
     }
 }
 
@@ -155,7 +164,12 @@ mod tests {
         // The clock jumps back an hour; the reopened oracle still issues larger timestamps.
         now.store(10_010_000 - 3_600_000, Ordering::SeqCst);
         let tso = LocalTso::open_with_clock(dir.path(), FakeClock(now)).unwrap();
-        assert!(tso.get_ts().unwrap() > c);
+        let d = tso.get_ts().unwrap();
+        assert!(d > c);
+        // A batch of 100 lies wholly after everything issued before it.
+        let last = tso.get_ts_batch(100).unwrap();
+        assert!(Timestamp(last.0 - 99) > d);
+        assert!(tso.get_ts().unwrap() > last);
     }
 
     #[test]

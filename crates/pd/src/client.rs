@@ -1,0 +1,237 @@
+//! The placement driver's client, used by SQL nodes (timestamps, regions, stores) and KV nodes
+//! (registration, heartbeats). Its methods block the calling thread: the callers are the
+//! connection threads of the SQL layer and the KV node's background threads, never tasks of an
+//! async runtime. The RPCs run on the client's own small runtime, which other RPC clients of
+//! the process may share through [`PdClient::runtime`].
+//!
+//! Timestamps are batched: callers queue on a channel and one task sends one request for all
+//! of them, so a thousand concurrent transactions cost one round trip per batch.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use strata_proto::pd::{self as pb, pd_client::PdClient as RawClient};
+use strata_types::Timestamp;
+use tokio::sync::{mpsc, oneshot};
+use tonic::transport::{Channel, Endpoint};
+
+use crate::{PdError, TimestampOracle};
+
+/// How long to wait for a connection to the placement driver.
+pub const PD_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one request to the placement driver may take.
+pub const PD_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// Callers that may wait for a timestamp at once; more wait for room in the queue.
+pub const TSO_QUEUE_CAPACITY: usize = 8192;
+/// The most callers served by one timestamp request.
+pub const TSO_BATCH_MAX: usize = 4096;
+/// Worker threads of the runtime that carries a process's RPCs.
+pub const RPC_RUNTIME_THREADS: usize = 2;
+
+type TsoWaiter = oneshot::Sender<Result<Timestamp, PdError>>;
+
+/// A connection to the placement driver.
+#[derive(Clone)]
+pub struct PdClient {
+    runtime: Arc<tokio::runtime::Runtime>,
+    raw: RawClient<Channel>,
+    tso_queue: mpsc::Sender<TsoWaiter>,
+}
+
+/// Opens a lazily connected channel to `address` (host:port); it reconnects by itself.
+pub fn channel(address: &str, runtime: &tokio::runtime::Runtime) -> Result<Channel, PdError> {
+    let endpoint = Endpoint::from_shared(format!("http://{address}"))
+        .map_err(|e| PdError::Rpc(format!("bad address {address}: {e}")))?
+        .connect_timeout(PD_CONNECT_TIMEOUT)
+        .tcp_nodelay(true);
+    let _guard = runtime.enter();
+    Ok(endpoint.connect_lazy())
+}
+
+impl PdClient {
+    /// Creates a client of the placement driver at `address` (host:port). Nothing is sent yet.
+    pub fn connect(address: &str) -> Result<PdClient, PdError> {
+        let runtime = Arc::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(RPC_RUNTIME_THREADS)
+                .thread_name("rpc")
+                .enable_all()
+                .build()?,
+        );
+        let raw = RawClient::new(channel(address, &runtime)?)
+            .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
+        let (tso_queue, receiver) = mpsc::channel(TSO_QUEUE_CAPACITY);
+        runtime.spawn(serve_tso_batches(raw.clone(), receiver));
+        Ok(PdClient {
+            runtime,
+            raw,
+            tso_queue,
+        })
+    }
+
+    /// The runtime that carries this client's RPCs; other clients of the process share it.
+    pub fn runtime(&self) -> &Arc<tokio::runtime::Runtime> {
+        &self.runtime
+    }
+
+    fn call<T, F>(&self, call: impl FnOnce(RawClient<Channel>) -> F) -> Result<T, PdError>
+    where
+        F: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let raw = self.raw.clone();
+        self.runtime.block_on(async move {
+            match tokio::time::timeout(PD_REQUEST_TIMEOUT, call(raw)).await {
+                Ok(Ok(response)) => Ok(response.into_inner()),
+                Ok(Err(status)) => Err(PdError::from(status)),
+                Err(_) => Err(PdError::Rpc("placement driver request timed out".into())),
+            }
+        })
+    }
+
+    pub fn alloc_id(&self) -> Result<u64, PdError> {
+        Ok(self
+            .call(|mut c| async move { c.alloc_id(pb::AllocIdRequest {}).await })?
+            .id)
+    }
+
+    /// Registers (or re-registers) a store; returns whether it bootstrapped the cluster.
+    pub fn put_store(&self, id: u64, address: &str) -> Result<bool, PdError> {
+        let store = pb::Store {
+            id,
+            address: address.to_string(),
+        };
+        Ok(self
+            .call(|mut c| async move {
+                c.put_store(pb::PutStoreRequest { store: Some(store) })
+                    .await
+            })?
+            .bootstrapped)
+    }
+
+    pub fn store_heartbeat(&self, store_id: u64, region_count: u64) -> Result<(), PdError> {
+        self.call(|mut c| async move {
+            c.store_heartbeat(pb::StoreHeartbeatRequest {
+                store_id,
+                region_count,
+            })
+            .await
+        })?;
+        Ok(())
+    }
+
+    /// The address of a store's KV service.
+    pub fn store_address(&self, store_id: u64) -> Result<String, PdError> {
+        let response =
+            self.call(|mut c| async move { c.get_store(pb::GetStoreRequest { store_id }).await })?;
+        response
+            .store
+            .map(|s| s.address)
+            .ok_or_else(|| PdError::Rpc(format!("store {store_id} unknown")))
+    }
+
+    pub fn all_stores(&self) -> Result<Vec<pb::StoreState>, PdError> {
+        Ok(self
+            .call(|mut c| async move { c.get_all_stores(pb::GetAllStoresRequest {}).await })?
+            .stores)
+    }
+
+    /// The region holding `key` and its leader; `None` before the cluster is bootstrapped.
+    pub fn region_of(&self, key: &[u8]) -> Result<Option<pb::GetRegionResponse>, PdError> {
+        let key = key.to_vec();
+        let response =
+            self.call(|mut c| async move { c.get_region(pb::GetRegionRequest { key }).await })?;
+        Ok(response.region.is_some().then_some(response))
+    }
+
+    pub fn region_by_id(&self, region_id: u64) -> Result<Option<pb::GetRegionResponse>, PdError> {
+        let response = self.call(|mut c| async move {
+            c.get_region_by_id(pb::GetRegionByIdRequest { region_id })
+                .await
+        })?;
+        Ok(response.region.is_some().then_some(response))
+    }
+
+    /// Regions overlapping `[start, end)` (empty end: to the end of the key space).
+    pub fn scan_regions(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: u32,
+    ) -> Result<Vec<pb::GetRegionResponse>, PdError> {
+        let request = pb::ScanRegionsRequest {
+            start_key: start.to_vec(),
+            end_key: end.to_vec(),
+            limit,
+        };
+        Ok(self
+            .call(|mut c| async move { c.scan_regions(request).await })?
+            .regions)
+    }
+}
+
+impl TimestampOracle for PdClient {
+    // Hot path: every transaction and pessimistic statement of a SQL node.
+    fn get_ts(&self) -> Result<Timestamp, PdError> {
+        let (sender, receiver) = oneshot::channel();
+        let queue = self.tso_queue.clone();
+        self.runtime.block_on(async move {
+            queue
+                .send(sender)
+                .await
+                .map_err(|_| PdError::Rpc("timestamp batcher stopped".into()))?;
+            receiver
+                .await
+                .map_err(|_| PdError::Rpc("timestamp batcher stopped".into()))?
+        })
+    }
+}
+
+/// Serves queued timestamp requests, one RPC for everyone queued while the last one ran.
+async fn serve_tso_batches(raw: RawClient<Channel>, mut queue: mpsc::Receiver<TsoWaiter>) {
+    while let Some(first) = queue.recv().await {
+        let mut waiters = vec![first];
+        while waiters.len() < TSO_BATCH_MAX {
+            match queue.try_recv() {
+                Ok(waiter) => waiters.push(waiter),
+                Err(_) => break,
+            }
+        }
+        let count = waiters.len() as u32;
+        let mut raw = raw.clone();
+        let request = raw.tso(pb::TsoRequest { count });
+        let result = match tokio::time::timeout(PD_REQUEST_TIMEOUT, request).await {
+            Ok(Ok(response)) => {
+                let response = response.into_inner();
+                if response.count == count {
+                    Ok(response.last)
+                } else {
+                    Err(PdError::Rpc(format!(
+                        "asked for {count} timestamps, got {}",
+                        response.count
+                    )))
+                }
+            }
+            Ok(Err(status)) => Err(PdError::from(status)),
+            Err(_) => Err(PdError::Rpc("timestamp request timed out".into())),
+        };
+        match result {
+            Ok(last) => {
+                let first = last - u64::from(count) + 1;
+                for (i, waiter) in waiters.into_iter().enumerate() {
+                    let _ = waiter.send(Ok(Timestamp(first + i as u64)));
+                }
+            }
+            Err(error) => {
+                for waiter in waiters {
+                    let _ = waiter.send(Err(error.clone()));
+                }
+            }
+        }
+    }
+}
+
+impl From<tonic::Status> for PdError {
+    fn from(status: tonic::Status) -> PdError {
+        PdError::Rpc(format!("{:?}: {}", status.code(), status.message()))
+    }
+}

@@ -1,0 +1,212 @@
+//! The cluster's metadata as the placement driver keeps it: stores, regions and the id
+//! allocator, persisted as one JSON file replaced atomically on every change. Changes are
+//! rare (a store registers, a region is created), so simplicity wins over write cost.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::PdError;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreRecord {
+    pub id: u64,
+    pub address: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerRecord {
+    pub id: u64,
+    pub store_id: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionRecord {
+    pub id: u64,
+    pub start_key: Vec<u8>,
+    /// Exclusive; empty means the end of the key space.
+    pub end_key: Vec<u8>,
+    pub conf_ver: u64,
+    pub version: u64,
+    pub peers: Vec<PeerRecord>,
+    /// The peer that leads the region, as last reported.
+    pub leader_peer_id: u64,
+}
+
+impl RegionRecord {
+    pub fn contains(&self, key: &[u8]) -> bool {
+        key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
+    }
+
+    pub fn leader(&self) -> Option<PeerRecord> {
+        self.peers
+            .iter()
+            .copied()
+            .find(|p| p.id == self.leader_peer_id)
+    }
+}
+
+/// Everything the placement driver must remember across restarts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterMeta {
+    /// The last id handed out (stores, regions and peers share one sequence).
+    pub last_id: u64,
+    pub stores: BTreeMap<u64, StoreRecord>,
+    /// Keyed by start key, so the region of a key is the last one starting at or before it.
+    #[serde(with = "regions_as_list")]
+    pub regions: BTreeMap<Vec<u8>, RegionRecord>,
+}
+
+impl ClusterMeta {
+    pub fn alloc_id(&mut self) -> u64 {
+        self.last_id += 1;
+        self.last_id
+    }
+
+    /// The region whose range holds `key`.
+    pub fn region_of(&self, key: &[u8]) -> Option<&RegionRecord> {
+        self.regions
+            .range(..=key.to_vec())
+            .next_back()
+            .map(|(_, r)| r)
+            .filter(|r| r.contains(key))
+    }
+
+    pub fn region_by_id(&self, id: u64) -> Option<&RegionRecord> {
+        self.regions.values().find(|r| r.id == id)
+    }
+
+    /// Regions overlapping `[start, end)` in key order, at most `limit`.
+    pub fn scan_regions(&self, start: &[u8], end: &[u8], limit: usize) -> Vec<&RegionRecord> {
+        let first = self.region_of(start).map(|r| r.start_key.clone());
+        let from = first.unwrap_or_else(|| start.to_vec());
+        self.regions
+            .range(from..)
+            .map(|(_, r)| r)
+            .take_while(|r| end.is_empty() || r.start_key.as_slice() < end)
+            .take(limit)
+            .collect()
+    }
+}
+
+/// Regions are stored as a list (JSON object keys must be strings) and keyed again on load.
+mod regions_as_list {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::RegionRecord;
+
+    pub fn serialize<S: Serializer>(
+        regions: &BTreeMap<Vec<u8>, RegionRecord>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        regions.values().collect::<Vec<_>>().serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<Vec<u8>, RegionRecord>, D::Error> {
+        let list = Vec::<RegionRecord>::deserialize(deserializer)?;
+        Ok(list.into_iter().map(|r| (r.start_key.clone(), r)).collect())
+    }
+}
+
+/// The file that holds a [`ClusterMeta`].
+pub struct MetaFile {
+    path: PathBuf,
+}
+
+impl MetaFile {
+    /// Opens the metadata in `dir`, empty when the folder is new.
+    pub fn open(dir: &Path) -> Result<(MetaFile, ClusterMeta), PdError> {
+        fs::create_dir_all(dir)?;
+        let path = dir.join("cluster.json");
+        let meta = match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| PdError::Corrupt(format!("{}: {e}", path.display())))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ClusterMeta::default(),
+            Err(e) => return Err(e.into()),
+        };
+        Ok((MetaFile { path }, meta))
+    }
+
+    /// Replaces the stored metadata; durable when this returns.
+    pub fn save(&self, meta: &ClusterMeta) -> Result<(), PdError> {
+        let bytes = serde_json::to_vec(meta).map_err(|e| PdError::Corrupt(e.to_string()))?;
+        let tmp = self.path.with_extension("tmp");
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(&bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, &self.path)?;
+        if let Some(dir) = self.path.parent() {
+            fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(id: u64, start: &[u8], end: &[u8]) -> RegionRecord {
+        RegionRecord {
+            id,
+            start_key: start.to_vec(),
+            end_key: end.to_vec(),
+            conf_ver: 1,
+            version: 1,
+            peers: vec![PeerRecord {
+                id: id + 100,
+                store_id: 1,
+            }],
+            leader_peer_id: id + 100,
+        }
+    }
+
+    #[test]
+    fn finds_the_region_of_a_key_and_scans_ranges() {
+        let mut meta = ClusterMeta::default();
+        for r in [
+            region(1, b"", b"g"),
+            region(2, b"g", b"p"),
+            region(3, b"p", b""),
+        ] {
+            meta.regions.insert(r.start_key.clone(), r);
+        }
+        assert_eq!(meta.region_of(b"").unwrap().id, 1);
+        assert_eq!(meta.region_of(b"f\xff").unwrap().id, 1);
+        assert_eq!(meta.region_of(b"g").unwrap().id, 2);
+        assert_eq!(meta.region_of(b"zzz").unwrap().id, 3);
+        let ids = |v: Vec<&RegionRecord>| v.iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(meta.scan_regions(b"h", b"", 10)), vec![2, 3]);
+        assert_eq!(ids(meta.scan_regions(b"a", b"g", 10)), vec![1]);
+        assert_eq!(ids(meta.scan_regions(b"a", b"g\x00", 10)), vec![1, 2]);
+        assert_eq!(ids(meta.scan_regions(b"", b"", 2)), vec![1, 2]);
+        assert_eq!(meta.region_of(b"g").unwrap().leader().unwrap().id, 102);
+    }
+
+    #[test]
+    fn metadata_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, mut meta) = MetaFile::open(dir.path()).unwrap();
+        assert_eq!(meta, ClusterMeta::default());
+        let id = meta.alloc_id();
+        meta.stores.insert(
+            id,
+            StoreRecord {
+                id,
+                address: "127.0.0.1:20160".into(),
+            },
+        );
+        let r = region(meta.alloc_id(), b"", b"");
+        meta.regions.insert(r.start_key.clone(), r);
+        file.save(&meta).unwrap();
+        let (_, reopened) = MetaFile::open(dir.path()).unwrap();
+        assert_eq!(reopened, meta);
+    }
+}

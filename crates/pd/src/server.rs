@@ -1,0 +1,283 @@
+//! The placement driver's gRPC service: timestamps, ids, store registration and heartbeats,
+//! and the region table.
+//!
+//! The first store that registers with an empty cluster bootstraps it: the placement driver
+//! creates one region covering the whole key space with a single peer on that store.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use strata_proto::kv::RegionEpoch;
+use strata_proto::pd::{self as pb, pd_server};
+use tonic::{Request, Response, Status};
+use tracing::info;
+
+use crate::meta::{ClusterMeta, MetaFile, PeerRecord, RegionRecord, StoreRecord};
+use crate::{LocalTso, PdError};
+
+/// The most timestamps one TSO request may ask for.
+pub const TSO_MAX_BATCH: u32 = 1 << 16;
+/// The most regions one scan returns.
+pub const SCAN_REGIONS_MAX: usize = 1024;
+
+struct StoreLiveness {
+    last_heartbeat: Instant,
+    region_count: u64,
+}
+
+/// The state behind the placement driver's service.
+pub struct PdService {
+    tso: LocalTso,
+    meta_file: MetaFile,
+    meta: Mutex<ClusterMeta>,
+    liveness: Mutex<HashMap<u64, StoreLiveness>>,
+}
+
+impl PdService {
+    /// Opens the placement driver whose state lives in `dir`.
+    pub fn open(dir: &Path) -> Result<Arc<PdService>, PdError> {
+        let tso = LocalTso::open(&dir.join("tso"))?;
+        let (meta_file, meta) = MetaFile::open(dir)?;
+        Ok(Arc::new(PdService {
+            tso,
+            meta_file,
+            meta: Mutex::new(meta),
+            liveness: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The tonic service to add to a server.
+    pub fn into_server(self: Arc<Self>) -> pd_server::PdServer<Handler> {
+        pd_server::PdServer::new(Handler(self))
+            .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+    }
+
+    /// Applies `change` to the metadata and persists it before anyone sees the result.
+    fn change<T>(&self, change: impl FnOnce(&mut ClusterMeta) -> T) -> Result<T, Status> {
+        let mut meta = self.meta.lock();
+        let mut next = meta.clone();
+        let out = change(&mut next);
+        self.meta_file.save(&next).map_err(internal)?;
+        *meta = next;
+        Ok(out)
+    }
+}
+
+fn internal(error: PdError) -> Status {
+    Status::internal(error.to_string())
+}
+
+fn region_to_pb(region: &RegionRecord) -> pb::GetRegionResponse {
+    let peer = |p: &PeerRecord| pb::Peer {
+        id: p.id,
+        store_id: p.store_id,
+    };
+    pb::GetRegionResponse {
+        region: Some(pb::Region {
+            id: region.id,
+            start_key: region.start_key.clone(),
+            end_key: region.end_key.clone(),
+            epoch: Some(RegionEpoch {
+                conf_ver: region.conf_ver,
+                version: region.version,
+            }),
+            peers: region.peers.iter().map(peer).collect(),
+        }),
+        leader: region.leader().as_ref().map(peer),
+    }
+}
+
+/// The gRPC face of a [`PdService`].
+pub struct Handler(Arc<PdService>);
+
+#[tonic::async_trait]
+impl pd_server::Pd for Handler {
+    async fn tso(
+        &self,
+        request: Request<pb::TsoRequest>,
+    ) -> Result<Response<pb::TsoResponse>, Status> {
+        let count = request.into_inner().count.clamp(1, TSO_MAX_BATCH);
+        let last = self.0.tso.get_ts_batch(count).map_err(internal)?;
+        Ok(Response::new(pb::TsoResponse {
+            last: last.0,
+            count,
+        }))
+    }
+
+    async fn alloc_id(
+        &self,
+        _: Request<pb::AllocIdRequest>,
+    ) -> Result<Response<pb::AllocIdResponse>, Status> {
+        let id = self.0.change(|meta| meta.alloc_id())?;
+        Ok(Response::new(pb::AllocIdResponse { id }))
+    }
+
+    async fn put_store(
+        &self,
+        request: Request<pb::PutStoreRequest>,
+    ) -> Result<Response<pb::PutStoreResponse>, Status> {
+        let store = request
+            .into_inner()
+            .store
+            .ok_or_else(|| Status::invalid_argument("store missing"))?;
+        if store.id == 0 || store.address.is_empty() {
+            return Err(Status::invalid_argument(
+                "a store needs an id and an address",
+            ));
+        }
+        let bootstrapped = self.0.change(|meta| {
+            if let Some(other) = meta
+                .stores
+                .values()
+                .find(|s| s.address == store.address && s.id != store.id)
+            {
+                return Err(Status::already_exists(format!(
+                    "address {} belongs to store {}",
+                    store.address, other.id
+                )));
+            }
+            meta.stores.insert(
+                store.id,
+                StoreRecord {
+                    id: store.id,
+                    address: store.address.clone(),
+                },
+            );
+            if !meta.regions.is_empty() {
+                return Ok(false);
+            }
+            let region_id = meta.alloc_id();
+            let peer_id = meta.alloc_id();
+            meta.regions.insert(
+                Vec::new(),
+                RegionRecord {
+                    id: region_id,
+                    start_key: Vec::new(),
+                    end_key: Vec::new(),
+                    conf_ver: 1,
+                    version: 1,
+                    peers: vec![PeerRecord {
+                        id: peer_id,
+                        store_id: store.id,
+                    }],
+                    leader_peer_id: peer_id,
+                },
+            );
+            Ok(true)
+        })??;
+        info!(store = store.id, address = %store.address, bootstrapped, "store registered");
+        self.0.liveness.lock().insert(
+            store.id,
+            StoreLiveness {
+                last_heartbeat: Instant::now(),
+                region_count: 0,
+            },
+        );
+        Ok(Response::new(pb::PutStoreResponse { bootstrapped }))
+    }
+
+    async fn store_heartbeat(
+        &self,
+        request: Request<pb::StoreHeartbeatRequest>,
+    ) -> Result<Response<pb::StoreHeartbeatResponse>, Status> {
+        let heartbeat = request.into_inner();
+        if !self.0.meta.lock().stores.contains_key(&heartbeat.store_id) {
+            return Err(Status::not_found(format!(
+                "store {} is not registered",
+                heartbeat.store_id
+            )));
+        }
+        self.0.liveness.lock().insert(
+            heartbeat.store_id,
+            StoreLiveness {
+                last_heartbeat: Instant::now(),
+                region_count: heartbeat.region_count,
+            },
+        );
+        Ok(Response::new(pb::StoreHeartbeatResponse {}))
+    }
+
+    async fn get_store(
+        &self,
+        request: Request<pb::GetStoreRequest>,
+    ) -> Result<Response<pb::GetStoreResponse>, Status> {
+        let id = request.into_inner().store_id;
+        let meta = self.0.meta.lock();
+        let store = meta
+            .stores
+            .get(&id)
+            .ok_or_else(|| Status::not_found(format!("store {id} is not registered")))?;
+        Ok(Response::new(pb::GetStoreResponse {
+            store: Some(pb::Store {
+                id: store.id,
+                address: store.address.clone(),
+            }),
+        }))
+    }
+
+    async fn get_all_stores(
+        &self,
+        _: Request<pb::GetAllStoresRequest>,
+    ) -> Result<Response<pb::GetAllStoresResponse>, Status> {
+        let meta = self.0.meta.lock();
+        let liveness = self.0.liveness.lock();
+        let stores = meta
+            .stores
+            .values()
+            .map(|s| {
+                let live = liveness.get(&s.id);
+                pb::StoreState {
+                    store: Some(pb::Store {
+                        id: s.id,
+                        address: s.address.clone(),
+                    }),
+                    since_heartbeat_ms: live
+                        .map_or(u64::MAX, |l| l.last_heartbeat.elapsed().as_millis() as u64),
+                    region_count: live.map_or(0, |l| l.region_count),
+                }
+            })
+            .collect();
+        Ok(Response::new(pb::GetAllStoresResponse { stores }))
+    }
+
+    async fn get_region(
+        &self,
+        request: Request<pb::GetRegionRequest>,
+    ) -> Result<Response<pb::GetRegionResponse>, Status> {
+        let key = request.into_inner().key;
+        let meta = self.0.meta.lock();
+        Ok(Response::new(
+            meta.region_of(&key).map(region_to_pb).unwrap_or_default(),
+        ))
+    }
+
+    async fn get_region_by_id(
+        &self,
+        request: Request<pb::GetRegionByIdRequest>,
+    ) -> Result<Response<pb::GetRegionResponse>, Status> {
+        let id = request.into_inner().region_id;
+        let meta = self.0.meta.lock();
+        Ok(Response::new(
+            meta.region_by_id(id).map(region_to_pb).unwrap_or_default(),
+        ))
+    }
+
+    async fn scan_regions(
+        &self,
+        request: Request<pb::ScanRegionsRequest>,
+    ) -> Result<Response<pb::ScanRegionsResponse>, Status> {
+        let scan = request.into_inner();
+        let limit = (scan.limit as usize).clamp(1, SCAN_REGIONS_MAX);
+        let meta = self.0.meta.lock();
+        let regions = meta
+            .scan_regions(&scan.start_key, &scan.end_key, limit)
+            .into_iter()
+            .map(region_to_pb)
+            .collect();
+        Ok(Response::new(pb::ScanRegionsResponse { regions }))
+    }
+}
