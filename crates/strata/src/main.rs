@@ -3,13 +3,19 @@
 //! `strata playground` runs every role in one process: the MySQL protocol server, the SQL
 //! layer, the transaction client, one KV store on RocksDB and a local timestamp oracle, all
 //! wired in-process through the same KV API a cluster wires over the network.
+//!
+//! A cluster runs the roles as processes: `strata pd` (placement driver and timestamp
+//! oracle), `strata kv` (KV nodes) and `strata server` (stateless SQL nodes), talking gRPC.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+mod local_cluster;
 mod playground;
+mod roles;
+mod signals;
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -29,6 +35,12 @@ struct Cli {
 enum Command {
     /// Starts every role in one process: the embedded single-node database.
     Playground(playground::PlaygroundArgs),
+    /// Runs a placement driver: timestamps, ids, stores and the region table of a cluster.
+    Pd(roles::PdArgs),
+    /// Runs a KV node of a cluster: transactional storage served over gRPC.
+    Kv(roles::KvArgs),
+    /// Runs a stateless SQL node of a cluster: the MySQL protocol over the cluster's KV nodes.
+    Server(roles::ServerArgs),
     /// Benchmarks Strata or any MySQL-protocol server: sysbench matrices and reports.
     #[command(subcommand)]
     Bench(strata_bench::cli::BenchCommand),
@@ -45,6 +57,9 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Playground(args) => playground::run(args),
+        Command::Pd(args) => roles::run_pd(args),
+        Command::Kv(args) => roles::run_kv(args),
+        Command::Server(args) => roles::run_server(args),
         Command::Bench(command) => strata_bench::cli::run(command).map_err(Into::into),
     };
     if let Err(e) = result {

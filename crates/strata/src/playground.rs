@@ -1,4 +1,5 @@
-//! The playground: all roles in one process.
+//! The playground: all roles in one process, or with `--kv N --sql M` a local cluster of real
+//! child processes on loopback (see [`crate::local_cluster`]).
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -23,12 +24,27 @@ pub struct PlaygroundArgs {
     /// MySQL protocol port.
     #[arg(long, short = 'P', default_value_t = 4000)]
     pub port: u16,
-    /// RocksDB block cache size, in MiB.
+    /// RocksDB block cache size, in MiB (per KV node in a cluster).
     #[arg(long, default_value_t = 2048)]
     pub block_cache_mib: usize,
+    /// Starts a local cluster with this many KV node processes instead of one process.
+    #[arg(long)]
+    pub kv: Option<usize>,
+    /// SQL node processes of the local cluster, on consecutive ports from `--port`.
+    #[arg(long)]
+    pub sql: Option<usize>,
+    /// The placement driver's port in a local cluster.
+    #[arg(long, default_value_t = 2379)]
+    pub pd_port: u16,
+    /// The first KV node's port in a local cluster; the others follow.
+    #[arg(long, default_value_t = 20160)]
+    pub kv_port: u16,
 }
 
 pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if args.kv.is_some() || args.sql.is_some() {
+        return crate::local_cluster::run(&args);
+    }
     std::fs::create_dir_all(&args.data_dir)?;
     let options = RocksOptions {
         block_cache_bytes: args.block_cache_mib << 20,
@@ -53,23 +69,7 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         address.ip(),
         address.port()
     );
-    let shutdown = server.shutdown_handle();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("signal runtime");
-        runtime.block_on(async {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .expect("SIGTERM handler");
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        });
-        shutdown.shutdown();
-    });
+    crate::signals::on_signal(server.shutdown_handle());
     server.run()?;
     gc.stop();
     eprintln!("Strata playground stopped");

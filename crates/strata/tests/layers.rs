@@ -20,8 +20,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-kvapi",
         ],
     ),
-    ("strata-pd", &["strata-types"]),
-    ("strata-txn", &["strata-types", "strata-kvapi", "strata-pd"]),
+    ("strata-proto", &["strata-types", "strata-kvapi"]),
+    ("strata-pd", &["strata-types", "strata-proto"]),
+    (
+        "strata-txn",
+        &["strata-types", "strata-kvapi", "strata-pd", "strata-proto"],
+    ),
+    // The KV node process: storage behind the gRPC service, registered with the PD.
+    (
+        "strata-node",
+        &[
+            "strata-types",
+            "strata-engine",
+            "strata-kv",
+            "strata-kvapi",
+            "strata-pd",
+            "strata-proto",
+        ],
+    ),
     (
         "strata-sql",
         &["strata-types", "strata-codec", "strata-txn"],
@@ -41,6 +57,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-sql",
             "strata-mysql",
             "strata-bench",
+            "strata-node",
+            "strata-proto",
         ],
     ),
 ];

@@ -16,7 +16,10 @@
 //! what is invisible to it: resolving a lock left by a finished transaction, or waiting for one
 //! that still runs.
 
+mod remote;
 mod transaction;
+
+pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 
 pub use strata_kvapi::KvError;
 pub use transaction::{Transaction, TxnMode};

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -87,34 +89,44 @@ impl Playground {
 
     /// Runs SQL through the real `mariadb` client; returns its output.
     pub fn mariadb(&self, db: Option<&str>, sql: &str) -> Output {
-        let mut command = Command::new(mariadb_binary());
-        command.args([
-            "-h",
-            "127.0.0.1",
-            "-P",
-            &self.port.to_string(),
-            "-u",
-            "root",
-            "--batch",
-            "-e",
-            sql,
-        ]);
-        if let Some(db) = db {
-            command.arg(db);
-        }
-        command.output().expect("run the mariadb client")
+        mariadb_at(self.port, db, sql)
     }
 
     /// Runs SQL that must succeed; returns its tab-separated output.
     pub fn sql(&self, db: Option<&str>, sql: &str) -> String {
-        let out = self.mariadb(db, sql);
-        assert!(
-            out.status.success(),
-            "{sql}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        sql_at(self.port, db, sql)
     }
+}
+
+/// Runs SQL through the real `mariadb` client against the server on `port`.
+pub fn mariadb_at(port: u16, db: Option<&str>, sql: &str) -> Output {
+    let mut command = Command::new(mariadb_binary());
+    command.args([
+        "-h",
+        "127.0.0.1",
+        "-P",
+        &port.to_string(),
+        "-u",
+        "root",
+        "--batch",
+        "-e",
+        sql,
+    ]);
+    if let Some(db) = db {
+        command.arg(db);
+    }
+    command.output().expect("run the mariadb client")
+}
+
+/// Runs SQL that must succeed against the server on `port`; returns its tab-separated output.
+pub fn sql_at(port: u16, db: Option<&str>, sql: &str) -> String {
+    let out = mariadb_at(port, db, sql);
+    assert!(
+        out.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 impl Drop for Playground {

@@ -1,0 +1,432 @@
+//! The KV node's gRPC service: checks that each request belongs to a region this node holds,
+//! then runs it on [`Storage`] on the blocking pool (commands may wait for locks).
+
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use strata_kv::Storage;
+use strata_kvapi::{KvApi, KvError, PessimisticLockRequest, PrewriteRequest, ScanRequest};
+use strata_pd::PdClient;
+use strata_proto::kv::{self as pb, kv_server};
+use strata_proto::{key_error_to_pb, mutation_from_pb, txn_status_to_pb};
+use strata_types::{Key, Timestamp};
+use tonic::{Request, Response, Status};
+
+/// The most regions a node asks the placement driver about in one scan.
+const REGION_SCAN_LIMIT: u32 = 1024;
+
+/// A region this node holds a peer of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalRegion {
+    pub id: u64,
+    pub start_key: Key,
+    /// Exclusive; empty means the end of the key space.
+    pub end_key: Key,
+    pub epoch: pb::RegionEpoch,
+}
+
+impl LocalRegion {
+    fn contains(&self, key: &[u8]) -> bool {
+        key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
+    }
+}
+
+/// The regions this node serves, shared by the service and the heartbeat thread.
+#[derive(Clone, Default)]
+pub struct RegionTable(Arc<RwLock<Vec<LocalRegion>>>);
+
+impl RegionTable {
+    pub fn len(&self) -> usize {
+        self.0.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.read().is_empty()
+    }
+
+    /// Reloads the regions that have a peer on `store_id` from the placement driver.
+    pub fn refresh(&self, pd: &PdClient, store_id: u64) -> Result<(), crate::NodeError> {
+        let mut mine = Vec::new();
+        let mut start = Vec::new();
+        loop {
+            let page = pd.scan_regions(&start, b"", REGION_SCAN_LIMIT)?;
+            let Some(last) = page.last().and_then(|r| r.region.clone()) else {
+                break;
+            };
+            for entry in &page {
+                let Some(region) = &entry.region else {
+                    continue;
+                };
+                if region.peers.iter().any(|p| p.store_id == store_id) {
+                    mine.push(LocalRegion {
+                        id: region.id,
+                        start_key: region.start_key.clone(),
+                        end_key: region.end_key.clone(),
+                        epoch: region.epoch.unwrap_or_default(),
+                    });
+                }
+            }
+            if last.end_key.is_empty() || page.len() < REGION_SCAN_LIMIT as usize {
+                break;
+            }
+            start = last.end_key;
+        }
+        *self.0.write() = mine;
+        Ok(())
+    }
+
+    /// Checks that the request's region is held here, its epoch is current and `keys` (and
+    /// the scan range up to `end`) lie inside it.
+    fn check<'a>(
+        &self,
+        context: &Option<pb::Context>,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+        scan_end: Option<&[u8]>,
+    ) -> Result<(), pb::RegionError> {
+        use pb::region_error::Kind;
+        let context = context.unwrap_or_default();
+        let regions = self.0.read();
+        let Some(region) = regions.iter().find(|r| r.id == context.region_id) else {
+            return Err(pb::RegionError {
+                kind: Some(Kind::RegionNotFound(context.region_id)),
+            });
+        };
+        if context.region_epoch.unwrap_or_default() != region.epoch {
+            return Err(pb::RegionError {
+                kind: Some(Kind::EpochNotMatch(pb::EpochNotMatch {
+                    current: Some(region.epoch),
+                })),
+            });
+        }
+        let outside = |key: &[u8]| pb::RegionError {
+            kind: Some(Kind::KeyNotInRegion(pb::KeyNotInRegion {
+                key: key.to_vec(),
+                region_id: region.id,
+            })),
+        };
+        for key in keys {
+            if !region.contains(key) {
+                return Err(outside(key));
+            }
+        }
+        if let Some(end) = scan_end {
+            let past_region = if end.is_empty() {
+                !region.end_key.is_empty()
+            } else {
+                !region.end_key.is_empty() && end > region.end_key.as_slice()
+            };
+            if past_region {
+                return Err(outside(end));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The KV API of one node, served over gRPC.
+#[derive(Clone)]
+pub struct KvService {
+    storage: Arc<Storage>,
+    regions: RegionTable,
+    store_id: u64,
+}
+
+fn region_error(error: pb::RegionError) -> Option<pb::Error> {
+    Some(pb::Error {
+        kind: Some(pb::error::Kind::Region(error)),
+    })
+}
+
+fn key_error(error: &KvError) -> Option<pb::Error> {
+    Some(pb::Error {
+        kind: Some(pb::error::Kind::Key(key_error_to_pb(error))),
+    })
+}
+
+/// Runs a storage command on the blocking pool.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal(format!("storage command failed: {e}")))
+}
+
+/// The response to a command without data.
+fn write_response(result: Result<(), KvError>) -> Response<pb::WriteResponse> {
+    Response::new(pb::WriteResponse {
+        error: result.err().as_ref().and_then(key_error),
+    })
+}
+
+impl KvService {
+    pub fn new(storage: Arc<Storage>, regions: RegionTable, store_id: u64) -> KvService {
+        KvService {
+            storage,
+            regions,
+            store_id,
+        }
+    }
+
+    pub fn store_id(&self) -> u64 {
+        self.store_id
+    }
+
+    /// The tonic service to add to a server.
+    pub fn into_server(self) -> kv_server::KvServer<KvService> {
+        kv_server::KvServer::new(self)
+            .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+    }
+
+    /// Checks the region of `keys`, then runs a command without data on the blocking pool.
+    async fn write(
+        &self,
+        context: &Option<pb::Context>,
+        keys: &[Key],
+        command: impl FnOnce(&Storage) -> Result<(), KvError> + Send + 'static,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
+        if let Err(e) = self
+            .regions
+            .check(context, keys.iter().map(|k| &k[..]), None)
+        {
+            return Ok(Response::new(pb::WriteResponse {
+                error: region_error(e),
+            }));
+        }
+        let storage = self.storage.clone();
+        Ok(write_response(blocking(move || command(&storage)).await?))
+    }
+}
+
+#[tonic::async_trait]
+impl kv_server::Kv for KvService {
+    async fn get(
+        &self,
+        request: Request<pb::GetRequest>,
+    ) -> Result<Response<pb::GetResponse>, Status> {
+        let r = request.into_inner();
+        if let Err(e) = self.regions.check(&r.context, [&r.key[..]], None) {
+            return Ok(Response::new(pb::GetResponse {
+                error: region_error(e),
+                ..Default::default()
+            }));
+        }
+        let storage = self.storage.clone();
+        let result = blocking(move || storage.get(&r.key, Timestamp(r.ts))).await?;
+        Ok(Response::new(match result {
+            Ok(value) => pb::GetResponse {
+                error: None,
+                found: value.is_some(),
+                value: value.unwrap_or_default(),
+            },
+            Err(e) => pb::GetResponse {
+                error: key_error(&e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn batch_get(
+        &self,
+        request: Request<pb::BatchGetRequest>,
+    ) -> Result<Response<pb::BatchGetResponse>, Status> {
+        let r = request.into_inner();
+        if let Err(e) = self
+            .regions
+            .check(&r.context, r.keys.iter().map(|k| &k[..]), None)
+        {
+            return Ok(Response::new(pb::BatchGetResponse {
+                error: region_error(e),
+                values: Vec::new(),
+            }));
+        }
+        let storage = self.storage.clone();
+        let result = blocking(move || storage.batch_get(&r.keys, Timestamp(r.ts))).await?;
+        Ok(Response::new(match result {
+            Ok(values) => pb::BatchGetResponse {
+                error: None,
+                values: values
+                    .into_iter()
+                    .map(|v| pb::OptionalValue {
+                        found: v.is_some(),
+                        value: v.unwrap_or_default(),
+                    })
+                    .collect(),
+            },
+            Err(e) => pb::BatchGetResponse {
+                error: key_error(&e),
+                values: Vec::new(),
+            },
+        }))
+    }
+
+    async fn scan(
+        &self,
+        request: Request<pb::ScanRequest>,
+    ) -> Result<Response<pb::ScanResponse>, Status> {
+        let r = request.into_inner();
+        if let Err(e) = self.regions.check(&r.context, [&r.start[..]], Some(&r.end)) {
+            return Ok(Response::new(pb::ScanResponse {
+                error: region_error(e),
+                pairs: Vec::new(),
+            }));
+        }
+        let scan = ScanRequest {
+            start: r.start,
+            end: r.end,
+            limit: usize::try_from(r.limit).unwrap_or(usize::MAX),
+            ts: Timestamp(r.ts),
+            reverse: r.reverse,
+            keys_only: r.keys_only,
+        };
+        let storage = self.storage.clone();
+        let result = blocking(move || storage.scan(&scan)).await?;
+        Ok(Response::new(match result {
+            Ok(pairs) => pb::ScanResponse {
+                error: None,
+                pairs: pairs
+                    .into_iter()
+                    .map(|(key, value)| pb::KvPair { key, value })
+                    .collect(),
+            },
+            Err(e) => pb::ScanResponse {
+                error: key_error(&e),
+                pairs: Vec::new(),
+            },
+        }))
+    }
+
+    async fn pessimistic_lock(
+        &self,
+        request: Request<pb::PessimisticLockRequest>,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
+        let r = request.into_inner();
+        let context = r.context;
+        let keys = r.keys.clone();
+        let lock = PessimisticLockRequest {
+            keys: r.keys,
+            primary: r.primary,
+            start_ts: Timestamp(r.start_ts),
+            for_update_ts: Timestamp(r.for_update_ts),
+            wait_timeout_ms: r.wait_timeout_ms,
+        };
+        self.write(&context, &keys, move |s| s.pessimistic_lock(&lock))
+            .await
+    }
+
+    async fn pessimistic_rollback(
+        &self,
+        request: Request<pb::KeysRequest>,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
+        let r = request.into_inner();
+        let keys = r.keys.clone();
+        self.write(&r.context, &keys, move |s| {
+            s.pessimistic_rollback(&r.keys, Timestamp(r.start_ts))
+        })
+        .await
+    }
+
+    async fn prewrite(
+        &self,
+        request: Request<pb::PrewriteRequest>,
+    ) -> Result<Response<pb::PrewriteResponse>, Status> {
+        let r = request.into_inner();
+        let keys: Vec<&[u8]> = r.mutations.iter().map(|m| &m.key[..]).collect();
+        if let Err(e) = self.regions.check(&r.context, keys, None) {
+            return Ok(Response::new(pb::PrewriteResponse {
+                error: region_error(e),
+                one_pc_commit_ts: 0,
+            }));
+        }
+        let mutations = match r.mutations.into_iter().map(mutation_from_pb).collect() {
+            Ok(m) => m,
+            Err(e) => {
+                return Ok(Response::new(pb::PrewriteResponse {
+                    error: key_error(&e),
+                    one_pc_commit_ts: 0,
+                }))
+            }
+        };
+        let prewrite = PrewriteRequest {
+            mutations,
+            primary: r.primary,
+            start_ts: Timestamp(r.start_ts),
+            for_update_ts: Timestamp(r.for_update_ts),
+            lock_ttl_ms: r.lock_ttl_ms,
+            try_one_pc: r.try_one_pc,
+        };
+        let storage = self.storage.clone();
+        let result = blocking(move || storage.prewrite(&prewrite)).await?;
+        Ok(Response::new(match result {
+            Ok(response) => pb::PrewriteResponse {
+                error: None,
+                one_pc_commit_ts: response.one_pc_commit_ts.map_or(0, |ts| ts.0),
+            },
+            Err(e) => pb::PrewriteResponse {
+                error: key_error(&e),
+                one_pc_commit_ts: 0,
+            },
+        }))
+    }
+
+    async fn commit(
+        &self,
+        request: Request<pb::CommitRequest>,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
+        let r = request.into_inner();
+        let keys = r.keys.clone();
+        self.write(&r.context, &keys, move |s| {
+            s.commit(&r.keys, Timestamp(r.start_ts), Timestamp(r.commit_ts))
+        })
+        .await
+    }
+
+    async fn rollback(
+        &self,
+        request: Request<pb::KeysRequest>,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
+        let r = request.into_inner();
+        let keys = r.keys.clone();
+        self.write(&r.context, &keys, move |s| {
+            s.rollback(&r.keys, Timestamp(r.start_ts))
+        })
+        .await
+    }
+
+    async fn check_txn_status(
+        &self,
+        request: Request<pb::CheckTxnStatusRequest>,
+    ) -> Result<Response<pb::CheckTxnStatusResponse>, Status> {
+        let r = request.into_inner();
+        if let Err(e) = self.regions.check(&r.context, [&r.primary[..]], None) {
+            return Ok(Response::new(pb::CheckTxnStatusResponse {
+                error: region_error(e),
+                ..Default::default()
+            }));
+        }
+        let storage = self.storage.clone();
+        let result = blocking(move || {
+            storage.check_txn_status(&r.primary, Timestamp(r.start_ts), Timestamp(r.current_ts))
+        })
+        .await?;
+        Ok(Response::new(match result {
+            Ok(status) => txn_status_to_pb(status),
+            Err(e) => pb::CheckTxnStatusResponse {
+                error: key_error(&e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn resolve_lock(
+        &self,
+        request: Request<pb::ResolveLockRequest>,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
+        let r = request.into_inner();
+        let keys = r.keys.clone();
+        self.write(&r.context, &keys, move |s| {
+            let commit_ts = (r.commit_ts != 0).then_some(Timestamp(r.commit_ts));
+            s.resolve_lock(&r.keys, Timestamp(r.start_ts), commit_ts)
+        })
+        .await
+    }
+}

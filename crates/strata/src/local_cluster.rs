@@ -1,0 +1,234 @@
+//! `strata playground --kv N --sql M`: a placement driver, N KV nodes and M SQL nodes as child
+//! processes of this one, on loopback, with data and logs under the data folder. Ctrl-C or
+//! SIGTERM stops them all (SQL nodes first, the placement driver last).
+
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process, Pid, Signal};
+
+use crate::playground::PlaygroundArgs;
+
+/// How long a child may take to start listening.
+const START_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a child may take to stop after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+/// KV nodes a local cluster can run today: regions have one replica until the raftstore
+/// replicates them, so more nodes would hold no data.
+const KV_NODES_SUPPORTED: usize = 1;
+
+struct Role {
+    name: String,
+    child: Child,
+    address: SocketAddr,
+    log: PathBuf,
+}
+
+impl Role {
+    fn spawn(
+        name: String,
+        args: Vec<String>,
+        address: SocketAddr,
+        logs: &Path,
+    ) -> std::io::Result<Role> {
+        let log = logs.join(format!("{name}.log"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)?;
+        let child = Command::new(std::env::current_exe()?)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .spawn()?;
+        Ok(Role {
+            name,
+            child,
+            address,
+            log,
+        })
+    }
+
+    /// Waits until the role listens; fails if it exits first.
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        while Instant::now() < deadline {
+            if TcpStream::connect_timeout(&self.address, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "{} exited with {status}; see {}",
+                    self.name,
+                    self.log.display()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(format!(
+            "{} did not listen on {} within {START_TIMEOUT:?}; see {}",
+            self.name,
+            self.address,
+            self.log.display()
+        ))
+    }
+
+    fn stop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        if let Some(pid) = Pid::from_raw(self.child.id() as i32) {
+            let _ = kill_process(pid, Signal::TERM);
+        }
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!(
+            "{} did not stop within {STOP_TIMEOUT:?}; killing it",
+            self.name
+        );
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The running children; stopped in reverse order of start when dropped.
+struct Roles(Vec<Role>);
+
+impl Drop for Roles {
+    fn drop(&mut self) {
+        while let Some(mut role) = self.0.pop() {
+            role.stop();
+        }
+    }
+}
+
+pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let kv_nodes = args.kv.unwrap_or(1);
+    let sql_nodes = args.sql.unwrap_or(1);
+    if kv_nodes == 0 || sql_nodes == 0 {
+        return Err("a cluster needs at least one KV node and one SQL node".into());
+    }
+    if kv_nodes > KV_NODES_SUPPORTED {
+        return Err(format!(
+            "--kv {kv_nodes}: regions are not replicated yet, so a local cluster runs \
+             {KV_NODES_SUPPORTED} KV node"
+        )
+        .into());
+    }
+    let root = args.data_dir.join("cluster");
+    let logs = root.join("logs");
+    std::fs::create_dir_all(&logs)?;
+    let dir = |name: &str| root.join(name).display().to_string();
+    let host = args.host;
+    let pd = SocketAddr::new(host, args.pd_port);
+
+    let mut roles = Roles(Vec::new());
+    let mut start = |role: Role| -> Result<(), Box<dyn std::error::Error>> {
+        roles.0.push(role);
+        roles.0.last_mut().expect("pushed").wait_ready()?;
+        Ok(())
+    };
+    start(Role::spawn(
+        "pd".into(),
+        vec![
+            "pd".into(),
+            "--listen".into(),
+            pd.to_string(),
+            "--data-dir".into(),
+            dir("pd"),
+        ],
+        pd,
+        &logs,
+    )?)?;
+    for i in 0..kv_nodes {
+        let address = SocketAddr::new(host, args.kv_port + i as u16);
+        start(Role::spawn(
+            format!("kv{}", i + 1),
+            vec![
+                "kv".into(),
+                "--pd".into(),
+                pd.to_string(),
+                "--listen".into(),
+                address.to_string(),
+                "--data-dir".into(),
+                dir(&format!("kv{}", i + 1)),
+                "--block-cache-mib".into(),
+                args.block_cache_mib.to_string(),
+            ],
+            address,
+            &logs,
+        )?)?;
+    }
+    for i in 0..sql_nodes {
+        let address = SocketAddr::new(host, args.port + i as u16);
+        start(Role::spawn(
+            format!("sql{}", i + 1),
+            vec![
+                "server".into(),
+                "--pd".into(),
+                pd.to_string(),
+                "--host".into(),
+                host.to_string(),
+                "--port".into(),
+                address.port().to_string(),
+            ],
+            address,
+            &logs,
+        )?)?;
+    }
+
+    println!("Strata playground cluster (data in {}):", root.display());
+    for role in &roles.0 {
+        println!(
+            "  {:<5} {:<21} log {}",
+            role.name,
+            role.address,
+            role.log.display()
+        );
+    }
+    let first_sql = SocketAddr::new(host, args.port);
+    println!(
+        "connect with: mariadb -h {} -P {} -u root; Ctrl-C stops the cluster",
+        first_sql.ip(),
+        first_sql.port()
+    );
+
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("signal runtime");
+            runtime.block_on(crate::signals::wait());
+            stop.store(true, Ordering::SeqCst);
+        });
+    }
+    while !stop.load(Ordering::SeqCst) {
+        for role in &mut roles.0 {
+            if let Ok(Some(status)) = role.child.try_wait() {
+                return Err(format!(
+                    "{} exited with {status}; see {}; stopping the cluster",
+                    role.name,
+                    role.log.display()
+                )
+                .into());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(roles);
+    eprintln!("Strata playground cluster stopped");
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! The cluster's roles as processes: `strata pd`, `strata kv` and `strata server`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use strata_mysql::{MysqlServer, ServerConfig};
+use strata_node::{KvNode, NodeConfig};
+use strata_pd::{PdClient, PdService};
+use strata_sql::SqlServer;
+use strata_txn::{RemoteKv, TxnClient};
+use tonic::transport::server::TcpIncoming;
+
+use crate::signals;
+
+/// Worker threads of a role's gRPC server.
+const GRPC_WORKER_THREADS: usize = 2;
+/// Threads that run a KV node's storage commands (each may wait for a row lock).
+const KV_COMMAND_THREADS_MAX: usize = 1024;
+/// How long a SQL node waits for the cluster to answer when it starts.
+const SQL_STARTUP_DEADLINE: Duration = Duration::from_secs(60);
+
+#[derive(Args, Debug)]
+pub struct PdArgs {
+    /// Address to listen on for the placement driver's gRPC service.
+    #[arg(long, default_value = "127.0.0.1:2379")]
+    pub listen: SocketAddr,
+    /// Folder that holds the cluster's metadata and the timestamp oracle's state.
+    #[arg(long, default_value = "strata-pd")]
+    pub data_dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct KvArgs {
+    /// The placement driver's address (host:port).
+    #[arg(long, default_value = "127.0.0.1:2379")]
+    pub pd: String,
+    /// Address to listen on for the KV service; other processes reach the node there.
+    #[arg(long, default_value = "127.0.0.1:20160")]
+    pub listen: SocketAddr,
+    /// Folder that holds the node's data.
+    #[arg(long, default_value = "strata-kv")]
+    pub data_dir: PathBuf,
+    /// RocksDB block cache size, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    pub block_cache_mib: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct ServerArgs {
+    /// The placement driver's address (host:port).
+    #[arg(long, default_value = "127.0.0.1:2379")]
+    pub pd: String,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// MySQL protocol port.
+    #[arg(long, short = 'P', default_value_t = 4000)]
+    pub port: u16,
+}
+
+fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(GRPC_WORKER_THREADS)
+        .max_blocking_threads(KV_COMMAND_THREADS_MAX)
+        .thread_name(name)
+        .enable_all()
+        .build()
+}
+
+/// Serves `router` on `listen` until SIGTERM or Ctrl-C.
+fn serve_until_signal(
+    runtime: &tokio::runtime::Runtime,
+    listen: SocketAddr,
+    router: tonic::transport::server::Router,
+    role: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let listener = runtime.block_on(tokio::net::TcpListener::bind(listen))?;
+    println!("Strata {role} listening on {}", listener.local_addr()?);
+    runtime.block_on(router.serve_with_incoming_shutdown(
+        TcpIncoming::from(listener).with_nodelay(Some(true)),
+        signals::wait(),
+    ))?;
+    Ok(())
+}
+
+pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let service = PdService::open(&args.data_dir)?;
+    let runtime = grpc_runtime("pd")?;
+    let router = tonic::transport::Server::builder().add_service(service.into_server());
+    serve_until_signal(&runtime, args.listen, router, "placement driver")?;
+    eprintln!("Strata placement driver stopped");
+    Ok(())
+}
+
+pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let node = KvNode::start(&NodeConfig {
+        pd: args.pd.clone(),
+        data_dir: args.data_dir.clone(),
+        advertise: args.listen,
+        block_cache_bytes: args.block_cache_mib << 20,
+    })?;
+    let runtime = grpc_runtime("kv")?;
+    let router = tonic::transport::Server::builder().add_service(node.service().into_server());
+    let role = format!(
+        "KV node (store {}, data in {})",
+        node.store_id,
+        args.data_dir.display()
+    );
+    serve_until_signal(&runtime, args.listen, router, &role)?;
+    node.stop();
+    eprintln!("Strata KV node stopped");
+    Ok(())
+}
+
+pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let pd = PdClient::connect(&args.pd)?;
+    let kv = Arc::new(RemoteKv::new(pd.clone()));
+    let client = TxnClient::new(kv, Arc::new(pd));
+    // The cluster may still be starting: wait for it to answer.
+    let deadline = Instant::now() + SQL_STARTUP_DEADLINE;
+    let sql = loop {
+        match SqlServer::open(client.clone()) {
+            Ok(sql) => break sql,
+            Err(e) if Instant::now() < deadline => {
+                tracing::warn!(error = %e, "cluster not ready; retrying");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(e) => return Err(e.to_string().into()),
+        }
+    };
+    let _schema_sync = sql.start_schema_sync();
+    let config = ServerConfig {
+        listen: SocketAddr::new(args.host, args.port),
+        ..ServerConfig::default()
+    };
+    let server = MysqlServer::bind(config, sql)?;
+    let address = server.local_addr();
+    println!(
+        "Strata SQL node listening on {address} (placement driver {}); connect with: mariadb -h {} -P {} -u root",
+        args.pd,
+        address.ip(),
+        address.port()
+    );
+    signals::on_signal(server.shutdown_handle());
+    server.run()?;
+    eprintln!("Strata SQL node stopped");
+    Ok(())
+}

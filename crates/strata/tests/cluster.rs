@@ -1,0 +1,371 @@
+//! A cluster of real processes on loopback: `strata pd`, `strata kv` and two `strata server`
+//! SQL nodes talking gRPC. The SQL nodes share data and schema; the real sysbench runs on both
+//! at once; a KV node killed with `kill -9` and restarted keeps every acknowledged commit; a
+//! restarted placement driver keeps timestamps increasing.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::cluster::Cluster;
+use common::{bounded, connect, mariadb_at, sql_at, sysbench_binary};
+use mysql_async::prelude::Queryable;
+
+/// How long a change made on one SQL node may take to be seen on another (the schema lease).
+const SCHEMA_SYNC_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Polls `sql` on `port` until its output equals `expected`.
+fn wait_for(port: u16, sql: &str, expected: &str) {
+    let deadline = Instant::now() + SCHEMA_SYNC_TIMEOUT;
+    loop {
+        let out = mariadb_at(port, None, sql);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() && text == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{sql} on port {port} gave {text:?} / {}, expected {expected:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn two_sql_nodes_share_data_and_schema() {
+    let cluster = Cluster::start(1, 2);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    sql_at(
+        a,
+        None,
+        "CREATE DATABASE app; USE app; \
+         CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), KEY kv (v)); \
+         INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+    );
+    // The other node learns the new database and table by itself.
+    wait_for(b, "SELECT COUNT(*) FROM app.t", "COUNT(*)\n3\n");
+    sql_at(b, Some("app"), "INSERT INTO t VALUES (4, 'four')");
+    sql_at(a, Some("app"), "UPDATE t SET v = 'FOUR' WHERE id = 4");
+    assert_eq!(
+        sql_at(b, Some("app"), "SELECT id, v FROM t WHERE v = 'FOUR'"),
+        "id\tv\n4\tFOUR\n"
+    );
+    let duplicate = mariadb_at(b, Some("app"), "INSERT INTO t VALUES (1, 'again')");
+    assert!(!duplicate.status.success());
+    assert!(
+        String::from_utf8_lossy(&duplicate.stderr).contains("1062"),
+        "{}",
+        String::from_utf8_lossy(&duplicate.stderr)
+    );
+
+    // Auto-increment ids allocated by both nodes never collide.
+    sql_at(
+        a,
+        Some("app"),
+        "CREATE TABLE seq (id BIGINT AUTO_INCREMENT PRIMARY KEY, node CHAR(1))",
+    );
+    wait_for(b, "SELECT COUNT(*) FROM app.seq", "COUNT(*)\n0\n");
+    for _ in 0..5 {
+        sql_at(a, Some("app"), "INSERT INTO seq (node) VALUES ('a')");
+        sql_at(b, Some("app"), "INSERT INTO seq (node) VALUES ('b')");
+    }
+    assert_eq!(
+        sql_at(
+            a,
+            Some("app"),
+            "SELECT COUNT(DISTINCT id), COUNT(*) FROM seq"
+        ),
+        "COUNT(DISTINCT id)\tCOUNT(*)\n10\t10\n"
+    );
+
+    // A dropped table disappears from the other node too.
+    sql_at(b, Some("app"), "DROP TABLE seq");
+    wait_for(
+        a,
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app'",
+        "COUNT(*)\n1\n",
+    );
+}
+
+fn sysbench(port: u16, args: &[&str]) -> std::process::Child {
+    Command::new(sysbench_binary())
+        .args([
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            "--mysql-user=root",
+            "--mysql-password=",
+            "--mysql-db=sbtest",
+            &format!("--mysql-port={port}"),
+            "--tables=2",
+            "--table-size=2000",
+        ])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run sysbench")
+}
+
+fn finished(child: std::process::Child, what: &str) -> String {
+    let out = child.wait_with_output().expect("sysbench output");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && !text.contains("FATAL"),
+        "sysbench {what} failed:\n{text}"
+    );
+    text
+}
+
+#[test]
+fn sysbench_runs_on_both_sql_nodes_at_once() {
+    let cluster = Cluster::start(1, 2);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    sql_at(a, None, "CREATE DATABASE sbtest");
+    wait_for(
+        b,
+        "SHOW DATABASES LIKE 'sbtest'",
+        "Database (sbtest)\nsbtest\n",
+    );
+    finished(sysbench(a, &["oltp_common", "prepare"]), "prepare");
+    wait_for(b, "SELECT COUNT(*) FROM sbtest.sbtest2", "COUNT(*)\n2000\n");
+    let common = ["--threads=8", "--time=5"];
+    let read_write = sysbench(a, &[&common[..], &["oltp_read_write", "run"]].concat());
+    let update_index = sysbench(b, &[&common[..], &["oltp_update_index", "run"]].concat());
+    let out_a = finished(read_write, "oltp_read_write on node 1");
+    let out_b = finished(update_index, "oltp_update_index on node 2");
+    for out in [&out_a, &out_b] {
+        let transactions: u64 = out
+            .lines()
+            .find(|l| l.trim_start().starts_with("transactions:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no summary:\n{out}"));
+        assert!(transactions > 0, "{out}");
+    }
+    // read_write deletes and re-inserts the same id in one transaction: counts stay.
+    for port in [a, b] {
+        assert_eq!(
+            sql_at(
+                port,
+                Some("sbtest"),
+                "SELECT (SELECT COUNT(*) FROM sbtest1), (SELECT COUNT(*) FROM sbtest2)"
+            ),
+            "(SELECT COUNT(*) FROM sbtest1)\t(SELECT COUNT(*) FROM sbtest2)\n2000\t2000\n"
+        );
+    }
+}
+
+#[test]
+fn a_kv_node_killed_and_restarted_keeps_every_acknowledged_commit() {
+    let mut cluster = Cluster::start(1, 2);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    sql_at(
+        a,
+        None,
+        "CREATE DATABASE crash; CREATE TABLE crash.acked (id BIGINT PRIMARY KEY, v BIGINT)",
+    );
+    wait_for(b, "SELECT COUNT(*) FROM crash.acked", "COUNT(*)\n0\n");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = format!("mysql://root@127.0.0.1:{a}/crash");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..4u64)
+        .map(|w| {
+            let (url, stop) = (url.clone(), stop.clone());
+            runtime.spawn(async move {
+                let mut acknowledged = Vec::new();
+                let mut failed = 0u64;
+                let mut conn = connect(&url).await.expect("connect");
+                let mut id = w * 1_000_000;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    id += 1;
+                    let insert = format!("INSERT INTO acked VALUES ({id}, {id})");
+                    match bounded(conn.query_drop(insert)).await {
+                        Ok(()) => acknowledged.push(id),
+                        // The KV node is down: the SQL node answers with an error and the
+                        // connection stays usable.
+                        Err(_) => failed += 1,
+                    }
+                }
+                (acknowledged, failed)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    cluster.kv[0].kill9();
+    std::thread::sleep(Duration::from_millis(500));
+    cluster.kv[0].start();
+    std::thread::sleep(Duration::from_millis(1500));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut acknowledged = BTreeSet::new();
+    for writer in writers {
+        let (acked, _failed) = runtime.block_on(writer).unwrap();
+        acknowledged.extend(acked);
+    }
+    assert!(!acknowledged.is_empty(), "{}", cluster.logs());
+    // Every acknowledged row is there, read through the other SQL node.
+    let present: BTreeSet<u64> = runtime.block_on(async {
+        let mut conn = connect(&format!("mysql://root@127.0.0.1:{b}/crash"))
+            .await
+            .unwrap();
+        let rows: Vec<u64> = bounded(conn.query("SELECT id FROM acked")).await.unwrap();
+        rows.into_iter().collect()
+    });
+    let missing: Vec<_> = acknowledged.difference(&present).collect();
+    assert!(
+        missing.is_empty(),
+        "{} acknowledged rows lost, e.g. {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
+    println!(
+        "{} inserts acknowledged across the kill; all present",
+        acknowledged.len()
+    );
+}
+
+#[test]
+fn a_restarted_placement_driver_keeps_timestamps_increasing() {
+    let mut cluster = Cluster::start(1, 1);
+    let port = cluster.sql[0].port;
+    sql_at(
+        port,
+        None,
+        "CREATE DATABASE p; CREATE TABLE p.t (id INT PRIMARY KEY, v INT); \
+         INSERT INTO p.t VALUES (1, 1)",
+    );
+    cluster.pd.kill9();
+    cluster.pd.start();
+    // Writes after the restart get later timestamps, so they are seen and nothing conflicts.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = mariadb_at(port, Some("p"), "UPDATE t SET v = 2 WHERE id = 1");
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no write after the PD restart: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    sql_at(port, Some("p"), "INSERT INTO t VALUES (2, 2)");
+    assert_eq!(
+        sql_at(port, Some("p"), "SELECT id, v FROM t ORDER BY id"),
+        "id\tv\n1\t2\n2\t2\n"
+    );
+}
+
+/// A free port whose successor is free too (a local cluster's SQL nodes take consecutive ports).
+fn free_port_pair() -> u16 {
+    for _ in 0..100 {
+        let port = common::free_port();
+        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no two consecutive free ports");
+}
+
+#[test]
+fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
+    let temp = tempfile::tempdir().unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["playground", "--kv", "3", "--data-dir"])
+        .arg(temp.path())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("not replicated yet"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    let port = free_port_pair();
+    let mut playground = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args([
+            "playground",
+            "--kv",
+            "1",
+            "--sql",
+            "2",
+            "--block-cache-mib",
+            "64",
+        ])
+        .args(["--port", &port.to_string()])
+        .args(["--pd-port", &common::free_port().to_string()])
+        .args(["--kv-port", &common::free_port().to_string()])
+        .arg("--data-dir")
+        .arg(temp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The banner lists every role once they all listen.
+    let stdout = playground.stdout.take().unwrap();
+    let banner = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut lines = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let done = line.starts_with("connect with");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !banner.is_finished() {
+        assert!(Instant::now() < deadline, "no banner from the playground");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lines = banner.join().unwrap();
+    for role in ["pd", "kv1", "sql1", "sql2"] {
+        assert!(
+            lines.iter().any(|l| l.trim_start().starts_with(role)),
+            "{role} missing from {lines:?}"
+        );
+    }
+    sql_at(
+        port,
+        None,
+        "CREATE DATABASE pg; CREATE TABLE pg.t (id INT PRIMARY KEY)",
+    );
+    wait_for(port + 1, "SELECT COUNT(*) FROM pg.t", "COUNT(*)\n0\n");
+
+    Command::new("kill")
+        .args(["-TERM", &playground.id().to_string()])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = playground.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the playground did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status}");
+    // Its children are gone too: nothing listens on the SQL ports any more.
+    for p in [port, port + 1] {
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", p)).is_err(),
+            "port {p} still answers"
+        );
+    }
+}

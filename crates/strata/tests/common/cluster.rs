@@ -1,0 +1,176 @@
+//! A cluster of real processes on loopback: one placement driver, KV nodes and SQL nodes, each
+//! a `strata` child process with its own data folder and log file.
+
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use super::free_port;
+
+/// How long a role may take to start listening.
+const START_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// One role's process.
+pub struct Process {
+    pub child: Option<Child>,
+    pub port: u16,
+    args: Vec<String>,
+    log: PathBuf,
+}
+
+impl Process {
+    fn spawn(args: Vec<String>, port: u16, log: PathBuf) -> Process {
+        let mut process = Process {
+            child: None,
+            port,
+            args,
+            log,
+        };
+        process.start();
+        process
+    }
+
+    /// Starts (or restarts) the process with its arguments and waits until it listens.
+    pub fn start(&mut self) {
+        assert!(self.child.is_none(), "already running");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_strata"))
+            .args(&self.args)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start a strata process");
+        self.child = Some(child);
+        let deadline = Instant::now() + START_TIMEOUT;
+        let address: SocketAddr = format!("127.0.0.1:{}", self.port).parse().unwrap();
+        while Instant::now() < deadline {
+            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
+                return;
+            }
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!(
+                    "strata {:?} exited with {status}; log:\n{}",
+                    self.args,
+                    std::fs::read_to_string(&self.log).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "strata {:?} did not listen within {START_TIMEOUT:?}",
+            self.args
+        );
+    }
+
+    /// Kills the process with SIGKILL and waits for it.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// A placement driver, KV nodes and SQL nodes.
+pub struct Cluster {
+    pub pd: Process,
+    pub kv: Vec<Process>,
+    pub sql: Vec<Process>,
+    pub dir: PathBuf,
+    _temp: tempfile::TempDir,
+}
+
+impl Cluster {
+    pub fn start(kv_nodes: usize, sql_nodes: usize) -> Cluster {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = temp.path().to_path_buf();
+        let path = |name: &str| dir.join(name).display().to_string();
+        let pd_port = free_port();
+        let pd_address = format!("127.0.0.1:{pd_port}");
+        let pd = Process::spawn(
+            vec![
+                "pd".into(),
+                "--listen".into(),
+                pd_address.clone(),
+                "--data-dir".into(),
+                path("pd"),
+            ],
+            pd_port,
+            dir.join("pd.log"),
+        );
+        let kv = (1..=kv_nodes)
+            .map(|i| {
+                let port = free_port();
+                Process::spawn(
+                    vec![
+                        "kv".into(),
+                        "--pd".into(),
+                        pd_address.clone(),
+                        "--listen".into(),
+                        format!("127.0.0.1:{port}"),
+                        "--data-dir".into(),
+                        path(&format!("kv{i}")),
+                        "--block-cache-mib".into(),
+                        "128".into(),
+                    ],
+                    port,
+                    dir.join(format!("kv{i}.log")),
+                )
+            })
+            .collect();
+        let sql = (1..=sql_nodes)
+            .map(|i| {
+                let port = free_port();
+                Process::spawn(
+                    vec![
+                        "server".into(),
+                        "--pd".into(),
+                        pd_address.clone(),
+                        "--port".into(),
+                        port.to_string(),
+                    ],
+                    port,
+                    dir.join(format!("sql{i}.log")),
+                )
+            })
+            .collect();
+        Cluster {
+            pd,
+            kv,
+            sql,
+            dir,
+            _temp: temp,
+        }
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The logs of every process, for a failure message.
+    pub fn logs(&self) -> String {
+        let mut out = format!("--- pd\n{}", self.pd.log());
+        for (i, p) in self.kv.iter().enumerate() {
+            out += &format!("--- kv{}\n{}", i + 1, p.log());
+        }
+        for (i, p) in self.sql.iter().enumerate() {
+            out += &format!("--- sql{}\n{}", i + 1, p.log());
+        }
+        out
+    }
+}

@@ -1,0 +1,641 @@
+//! [`RemoteKv`]: the KV API of a cluster, reached over gRPC.
+//!
+//! It keeps a region cache (key range → region id, epoch, leader's store) filled from the
+//! placement driver, splits each request by region, sends every part to the region's leader,
+//! and on a region error (not leader, stale epoch, region gone, key outside the region) or an
+//! unreachable node drops the cached entry, backs off and retries, until
+//! [`REGION_RETRY_DEADLINE`]. Transaction outcomes (locks, conflicts, deadlocks) are not
+//! retried here: they go back to the [`Transaction`](crate::Transaction) as [`KvError`]s.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::RwLock;
+use strata_kvapi::{
+    KvApi, KvError, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
+    TxnStatus,
+};
+use strata_pd::PdClient;
+use strata_proto::kv::{self as pb, kv_client::KvClient};
+use strata_proto::{key_error_from_pb, mutation_to_pb, txn_status_from_pb};
+use strata_types::{Key, Timestamp, Value};
+use tonic::transport::Channel;
+use tracing::debug;
+
+/// How long a request keeps retrying region errors and unreachable nodes before it fails.
+pub const REGION_RETRY_DEADLINE: Duration = Duration::from_secs(20);
+/// How long one KV request may take, on top of the lock wait it asks for.
+pub const KV_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+const BACKOFF_FIRST: Duration = Duration::from_millis(5);
+const BACKOFF_MAX: Duration = Duration::from_millis(500);
+/// Regions fetched from the placement driver in one scan when the cache misses.
+const REGION_SCAN_BATCH: u32 = 64;
+
+/// A region as the client routes to it.
+#[derive(Clone, Debug)]
+struct CachedRegion {
+    id: u64,
+    start_key: Key,
+    /// Exclusive; empty means the end of the key space.
+    end_key: Key,
+    epoch: pb::RegionEpoch,
+    leader_store: u64,
+}
+
+impl CachedRegion {
+    fn contains(&self, key: &[u8]) -> bool {
+        key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
+    }
+
+    fn context(&self) -> Option<pb::Context> {
+        Some(pb::Context {
+            region_id: self.id,
+            region_epoch: Some(self.epoch),
+        })
+    }
+
+    fn from_pb(entry: strata_proto::pd::GetRegionResponse) -> Option<CachedRegion> {
+        let region = entry.region?;
+        let leader = entry.leader?;
+        Some(CachedRegion {
+            id: region.id,
+            start_key: region.start_key,
+            end_key: region.end_key,
+            epoch: region.epoch.unwrap_or_default(),
+            leader_store: leader.store_id,
+        })
+    }
+}
+
+/// Why one attempt must be retried.
+enum Retry {
+    Region(pb::RegionError),
+    Unreachable(String),
+}
+
+/// What one attempt at one region gave.
+type Attempt<T> = Result<Result<T, KvError>, Retry>;
+
+/// Doubles the pause between retries up to a deadline.
+struct Backoff {
+    next: Duration,
+    until: Instant,
+}
+
+impl Backoff {
+    fn new() -> Backoff {
+        Backoff {
+            next: BACKOFF_FIRST,
+            until: Instant::now() + REGION_RETRY_DEADLINE,
+        }
+    }
+
+    fn wait(&mut self, why: &Retry) -> Result<(), KvError> {
+        let reason = match why {
+            Retry::Region(e) => format!("{:?}", e.kind),
+            Retry::Unreachable(e) => e.clone(),
+        };
+        if Instant::now() + self.next > self.until {
+            return Err(KvError::Storage(format!(
+                "region unavailable for {}s: {reason}",
+                REGION_RETRY_DEADLINE.as_secs()
+            )));
+        }
+        debug!(%reason, pause = ?self.next, "retrying a KV request");
+        std::thread::sleep(self.next);
+        self.next = (self.next * 2).min(BACKOFF_MAX);
+        Ok(())
+    }
+}
+
+/// Responses that carry the KV service's error field.
+trait KvResponse {
+    fn take_error(&mut self) -> Option<pb::Error>;
+}
+
+macro_rules! kv_response {
+    ($($t:ty),*) => {$(
+        impl KvResponse for $t {
+            fn take_error(&mut self) -> Option<pb::Error> {
+                self.error.take()
+            }
+        }
+    )*};
+}
+kv_response!(
+    pb::GetResponse,
+    pb::BatchGetResponse,
+    pb::ScanResponse,
+    pb::WriteResponse,
+    pb::PrewriteResponse,
+    pb::CheckTxnStatusResponse
+);
+
+/// The KV API over gRPC, routed by region.
+pub struct RemoteKv {
+    pd: PdClient,
+    runtime: Arc<tokio::runtime::Runtime>,
+    regions: RwLock<BTreeMap<Key, CachedRegion>>,
+    stores: RwLock<HashMap<u64, KvClient<Channel>>>,
+}
+
+impl RemoteKv {
+    /// A client of the cluster whose placement driver `pd` talks to; it shares `pd`'s runtime.
+    pub fn new(pd: PdClient) -> RemoteKv {
+        RemoteKv {
+            runtime: pd.runtime().clone(),
+            pd,
+            regions: RwLock::new(BTreeMap::new()),
+            stores: RwLock::new(HashMap::new()),
+        }
+    }
+
+    fn cached(&self, key: &[u8]) -> Option<CachedRegion> {
+        let regions = self.regions.read();
+        let (_, region) = regions.range(..=key.to_vec()).next_back()?;
+        region.contains(key).then(|| region.clone())
+    }
+
+    fn insert(&self, region: CachedRegion) {
+        let mut regions = self.regions.write();
+        // Drop cached regions that overlap the new one: they are older.
+        let stale: Vec<Key> = regions
+            .values()
+            .filter(|r| {
+                (region.end_key.is_empty() || r.start_key < region.end_key)
+                    && (r.end_key.is_empty() || r.end_key > region.start_key)
+            })
+            .map(|r| r.start_key.clone())
+            .collect();
+        for key in stale {
+            regions.remove(&key);
+        }
+        regions.insert(region.start_key.clone(), region);
+    }
+
+    fn invalidate(&self, region: &CachedRegion, why: &Retry) {
+        self.regions.write().remove(&region.start_key);
+        if let Retry::Unreachable(_) = why {
+            self.stores.write().remove(&region.leader_store);
+        }
+    }
+
+    /// The region holding `key`, from the cache or the placement driver.
+    fn locate(&self, key: &[u8], backoff: &mut Backoff) -> Result<CachedRegion, KvError> {
+        loop {
+            if let Some(region) = self.cached(key) {
+                return Ok(region);
+            }
+            match self.pd.region_of(key) {
+                Ok(Some(entry)) => match CachedRegion::from_pb(entry) {
+                    Some(region) => {
+                        self.insert(region.clone());
+                        return Ok(region);
+                    }
+                    None => backoff.wait(&Retry::Unreachable("region has no leader".into()))?,
+                },
+                Ok(None) => backoff.wait(&Retry::Unreachable("cluster not bootstrapped".into()))?,
+                Err(e) => backoff.wait(&Retry::Unreachable(e.to_string()))?,
+            }
+        }
+    }
+
+    /// The region holding the keys just below `end` (empty: the end of the key space).
+    fn locate_before(&self, end: &[u8], backoff: &mut Backoff) -> Result<CachedRegion, KvError> {
+        let mut filled = false;
+        loop {
+            if filled {
+                backoff.wait(&Retry::Unreachable("no region ends the range".into()))?;
+            }
+            filled = true;
+            {
+                let regions = self.regions.read();
+                let candidate = if end.is_empty() {
+                    regions
+                        .values()
+                        .next_back()
+                        .filter(|r| r.end_key.is_empty())
+                } else {
+                    regions
+                        .range(..end.to_vec())
+                        .next_back()
+                        .map(|(_, r)| r)
+                        .filter(|r| r.end_key.is_empty() || r.end_key.as_slice() >= end)
+                };
+                if let Some(region) = candidate {
+                    return Ok(region.clone());
+                }
+            }
+            // Fill the cache with the regions that end the range, then look again.
+            let mut start = Vec::new();
+            loop {
+                let page = match self.pd.scan_regions(&start, end, REGION_SCAN_BATCH) {
+                    Ok(page) => page,
+                    Err(e) => {
+                        backoff.wait(&Retry::Unreachable(e.to_string()))?;
+                        break;
+                    }
+                };
+                let full = page.len() == REGION_SCAN_BATCH as usize;
+                let mut last_end = None;
+                for region in page.into_iter().filter_map(CachedRegion::from_pb) {
+                    last_end = Some(region.end_key.clone());
+                    self.insert(region);
+                }
+                match last_end {
+                    Some(next) if full && !next.is_empty() => start = next,
+                    Some(_) => break,
+                    None => {
+                        backoff.wait(&Retry::Unreachable("no region covers the range".into()))?;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    fn client(&self, store_id: u64) -> Result<KvClient<Channel>, Retry> {
+        if let Some(client) = self.stores.read().get(&store_id) {
+            return Ok(client.clone());
+        }
+        let address = self
+            .pd
+            .store_address(store_id)
+            .map_err(|e| Retry::Unreachable(e.to_string()))?;
+        let channel = strata_pd::channel(&address, &self.runtime)
+            .map_err(|e| Retry::Unreachable(e.to_string()))?;
+        let client = KvClient::new(channel)
+            .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
+        self.stores.write().insert(store_id, client.clone());
+        Ok(client)
+    }
+
+    /// Sends one request to a region's leader and sorts its outcome.
+    fn send<R, F>(
+        &self,
+        region: &CachedRegion,
+        extra_wait: Duration,
+        rpc: impl FnOnce(KvClient<Channel>) -> F,
+    ) -> Attempt<R>
+    where
+        R: KvResponse,
+        F: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
+    {
+        let client = self.client(region.leader_store)?;
+        let response = self.runtime.block_on(async move {
+            tokio::time::timeout(KV_REQUEST_TIMEOUT + extra_wait, rpc(client)).await
+        });
+        let mut response = match response {
+            Ok(Ok(response)) => response.into_inner(),
+            Ok(Err(status)) => {
+                return Err(Retry::Unreachable(format!(
+                    "store {}: {:?}: {}",
+                    region.leader_store,
+                    status.code(),
+                    status.message()
+                )))
+            }
+            Err(_) => {
+                return Err(Retry::Unreachable(format!(
+                    "store {} did not answer in time",
+                    region.leader_store
+                )))
+            }
+        };
+        match response.take_error().and_then(|e| e.kind) {
+            None => Ok(Ok(response)),
+            Some(pb::error::Kind::Region(e)) => Err(Retry::Region(e)),
+            Some(pb::error::Kind::Key(e)) => Ok(Err(key_error_from_pb(e))),
+        }
+    }
+
+    /// Runs `attempt` against the region of `key` until it does not ask for a retry.
+    fn on_region_of<T>(
+        &self,
+        key: &[u8],
+        mut attempt: impl FnMut(&CachedRegion) -> Attempt<T>,
+    ) -> Result<T, KvError> {
+        let mut backoff = Backoff::new();
+        loop {
+            let region = self.locate(key, &mut backoff)?;
+            match attempt(&region) {
+                Ok(result) => return result,
+                Err(why) => {
+                    self.invalidate(&region, &why);
+                    backoff.wait(&why)?;
+                }
+            }
+        }
+    }
+
+    /// Splits `keys` by region and runs `attempt` on each part (the indices into `keys`),
+    /// retrying parts that hit region errors after splitting them again.
+    fn on_regions_of(
+        &self,
+        keys: &[&[u8]],
+        mut attempt: impl FnMut(&CachedRegion, &[usize]) -> Attempt<()>,
+    ) -> Result<(), KvError> {
+        let mut backoff = Backoff::new();
+        let mut pending: Vec<Vec<usize>> = vec![(0..keys.len()).collect()];
+        while let Some(indices) = pending.pop() {
+            for (region, part) in self.group(keys, &indices, &mut backoff)? {
+                match attempt(&region, &part) {
+                    Ok(result) => result?,
+                    Err(why) => {
+                        self.invalidate(&region, &why);
+                        backoff.wait(&why)?;
+                        pending.push(part);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Groups `indices` of `keys` by the region that holds each key.
+    fn group(
+        &self,
+        keys: &[&[u8]],
+        indices: &[usize],
+        backoff: &mut Backoff,
+    ) -> Result<Vec<(CachedRegion, Vec<usize>)>, KvError> {
+        let mut groups: Vec<(CachedRegion, Vec<usize>)> = Vec::new();
+        for &i in indices {
+            match groups.iter_mut().find(|(r, _)| r.contains(keys[i])) {
+                Some((_, part)) => part.push(i),
+                None => groups.push((self.locate(keys[i], backoff)?, vec![i])),
+            }
+        }
+        Ok(groups)
+    }
+
+    /// Sends a command without data for `keys`, split by region.
+    fn write_keys<F>(
+        &self,
+        keys: &[Key],
+        extra_wait: Duration,
+        rpc: impl Fn(KvClient<Channel>, Option<pb::Context>, Vec<Key>) -> F,
+    ) -> Result<(), KvError>
+    where
+        F: Future<Output = Result<tonic::Response<pb::WriteResponse>, tonic::Status>>,
+    {
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        self.on_regions_of(&refs, |region, part| {
+            let part_keys = part.iter().map(|&i| keys[i].clone()).collect();
+            self.send(region, extra_wait, |c| rpc(c, region.context(), part_keys))
+                .map(|r| r.map(|_| ()))
+        })
+    }
+}
+
+impl KvApi for RemoteKv {
+    // Hot path: point select.
+    fn get(&self, key: &[u8], ts: Timestamp) -> Result<Option<Value>, KvError> {
+        self.on_region_of(key, |region| {
+            let request = pb::GetRequest {
+                context: region.context(),
+                key: key.to_vec(),
+                ts: ts.0,
+            };
+            self.send(region, Duration::ZERO, |mut c| async move {
+                c.get(request).await
+            })
+            .map(|r| r.map(|r| r.found.then_some(r.value)))
+        })
+    }
+
+    fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError> {
+        let mut values = vec![None; keys.len()];
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        self.on_regions_of(&refs, |region, part| {
+            let request = pb::BatchGetRequest {
+                context: region.context(),
+                keys: part.iter().map(|&i| keys[i].clone()).collect(),
+                ts: ts.0,
+            };
+            let response = match self.send(region, Duration::ZERO, |mut c| async move {
+                c.batch_get(request).await
+            })? {
+                Ok(response) => response,
+                Err(e) => return Ok(Err(e)),
+            };
+            if response.values.len() != part.len() {
+                return Ok(Err(KvError::Storage(format!(
+                    "batch get of {} keys returned {} values",
+                    part.len(),
+                    response.values.len()
+                ))));
+            }
+            for (&i, value) in part.iter().zip(response.values) {
+                values[i] = value.found.then_some(value.value);
+            }
+            Ok(Ok(()))
+        })?;
+        Ok(values)
+    }
+
+    fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError> {
+        let mut out = Vec::new();
+        let mut backoff = Backoff::new();
+        // The part of the range still to read: [start, end).
+        let (mut start, mut end) = (request.start.clone(), request.end.clone());
+        while out.len() < request.limit && (end.is_empty() || start < end) {
+            let region = if request.reverse {
+                self.locate_before(&end, &mut backoff)?
+            } else {
+                self.locate(&start, &mut backoff)?
+            };
+            let part_start = start.clone().max(region.start_key.clone());
+            let part_end = match (end.is_empty(), region.end_key.is_empty()) {
+                (true, _) => region.end_key.clone(),
+                (false, true) => end.clone(),
+                (false, false) => end.clone().min(region.end_key.clone()),
+            };
+            let scan = pb::ScanRequest {
+                context: region.context(),
+                start: part_start.clone(),
+                end: part_end,
+                limit: (request.limit - out.len()) as u64,
+                ts: request.ts.0,
+                reverse: request.reverse,
+                keys_only: request.keys_only,
+            };
+            match self.send(&region, Duration::ZERO, |mut c| async move {
+                c.scan(scan).await
+            }) {
+                Ok(Ok(response)) => {
+                    out.extend(response.pairs.into_iter().map(|p| (p.key, p.value)));
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(why) => {
+                    self.invalidate(&region, &why);
+                    backoff.wait(&why)?;
+                    continue;
+                }
+            }
+            if request.reverse {
+                if region.start_key.is_empty() || region.start_key <= start {
+                    break;
+                }
+                end = region.start_key;
+            } else {
+                if region.end_key.is_empty() {
+                    break;
+                }
+                start = region.end_key;
+            }
+        }
+        Ok(out)
+    }
+
+    fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError> {
+        let wait = Duration::from_millis(request.wait_timeout_ms);
+        self.write_keys(&request.keys, wait, |mut c, context, keys| {
+            let lock = pb::PessimisticLockRequest {
+                context,
+                keys,
+                primary: request.primary.clone(),
+                start_ts: request.start_ts.0,
+                for_update_ts: request.for_update_ts.0,
+                wait_timeout_ms: request.wait_timeout_ms,
+            };
+            async move { c.pessimistic_lock(lock).await }
+        })
+    }
+
+    fn pessimistic_rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError> {
+        self.write_keys(keys, Duration::ZERO, |mut c, context, keys| {
+            let request = pb::KeysRequest {
+                context,
+                keys,
+                start_ts: start_ts.0,
+            };
+            async move { c.pessimistic_rollback(request).await }
+        })
+    }
+
+    fn prewrite(&self, request: &PrewriteRequest) -> Result<PrewriteResponse, KvError> {
+        let refs: Vec<&[u8]> = request.mutations.iter().map(|m| m.key()).collect();
+        let mut backoff = Backoff::new();
+        let all = (0..refs.len()).collect::<Vec<_>>();
+        let groups = self.group(&refs, &all, &mut backoff)?;
+        // One-phase commit only when one region holds every key.
+        if request.try_one_pc && groups.len() == 1 {
+            let (region, _) = &groups[0];
+            let prewrite = pb::PrewriteRequest {
+                context: region.context(),
+                mutations: request.mutations.iter().map(mutation_to_pb).collect(),
+                primary: request.primary.clone(),
+                start_ts: request.start_ts.0,
+                for_update_ts: request.for_update_ts.0,
+                lock_ttl_ms: request.lock_ttl_ms,
+                try_one_pc: true,
+            };
+            match self.send(region, Duration::ZERO, |mut c| async move {
+                c.prewrite(prewrite).await
+            }) {
+                Ok(Ok(response)) => {
+                    return Ok(PrewriteResponse {
+                        one_pc_commit_ts: (response.one_pc_commit_ts != 0)
+                            .then_some(Timestamp(response.one_pc_commit_ts)),
+                    })
+                }
+                Ok(Err(e)) => return Err(e),
+                // The region moved: prewrite by region below, without one-phase commit.
+                Err(why) => {
+                    self.invalidate(region, &why);
+                    backoff.wait(&why)?;
+                }
+            }
+        }
+        self.on_regions_of(&refs, |region, part| {
+            let prewrite = pb::PrewriteRequest {
+                context: region.context(),
+                mutations: part
+                    .iter()
+                    .map(|&i| mutation_to_pb(&request.mutations[i]))
+                    .collect(),
+                primary: request.primary.clone(),
+                start_ts: request.start_ts.0,
+                for_update_ts: request.for_update_ts.0,
+                lock_ttl_ms: request.lock_ttl_ms,
+                try_one_pc: false,
+            };
+            self.send(region, Duration::ZERO, |mut c| async move {
+                c.prewrite(prewrite).await
+            })
+            .map(|r| r.map(|_| ()))
+        })?;
+        Ok(PrewriteResponse {
+            one_pc_commit_ts: None,
+        })
+    }
+
+    fn commit(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Timestamp,
+    ) -> Result<(), KvError> {
+        self.write_keys(keys, Duration::ZERO, |mut c, context, keys| {
+            let request = pb::CommitRequest {
+                context,
+                keys,
+                start_ts: start_ts.0,
+                commit_ts: commit_ts.0,
+            };
+            async move { c.commit(request).await }
+        })
+    }
+
+    fn rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError> {
+        self.write_keys(keys, Duration::ZERO, |mut c, context, keys| {
+            let request = pb::KeysRequest {
+                context,
+                keys,
+                start_ts: start_ts.0,
+            };
+            async move { c.rollback(request).await }
+        })
+    }
+
+    fn check_txn_status(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        current_ts: Timestamp,
+    ) -> Result<TxnStatus, KvError> {
+        self.on_region_of(primary, |region| {
+            let request = pb::CheckTxnStatusRequest {
+                context: region.context(),
+                primary: primary.to_vec(),
+                start_ts: start_ts.0,
+                current_ts: current_ts.0,
+            };
+            self.send(region, Duration::ZERO, |mut c| async move {
+                c.check_txn_status(request).await
+            })
+            .map(|r| r.and_then(|r| txn_status_from_pb(&r)))
+        })
+    }
+
+    fn resolve_lock(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Option<Timestamp>,
+    ) -> Result<(), KvError> {
+        self.write_keys(keys, Duration::ZERO, |mut c, context, keys| {
+            let request = pb::ResolveLockRequest {
+                context,
+                keys,
+                start_ts: start_ts.0,
+                commit_ts: commit_ts.map_or(0, |ts| ts.0),
+            };
+            async move { c.resolve_lock(request).await }
+        })
+    }
+}
