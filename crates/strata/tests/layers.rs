@@ -22,6 +22,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("strata-proto", &["strata-types", "strata-kvapi"]),
     ("strata-pd", &["strata-types", "strata-proto"]),
+    ("strata-raftstore", &[]),
     (
         "strata-txn",
         &["strata-types", "strata-kvapi", "strata-pd", "strata-proto"],

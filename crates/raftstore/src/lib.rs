@@ -1,0 +1,30 @@
+//! strata-raftstore: regions replicated by Raft.
+//!
+//! Each region is a Raft group (raft-rs, the Raft TiKV runs); a KV node holds one [`Peer`] of
+//! each of its regions. A peer is I/O free: the caller feeds it ticks and messages, proposes
+//! commands, and calls [`Peer::handle_ready`], which persists what Raft asks to persist, applies
+//! committed commands to the peer's [`StateMachine`] and returns the messages to send and the
+//! outcomes of proposals. The same code therefore runs under a real poll loop with gRPC between
+//! nodes and under the seeded simulated network of `tests/simulation.rs`, which partitions,
+//! drops, delays, reorders and restarts.
+//!
+//! ```text
+//!   tick / step(msg) / propose(cmd)
+//!            │
+//!        RawNode ──ready──▶ persist entries + hard state (before any message that needs them)
+//!                          ├─▶ send messages
+//!                          └─▶ apply committed entries ──▶ StateMachine, proposal outcomes
+//! ```
+//!
+//! Invariants (checked by the simulation): every peer applies the same commands in the same
+//! order; a command is reported applied only after a majority persisted it, so it survives any
+//! minority of crashed peers; a peer cut off from the majority commits nothing.
+//!
+//! Not yet here: the durable log (raft-engine), snapshots for peers that fall behind a
+//! compacted log, membership changes and splits.
+
+mod peer;
+
+pub use peer::{Peer, PeerConfig, ProposalOutcome, ProposeError, Ready, StateMachine};
+pub use raft::eraftpb::Message;
+pub use raft::storage::MemStorage;
