@@ -50,6 +50,13 @@ impl Storage {
         })
     }
 
+    /// Raises the floor of one-phase commit timestamps to `ts`. A KV node calls it with a fresh
+    /// timestamp when it starts: reads served before a restart are not remembered, and a
+    /// transaction of a SQL node that outlived the restart must not see its snapshot change.
+    pub fn raise_max_read_ts(&self, ts: Timestamp) {
+        self.cm.read_barrier(b"", Some(b""), ts);
+    }
+
     pub fn engine(&self) -> &Arc<dyn Engine> {
         &self.engine
     }

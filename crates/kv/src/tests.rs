@@ -123,6 +123,18 @@ fn one_pc_commit_ts_is_above_reads_already_served() {
 }
 
 #[test]
+fn a_raised_floor_keeps_one_pc_above_reads_served_before_a_restart() {
+    // A restarted node has served no reads, but snapshots up to 1000 exist on SQL nodes.
+    let s = storage();
+    s.raise_max_read_ts(ts(1000));
+    let commit_ts = prewrite(&s, vec![put(b"k", b"v")], 10, true)
+        .unwrap()
+        .unwrap();
+    assert!(commit_ts > ts(1000));
+    assert_eq!(s.get(b"k", ts(1000)).unwrap(), None);
+}
+
+#[test]
 fn scan_sees_newest_visible_versions_both_ways() {
     let s = storage();
     prewrite(

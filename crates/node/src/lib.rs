@@ -84,6 +84,10 @@ impl KvNode {
         let store_id = retry_until(PD_STARTUP_DEADLINE, || {
             load_or_alloc_store_id(&config.data_dir, &pd)
         })?;
+        // Reads served before a restart are forgotten: one-phase commits start above a fresh
+        // timestamp, so no snapshot taken before the restart can change.
+        let now = retry_until(PD_STARTUP_DEADLINE, || Ok(pd.get_ts()?))?;
+        storage.raise_max_read_ts(now);
         let address = config.advertise.to_string();
         let bootstrapped =
             retry_until(
