@@ -32,9 +32,9 @@ pub enum SysbenchCommand {
     Run(RunArgs),
 }
 
-/// Where the server is and how to log in (the flags of go-tpc).
+/// Where the server is and how to log in (the flags of go-tpc); shared by every command.
 #[derive(Args, Debug, Clone)]
-pub struct ConnectionArgs {
+pub struct LoginArgs {
     /// Server host (an IP address, so that clients use TCP).
     #[arg(short = 'H', long, default_value = "127.0.0.1")]
     pub host: String,
@@ -47,6 +47,25 @@ pub struct ConnectionArgs {
     /// Password.
     #[arg(short = 'p', long, default_value = "")]
     pub password: String,
+}
+
+impl LoginArgs {
+    fn target(&self, db: &str) -> Target {
+        Target {
+            host: self.host.clone(),
+            port: self.port,
+            user: self.user.clone(),
+            password: self.password.clone(),
+            db: db.to_string(),
+        }
+    }
+}
+
+/// The server and database of a sysbench run.
+#[derive(Args, Debug, Clone)]
+pub struct ConnectionArgs {
+    #[command(flatten)]
+    pub login: LoginArgs,
     /// Database (created if missing).
     #[arg(short = 'D', long, default_value = "sbtest")]
     pub db: String,
@@ -54,13 +73,7 @@ pub struct ConnectionArgs {
 
 impl ConnectionArgs {
     pub(crate) fn target(&self) -> Target {
-        Target {
-            host: self.host.clone(),
-            port: self.port,
-            user: self.user.clone(),
-            password: self.password.clone(),
-            db: self.db.clone(),
-        }
+        self.login.target(&self.db)
     }
 }
 
@@ -232,21 +245,11 @@ pub enum TpccCommand {
     Cleanup(TpccConnectionArgs),
 }
 
-/// Where the server is and how to log in, with the TPC-C database.
+/// The server and database of a TPC-C run.
 #[derive(Args, Debug, Clone)]
 pub struct TpccConnectionArgs {
-    /// Server host (an IP address, so that clients use TCP).
-    #[arg(short = 'H', long, default_value = "127.0.0.1")]
-    pub host: String,
-    /// Server port.
-    #[arg(short = 'P', long, default_value_t = 4000)]
-    pub port: u16,
-    /// User name.
-    #[arg(short = 'U', long, default_value = "root")]
-    pub user: String,
-    /// Password.
-    #[arg(short = 'p', long, default_value = "")]
-    pub password: String,
+    #[command(flatten)]
+    pub login: LoginArgs,
     /// Database (created by prepare if missing).
     #[arg(short = 'D', long, default_value = "tpcc")]
     pub db: String,
@@ -254,14 +257,7 @@ pub struct TpccConnectionArgs {
 
 impl TpccConnectionArgs {
     fn target(&self) -> Target {
-        ConnectionArgs {
-            host: self.host.clone(),
-            port: self.port,
-            user: self.user.clone(),
-            password: self.password.clone(),
-            db: self.db.clone(),
-        }
-        .target()
+        self.login.target(&self.db)
     }
 }
 
