@@ -177,21 +177,27 @@ impl KvService {
             .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
     }
 
-    /// Checks the region of `keys`, then runs a command without data on the blocking pool.
-    async fn write(
+    /// The refusal of a command without data whose keys are not all in a region held here.
+    fn refuse(
         &self,
         context: &Option<pb::Context>,
         keys: &[Key],
+    ) -> Option<Response<pb::WriteResponse>> {
+        let checked = self
+            .regions
+            .check(context, keys.iter().map(|k| &k[..]), None);
+        checked.err().map(|e| {
+            Response::new(pb::WriteResponse {
+                error: region_error(e),
+            })
+        })
+    }
+
+    /// Runs a command without data on the blocking pool (it may wait for locks).
+    async fn write(
+        &self,
         command: impl FnOnce(&Storage) -> Result<(), KvError> + Send + 'static,
     ) -> Result<Response<pb::WriteResponse>, Status> {
-        if let Err(e) = self
-            .regions
-            .check(context, keys.iter().map(|k| &k[..]), None)
-        {
-            return Ok(Response::new(pb::WriteResponse {
-                error: region_error(e),
-            }));
-        }
         let storage = self.storage.clone();
         Ok(write_response(blocking(move || command(&storage)).await?))
     }
@@ -301,8 +307,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::PessimisticLockRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
-        let context = r.context;
-        let keys = r.keys.clone();
+        if let Some(refused) = self.refuse(&r.context, &r.keys) {
+            return Ok(refused);
+        }
         let lock = PessimisticLockRequest {
             keys: r.keys,
             primary: r.primary,
@@ -310,8 +317,7 @@ impl kv_server::Kv for KvService {
             for_update_ts: Timestamp(r.for_update_ts),
             wait_timeout_ms: r.wait_timeout_ms,
         };
-        self.write(&context, &keys, move |s| s.pessimistic_lock(&lock))
-            .await
+        self.write(move |s| s.pessimistic_lock(&lock)).await
     }
 
     async fn pessimistic_rollback(
@@ -319,11 +325,11 @@ impl kv_server::Kv for KvService {
         request: Request<pb::KeysRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
-        let keys = r.keys.clone();
-        self.write(&r.context, &keys, move |s| {
-            s.pessimistic_rollback(&r.keys, Timestamp(r.start_ts))
-        })
-        .await
+        if let Some(refused) = self.refuse(&r.context, &r.keys) {
+            return Ok(refused);
+        }
+        self.write(move |s| s.pessimistic_rollback(&r.keys, Timestamp(r.start_ts)))
+            .await
     }
 
     async fn prewrite(
@@ -374,11 +380,11 @@ impl kv_server::Kv for KvService {
         request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
-        let keys = r.keys.clone();
-        self.write(&r.context, &keys, move |s| {
-            s.commit(&r.keys, Timestamp(r.start_ts), Timestamp(r.commit_ts))
-        })
-        .await
+        if let Some(refused) = self.refuse(&r.context, &r.keys) {
+            return Ok(refused);
+        }
+        self.write(move |s| s.commit(&r.keys, Timestamp(r.start_ts), Timestamp(r.commit_ts)))
+            .await
     }
 
     async fn rollback(
@@ -386,11 +392,11 @@ impl kv_server::Kv for KvService {
         request: Request<pb::KeysRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
-        let keys = r.keys.clone();
-        self.write(&r.context, &keys, move |s| {
-            s.rollback(&r.keys, Timestamp(r.start_ts))
-        })
-        .await
+        if let Some(refused) = self.refuse(&r.context, &r.keys) {
+            return Ok(refused);
+        }
+        self.write(move |s| s.rollback(&r.keys, Timestamp(r.start_ts)))
+            .await
     }
 
     async fn check_txn_status(
@@ -423,8 +429,10 @@ impl kv_server::Kv for KvService {
         request: Request<pb::ResolveLockRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
-        let keys = r.keys.clone();
-        self.write(&r.context, &keys, move |s| {
+        if let Some(refused) = self.refuse(&r.context, &r.keys) {
+            return Ok(refused);
+        }
+        self.write(move |s| {
             let commit_ts = (r.commit_ts != 0).then_some(Timestamp(r.commit_ts));
             s.resolve_lock(&r.keys, Timestamp(r.start_ts), commit_ts)
         })
