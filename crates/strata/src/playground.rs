@@ -8,7 +8,6 @@ use std::sync::Arc;
 use clap::Args;
 use strata_engine::{RocksEngine, RocksOptions};
 use strata_kv::Storage;
-use strata_mysql::{MysqlServer, ServerConfig};
 use strata_pd::LocalTso;
 use strata_sql::SqlServer;
 use strata_txn::TxnClient;
@@ -57,20 +56,8 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
     let gc = strata_kv::gc::GcWorker::start(storage.clone(), client_safe_point(client));
 
-    let config = ServerConfig {
-        listen: SocketAddr::new(args.host, args.port),
-        ..ServerConfig::default()
-    };
-    let server = MysqlServer::bind(config, sql)?;
-    let address = server.local_addr();
-    println!(
-        "Strata playground listening on {address} (data in {}); connect with: mariadb -h {} -P {} -u root",
-        args.data_dir.display(),
-        address.ip(),
-        address.port()
-    );
-    crate::signals::on_signal(server.shutdown_handle());
-    server.run()?;
+    let what = format!("playground (data in {})", args.data_dir.display());
+    crate::roles::serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
     gc.stop();
     eprintln!("Strata playground stopped");
     Ok(())

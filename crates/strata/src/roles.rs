@@ -132,20 +132,31 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let _schema_sync = sql.start_schema_sync();
+    let what = format!("SQL node (placement driver {})", args.pd);
+    serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
+    eprintln!("Strata SQL node stopped");
+    Ok(())
+}
+
+/// Serves the MySQL protocol on `listen` until SIGTERM or Ctrl-C, after printing where it
+/// listens and how to connect. `what` names the process in that line.
+pub fn serve_mysql(
+    sql: Arc<SqlServer>,
+    listen: SocketAddr,
+    what: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServerConfig {
-        listen: SocketAddr::new(args.host, args.port),
+        listen,
         ..ServerConfig::default()
     };
     let server = MysqlServer::bind(config, sql)?;
     let address = server.local_addr();
     println!(
-        "Strata SQL node listening on {address} (placement driver {}); connect with: mariadb -h {} -P {} -u root",
-        args.pd,
+        "Strata {what} listening on {address}; connect with: mariadb -h {} -P {} -u root",
         address.ip(),
         address.port()
     );
     signals::on_signal(server.shutdown_handle());
     server.run()?;
-    eprintln!("Strata SQL node stopped");
     Ok(())
 }
