@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
-use common::{bounded, connect, mariadb_at, sql_at, sysbench_binary};
+use common::{bounded, connect, mariadb_at, sql_at, sysbench_command};
 use mysql_async::prelude::Queryable;
 
 /// How long a change made on one SQL node may take to be seen on another (the schema lease).
@@ -91,17 +91,7 @@ fn two_sql_nodes_share_data_and_schema() {
 }
 
 fn sysbench(port: u16, args: &[&str]) -> std::process::Child {
-    Command::new(sysbench_binary())
-        .args([
-            "--db-driver=mysql",
-            "--mysql-host=127.0.0.1",
-            "--mysql-user=root",
-            "--mysql-password=",
-            "--mysql-db=sbtest",
-            &format!("--mysql-port={port}"),
-            "--tables=2",
-            "--table-size=2000",
-        ])
+    sysbench_command(port, 2, 2000)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

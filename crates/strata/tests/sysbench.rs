@@ -4,9 +4,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{sysbench_binary, Playground};
+use common::{sysbench_command, Playground};
 
 const TABLES: u32 = 2;
 const TABLE_SIZE: u32 = 10_000;
@@ -14,20 +12,7 @@ const SECONDS: u32 = 3;
 const THREADS: u32 = 8;
 
 fn sysbench(p: &Playground, args: &[&str]) -> String {
-    let port = p.port.to_string();
-    let tables = format!("--tables={TABLES}");
-    let size = format!("--table-size={TABLE_SIZE}");
-    let out = Command::new(sysbench_binary())
-        .args([
-            "--db-driver=mysql",
-            "--mysql-host=127.0.0.1",
-            "--mysql-user=root",
-            "--mysql-password=",
-            "--mysql-db=sbtest",
-            &format!("--mysql-port={port}"),
-            &tables,
-            &size,
-        ])
+    let out = sysbench_command(p.port, TABLES, TABLE_SIZE)
         .args(args)
         .output()
         .expect("run sysbench");

@@ -136,6 +136,23 @@ impl Drop for Playground {
     }
 }
 
+/// The real sysbench pointed at the server on `port`, database `sbtest`, as root without a
+/// password, with `tables` tables of `table_size` rows; workload arguments follow.
+pub fn sysbench_command(port: u16, tables: u32, table_size: u32) -> Command {
+    let mut command = Command::new(sysbench_binary());
+    command.args([
+        "--db-driver=mysql".to_string(),
+        "--mysql-host=127.0.0.1".to_string(),
+        "--mysql-user=root".to_string(),
+        "--mysql-password=".to_string(),
+        "--mysql-db=sbtest".to_string(),
+        format!("--mysql-port={port}"),
+        format!("--tables={tables}"),
+        format!("--table-size={table_size}"),
+    ]);
+    command
+}
+
 /// The MySQL command-line client (Debian's `mariadb-client`).
 pub fn mariadb_binary() -> &'static str {
     assert!(
