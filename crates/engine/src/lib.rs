@@ -33,11 +33,14 @@ pub enum Cf {
     Default,
     Lock,
     Write,
+    /// Replication state kept atomically with the data it describes (e.g. how far a region's
+    /// Raft log has been applied). Empty outside a cluster.
+    Raft,
 }
 
 impl Cf {
     /// Every column family, in a fixed order.
-    pub const ALL: [Cf; 3] = [Cf::Default, Cf::Lock, Cf::Write];
+    pub const ALL: [Cf; 4] = [Cf::Default, Cf::Lock, Cf::Write, Cf::Raft];
 
     /// The column family's name on disk.
     pub fn name(self) -> &'static str {
@@ -45,6 +48,7 @@ impl Cf {
             Cf::Default => "default",
             Cf::Lock => "lock",
             Cf::Write => "write",
+            Cf::Raft => "raft",
         }
     }
 
@@ -53,6 +57,7 @@ impl Cf {
             Cf::Default => 0,
             Cf::Lock => 1,
             Cf::Write => 2,
+            Cf::Raft => 3,
         }
     }
 }
@@ -63,6 +68,10 @@ impl Cf {
 pub enum EngineError {
     #[error("storage engine: {0}")]
     Storage(String),
+    /// The write was not applied and never will be (a replicated engine lost leadership of
+    /// the data's region): the caller may retry it where the data is led now.
+    #[error("not applied: {0}")]
+    Unavailable(String),
 }
 
 /// One mutation inside a [`WriteBatch`].
@@ -109,6 +118,79 @@ impl WriteBatch {
     pub fn ops(&self) -> &[BatchOp] {
         &self.ops
     }
+
+    /// Moves the mutations of `other` behind this batch's.
+    pub fn append(&mut self, other: WriteBatch) {
+        self.ops.extend(other.ops);
+    }
+
+    /// The batch as bytes (how a replicated engine ships it in a log entry).
+    pub fn encode(&self) -> Vec<u8> {
+        let size: usize = self
+            .ops
+            .iter()
+            .map(|op| match op {
+                BatchOp::Put { key, value, .. } => 10 + key.len() + value.len(),
+                BatchOp::Delete { key, .. } => 6 + key.len(),
+            })
+            .sum();
+        let mut out = Vec::with_capacity(size);
+        for op in &self.ops {
+            match op {
+                BatchOp::Put { cf, key, value } => {
+                    out.extend_from_slice(&[OP_PUT, cf.index() as u8]);
+                    put_bytes(&mut out, key);
+                    put_bytes(&mut out, value);
+                }
+                BatchOp::Delete { cf, key } => {
+                    out.extend_from_slice(&[OP_DELETE, cf.index() as u8]);
+                    put_bytes(&mut out, key);
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads a batch written by [`WriteBatch::encode`].
+    pub fn decode(mut input: &[u8]) -> Result<WriteBatch, EngineError> {
+        let corrupt = || EngineError::Storage("corrupt encoded write batch".into());
+        let mut batch = WriteBatch::new();
+        while let [op, cf, rest @ ..] = input {
+            let cf = *Cf::ALL.get(*cf as usize).ok_or_else(corrupt)?;
+            let (key, rest) = take_bytes(rest).ok_or_else(corrupt)?;
+            input = match *op {
+                OP_PUT => {
+                    let (value, rest) = take_bytes(rest).ok_or_else(corrupt)?;
+                    batch.put(cf, key.to_vec(), value.to_vec());
+                    rest
+                }
+                OP_DELETE => {
+                    batch.delete(cf, key.to_vec());
+                    rest
+                }
+                _ => return Err(corrupt()),
+            };
+        }
+        if input.is_empty() {
+            Ok(batch)
+        } else {
+            Err(corrupt())
+        }
+    }
+}
+
+const OP_PUT: u8 = 1;
+const OP_DELETE: u8 = 2;
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn take_bytes(input: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = input.split_first_chunk::<4>()?;
+    let len = u32::from_le_bytes(*len) as usize;
+    (rest.len() >= len).then(|| rest.split_at(len))
 }
 
 /// An ordered cursor over one column family, bounded above by an optional exclusive key.
@@ -213,6 +295,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let engine = RocksEngine::open(dir.path(), &RocksOptions::default()).unwrap();
         versions(&engine);
+    }
+
+    #[test]
+    fn write_batches_round_trip_through_bytes() {
+        let mut batch = WriteBatch::new();
+        batch.put(Cf::Write, b"k".to_vec(), b"v".to_vec());
+        batch.delete(Cf::Lock, b"".to_vec());
+        batch.put(Cf::Raft, vec![0xFF; 300], Vec::new());
+        let bytes = batch.encode();
+        assert_eq!(WriteBatch::decode(&bytes).unwrap(), batch);
+        assert_eq!(WriteBatch::decode(&[]).unwrap(), WriteBatch::new());
+        assert!(WriteBatch::decode(&bytes[..bytes.len() - 1]).is_err());
+        assert!(WriteBatch::decode(&[9, 0, 0, 0, 0, 0]).is_err());
     }
 
     #[test]

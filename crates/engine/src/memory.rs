@@ -13,7 +13,7 @@ type Tree = BTreeMap<Vec<u8>, Vec<u8>>;
 /// Keeps every column family in memory; `sync` is a no-op.
 #[derive(Clone, Default)]
 pub struct MemoryEngine {
-    trees: Arc<RwLock<[Tree; 3]>>,
+    trees: Arc<RwLock<[Tree; Cf::ALL.len()]>>,
 }
 
 impl MemoryEngine {

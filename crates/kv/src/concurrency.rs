@@ -100,25 +100,22 @@ impl ConcurrencyManager {
             return;
         }
         let mut committing = self.committing.lock();
-        loop {
-            let blocked = match end {
-                None => committing
-                    .get(start)
-                    .is_some_and(|(_, commit_ts)| *commit_ts <= ts),
-                Some(end) if start >= end => false,
-                Some(end) => committing
-                    .range::<[u8], _>((
-                        std::ops::Bound::Included(start),
-                        std::ops::Bound::Excluded(end),
-                    ))
-                    .any(|(_, (_, commit_ts))| *commit_ts <= ts),
-            };
-            if !blocked {
-                return;
-            }
+        while blocks_read(&committing, start, end, ts) {
             self.committed
                 .wait_for(&mut committing, Duration::from_millis(10));
         }
+    }
+
+    /// Records a read at `ts` like [`ConcurrencyManager::read_barrier`], but instead of
+    /// waiting for a commit in flight returns false (the caller reads later, where it may
+    /// wait).
+    // Hot path: point reads served on a network thread.
+    pub fn try_read_barrier(&self, start: &[u8], end: Option<&[u8]>, ts: Timestamp) -> bool {
+        self.max_read_ts.fetch_max(ts.0, Ordering::SeqCst);
+        if self.committing_count.load(Ordering::SeqCst) == 0 {
+            return true;
+        }
+        !blocks_read(&self.committing.lock(), start, end, ts)
     }
 
     /// Picks the commit_ts of a one-phase commit and registers its keys as committing.
@@ -173,6 +170,22 @@ impl ConcurrencyManager {
             table.insert(key.clone(), lock.clone());
         }
         Ok(())
+    }
+
+    /// Drops every pessimistic lock on a key in `[start, end)` (`end` empty: no upper bound)
+    /// and wakes their waiters. A replica that starts leading a region calls it: locks it
+    /// remembers from an earlier term are stale, their holders talk to other leaders since.
+    pub fn forget_pessimistic_locks(&self, start: &[u8], end: &[u8]) {
+        let mut table = self.pessimistic.lock();
+        let before = table.len();
+        table.retain(|key, _| {
+            !(key.as_slice() >= start && (end.is_empty() || key.as_slice() < end))
+        });
+        let released = table.len() != before;
+        drop(table);
+        if released {
+            self.released.notify_all();
+        }
     }
 
     /// Releases the locks of `start_ts` on `keys` and wakes waiters.
@@ -231,6 +244,28 @@ impl ConcurrencyManager {
         };
         self.waits_for.lock().remove(&waiter);
         outcome
+    }
+}
+
+/// Whether a commit at or below `ts` is in flight on a key in `[start, end)` (`end` absent:
+/// only `start`).
+fn blocks_read(
+    committing: &BTreeMap<Key, (Timestamp, Timestamp)>,
+    start: &[u8],
+    end: Option<&[u8]>,
+    ts: Timestamp,
+) -> bool {
+    match end {
+        None => committing
+            .get(start)
+            .is_some_and(|(_, commit_ts)| *commit_ts <= ts),
+        Some(end) if start >= end => false,
+        Some(end) => committing
+            .range::<[u8], _>((
+                std::ops::Bound::Included(start),
+                std::ops::Bound::Excluded(end),
+            ))
+            .any(|(_, (_, commit_ts))| *commit_ts <= ts),
     }
 }
 

@@ -11,7 +11,10 @@ use crate::mvcc::{self, Write, WriteKind};
 const SCAN_NEXT_BEFORE_SEEK: usize = 4;
 
 fn storage(e: strata_engine::EngineError) -> KvError {
-    KvError::Storage(e.to_string())
+    match e {
+        strata_engine::EngineError::Unavailable(why) => KvError::Unavailable(why),
+        e => KvError::Storage(e.to_string()),
+    }
 }
 
 /// What [`MvccReader::key_history`] finds.

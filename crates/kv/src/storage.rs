@@ -20,7 +20,10 @@ use crate::mvcc::{self, Lock, LockKind, Write, WriteKind, SHORT_VALUE_MAX_BYTES}
 use crate::reader::MvccReader;
 
 fn storage(e: strata_engine::EngineError) -> KvError {
-    KvError::Storage(e.to_string())
+    match e {
+        strata_engine::EngineError::Unavailable(why) => KvError::Unavailable(why),
+        e => KvError::Storage(e.to_string()),
+    }
 }
 
 /// A KV node's storage: MVCC and Percolator over one engine.
@@ -29,6 +32,9 @@ pub struct Storage {
     cm: ConcurrencyManager,
     /// Locks in the lock CF. While zero, reads skip the lock CF entirely.
     persisted_locks: AtomicI64,
+    /// Whether every write to the engine goes through this storage, so that
+    /// `persisted_locks` is exact. A replica's engine is also written by Raft's apply.
+    counts_locks: bool,
 }
 
 impl Storage {
@@ -47,7 +53,55 @@ impl Storage {
             engine,
             cm: ConcurrencyManager::default(),
             persisted_locks: AtomicI64::new(count),
+            counts_locks: true,
         })
+    }
+
+    /// Opens storage over the engine of a replica: writes also reach the engine when Raft
+    /// applies another leader's commands, so reads always look at the lock CF.
+    pub fn replicated(engine: Arc<dyn Engine>) -> Storage {
+        Storage {
+            engine,
+            cm: ConcurrencyManager::default(),
+            persisted_locks: AtomicI64::new(0),
+            counts_locks: false,
+        }
+    }
+
+    /// Prepares to lead the keys in `[start, end)` (`end` empty: unbounded) after another
+    /// replica led them: one-phase commits start above `now` (a fresh timestamp, above any read
+    /// the previous leader served) and in-memory pessimistic locks of earlier terms are dropped.
+    pub fn start_leading(&self, start: &[u8], end: &[u8], now: Timestamp) {
+        self.raise_max_read_ts(now);
+        self.cm.forget_pessimistic_locks(start, end);
+    }
+
+    /// Reads `keys` at `ts` unless a commit in flight at or below `ts` holds one of them, in
+    /// which case it returns `None` at once: a caller on a thread that must not block (one
+    /// that also carries Raft's messages, which that commit waits for) reads elsewhere.
+    pub fn try_batch_get(
+        &self,
+        keys: &[Key],
+        ts: Timestamp,
+    ) -> Option<Result<Vec<Option<Value>>, KvError>> {
+        for key in keys {
+            if !self.cm.try_read_barrier(key, None, ts) {
+                return None;
+            }
+        }
+        Some(
+            keys.iter()
+                .map(|key| {
+                    self.check_read_lock(key, ts)?;
+                    self.reader().get(key, ts)
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether the lock CF may hold a lock.
+    fn may_have_locks(&self) -> bool {
+        !self.counts_locks || self.persisted_locks.load(Ordering::SeqCst) > 0
     }
 
     /// Raises the floor of one-phase commit timestamps to `ts`. A KV node calls it with a fresh
@@ -66,7 +120,7 @@ impl Storage {
     }
 
     fn load_lock(&self, key: &[u8]) -> Result<Option<Lock>, KvError> {
-        if self.persisted_locks.load(Ordering::SeqCst) <= 0 {
+        if !self.may_have_locks() {
             return Ok(None);
         }
         match self.engine.get(Cf::Lock, key).map_err(storage)? {
@@ -86,7 +140,7 @@ impl Storage {
     }
 
     fn check_scan_locks(&self, start: &[u8], end: &[u8], ts: Timestamp) -> Result<(), KvError> {
-        if self.persisted_locks.load(Ordering::SeqCst) <= 0 {
+        if !self.may_have_locks() {
             return Ok(());
         }
         let upper = if end.is_empty() { None } else { Some(end) };

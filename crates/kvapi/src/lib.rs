@@ -41,6 +41,8 @@ pub struct LockInfo {
     pub key: Key,
     pub primary: Key,
     pub start_ts: Timestamp,
+    /// How long the lock lives after its transaction started; 0 for a pessimistic lock of a
+    /// transaction still running its statements (wait for it, never resolve it).
     pub ttl_ms: u64,
 }
 
@@ -76,9 +78,12 @@ pub enum KvError {
     #[error("key already exists")]
     AlreadyExists { key: Key },
     /// The store failed: the statement fails.
-
     #[error("storage: {0}")]
     Storage(String),
+    /// The store could not apply the command and did not (its replica lost leadership of the
+    /// region): the client retries where the region is led now.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// A range read.
