@@ -20,11 +20,24 @@
 //! order; a command is reported applied only after a majority persisted it, so it survives any
 //! minority of crashed peers; a peer cut off from the majority commits nothing.
 //!
-//! Not yet here: the durable log (raft-engine), snapshots for peers that fall behind a
-//! compacted log, membership changes and splits.
+//! [`RaftStore`] runs the peers of one node under one poll loop, with their logs in
+//! raft-engine ([`RaftLog`]) and their applied data in the node's engine; the node reaches it
+//! through a [`Router`] and carries messages between nodes with a [`Transport`].
+//!
+//! Not yet here: snapshots for peers that fall behind a compacted log (the leader compacts
+//! only what every peer holds), membership changes and splits.
 
+mod log;
 mod peer;
+mod store;
 
-pub use peer::{Peer, PeerConfig, ProposalOutcome, ProposeError, Ready, StateMachine};
+pub use log::{decode_message, encode_message, LogError, LogWriteBatch, RaftLog};
+pub use peer::{
+    LogWrite, Peer, PeerConfig, PeerStorage, ProposalOutcome, ProposeError, Ready, StateMachine,
+};
 pub use raft::eraftpb::Message;
 pub use raft::storage::MemStorage;
+pub use store::{
+    LeaderHook, NotServing, PeerMeta, ProposeFailure, RaftStore, RegionMeta, Router, Transport,
+    ELECTION_TICKS, LEASE, TICK_INTERVAL,
+};

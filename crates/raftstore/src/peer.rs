@@ -2,9 +2,63 @@
 
 use std::collections::VecDeque;
 
-use raft::eraftpb::{ConfState, EntryType, Message};
+use raft::eraftpb::{ConfState, Entry, EntryType, HardState, Message, Snapshot};
 use raft::storage::MemStorage;
-use raft::{Config, RawNode, StateRole};
+use raft::{Config, GetEntriesContext, RaftState, RawNode, StateRole, StorageError};
+
+/// The log a peer reads from: the in-memory copy of its durable log. It refuses to make
+/// snapshots (they are not implemented yet), so a follower behind the log's first entry waits
+/// instead of receiving an empty snapshot; the store compacts only what every peer holds.
+#[derive(Clone)]
+pub struct PeerStorage(MemStorage);
+
+impl raft::Storage for PeerStorage {
+    fn initial_state(&self) -> raft::Result<RaftState> {
+        self.0.initial_state()
+    }
+
+    fn entries(
+        &self,
+        low: u64,
+        high: u64,
+        max_size: impl Into<Option<u64>>,
+        context: GetEntriesContext,
+    ) -> raft::Result<Vec<Entry>> {
+        self.0.entries(low, high, max_size, context)
+    }
+
+    fn term(&self, idx: u64) -> raft::Result<u64> {
+        self.0.term(idx)
+    }
+
+    fn first_index(&self) -> raft::Result<u64> {
+        self.0.first_index()
+    }
+
+    fn last_index(&self) -> raft::Result<u64> {
+        self.0.last_index()
+    }
+
+    fn snapshot(&self, _request_index: u64, _to: u64) -> raft::Result<Snapshot> {
+        Err(raft::Error::Store(
+            StorageError::SnapshotTemporarilyUnavailable,
+        ))
+    }
+}
+
+/// What a ready asks to make durable before [`Peer::finish_ready`]: entries to append to the
+/// log and the new hard state.
+#[derive(Debug, Default)]
+pub struct LogWrite {
+    pub entries: Vec<Entry>,
+    pub hard_state: Option<HardState>,
+}
+
+impl LogWrite {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.hard_state.is_none()
+    }
+}
 
 /// Timing and flow control of a peer, in ticks and entries.
 #[derive(Clone, Copy, Debug)]
@@ -82,10 +136,14 @@ struct Pending {
 /// A peer: a raft-rs node, its (in-memory) log storage and its state machine.
 pub struct Peer<S: StateMachine> {
     id: u64,
-    node: RawNode<MemStorage>,
+    node: RawNode<PeerStorage>,
     state_machine: S,
     pending: VecDeque<Pending>,
     applied_index: u64,
+    /// The term of the entry at `applied_index`.
+    applied_term: u64,
+    /// A ready taken by [`Peer::collect_ready`] whose log writes are not yet durable.
+    unfinished: Option<raft::Ready>,
 }
 
 fn discard_logger() -> slog::Logger {
@@ -102,6 +160,19 @@ impl<S: StateMachine> Peer<S> {
     /// Opens a peer over an existing log: a restart, which applies the committed log again
     /// into `state_machine`.
     pub fn open(id: u64, storage: MemStorage, config: PeerConfig, state_machine: S) -> Peer<S> {
+        Peer::open_applied(id, storage, config, state_machine, 0)
+    }
+
+    /// Opens a peer over an existing log whose entries up to `applied` are already in
+    /// `state_machine`; later committed entries are applied again.
+    pub fn open_applied(
+        id: u64,
+        storage: MemStorage,
+        config: PeerConfig,
+        state_machine: S,
+        applied: u64,
+    ) -> Peer<S> {
+        let applied_term = raft::Storage::term(&storage, applied).unwrap_or(0);
         let raft_config = Config {
             id,
             election_tick: config.election_tick,
@@ -110,21 +181,23 @@ impl<S: StateMachine> Peer<S> {
             max_inflight_msgs: config.max_inflight_msgs,
             min_election_tick: config.min_election_tick,
             max_election_tick: config.max_election_tick,
-            applied: 0,
+            applied,
             // A leader that cannot hear a majority steps down, and a partitioned peer does not
             // disturb the group with term bumps when it comes back.
             check_quorum: true,
             pre_vote: true,
             ..Config::default()
         };
-        let node = RawNode::new(&raft_config, storage, &discard_logger())
+        let node = RawNode::new(&raft_config, PeerStorage(storage), &discard_logger())
             .expect("a valid Raft configuration");
         Peer {
             id,
             node,
             state_machine,
             pending: VecDeque::new(),
-            applied_index: 0,
+            applied_index: applied,
+            applied_term,
+            unfinished: None,
         }
     }
 
@@ -134,11 +207,52 @@ impl<S: StateMachine> Peer<S> {
 
     /// The log storage, kept by the caller across a restart of the peer.
     pub fn storage(&self) -> MemStorage {
-        self.node.store().clone()
+        self.node.store().0.clone()
     }
 
     pub fn state_machine(&self) -> &S {
         &self.state_machine
+    }
+
+    pub fn state_machine_mut(&mut self) -> &mut S {
+        &mut self.state_machine
+    }
+
+    /// Whether this peer leads and has applied an entry of its own term, so its state
+    /// machine holds everything any earlier leader committed.
+    pub fn is_ready_leader(&self) -> bool {
+        self.is_leader() && self.applied_term == self.term()
+    }
+
+    /// The smallest log index every peer of the group has persisted, as this leader knows it
+    /// (`None` on a follower, or while some peer's progress is unknown).
+    pub fn min_matched_index(&self) -> Option<u64> {
+        if !self.is_leader() {
+            return None;
+        }
+        let mut min = u64::MAX;
+        for (_, progress) in self.node.raft.prs().iter() {
+            if progress.matched == 0 {
+                return None;
+            }
+            min = min.min(progress.matched);
+        }
+        Some(min)
+    }
+
+    /// Drops the log entries before `index` from the in-memory log (they are applied and held
+    /// by every peer).
+    pub fn compact_log(&mut self, index: u64) {
+        let index = index.min(self.applied_index);
+        let store = self.node.mut_store();
+        let first = raft::Storage::first_index(&store.0).unwrap_or(0);
+        if index > first {
+            store
+                .0
+                .wl()
+                .compact(index)
+                .expect("compacting applied entries");
+        }
     }
 
     pub fn is_leader(&self) -> bool {
@@ -208,8 +322,20 @@ impl<S: StateMachine> Peer<S> {
     /// to the log storage before the messages that depend on them are returned.
     pub fn handle_ready(&mut self) -> Ready {
         let mut out = Ready::default();
+        self.collect_ready(&mut out);
+        self.finish_ready(&mut out);
+        out
+    }
+
+    /// The first half of handling a ready: takes the messages that may leave at once, applies
+    /// newly committed entries, appends new entries to the in-memory log and returns what must
+    /// be made durable before [`Peer::finish_ready`] (which the caller calls exactly once
+    /// after writing it, so that many peers share one log sync).
+    pub fn collect_ready(&mut self, out: &mut Ready) -> LogWrite {
+        assert!(self.unfinished.is_none(), "a ready is still unfinished");
+        let mut write = LogWrite::default();
         if !self.node.has_ready() {
-            return out;
+            return write;
         }
         let mut ready = self.node.ready();
         // Messages a leader may send before persisting (appends to followers).
@@ -217,31 +343,52 @@ impl<S: StateMachine> Peer<S> {
         if !ready.snapshot().is_empty() {
             self.node
                 .mut_store()
+                .0
                 .wl()
                 .apply_snapshot(ready.snapshot().clone())
                 .expect("apply a snapshot to the log storage");
         }
-        self.apply(ready.take_committed_entries(), &mut out);
+        self.apply(ready.take_committed_entries(), out);
         if !ready.entries().is_empty() {
+            write.entries = ready.entries().to_vec();
             self.node
                 .mut_store()
+                .0
                 .wl()
                 .append(ready.entries())
                 .expect("append to the log storage");
         }
         if let Some(hard_state) = ready.hs() {
-            self.node.mut_store().wl().set_hardstate(hard_state.clone());
+            write.hard_state = Some(hard_state.clone());
+            self.node
+                .mut_store()
+                .0
+                .wl()
+                .set_hardstate(hard_state.clone());
         }
-        // Messages that may only leave once the entries above are persisted (votes, acks).
+        self.unfinished = Some(ready);
+        write
+    }
+
+    /// The second half of handling a ready, once its [`LogWrite`] is durable: the messages
+    /// that needed it (votes, acknowledgements) and what the advance commits.
+    pub fn finish_ready(&mut self, out: &mut Ready) {
+        let Some(mut ready) = self.unfinished.take() else {
+            return;
+        };
         out.messages.extend(ready.take_persisted_messages());
         let mut light = self.node.advance(ready);
         if let Some(commit) = light.commit_index() {
-            self.node.mut_store().wl().mut_hard_state().commit = commit;
+            self.node.mut_store().0.wl().mut_hard_state().commit = commit;
         }
         out.messages.extend(light.take_messages());
-        self.apply(light.take_committed_entries(), &mut out);
+        self.apply(light.take_committed_entries(), out);
         self.node.advance_apply();
-        out
+    }
+
+    /// Whether Raft has anything for [`Peer::collect_ready`].
+    pub fn has_ready(&self) -> bool {
+        self.node.has_ready()
     }
 
     fn apply(&mut self, entries: Vec<raft::eraftpb::Entry>, out: &mut Ready) {
@@ -250,6 +397,7 @@ impl<S: StateMachine> Peer<S> {
                 continue;
             }
             self.applied_index = entry.index;
+            self.applied_term = entry.term;
             // Empty entries are the no-ops a new leader appends; configuration changes are
             // not proposed yet.
             if entry.get_entry_type() == EntryType::EntryNormal && !entry.data.is_empty() {

@@ -1,0 +1,209 @@
+//! The durable Raft log of every region of a node, in raft-engine (TiKV's log store): one
+//! append-only file set for all regions, so a poll loop writes the entries and hard states of
+//! many regions with one sync.
+//!
+//! Per region it keeps the entries, and three small records: the hard state (term, vote,
+//! commit), the voters (`ConfState`), and where the log was last truncated (index and term of
+//! the last dropped entry), from which [`RaftLog::load`] rebuilds the in-memory log.
+
+use std::path::Path;
+
+use protobuf::Message as _;
+use raft::eraftpb::{ConfState, Entry, HardState, Snapshot};
+use raft::storage::MemStorage;
+use raft_engine::{LogBatch, MessageExt};
+
+use crate::peer::LogWrite;
+
+const KEY_HARD_STATE: &[u8] = b"hard_state";
+const KEY_CONF_STATE: &[u8] = b"conf_state";
+const KEY_TRUNCATED: &[u8] = b"truncated";
+
+/// A failure of the log store: the node cannot go on safely.
+#[derive(Debug, thiserror::Error)]
+#[error("raft log: {0}")]
+pub struct LogError(String);
+
+fn log_error(e: impl std::fmt::Display) -> LogError {
+    LogError(e.to_string())
+}
+
+impl LogError {
+    pub(crate) fn from_display(e: impl std::fmt::Display) -> LogError {
+        log_error(e)
+    }
+
+    pub(crate) fn from_io(e: std::io::Error) -> LogError {
+        log_error(e)
+    }
+}
+
+struct EntryExt;
+
+impl MessageExt for EntryExt {
+    type Entry = Entry;
+
+    fn index(entry: &Entry) -> u64 {
+        entry.index
+    }
+}
+
+/// The Raft logs of all regions of one node.
+pub struct RaftLog {
+    engine: raft_engine::Engine,
+}
+
+/// Log writes of many regions, made durable together by [`RaftLog::write`].
+#[derive(Default)]
+pub struct LogWriteBatch {
+    batch: LogBatch,
+    empty: bool,
+}
+
+impl LogWriteBatch {
+    pub fn new() -> LogWriteBatch {
+        LogWriteBatch {
+            batch: LogBatch::default(),
+            empty: true,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.empty
+    }
+
+    /// Adds what one ready of `region` asked to make durable.
+    pub fn add(&mut self, region: u64, write: &LogWrite) -> Result<(), LogError> {
+        if !write.entries.is_empty() {
+            self.batch
+                .add_entries::<EntryExt>(region, &write.entries)
+                .map_err(log_error)?;
+            self.empty = false;
+        }
+        if let Some(hard_state) = &write.hard_state {
+            self.batch
+                .put_message(region, KEY_HARD_STATE.to_vec(), hard_state)
+                .map_err(log_error)?;
+            self.empty = false;
+        }
+        Ok(())
+    }
+
+    /// Records the voters of a region the node starts holding.
+    pub fn set_voters(&mut self, region: u64, voters: &[u64]) -> Result<(), LogError> {
+        let conf_state = ConfState::from((voters.to_vec(), vec![]));
+        self.batch
+            .put_message(region, KEY_CONF_STATE.to_vec(), &conf_state)
+            .map_err(log_error)?;
+        self.empty = false;
+        Ok(())
+    }
+
+    /// Drops the entries of `region` before `index`; `prev_term` is the term of the entry at
+    /// `index - 1`, kept so the log can be rebuilt.
+    pub fn truncate(&mut self, region: u64, index: u64, prev_term: u64) -> Result<(), LogError> {
+        let mut record = Vec::with_capacity(16);
+        record.extend_from_slice(&(index - 1).to_be_bytes());
+        record.extend_from_slice(&prev_term.to_be_bytes());
+        self.batch
+            .put(region, KEY_TRUNCATED.to_vec(), record)
+            .map_err(log_error)?;
+        self.batch
+            .add_command(region, raft_engine::Command::Compact { index });
+        self.empty = false;
+        Ok(())
+    }
+}
+
+impl RaftLog {
+    /// Opens (or creates) the log store in `dir`.
+    pub fn open(dir: &Path) -> Result<RaftLog, LogError> {
+        let config = raft_engine::Config {
+            dir: dir.to_string_lossy().into_owned(),
+            ..raft_engine::Config::default()
+        };
+        Ok(RaftLog {
+            engine: raft_engine::Engine::open(config).map_err(log_error)?,
+        })
+    }
+
+    /// The regions that have a log here.
+    pub fn regions(&self) -> Vec<u64> {
+        let mut regions: Vec<u64> = self
+            .engine
+            .raft_groups()
+            .into_iter()
+            .filter(|r| self.engine.get(*r, KEY_CONF_STATE).is_some())
+            .collect();
+        regions.sort_unstable();
+        regions
+    }
+
+    /// Writes `batch`; with `sync` it is on disk when this returns.
+    pub fn write(&self, batch: &mut LogWriteBatch, sync: bool) -> Result<(), LogError> {
+        if batch.empty {
+            return Ok(());
+        }
+        self.engine
+            .write(&mut batch.batch, sync)
+            .map_err(log_error)?;
+        batch.empty = true;
+        Ok(())
+    }
+
+    /// Rebuilds the in-memory log of `region` (`None`: the region has no log here).
+    pub fn load(&self, region: u64) -> Result<Option<MemStorage>, LogError> {
+        let Some(conf_state) = self
+            .engine
+            .get_message::<ConfState>(region, KEY_CONF_STATE)
+            .map_err(log_error)?
+        else {
+            return Ok(None);
+        };
+        let hard_state = self
+            .engine
+            .get_message::<HardState>(region, KEY_HARD_STATE)
+            .map_err(log_error)?
+            .unwrap_or_default();
+        let storage = MemStorage::new();
+        {
+            let mut core = storage.wl();
+            match self.engine.get(region, KEY_TRUNCATED) {
+                Some(record) if record.len() == 16 => {
+                    let mut snapshot = Snapshot::default();
+                    let meta = snapshot.mut_metadata();
+                    meta.index = u64::from_be_bytes(record[..8].try_into().expect("8 bytes"));
+                    meta.term = u64::from_be_bytes(record[8..].try_into().expect("8 bytes"));
+                    meta.set_conf_state(conf_state.clone());
+                    core.apply_snapshot(snapshot).map_err(log_error)?;
+                }
+                Some(_) => return Err(LogError("corrupt truncation record".into())),
+                None => core.set_conf_state(conf_state),
+            }
+            if let (Some(first), Some(last)) = (
+                self.engine.first_index(region),
+                self.engine.last_index(region),
+            ) {
+                let mut entries = Vec::with_capacity((last + 1 - first) as usize);
+                self.engine
+                    .fetch_entries_to::<EntryExt>(region, first, last + 1, None, &mut entries)
+                    .map_err(log_error)?;
+                core.append(&entries).map_err(log_error)?;
+            }
+            core.set_hardstate(hard_state);
+        }
+        Ok(Some(storage))
+    }
+}
+
+/// A raft-rs message as bytes (how it travels between nodes).
+pub fn encode_message(message: &raft::eraftpb::Message) -> Vec<u8> {
+    message
+        .write_to_bytes()
+        .expect("a Raft message always encodes")
+}
+
+/// Reads a message written by [`encode_message`].
+pub fn decode_message(bytes: &[u8]) -> Result<raft::eraftpb::Message, LogError> {
+    raft::eraftpb::Message::parse_from_bytes(bytes).map_err(log_error)
+}
