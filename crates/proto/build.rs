@@ -2,7 +2,7 @@
 //! system `protoc`.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files = ["proto/kv.proto", "proto/pd.proto"];
+    let files = ["proto/kv.proto", "proto/pd.proto", "proto/raft.proto"];
     for file in files {
         println!("cargo:rerun-if-changed={file}");
     }

@@ -1,18 +1,20 @@
-//! strata-node: a KV node. It stores data in RocksDB through [`Storage`] (MVCC and the
-//! Percolator commands), registers with the placement driver, serves the KV API over gRPC and
-//! sends heartbeats.
+//! strata-node: a KV node. It holds peers of regions replicated by Raft (the raftstore),
+//! keeps their applied data in RocksDB, runs MVCC and the Percolator commands ([`Storage`]) on
+//! the regions it leads, serves the KV API and Raft's messages over gRPC, and registers with
+//! the placement driver.
 //!
 //! ```text
-//!   gRPC kv.Kv ──▶ KvService (region check) ──▶ Storage ──▶ RocksDB
-//!                                     ▲
-//!   PdClient ── register, regions, heartbeats, GC timestamps
+//!   gRPC kv.Kv ──▶ KvService (leads the region?) ──▶ Storage ──▶ ReplicatedEngine
+//!                                                                 │ reads   │ writes
+//!   gRPC raft.Raft ──▶ Router ──▶ raftstore poll loop ──apply──▶ RocksDB  ◀┘ (via Raft)
+//!   PdClient ── register, regions, leaders, heartbeats, timestamps
 //! ```
 //!
-//! Every request names a region; the node serves only regions it holds a peer of and keys
-//! inside their ranges, and answers anything else with a region error so that the client
-//! refreshes its routing. Regions are replicated by Raft in the raftstore (not yet here): for
-//! now each region has one peer, and the node learns its regions from the placement driver.
+//! Every request names a region; the node serves only regions whose peer here leads (with a
+//! lease), and keys inside their ranges, and answers anything else with a region error so
+//! that the client refreshes its routing.
 
+mod replication;
 mod service;
 
 use std::fs;
@@ -27,14 +29,18 @@ use strata_engine::{RocksEngine, RocksOptions};
 use strata_kv::gc::GcWorker;
 use strata_kv::Storage;
 use strata_pd::{PdClient, PdError, TimestampOracle};
+use strata_raftstore::{PeerMeta, RaftLog, RaftStore, RegionMeta, Router};
 use tracing::{info, warn};
 
-pub use service::{KvService, RegionTable};
+pub use replication::{GrpcTransport, NodeLeaderHook, RaftService, ReplicatedEngine};
+pub use service::KvService;
 
 /// How often a KV node reports to the placement driver.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a starting node keeps trying to reach the placement driver.
 pub const PD_STARTUP_DEADLINE: Duration = Duration::from_secs(60);
+/// The most regions a node asks the placement driver about in one scan.
+const REGION_SCAN_LIMIT: u32 = 1024;
 
 /// Errors that stop a KV node from starting.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +54,8 @@ pub enum NodeError {
     #[error("storage engine: {0}")]
     Engine(#[from] strata_engine::EngineError),
     #[error("{0}")]
+    Log(#[from] strata_raftstore::LogError),
+    #[error("{0}")]
     Config(String),
 }
 
@@ -60,68 +68,87 @@ pub struct NodeConfig {
     pub block_cache_bytes: usize,
 }
 
-/// A started KV node: storage open, registered, heartbeats and GC running.
+/// A started KV node: storage open, registered, raftstore, heartbeats and GC running.
 pub struct KvNode {
     pub store_id: u64,
     service: KvService,
+    raft_service: RaftService,
+    raftstore: Option<RaftStore>,
     stop: Arc<AtomicBool>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
     gc: Option<GcWorker>,
 }
 
 impl KvNode {
-    /// Opens the node's storage and registers it with the placement driver.
+    /// Opens the node's storage and log, registers with the placement driver and starts the
+    /// peers of its regions.
     pub fn start(config: &NodeConfig) -> Result<KvNode, NodeError> {
         fs::create_dir_all(&config.data_dir)?;
         let options = RocksOptions {
             block_cache_bytes: config.block_cache_bytes,
             ..RocksOptions::default()
         };
-        let engine = Arc::new(RocksEngine::open(&config.data_dir.join("kv"), &options)?);
-        let storage = Arc::new(Storage::new(engine)?);
+        let rocks = Arc::new(RocksEngine::open(&config.data_dir.join("kv"), &options)?);
+        let log = Arc::new(RaftLog::open(&config.data_dir.join("raft"))?);
         let pd = PdClient::connect(&config.pd)?;
 
         let store_id = retry_until(PD_STARTUP_DEADLINE, || {
             load_or_alloc_store_id(&config.data_dir, &pd)
         })?;
-        // Reads served before a restart are forgotten: one-phase commits start above a fresh
-        // timestamp, so no snapshot taken before the restart can change.
-        let now = retry_until(PD_STARTUP_DEADLINE, || Ok(pd.get_ts()?))?;
-        storage.raise_max_read_ts(now);
         let address = config.advertise.to_string();
         let bootstrapped =
             retry_until(
                 PD_STARTUP_DEADLINE,
                 || Ok(pd.put_store(store_id, &address)?),
             )?;
-        let regions = RegionTable::default();
-        retry_until(PD_STARTUP_DEADLINE, || regions.refresh(&pd, store_id))?;
+        let regions = retry_until(PD_STARTUP_DEADLINE, || my_regions(&pd, store_id))?;
         info!(store_id, %address, bootstrapped, regions = regions.len(), "KV node registered");
+
+        let hook = Arc::new(NodeLeaderHook::new(pd.clone()));
+        let raftstore = RaftStore::start(
+            store_id,
+            log,
+            rocks.clone(),
+            Arc::new(GrpcTransport::new(store_id, pd.clone())),
+            hook.clone(),
+            regions,
+        )?;
+        let router = raftstore.router();
+        let engine = Arc::new(ReplicatedEngine::new(rocks, router.clone()));
+        let storage = Arc::new(Storage::replicated(engine));
+        hook.set_storage(storage.clone());
 
         let stop = Arc::new(AtomicBool::new(false));
         let heartbeat = {
-            let (pd, regions, stop) = (pd.clone(), regions.clone(), stop.clone());
+            let (pd, router, stop) = (pd.clone(), router.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("heartbeat".into())
-                .spawn(move || heartbeat_loop(&pd, store_id, &regions, &stop))?
+                .spawn(move || heartbeat_loop(&pd, store_id, &router, &stop))?
         };
         let gc_pd = pd.clone();
         let gc = GcWorker::start(storage.clone(), move || gc_pd.get_ts().ok());
         Ok(KvNode {
             store_id,
-            service: KvService::new(storage, regions, store_id),
+            service: KvService::new(storage, router.clone(), store_id),
+            raft_service: RaftService::new(router),
+            raftstore: Some(raftstore),
             stop,
             heartbeat: Some(heartbeat),
             gc: Some(gc),
         })
     }
 
-    /// The gRPC service of this node.
+    /// The KV API's gRPC service of this node.
     pub fn service(&self) -> KvService {
         self.service.clone()
     }
 
-    /// Stops heartbeats and GC.
+    /// The gRPC service that receives Raft messages.
+    pub fn raft_service(&self) -> RaftService {
+        self.raft_service.clone()
+    }
+
+    /// Stops heartbeats, GC and the raftstore.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(h) = self.heartbeat.take() {
@@ -130,15 +157,73 @@ impl KvNode {
         if let Some(gc) = self.gc.take() {
             gc.stop();
         }
+        if let Some(raftstore) = self.raftstore.take() {
+            raftstore.stop();
+        }
     }
 }
 
-fn heartbeat_loop(pd: &PdClient, store_id: u64, regions: &RegionTable, stop: &AtomicBool) {
+/// The regions with a peer on `store_id`, from the placement driver.
+fn my_regions(pd: &PdClient, store_id: u64) -> Result<Vec<RegionMeta>, NodeError> {
+    let mut mine = Vec::new();
+    let mut start = Vec::new();
+    loop {
+        let page = pd.scan_regions(&start, b"", REGION_SCAN_LIMIT)?;
+        let Some(last) = page.last().and_then(|r| r.region.clone()) else {
+            break;
+        };
+        for entry in &page {
+            let Some(region) = &entry.region else {
+                continue;
+            };
+            if region.peers.iter().any(|p| p.store_id == store_id) {
+                let epoch = region.epoch.unwrap_or_default();
+                mine.push(RegionMeta {
+                    id: region.id,
+                    start_key: region.start_key.clone(),
+                    end_key: region.end_key.clone(),
+                    conf_ver: epoch.conf_ver,
+                    version: epoch.version,
+                    peers: region
+                        .peers
+                        .iter()
+                        .map(|p| PeerMeta {
+                            id: p.id,
+                            store_id: p.store_id,
+                        })
+                        .collect(),
+                });
+            }
+        }
+        if last.end_key.is_empty() || page.len() < REGION_SCAN_LIMIT as usize {
+            break;
+        }
+        start = last.end_key;
+    }
+    Ok(mine)
+}
+
+fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
-        if let Err(error) = pd.store_heartbeat(store_id, regions.len() as u64) {
+        let held = router.regions();
+        if let Err(error) = pd.store_heartbeat(store_id, held.len() as u64) {
             warn!(%error, "heartbeat to the placement driver failed");
-        } else if let Err(error) = regions.refresh(pd, store_id) {
-            warn!(%error, "refreshing regions from the placement driver failed");
+        }
+        for (region, peer, term) in router.leaders() {
+            if let Err(error) = pd.region_heartbeat(region, peer, term) {
+                warn!(%error, region, "region heartbeat failed");
+            }
+        }
+        // Regions created since (the cluster's first region once enough stores joined).
+        match my_regions(pd, store_id) {
+            Ok(regions) => {
+                for region in regions {
+                    if !held.iter().any(|r| r.id == region.id) {
+                        router.create_region(region);
+                    }
+                }
+            }
+            Err(error) => warn!(%error, "refreshing regions from the placement driver failed"),
         }
         for _ in 0..10 {
             if stop.load(Ordering::SeqCst) {

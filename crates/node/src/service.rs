@@ -1,100 +1,37 @@
-//! The KV node's gRPC service: checks that each request belongs to a region this node holds,
-//! then runs it on [`Storage`] on the blocking pool (commands may wait for locks).
+//! The KV node's gRPC service: checks that each request belongs to a region this node leads,
+//! then runs it on [`Storage`] (writes on the blocking pool: they wait for Raft, and may
+//! wait for locks).
 
 use std::sync::Arc;
 
-use parking_lot::RwLock;
 use strata_kv::Storage;
 use strata_kvapi::{KvApi, KvError, PessimisticLockRequest, PrewriteRequest, ScanRequest};
-use strata_pd::PdClient;
 use strata_proto::kv::{self as pb, kv_server};
 use strata_proto::{key_error_to_pb, mutation_from_pb, txn_status_to_pb};
+use strata_raftstore::{NotServing, Router};
 use strata_types::{Key, Timestamp};
 use tonic::{Request, Response, Status};
 
-/// The most regions a node asks the placement driver about in one scan.
-const REGION_SCAN_LIMIT: u32 = 1024;
-
-/// A region this node holds a peer of.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LocalRegion {
-    pub id: u64,
-    pub start_key: Key,
-    /// Exclusive; empty means the end of the key space.
-    pub end_key: Key,
-    pub epoch: pb::RegionEpoch,
-}
-
-impl LocalRegion {
-    fn contains(&self, key: &[u8]) -> bool {
-        key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
-    }
-}
-
-/// The regions this node serves, shared by the service and the heartbeat thread.
-#[derive(Clone, Default)]
-pub struct RegionTable(Arc<RwLock<Vec<LocalRegion>>>);
-
-impl RegionTable {
-    pub fn len(&self) -> usize {
-        self.0.read().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.read().is_empty()
-    }
-
-    /// Reloads the regions that have a peer on `store_id` from the placement driver.
-    pub fn refresh(&self, pd: &PdClient, store_id: u64) -> Result<(), crate::NodeError> {
-        let mut mine = Vec::new();
-        let mut start = Vec::new();
-        loop {
-            let page = pd.scan_regions(&start, b"", REGION_SCAN_LIMIT)?;
-            let Some(last) = page.last().and_then(|r| r.region.clone()) else {
-                break;
-            };
-            for entry in &page {
-                let Some(region) = &entry.region else {
-                    continue;
-                };
-                if region.peers.iter().any(|p| p.store_id == store_id) {
-                    mine.push(LocalRegion {
-                        id: region.id,
-                        start_key: region.start_key.clone(),
-                        end_key: region.end_key.clone(),
-                        epoch: region.epoch.unwrap_or_default(),
-                    });
-                }
-            }
-            if last.end_key.is_empty() || page.len() < REGION_SCAN_LIMIT as usize {
-                break;
-            }
-            start = last.end_key;
-        }
-        *self.0.write() = mine;
-        Ok(())
-    }
-
-    /// Checks that the request's region is held here, its epoch is current and `keys` (and
-    /// the scan range up to `end`) lie inside it.
-    fn check<'a>(
-        &self,
-        context: &Option<pb::Context>,
-        keys: impl IntoIterator<Item = &'a [u8]>,
-        scan_end: Option<&[u8]>,
-    ) -> Result<(), pb::RegionError> {
-        use pb::region_error::Kind;
-        let context = context.unwrap_or_default();
-        let regions = self.0.read();
-        let Some(region) = regions.iter().find(|r| r.id == context.region_id) else {
-            return Err(pb::RegionError {
-                kind: Some(Kind::RegionNotFound(context.region_id)),
-            });
+/// Checks that a request's region is served here, its epoch is current and `keys` (and the
+/// scan range up to `scan_end`) lie inside it.
+// Hot path: every request.
+fn check<'a>(
+    router: &Router,
+    context: &Option<pb::Context>,
+    keys: impl IntoIterator<Item = &'a [u8]>,
+    scan_end: Option<&[u8]>,
+) -> Result<(), pb::RegionError> {
+    use pb::region_error::Kind;
+    let context = context.unwrap_or_default();
+    let checked = router.with_serving_region(context.region_id, |region| {
+        let epoch = pb::RegionEpoch {
+            conf_ver: region.conf_ver,
+            version: region.version,
         };
-        if context.region_epoch.unwrap_or_default() != region.epoch {
+        if context.region_epoch.unwrap_or_default() != epoch {
             return Err(pb::RegionError {
                 kind: Some(Kind::EpochNotMatch(pb::EpochNotMatch {
-                    current: Some(region.epoch),
+                    current: Some(epoch),
                 })),
             });
         }
@@ -120,6 +57,18 @@ impl RegionTable {
             }
         }
         Ok(())
+    });
+    match checked {
+        Ok(result) => result,
+        Err(NotServing::RegionNotFound) => Err(pb::RegionError {
+            kind: Some(Kind::RegionNotFound(context.region_id)),
+        }),
+        Err(NotServing::NotLeader { leader_store }) => Err(pb::RegionError {
+            kind: Some(Kind::NotLeader(pb::NotLeader {
+                region_id: context.region_id,
+                leader_store_id: leader_store.unwrap_or(0),
+            })),
+        }),
     }
 }
 
@@ -127,7 +76,7 @@ impl RegionTable {
 #[derive(Clone)]
 pub struct KvService {
     storage: Arc<Storage>,
-    regions: RegionTable,
+    router: Router,
     store_id: u64,
 }
 
@@ -137,10 +86,19 @@ fn region_error(error: pb::RegionError) -> Option<pb::Error> {
     })
 }
 
+/// The error field of a response for a failed command. A command the engine could not apply
+/// because this replica stopped leading is a region error: the client retries elsewhere.
 fn key_error(error: &KvError) -> Option<pb::Error> {
-    Some(pb::Error {
-        kind: Some(pb::error::Kind::Key(key_error_to_pb(error))),
-    })
+    let kind = match error {
+        KvError::Unavailable(_) => pb::error::Kind::Region(pb::RegionError {
+            kind: Some(pb::region_error::Kind::NotLeader(pb::NotLeader {
+                region_id: 0,
+                leader_store_id: 0,
+            })),
+        }),
+        error => pb::error::Kind::Key(key_error_to_pb(error)),
+    };
+    Some(pb::Error { kind: Some(kind) })
 }
 
 /// Runs a storage command on the blocking pool.
@@ -158,10 +116,10 @@ fn write_response(result: Result<(), KvError>) -> Response<pb::WriteResponse> {
 }
 
 impl KvService {
-    pub fn new(storage: Arc<Storage>, regions: RegionTable, store_id: u64) -> KvService {
+    pub fn new(storage: Arc<Storage>, router: Router, store_id: u64) -> KvService {
         KvService {
             storage,
-            regions,
+            router,
             store_id,
         }
     }
@@ -183,9 +141,7 @@ impl KvService {
         context: &Option<pb::Context>,
         keys: &[Key],
     ) -> Option<Response<pb::WriteResponse>> {
-        let checked = self
-            .regions
-            .check(context, keys.iter().map(|k| &k[..]), None);
+        let checked = check(&self.router, context, keys.iter().map(|k| &k[..]), None);
         checked.err().map(|e| {
             Response::new(pb::WriteResponse {
                 error: region_error(e),
@@ -210,15 +166,23 @@ impl kv_server::Kv for KvService {
         request: Request<pb::GetRequest>,
     ) -> Result<Response<pb::GetResponse>, Status> {
         let r = request.into_inner();
-        if let Err(e) = self.regions.check(&r.context, [&r.key[..]], None) {
+        if let Err(e) = check(&self.router, &r.context, [&r.key[..]], None) {
             return Ok(Response::new(pb::GetResponse {
                 error: region_error(e),
                 ..Default::default()
             }));
         }
-        // Point reads run on the gRPC worker: they are short (a seek or two, rarely a brief
-        // wait for a commit in flight), and a hop to the blocking pool costs more than they do.
-        let result = self.storage.get(&r.key, Timestamp(r.ts));
+        // Point reads run on the gRPC worker: they are short (a seek or two), and a hop to the
+        // blocking pool costs more than they do. One that must wait for a commit in flight
+        // hops: the worker also receives the Raft messages that commit waits for.
+        let ts = Timestamp(r.ts);
+        let result = match self.storage.try_batch_get(std::slice::from_ref(&r.key), ts) {
+            Some(values) => values.map(|mut v| v.pop().flatten()),
+            None => {
+                let storage = self.storage.clone();
+                blocking(move || storage.get(&r.key, ts)).await?
+            }
+        };
         Ok(Response::new(match result {
             Ok(value) => pb::GetResponse {
                 error: None,
@@ -237,17 +201,26 @@ impl kv_server::Kv for KvService {
         request: Request<pb::BatchGetRequest>,
     ) -> Result<Response<pb::BatchGetResponse>, Status> {
         let r = request.into_inner();
-        if let Err(e) = self
-            .regions
-            .check(&r.context, r.keys.iter().map(|k| &k[..]), None)
-        {
+        if let Err(e) = check(
+            &self.router,
+            &r.context,
+            r.keys.iter().map(|k| &k[..]),
+            None,
+        ) {
             return Ok(Response::new(pb::BatchGetResponse {
                 error: region_error(e),
                 values: Vec::new(),
             }));
         }
-        // Like point reads, batch point reads run on the gRPC worker.
-        let result = self.storage.batch_get(&r.keys, Timestamp(r.ts));
+        // Like point reads, batch point reads run on the gRPC worker unless they must wait.
+        let ts = Timestamp(r.ts);
+        let result = match self.storage.try_batch_get(&r.keys, ts) {
+            Some(values) => values,
+            None => {
+                let storage = self.storage.clone();
+                blocking(move || storage.batch_get(&r.keys, ts)).await?
+            }
+        };
         Ok(Response::new(match result {
             Ok(values) => pb::BatchGetResponse {
                 error: None,
@@ -271,7 +244,7 @@ impl kv_server::Kv for KvService {
         request: Request<pb::ScanRequest>,
     ) -> Result<Response<pb::ScanResponse>, Status> {
         let r = request.into_inner();
-        if let Err(e) = self.regions.check(&r.context, [&r.start[..]], Some(&r.end)) {
+        if let Err(e) = check(&self.router, &r.context, [&r.start[..]], Some(&r.end)) {
             return Ok(Response::new(pb::ScanResponse {
                 error: region_error(e),
                 pairs: Vec::new(),
@@ -338,7 +311,7 @@ impl kv_server::Kv for KvService {
     ) -> Result<Response<pb::PrewriteResponse>, Status> {
         let r = request.into_inner();
         let keys: Vec<&[u8]> = r.mutations.iter().map(|m| &m.key[..]).collect();
-        if let Err(e) = self.regions.check(&r.context, keys, None) {
+        if let Err(e) = check(&self.router, &r.context, keys, None) {
             return Ok(Response::new(pb::PrewriteResponse {
                 error: region_error(e),
                 one_pc_commit_ts: 0,
@@ -404,7 +377,7 @@ impl kv_server::Kv for KvService {
         request: Request<pb::CheckTxnStatusRequest>,
     ) -> Result<Response<pb::CheckTxnStatusResponse>, Status> {
         let r = request.into_inner();
-        if let Err(e) = self.regions.check(&r.context, [&r.primary[..]], None) {
+        if let Err(e) = check(&self.router, &r.context, [&r.primary[..]], None) {
             return Ok(Response::new(pb::CheckTxnStatusResponse {
                 error: region_error(e),
                 ..Default::default()

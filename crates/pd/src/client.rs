@@ -119,6 +119,24 @@ impl PdClient {
         Ok(())
     }
 
+    /// Reports that `leader_peer_id` leads `region_id` in `term`.
+    pub fn region_heartbeat(
+        &self,
+        region_id: u64,
+        leader_peer_id: u64,
+        term: u64,
+    ) -> Result<(), PdError> {
+        self.call(|mut c| async move {
+            c.region_heartbeat(pb::RegionHeartbeatRequest {
+                region_id,
+                leader_peer_id,
+                term,
+            })
+            .await
+        })?;
+        Ok(())
+    }
+
     /// The address of a store's KV service.
     pub fn store_address(&self, store_id: u64) -> Result<String, PdError> {
         let response =

@@ -1,8 +1,10 @@
 //! The placement driver's gRPC service: timestamps, ids, store registration and heartbeats,
 //! and the region table.
 //!
-//! The first store that registers with an empty cluster bootstraps it: the placement driver
-//! creates one region covering the whole key space with a single peer on that store.
+//! The cluster bootstraps when as many stores registered as a region has replicas: the
+//! placement driver then creates one region covering the whole key space with a peer on each
+//! of those stores. Leaders are learnt from the KV nodes' region heartbeats and kept in
+//! memory (a restarted placement driver learns them again within a heartbeat).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -34,11 +36,15 @@ pub struct PdService {
     meta_file: MetaFile,
     meta: Mutex<ClusterMeta>,
     liveness: Mutex<HashMap<u64, StoreLiveness>>,
+    /// Region -> (leader peer, its term), as the leaders reported.
+    leaders: Mutex<HashMap<u64, (u64, u64)>>,
+    /// Replicas of each region (how many stores the cluster waits for to bootstrap).
+    replicas: usize,
 }
 
 impl PdService {
-    /// Opens the placement driver whose state lives in `dir`.
-    pub fn open(dir: &Path) -> Result<Arc<PdService>, PdError> {
+    /// Opens the placement driver whose state lives in `dir`; regions get `replicas` peers.
+    pub fn open(dir: &Path, replicas: usize) -> Result<Arc<PdService>, PdError> {
         let tso = LocalTso::open(&dir.join("tso"))?;
         let (meta_file, meta) = MetaFile::open(dir)?;
         Ok(Arc::new(PdService {
@@ -46,7 +52,17 @@ impl PdService {
             meta_file,
             meta: Mutex::new(meta),
             liveness: Mutex::new(HashMap::new()),
+            leaders: Mutex::new(HashMap::new()),
+            replicas: replicas.max(1),
         }))
+    }
+
+    fn region_to_pb(&self, region: &RegionRecord) -> pb::GetRegionResponse {
+        let leader = match self.leaders.lock().get(&region.id) {
+            Some(&(peer, _)) => peer,
+            None => region.leader_peer_id,
+        };
+        region_to_pb(region, leader)
     }
 
     /// The tonic service to add to a server.
@@ -71,7 +87,7 @@ fn internal(error: PdError) -> Status {
     Status::internal(error.to_string())
 }
 
-fn region_to_pb(region: &RegionRecord) -> pb::GetRegionResponse {
+fn region_to_pb(region: &RegionRecord, leader_peer_id: u64) -> pb::GetRegionResponse {
     let peer = |p: &PeerRecord| pb::Peer {
         id: p.id,
         store_id: p.store_id,
@@ -87,7 +103,11 @@ fn region_to_pb(region: &RegionRecord) -> pb::GetRegionResponse {
             }),
             peers: region.peers.iter().map(peer).collect(),
         }),
-        leader: region.leader().as_ref().map(peer),
+        leader: region
+            .peers
+            .iter()
+            .find(|p| p.id == leader_peer_id)
+            .map(peer),
     }
 }
 
@@ -129,6 +149,7 @@ impl pd_server::Pd for Handler {
                 "a store needs an id and an address",
             ));
         }
+        let replicas = self.0.replicas;
         let bootstrapped = self.0.change(|meta| {
             if let Some(other) = meta
                 .stores
@@ -147,11 +168,18 @@ impl pd_server::Pd for Handler {
                     address: store.address.clone(),
                 },
             );
-            if !meta.regions.is_empty() {
+            if !meta.regions.is_empty() || meta.stores.len() < replicas {
                 return Ok(false);
             }
             let region_id = meta.alloc_id();
-            let peer_id = meta.alloc_id();
+            let store_ids: Vec<u64> = meta.stores.keys().copied().take(replicas).collect();
+            let peers: Vec<PeerRecord> = store_ids
+                .into_iter()
+                .map(|store_id| PeerRecord {
+                    id: meta.alloc_id(),
+                    store_id,
+                })
+                .collect();
             meta.regions.insert(
                 Vec::new(),
                 RegionRecord {
@@ -160,11 +188,8 @@ impl pd_server::Pd for Handler {
                     end_key: Vec::new(),
                     conf_ver: 1,
                     version: 1,
-                    peers: vec![PeerRecord {
-                        id: peer_id,
-                        store_id: store.id,
-                    }],
-                    leader_peer_id: peer_id,
+                    leader_peer_id: peers[0].id,
+                    peers,
                 },
             );
             Ok(true)
@@ -199,6 +224,39 @@ impl pd_server::Pd for Handler {
             },
         );
         Ok(Response::new(pb::StoreHeartbeatResponse {}))
+    }
+
+    async fn region_heartbeat(
+        &self,
+        request: Request<pb::RegionHeartbeatRequest>,
+    ) -> Result<Response<pb::RegionHeartbeatResponse>, Status> {
+        let report = request.into_inner();
+        let known = self
+            .0
+            .meta
+            .lock()
+            .region_by_id(report.region_id)
+            .is_some_and(|r| r.peers.iter().any(|p| p.id == report.leader_peer_id));
+        if !known {
+            return Err(Status::not_found(format!(
+                "region {} has no peer {}",
+                report.region_id, report.leader_peer_id
+            )));
+        }
+        let mut leaders = self.0.leaders.lock();
+        let entry = leaders.entry(report.region_id).or_insert((0, 0));
+        if report.term >= entry.1 {
+            if entry.0 != report.leader_peer_id {
+                info!(
+                    region = report.region_id,
+                    leader = report.leader_peer_id,
+                    term = report.term,
+                    "region leader changed"
+                );
+            }
+            *entry = (report.leader_peer_id, report.term);
+        }
+        Ok(Response::new(pb::RegionHeartbeatResponse {}))
     }
 
     async fn get_store(
@@ -251,7 +309,9 @@ impl pd_server::Pd for Handler {
         let key = request.into_inner().key;
         let meta = self.0.meta.lock();
         Ok(Response::new(
-            meta.region_of(&key).map(region_to_pb).unwrap_or_default(),
+            meta.region_of(&key)
+                .map(|r| self.0.region_to_pb(r))
+                .unwrap_or_default(),
         ))
     }
 
@@ -262,7 +322,9 @@ impl pd_server::Pd for Handler {
         let id = request.into_inner().region_id;
         let meta = self.0.meta.lock();
         Ok(Response::new(
-            meta.region_by_id(id).map(region_to_pb).unwrap_or_default(),
+            meta.region_by_id(id)
+                .map(|r| self.0.region_to_pb(r))
+                .unwrap_or_default(),
         ))
     }
 
@@ -276,7 +338,7 @@ impl pd_server::Pd for Handler {
         let regions = meta
             .scan_regions(&scan.start_key, &scan.end_key, limit)
             .into_iter()
-            .map(region_to_pb)
+            .map(|r| self.0.region_to_pb(r))
             .collect();
         Ok(Response::new(pb::ScanRegionsResponse { regions }))
     }

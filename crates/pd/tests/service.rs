@@ -12,7 +12,7 @@ fn start_pd(dir: &std::path::Path) -> (String, tokio::runtime::Runtime) {
         .enable_all()
         .build()
         .unwrap();
-    let service = PdService::open(dir).unwrap();
+    let service = PdService::open(dir, 1).unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();

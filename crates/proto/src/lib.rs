@@ -4,9 +4,9 @@
 //! KV share.
 //!
 //! ```text
-//!   SQL node (txn client) ──kv.Kv──▶ KV node
+//!   SQL node (txn client) ──kv.Kv──▶ KV node ◀──raft.Raft──▶ KV node
 //!        │                              │
-//!        └────────pd.Pd──▶ PD ◀──pd.Pd──┘   (timestamps, ids, stores, regions)
+//!        └────────pd.Pd──▶ PD ◀──pd.Pd──┘   (timestamps, ids, stores, regions, leaders)
 //! ```
 
 mod convert;
@@ -26,6 +26,12 @@ pub mod kv {
 pub mod pd {
     #![allow(clippy::all, missing_docs)]
     tonic::include_proto!("strata.pd");
+}
+
+/// Raft messages between KV nodes (`proto/raft.proto`).
+pub mod raft {
+    #![allow(clippy::all, missing_docs)]
+    tonic::include_proto!("strata.raft");
 }
 
 /// The largest gRPC message a Strata process sends or accepts: a scan page or a prewrite of

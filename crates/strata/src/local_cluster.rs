@@ -17,9 +17,8 @@ use crate::playground::PlaygroundArgs;
 const START_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a child may take to stop after SIGTERM before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
-/// KV nodes a local cluster can run today: regions have one replica until the raftstore
-/// replicates them, so more nodes would hold no data.
-const KV_NODES_SUPPORTED: usize = 1;
+/// Replicas of each region in a local cluster: one per KV node, up to three.
+const REPLICAS_MAX: usize = 3;
 
 struct Role {
     name: String,
@@ -118,13 +117,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     if kv_nodes == 0 || sql_nodes == 0 {
         return Err("a cluster needs at least one KV node and one SQL node".into());
     }
-    if kv_nodes > KV_NODES_SUPPORTED {
-        return Err(format!(
-            "--kv {kv_nodes}: regions are not replicated yet, so a local cluster runs \
-             {KV_NODES_SUPPORTED} KV node"
-        )
-        .into());
-    }
+    let replicas = kv_nodes.min(REPLICAS_MAX);
     let root = args.data_dir.join("cluster");
     let logs = root.join("logs");
     std::fs::create_dir_all(&logs)?;
@@ -146,6 +139,8 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             pd.to_string(),
             "--data-dir".into(),
             dir("pd"),
+            "--replicas".into(),
+            replicas.to_string(),
         ],
         pd,
         &logs,
@@ -215,16 +210,35 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             stop.store(true, Ordering::SeqCst);
         });
     }
+    // A KV node or SQL node that dies is reported and the rest keep serving (a region
+    // serves while a majority of its replicas runs; a killed node may be started again by
+    // hand). Without the placement driver or any SQL node there is no cluster left.
+    let mut exited = vec![false; roles.0.len()];
     while !stop.load(Ordering::SeqCst) {
-        for role in &mut roles.0 {
+        for (role, exited) in roles.0.iter_mut().zip(exited.iter_mut()) {
+            if *exited {
+                continue;
+            }
             if let Ok(Some(status)) = role.child.try_wait() {
-                return Err(format!(
-                    "{} exited with {status}; see {}; stopping the cluster",
+                *exited = true;
+                eprintln!(
+                    "{} exited with {status}; see {}",
                     role.name,
                     role.log.display()
-                )
-                .into());
+                );
             }
+        }
+        let pd_gone = exited[0];
+        let sql_gone = roles
+            .0
+            .iter()
+            .zip(&exited)
+            .filter(|(role, _)| role.name.starts_with("sql"))
+            .all(|(_, exited)| *exited);
+        if pd_gone || sql_gone {
+            return Err(
+                "the placement driver or every SQL node exited; stopping the cluster".into(),
+            );
         }
         std::thread::sleep(Duration::from_millis(200));
     }

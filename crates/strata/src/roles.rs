@@ -30,6 +30,9 @@ pub struct PdArgs {
     /// Folder that holds the cluster's metadata and the timestamp oracle's state.
     #[arg(long, default_value = "strata-pd")]
     pub data_dir: PathBuf,
+    /// Replicas of each region. The cluster starts once this many KV nodes registered.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=7))]
+    pub replicas: u32,
 }
 
 #[derive(Args, Debug)]
@@ -87,7 +90,7 @@ fn serve_until_signal(
 }
 
 pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let service = PdService::open(&args.data_dir)?;
+    let service = PdService::open(&args.data_dir, args.replicas as usize)?;
     let runtime = grpc_runtime("pd")?;
     let router = tonic::transport::Server::builder().add_service(service.into_server());
     serve_until_signal(&runtime, args.listen, router, "placement driver")?;
@@ -103,7 +106,9 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         block_cache_bytes: args.block_cache_mib << 20,
     })?;
     let runtime = grpc_runtime("kv")?;
-    let router = tonic::transport::Server::builder().add_service(node.service().into_server());
+    let router = tonic::transport::Server::builder()
+        .add_service(node.service().into_server())
+        .add_service(node.raft_service().into_server());
     let role = format!(
         "KV node (store {}, data in {})",
         node.store_id,

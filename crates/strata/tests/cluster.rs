@@ -10,29 +10,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
-use common::{bounded, connect, mariadb_at, sql_at, sysbench_command};
+use common::{bounded, connect, mariadb_at, sql_at, sysbench_command, wait_for};
 use mysql_async::prelude::Queryable;
-
-/// How long a change made on one SQL node may take to be seen on another (the schema lease).
-const SCHEMA_SYNC_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Polls `sql` on `port` until its output equals `expected`.
-fn wait_for(port: u16, sql: &str, expected: &str) {
-    let deadline = Instant::now() + SCHEMA_SYNC_TIMEOUT;
-    loop {
-        let out = mariadb_at(port, None, sql);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if out.status.success() && text == expected {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{sql} on port {port} gave {text:?} / {}, expected {expected:?}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 #[test]
 fn two_sql_nodes_share_data_and_schema() {
@@ -259,37 +238,30 @@ fn a_restarted_placement_driver_keeps_timestamps_increasing() {
 }
 
 /// A free port whose successor is free too (a local cluster's SQL nodes take consecutive ports).
-fn free_port_pair() -> u16 {
+/// The first of `n` consecutive free ports.
+fn free_ports(n: u16) -> u16 {
     for _ in 0..100 {
         let port = common::free_port();
-        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+        let rest_free = (1..n).all(|i| {
+            port.checked_add(i)
+                .is_some_and(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        });
+        if rest_free {
             return port;
         }
     }
-    panic!("no two consecutive free ports");
+    panic!("no {n} consecutive free ports");
 }
 
 #[test]
 fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
     let temp = tempfile::tempdir().unwrap();
-    let refused = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(["playground", "--kv", "3", "--data-dir"])
-        .arg(temp.path())
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("not replicated yet"),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
-
-    let port = free_port_pair();
+    let port = free_ports(2);
     let mut playground = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args([
             "playground",
             "--kv",
-            "1",
+            "3",
             "--sql",
             "2",
             "--block-cache-mib",
@@ -297,7 +269,7 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
         ])
         .args(["--port", &port.to_string()])
         .args(["--pd-port", &common::free_port().to_string()])
-        .args(["--kv-port", &common::free_port().to_string()])
+        .args(["--kv-port", &free_ports(3).to_string()])
         .arg("--data-dir")
         .arg(temp.path())
         .stdout(std::process::Stdio::piped())
@@ -325,7 +297,7 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let lines = banner.join().unwrap();
-    for role in ["pd", "kv1", "sql1", "sql2"] {
+    for role in ["pd", "kv1", "kv2", "kv3", "sql1", "sql2"] {
         assert!(
             lines.iter().any(|l| l.trim_start().starts_with(role)),
             "{role} missing from {lines:?}"

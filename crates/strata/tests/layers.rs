@@ -22,7 +22,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("strata-proto", &["strata-types", "strata-kvapi"]),
     ("strata-pd", &["strata-types", "strata-proto"]),
-    ("strata-raftstore", &[]),
+    // Raft under the engine: it applies committed write batches to the engine.
+    ("strata-raftstore", &["strata-engine"]),
     (
         "strata-txn",
         &["strata-types", "strata-kvapi", "strata-pd", "strata-proto"],
@@ -37,6 +38,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-kvapi",
             "strata-pd",
             "strata-proto",
+            "strata-raftstore",
         ],
     ),
     (

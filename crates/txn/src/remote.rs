@@ -175,11 +175,33 @@ impl RemoteKv {
         regions.insert(region.start_key.clone(), region);
     }
 
-    fn invalidate(&self, region: &CachedRegion, why: &Retry) {
+    /// Forgets what `why` proved stale about `region`, and waits before the retry unless the
+    /// error named the region's new leader.
+    fn retry_after(
+        &self,
+        region: &CachedRegion,
+        why: &Retry,
+        backoff: &mut Backoff,
+    ) -> Result<(), KvError> {
+        if let Retry::Region(pb::RegionError {
+            kind: Some(pb::region_error::Kind::NotLeader(hint)),
+        }) = why
+        {
+            if hint.leader_store_id != 0 && hint.leader_store_id != region.leader_store {
+                let mut regions = self.regions.write();
+                if let Some(cached) = regions.get_mut(&region.start_key) {
+                    if cached.id == region.id {
+                        cached.leader_store = hint.leader_store_id;
+                        return Ok(());
+                    }
+                }
+            }
+        }
         self.regions.write().remove(&region.start_key);
         if let Retry::Unreachable(_) = why {
             self.stores.write().remove(&region.leader_store);
         }
+        backoff.wait(why)
     }
 
     /// The region holding `key`, from the cache or the placement driver.
@@ -323,10 +345,7 @@ impl RemoteKv {
             let region = self.locate(key, &mut backoff)?;
             match attempt(&region) {
                 Ok(result) => return result,
-                Err(why) => {
-                    self.invalidate(&region, &why);
-                    backoff.wait(&why)?;
-                }
+                Err(why) => self.retry_after(&region, &why, &mut backoff)?,
             }
         }
     }
@@ -345,8 +364,7 @@ impl RemoteKv {
                 match attempt(&region, &part) {
                     Ok(result) => result?,
                     Err(why) => {
-                        self.invalidate(&region, &why);
-                        backoff.wait(&why)?;
+                        self.retry_after(&region, &why, &mut backoff)?;
                         pending.push(part);
                     }
                 }
@@ -471,8 +489,7 @@ impl KvApi for RemoteKv {
                 }
                 Ok(Err(e)) => return Err(e),
                 Err(why) => {
-                    self.invalidate(&region, &why);
-                    backoff.wait(&why)?;
+                    self.retry_after(&region, &why, &mut backoff)?;
                     continue;
                 }
             }
@@ -545,10 +562,7 @@ impl KvApi for RemoteKv {
                 }
                 Ok(Err(e)) => return Err(e),
                 // The region moved: prewrite by region below, without one-phase commit.
-                Err(why) => {
-                    self.invalidate(region, &why);
-                    backoff.wait(&why)?;
-                }
+                Err(why) => self.retry_after(region, &why, &mut backoff)?,
             }
         }
         self.on_regions_of(&refs, |region, part| {

@@ -331,7 +331,29 @@ impl Transaction {
             lock_ttl_ms: LOCK_TTL_MS,
             try_one_pc: true,
         };
-        let response = match self.client.kv().prewrite(&request) {
+        // A key may still hold the lock of a transaction that committed but has not yet
+        // committed that key (a secondary): resolve it from its primary and prewrite again.
+        // A pessimistic lock belongs to a transaction still running: wait for it instead.
+        let mut prewritten = self.client.kv().prewrite(&request);
+        for _ in 0..READ_LOCK_RETRIES_MAX {
+            let Err(KvError::KeyIsLocked(lock)) = &prewritten else {
+                break;
+            };
+            if lock.ttl_ms == 0 {
+                std::thread::sleep(READ_LOCK_BACKOFF);
+            } else if let Err(e) = self.resolve(lock) {
+                prewritten = Err(match e {
+                    TxnError::Kv(e) => e,
+                    other => {
+                        self.release_pessimistic_locks();
+                        return Err(other);
+                    }
+                });
+                break;
+            }
+            prewritten = self.client.kv().prewrite(&request);
+        }
+        let response = match prewritten {
             Ok(response) => response,
             Err(e) => {
                 // A prewrite checks every key before it writes any, so a failed one left nothing

@@ -10,6 +10,8 @@ use super::free_port;
 
 /// How long a role may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a region may go without a leader the placement driver knows of.
+const LEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One role's process.
 pub struct Process {
@@ -109,6 +111,8 @@ impl Cluster {
                 pd_address.clone(),
                 "--data-dir".into(),
                 path("pd"),
+                "--replicas".into(),
+                kv_nodes.min(3).to_string(),
             ],
             pd_port,
             dir.join("pd.log"),
@@ -160,6 +164,37 @@ impl Cluster {
 
     pub fn data_dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The index in `kv` of the running node whose peer leads the region holding `key`, as
+    /// the placement driver reports it (waits until it knows one).
+    pub fn leader_of(&self, key: &[u8]) -> usize {
+        let pd = strata_pd::PdClient::connect(&format!("127.0.0.1:{}", self.pd.port))
+            .expect("a placement driver client");
+        let deadline = Instant::now() + LEADER_TIMEOUT;
+        loop {
+            let store = pd
+                .region_of(key)
+                .ok()
+                .flatten()
+                .and_then(|r| r.leader)
+                .map(|l| l.store_id);
+            let index = store
+                .and_then(|s| pd.store_address(s).ok())
+                .and_then(|address| {
+                    self.kv.iter().position(|p| {
+                        p.child.is_some() && address.ends_with(&format!(":{}", p.port))
+                    })
+                });
+            if let Some(index) = index {
+                return index;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no running leader for the region of {key:?} within {LEADER_TIMEOUT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The logs of every process, for a failure message.

@@ -21,6 +21,27 @@ pub struct Playground {
     _temp: Option<tempfile::TempDir>,
 }
 
+/// How long a change made on one SQL node may take to be seen on another (the schema lease).
+const SCHEMA_SYNC_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Polls `sql` on `port` until its output equals `expected`.
+pub fn wait_for(port: u16, sql: &str, expected: &str) {
+    let deadline = Instant::now() + SCHEMA_SYNC_TIMEOUT;
+    loop {
+        let out = mariadb_at(port, None, sql);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() && text == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{sql} on port {port} gave {text:?} / {}, expected {expected:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Picks a free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

@@ -1,0 +1,274 @@
+//! What ties the node to its raftstore: the engine [`Storage`] writes through (every write
+//! batch is proposed to the region of its keys and returns once applied), the gRPC transport
+//! of Raft messages between nodes, and the hook that prepares a region before its new leader
+//! serves.
+//!
+//! ```text
+//!   Storage ──write──▶ ReplicatedEngine ──propose──▶ Router ──▶ poll loop ──▶ RocksDB
+//!      │                     │ reads                               │ messages
+//!      └──────reads──────────┴─────────▶ RocksDB            GrpcTransport ──raft.Raft──▶ peers
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use strata_engine::{BatchOp, Cf, Engine, EngineError, EngineIterator, RocksEngine, WriteBatch};
+use strata_kv::{mvcc, Storage};
+use strata_pd::{PdClient, TimestampOracle};
+use strata_proto::raft::{self as pb, raft_client::RaftClient, raft_server};
+use strata_raftstore::{LeaderHook, Message, RegionMeta, Router, Transport};
+use tokio::sync::mpsc;
+use tonic::transport::Channel;
+use tonic::{Request, Response, Status};
+use tracing::{debug, warn};
+
+/// Raft messages queued for one other node; more are dropped (Raft resends).
+pub const RAFT_SEND_QUEUE: usize = 8192;
+/// Messages sent to one node in one gRPC call.
+pub const RAFT_SEND_BATCH: usize = 1024;
+/// Pause after a failed send before a node is tried again.
+const RAFT_RECONNECT_PAUSE: Duration = Duration::from_millis(200);
+
+/// The node's engine as [`Storage`] sees it: reads from RocksDB, writes through Raft.
+pub struct ReplicatedEngine {
+    rocks: Arc<RocksEngine>,
+    router: Router,
+}
+
+impl ReplicatedEngine {
+    pub fn new(rocks: Arc<RocksEngine>, router: Router) -> ReplicatedEngine {
+        ReplicatedEngine { rocks, router }
+    }
+}
+
+/// The user key a batch operation touches: lock keys are user keys, the other column
+/// families hold encoded user keys followed by a timestamp.
+fn user_key(op: &BatchOp) -> Result<Vec<u8>, EngineError> {
+    let (cf, key) = match op {
+        BatchOp::Put { cf, key, .. } | BatchOp::Delete { cf, key } => (*cf, key),
+    };
+    match cf {
+        Cf::Lock => Ok(key.clone()),
+        Cf::Default | Cf::Write => mvcc::split_versioned_key(key)
+            .and_then(|(encoded, _)| mvcc::decode_user_key(encoded))
+            .map_err(|e| EngineError::Storage(e.to_string())),
+        Cf::Raft => Err(EngineError::Storage(
+            "replication state is not written through Raft".into(),
+        )),
+    }
+}
+
+impl Engine for ReplicatedEngine {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+        self.rocks.get(cf, key)
+    }
+
+    /// Proposes `batch` to the region holding its keys and waits until it applied here. The
+    /// batch is durable on a majority of the region's replicas when this returns; `sync` is
+    /// implied.
+    fn write(&self, batch: &WriteBatch, _sync: bool) -> Result<(), EngineError> {
+        let Some(first) = batch.ops().first() else {
+            return Ok(());
+        };
+        let key = user_key(first)?;
+        let Some(region) = self.router.region_of(&key) else {
+            return Err(EngineError::Unavailable(
+                "no region here holds the key".into(),
+            ));
+        };
+        let regions = self.router.regions();
+        let meta = regions
+            .iter()
+            .find(|r| r.id == region)
+            .expect("the router named the region");
+        for op in &batch.ops()[1..] {
+            if !meta.contains(&user_key(op)?) {
+                return Err(EngineError::Storage(
+                    "a write batch spans more than one region".into(),
+                ));
+            }
+        }
+        self.router.propose_write(region, batch).map_err(|failure| {
+            if failure.is_definite() {
+                EngineError::Unavailable(failure.to_string())
+            } else {
+                EngineError::Storage(format!("outcome unknown: {failure}"))
+            }
+        })
+    }
+
+    fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_> {
+        self.rocks.iterator(cf, lower, upper)
+    }
+
+    fn versions_iterator(&self, upper: &[u8]) -> Box<dyn EngineIterator + '_> {
+        self.rocks.versions_iterator(upper)
+    }
+
+    fn approximate_size_bytes(&self) -> u64 {
+        self.rocks.approximate_size_bytes()
+    }
+}
+
+/// Sends Raft messages to other nodes over gRPC: one queue and one sending task per node.
+pub struct GrpcTransport {
+    store_id: u64,
+    pd: PdClient,
+    queues: Mutex<HashMap<u64, mpsc::Sender<pb::RaftEnvelope>>>,
+}
+
+impl GrpcTransport {
+    pub fn new(store_id: u64, pd: PdClient) -> GrpcTransport {
+        GrpcTransport {
+            store_id,
+            pd,
+            queues: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn queue(&self, to_store: u64) -> mpsc::Sender<pb::RaftEnvelope> {
+        let mut queues = self.queues.lock();
+        queues
+            .entry(to_store)
+            .or_insert_with(|| {
+                let (tx, rx) = mpsc::channel(RAFT_SEND_QUEUE);
+                let pd = self.pd.clone();
+                self.pd.runtime().spawn(send_loop(pd, to_store, rx));
+                tx
+            })
+            .clone()
+    }
+}
+
+impl Transport for GrpcTransport {
+    fn send(&self, to_store: u64, region: u64, message: Message) {
+        let envelope = pb::RaftEnvelope {
+            region_id: region,
+            from_store: self.store_id,
+            message: strata_raftstore::encode_message(&message),
+        };
+        if self.queue(to_store).try_send(envelope).is_err() {
+            debug!(to_store, "Raft send queue full; dropping a message");
+        }
+    }
+}
+
+/// Delivers the queued messages for one node, a batch per call, reconnecting after failures.
+async fn send_loop(pd: PdClient, store: u64, mut queue: mpsc::Receiver<pb::RaftEnvelope>) {
+    let mut client: Option<RaftClient<Channel>> = None;
+    while let Some(first) = queue.recv().await {
+        let mut messages = vec![first];
+        while messages.len() < RAFT_SEND_BATCH {
+            match queue.try_recv() {
+                Ok(m) => messages.push(m),
+                Err(_) => break,
+            }
+        }
+        if client.is_none() {
+            let lookup = pd.clone();
+            let address = tokio::task::spawn_blocking(move || lookup.store_address(store)).await;
+            match address {
+                Ok(Ok(address)) => match strata_pd::channel(&address, pd.runtime()) {
+                    Ok(channel) => {
+                        client = Some(
+                            RaftClient::new(channel)
+                                .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+                                .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES),
+                        )
+                    }
+                    Err(e) => debug!(store, %e, "cannot reach a node for Raft"),
+                },
+                Ok(Err(e)) => debug!(store, %e, "cannot look up a node for Raft"),
+                Err(e) => debug!(store, %e, "address lookup failed"),
+            }
+        }
+        let Some(c) = client.as_mut() else {
+            tokio::time::sleep(RAFT_RECONNECT_PAUSE).await;
+            continue;
+        };
+        if let Err(status) = c.send(pb::RaftBatch { messages }).await {
+            debug!(store, %status, "sending Raft messages failed");
+            client = None;
+            tokio::time::sleep(RAFT_RECONNECT_PAUSE).await;
+        }
+    }
+}
+
+/// The gRPC service that receives Raft messages from other nodes.
+#[derive(Clone)]
+pub struct RaftService {
+    router: Router,
+}
+
+impl RaftService {
+    pub fn new(router: Router) -> RaftService {
+        RaftService { router }
+    }
+
+    pub fn into_server(self) -> raft_server::RaftServer<RaftService> {
+        raft_server::RaftServer::new(self)
+            .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+    }
+}
+
+#[tonic::async_trait]
+impl raft_server::Raft for RaftService {
+    async fn send(
+        &self,
+        request: Request<pb::RaftBatch>,
+    ) -> Result<Response<pb::RaftDone>, Status> {
+        for envelope in request.into_inner().messages {
+            match strata_raftstore::decode_message(&envelope.message) {
+                Ok(message) => self.router.step(envelope.region_id, message),
+                Err(e) => warn!(from = envelope.from_store, %e, "a corrupt Raft message"),
+            }
+        }
+        Ok(Response::new(pb::RaftDone {}))
+    }
+}
+
+/// Prepares a region before this node serves it as the new leader: one-phase commits start
+/// above a fresh timestamp (above every read the previous leader served), stale in-memory
+/// locks go, and the placement driver learns the new leader.
+pub struct NodeLeaderHook {
+    pd: PdClient,
+    storage: OnceLock<Arc<Storage>>,
+}
+
+impl NodeLeaderHook {
+    pub fn new(pd: PdClient) -> NodeLeaderHook {
+        NodeLeaderHook {
+            pd,
+            storage: OnceLock::new(),
+        }
+    }
+
+    /// Hands the hook the storage it prepares (the storage is built over the raftstore, so
+    /// after it).
+    pub fn set_storage(&self, storage: Arc<Storage>) {
+        let _ = self.storage.set(storage);
+    }
+}
+
+impl LeaderHook for NodeLeaderHook {
+    fn start_leading(&self, region: &RegionMeta, peer: u64, term: u64) -> bool {
+        let Some(storage) = self.storage.get() else {
+            return false;
+        };
+        let now = match self.pd.get_ts() {
+            Ok(ts) => ts,
+            Err(e) => {
+                warn!(region = region.id, %e, "no timestamp to start leading with");
+                return false;
+            }
+        };
+        storage.start_leading(&region.start_key, &region.end_key, now);
+        if let Err(e) = self.pd.region_heartbeat(region.id, peer, term) {
+            debug!(region = region.id, %e, "reporting a new leader failed; the heartbeat will");
+        }
+        true
+    }
+}
