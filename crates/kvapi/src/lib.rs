@@ -84,6 +84,10 @@ pub enum KvError {
     /// region): the client retries where the region is led now.
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// A commit was sent but its answer was lost (the node died or did not answer): it may or
+    /// may not have been applied. Never retried on the client's behalf.
+    #[error("the outcome of the commit is undetermined ({0}); check whether it was applied")]
+    Undetermined(String),
 }
 
 /// A range read.

@@ -32,7 +32,9 @@ pub fn key_error_to_pb(error: &KvError) -> pb::KeyError {
         KvError::LockWaitTimeout { key } => Kind::LockWaitTimeout(key.clone()),
         KvError::TxnAborted { start_ts } => Kind::TxnAborted(start_ts.0),
         KvError::AlreadyExists { key } => Kind::AlreadyExists(key.clone()),
-        KvError::Storage(message) | KvError::Unavailable(message) => Kind::Storage(message.clone()),
+        KvError::Storage(message)
+        | KvError::Unavailable(message)
+        | KvError::Undetermined(message) => Kind::Storage(message.clone()),
     };
     pb::KeyError { kind: Some(kind) }
 }

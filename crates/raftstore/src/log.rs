@@ -151,6 +151,13 @@ impl RaftLog {
         Ok(())
     }
 
+    /// Deletes log files that hold only compacted entries (raft-engine rewrites what little
+    /// is still live in them). Called periodically.
+    pub fn purge(&self) -> Result<(), LogError> {
+        self.engine.purge_expired_files().map_err(log_error)?;
+        Ok(())
+    }
+
     /// Rebuilds the in-memory log of `region` (`None`: the region has no log here).
     pub fn load(&self, region: u64) -> Result<Option<MemStorage>, LogError> {
         let Some(conf_state) = self
@@ -206,4 +213,82 @@ pub fn encode_message(message: &raft::eraftpb::Message) -> Vec<u8> {
 /// Reads a message written by [`encode_message`].
 pub fn decode_message(bytes: &[u8]) -> Result<raft::eraftpb::Message, LogError> {
     raft::eraftpb::Message::parse_from_bytes(bytes).map_err(log_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use raft::Storage as _;
+
+    use super::*;
+
+    fn entry(index: u64, term: u64) -> Entry {
+        Entry {
+            index,
+            term,
+            data: format!("command {index}").into_bytes().into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_region_log_is_rebuilt_after_a_reopen_and_a_truncation() {
+        let dir = tempfile::tempdir().unwrap();
+        let hard_state = HardState {
+            term: 2,
+            vote: 7,
+            commit: 9,
+            ..Default::default()
+        };
+        {
+            let log = RaftLog::open(dir.path()).unwrap();
+            assert!(
+                log.load(4).unwrap().is_none(),
+                "no log before the region exists"
+            );
+            let mut batch = LogWriteBatch::new();
+            batch.set_voters(4, &[5, 6, 7]).unwrap();
+            let write = LogWrite {
+                entries: (1..=10)
+                    .map(|i| entry(i, if i < 6 { 1 } else { 2 }))
+                    .collect(),
+                hard_state: Some(hard_state.clone()),
+            };
+            batch.add(4, &write).unwrap();
+            log.write(&mut batch, true).unwrap();
+            let mut truncate = LogWriteBatch::new();
+            truncate.truncate(4, 6, 1).unwrap();
+            log.write(&mut truncate, true).unwrap();
+        }
+        let log = RaftLog::open(dir.path()).unwrap();
+        assert_eq!(log.regions(), vec![4]);
+        let storage = log.load(4).unwrap().expect("the region's log");
+        assert_eq!(storage.first_index().unwrap(), 6);
+        assert_eq!(storage.last_index().unwrap(), 10);
+        assert_eq!(
+            storage.term(5).unwrap(),
+            1,
+            "the term of the last dropped entry"
+        );
+        assert_eq!(storage.term(6).unwrap(), 2);
+        let state = storage.initial_state().unwrap();
+        assert_eq!(state.hard_state, hard_state);
+        assert_eq!(state.conf_state.voters, vec![5, 6, 7]);
+        let entries = storage
+            .entries(6, 11, None, raft::GetEntriesContext::empty(false))
+            .unwrap();
+        assert_eq!(entries, (6..=10).map(|i| entry(i, 2)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn messages_round_trip_through_bytes() {
+        let message = raft::eraftpb::Message {
+            from: 5,
+            to: 6,
+            term: 3,
+            entries: vec![entry(1, 3)].into(),
+            ..Default::default()
+        };
+        assert_eq!(decode_message(&encode_message(&message)).unwrap(), message);
+        assert!(decode_message(&[0xFF, 0xFF]).is_err());
+    }
 }

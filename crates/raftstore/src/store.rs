@@ -49,6 +49,8 @@ pub const MAILBOX_CAPACITY: usize = 65_536;
 pub const POLL_BATCH_MAX: usize = 4096;
 /// Entries a leader keeps in its log beyond what every peer holds before it compacts.
 pub const COMPACT_LOG_GAP: u64 = 4096;
+/// How often the log store drops files that hold only compacted entries.
+pub const LOG_PURGE_INTERVAL: Duration = Duration::from_secs(10);
 
 const CMD_NOOP: u8 = 0;
 const CMD_WRITE: u8 = 1;
@@ -272,6 +274,8 @@ pub struct RaftStore {
     router: Router,
     poll: Option<JoinHandle<()>>,
     hook: Option<JoinHandle<()>>,
+    purge: Option<JoinHandle<()>>,
+    stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Applies one region's committed commands into a batch the poll loop writes.
@@ -372,6 +376,14 @@ impl RaftStore {
         let (mailbox, inbox) = channel::bounded(MAILBOX_CAPACITY);
         let (hook_tx, hook_rx) = channel::unbounded::<(RegionMeta, u64, u64)>();
         let status = Arc::new(RwLock::new(HashMap::new()));
+        let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let purge = {
+            let (log, stopping) = (log.clone(), stopping.clone());
+            std::thread::Builder::new()
+                .name("raft-log-purge".into())
+                .spawn(move || purge_loop(&log, &stopping))
+                .map_err(crate::log::LogError::from_io)?
+        };
         let mut poller = Poller {
             store_id,
             log,
@@ -408,6 +420,8 @@ impl RaftStore {
             router: Router { mailbox, status },
             poll: Some(poll),
             hook: Some(hook),
+            purge: Some(purge),
+            stopping,
         })
     }
 
@@ -417,6 +431,11 @@ impl RaftStore {
 
     /// Stops the poll loop; proposals still waiting learn that the store stopped.
     pub fn stop(mut self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(purge) = self.purge.take() {
+            let _ = purge.join();
+        }
         let _ = self.router.mailbox.send(Msg::Stop);
         if let Some(poll) = self.poll.take() {
             let _ = poll.join();
@@ -517,6 +536,7 @@ impl Poller {
                 }
                 self.tick();
             }
+
             if let Err(e) = self.process_readies() {
                 error!(%e, "raftstore cannot persist its log; stopping");
                 stop = true;
@@ -701,7 +721,9 @@ impl Poller {
             }
         }
         if !apply.is_empty() {
-            if let Err(e) = self.engine.write(&apply, false) {
+            // Applied data need not be synced: the synced log replays it after a crash. Except
+            // before the log drops entries: then what they applied must be on disk first.
+            if let Err(e) = self.engine.write(&apply, !truncations.is_empty()) {
                 // The log holds the commands; a restart applies them again.
                 return Err(crate::log::LogError::from_display(e));
             }
@@ -751,6 +773,22 @@ impl Poller {
             p.hook_if_needed(serving_term, &self.hook);
         }
         Ok(())
+    }
+}
+
+/// Drops log files of compacted entries every [`LOG_PURGE_INTERVAL`], off the poll loop.
+fn purge_loop(log: &RaftLog, stopping: &std::sync::atomic::AtomicBool) {
+    let step = Duration::from_millis(100);
+    let mut waited = Duration::ZERO;
+    while !stopping.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(step);
+        waited += step;
+        if waited >= LOG_PURGE_INTERVAL {
+            waited = Duration::ZERO;
+            if let Err(e) = log.purge() {
+                warn!(%e, "purging the Raft log failed");
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
-use common::{bounded, connect, mariadb_at, sql_at, sysbench_command, wait_for};
+use common::{bounded, connect, mariadb_at, spawn_sysbench, sql_at, sysbench_output, wait_for};
 use mysql_async::prelude::Queryable;
 
 #[test]
@@ -69,29 +69,6 @@ fn two_sql_nodes_share_data_and_schema() {
     );
 }
 
-fn sysbench(port: u16, args: &[&str]) -> std::process::Child {
-    sysbench_command(port, 2, 2000)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run sysbench")
-}
-
-fn finished(child: std::process::Child, what: &str) -> String {
-    let out = child.wait_with_output().expect("sysbench output");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && !text.contains("FATAL"),
-        "sysbench {what} failed:\n{text}"
-    );
-    text
-}
-
 #[test]
 fn sysbench_runs_on_both_sql_nodes_at_once() {
     let cluster = Cluster::start(1, 2);
@@ -102,13 +79,13 @@ fn sysbench_runs_on_both_sql_nodes_at_once() {
         "SHOW DATABASES LIKE 'sbtest'",
         "Database (sbtest)\nsbtest\n",
     );
-    finished(sysbench(a, &["oltp_common", "prepare"]), "prepare");
+    sysbench_output(spawn_sysbench(a, &["oltp_common", "prepare"]), "prepare");
     wait_for(b, "SELECT COUNT(*) FROM sbtest.sbtest2", "COUNT(*)\n2000\n");
     let common = ["--threads=8", "--time=5"];
-    let read_write = sysbench(a, &[&common[..], &["oltp_read_write", "run"]].concat());
-    let update_index = sysbench(b, &[&common[..], &["oltp_update_index", "run"]].concat());
-    let out_a = finished(read_write, "oltp_read_write on node 1");
-    let out_b = finished(update_index, "oltp_update_index on node 2");
+    let read_write = spawn_sysbench(a, &[&common[..], &["oltp_read_write", "run"]].concat());
+    let update_index = spawn_sysbench(b, &[&common[..], &["oltp_update_index", "run"]].concat());
+    let out_a = sysbench_output(read_write, "oltp_read_write on node 1");
+    let out_b = sysbench_output(update_index, "oltp_update_index on node 2");
     for out in [&out_a, &out_b] {
         let transactions: u64 = out
             .lines()

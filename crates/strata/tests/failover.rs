@@ -1,47 +1,23 @@
 //! A cluster of three KV nodes (every region on all three, replicated by Raft) keeps serving
 //! when the node that leads the data is killed with `kill -9`: the real sysbench keeps running
-//! on both SQL nodes, the killed node restarts and catches up, and no acknowledged commit is
-//! lost.
+//! on both SQL nodes, the killed node restarts and catches up, no acknowledged commit is lost,
+//! and bank transfers keep the total in every snapshot while leaders die and come back.
 
 mod common;
 
 use std::collections::BTreeSet;
-use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
-use common::{bounded, connect, sql_at, sysbench_command, wait_for};
+use common::{bounded, connect, spawn_sysbench, sql_at, sysbench_output, wait_for};
 use mysql_async::prelude::Queryable;
 
 /// The MySQL error codes a SQL node may answer while a region elects a new leader: 1105 (a
 /// KV request that found no leader in time, or whose outcome the dead leader took with it),
 /// 1205 / 1213 (lock waits and deadlocks, as under any load) and 9007 (a write conflict).
 const FAILOVER_ERRORS: &str = "1105,1205,1213,9007";
-
-fn sysbench(port: u16, args: &[&str]) -> Child {
-    sysbench_command(port, 2, 2000)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run sysbench")
-}
-
-fn finished(child: Child, what: &str) -> String {
-    let out = child.wait_with_output().expect("sysbench output");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && !text.contains("FATAL"),
-        "sysbench {what} failed:\n{text}"
-    );
-    text
-}
 
 /// The transactions per second of each `--report-interval=1` line, by second.
 fn tps_by_second(out: &str) -> Vec<(u64, f64)> {
@@ -64,12 +40,12 @@ fn sysbench_keeps_running_while_the_leader_kv_node_is_killed_and_restarted() {
         "SHOW DATABASES LIKE 'sbtest'",
         "Database (sbtest)\nsbtest\n",
     );
-    finished(sysbench(a, &["oltp_common", "prepare"]), "prepare");
+    sysbench_output(spawn_sysbench(a, &["oltp_common", "prepare"]), "prepare");
     let ignore = format!("--mysql-ignore-errors={FAILOVER_ERRORS}");
     let common = ["--threads=4", "--time=24", "--report-interval=1", &ignore];
     let started = Instant::now();
-    let read_write = sysbench(a, &[&common[..], &["oltp_read_write", "run"]].concat());
-    let update_index = sysbench(b, &[&common[..], &["oltp_update_index", "run"]].concat());
+    let read_write = spawn_sysbench(a, &[&common[..], &["oltp_read_write", "run"]].concat());
+    let update_index = spawn_sysbench(b, &[&common[..], &["oltp_update_index", "run"]].concat());
 
     std::thread::sleep(Duration::from_secs(6));
     let leader = cluster.leader_of(b"");
@@ -79,8 +55,8 @@ fn sysbench_keeps_running_while_the_leader_kv_node_is_killed_and_restarted() {
     cluster.kv[leader].start();
 
     let outputs = [
-        finished(read_write, "oltp_read_write on SQL node 1"),
-        finished(update_index, "oltp_update_index on SQL node 2"),
+        sysbench_output(read_write, "oltp_read_write on SQL node 1"),
+        sysbench_output(update_index, "oltp_update_index on SQL node 2"),
     ];
     for out in &outputs {
         let seconds = tps_by_second(out);
@@ -210,5 +186,150 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
     println!(
         "{} inserts acknowledged across two kills ({after_second_kill} after the second); all present",
         acknowledged.len()
+    );
+}
+
+const ACCOUNTS: i64 = 20;
+const BALANCE_INITIAL: i64 = 1_000;
+
+/// Moves money between random accounts with two relative UPDATEs in one transaction until
+/// `stop`; returns (committed, failed) transaction counts. A failed transaction is rolled back
+/// and the next one starts.
+async fn transfer(url: String, seed: u64, stop: Arc<AtomicBool>) -> (u64, u64) {
+    let mut conn = connect(&url).await.expect("connect");
+    let (mut committed, mut failed) = (0, 0);
+    let mut n = seed;
+    while !stop.load(Ordering::SeqCst) {
+        n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let from = (n >> 33) as i64 % ACCOUNTS;
+        let to = (from + 1 + (n >> 17) as i64 % (ACCOUNTS - 1)) % ACCOUNTS;
+        let amount = 1 + (n >> 7) as i64 % 50;
+        let ok = async {
+            bounded(conn.query_drop("BEGIN")).await?;
+            bounded(conn.query_drop(format!(
+                "UPDATE accounts SET balance = balance - {amount} WHERE id = {from}"
+            )))
+            .await?;
+            bounded(conn.query_drop(format!(
+                "UPDATE accounts SET balance = balance + {amount} WHERE id = {to}"
+            )))
+            .await?;
+            bounded(conn.query_drop("COMMIT")).await
+        }
+        .await;
+        match ok {
+            Ok(()) => committed += 1,
+            Err(_) => {
+                failed += 1;
+                let _ = bounded(conn.query_drop("ROLLBACK")).await;
+            }
+        }
+    }
+    (committed, failed)
+}
+
+/// Reads every balance in one transaction until `stop`; returns the totals it saw.
+async fn check(url: String, stop: Arc<AtomicBool>) -> Vec<i64> {
+    let mut conn = connect(&url).await.expect("connect");
+    let mut totals = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        let read = async {
+            bounded(conn.query_drop("BEGIN")).await?;
+            let balances: Vec<i64> =
+                bounded(conn.query("SELECT balance FROM accounts ORDER BY id")).await?;
+            bounded(conn.query_drop("COMMIT")).await?;
+            Ok::<_, common::ClientError>(balances)
+        }
+        .await;
+        match read {
+            Ok(balances) if balances.len() == ACCOUNTS as usize => {
+                totals.push(balances.iter().sum())
+            }
+            Ok(balances) => panic!("a snapshot with {} accounts", balances.len()),
+            // The region is between leaders: the read fails as a whole and is tried again.
+            Err(_) => {
+                let _ = bounded(conn.query_drop("ROLLBACK")).await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    totals
+}
+
+#[test]
+fn bank_totals_never_change_while_leaders_die_and_come_back() {
+    let mut cluster = Cluster::start(3, 2);
+    let ports = [cluster.sql[0].port, cluster.sql[1].port];
+    let values: Vec<String> = (0..ACCOUNTS)
+        .map(|id| format!("({id}, {BALANCE_INITIAL})"))
+        .collect();
+    sql_at(
+        ports[0],
+        None,
+        &format!(
+            "CREATE DATABASE bank; CREATE TABLE bank.accounts (id BIGINT PRIMARY KEY, \
+             balance BIGINT NOT NULL); INSERT INTO bank.accounts VALUES {}",
+            values.join(", ")
+        ),
+    );
+    wait_for(
+        ports[1],
+        "SELECT COUNT(*) FROM bank.accounts",
+        &format!("COUNT(*)\n{ACCOUNTS}\n"),
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let url = |i: usize| format!("mysql://root@127.0.0.1:{}/bank", ports[i % 2]);
+    let transfers: Vec<_> = (0..4)
+        .map(|i| runtime.spawn(transfer(url(i), i as u64 + 1, stop.clone())))
+        .collect();
+    let checkers: Vec<_> = (0..2)
+        .map(|i| runtime.spawn(check(url(i), stop.clone())))
+        .collect();
+
+    // Two rounds: the leader's node dies and comes back; the region moves its leader each time.
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_secs(2));
+        let leader = cluster.leader_of(b"");
+        cluster.kv[leader].kill9();
+        std::thread::sleep(Duration::from_secs(3));
+        cluster.kv[leader].start();
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, Ordering::SeqCst);
+
+    let (mut committed, mut failed) = (0, 0);
+    for task in transfers {
+        let (c, f) = runtime.block_on(task).unwrap();
+        committed += c;
+        failed += f;
+    }
+    let mut snapshots = 0;
+    for task in checkers {
+        let totals = runtime.block_on(task).unwrap();
+        let wrong: Vec<_> = totals
+            .iter()
+            .filter(|t| **t != ACCOUNTS * BALANCE_INITIAL)
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "snapshots with a wrong total: {:?}",
+            &wrong[..wrong.len().min(5)]
+        );
+        snapshots += totals.len();
+    }
+    assert!(committed > 0 && snapshots > 0, "{}", cluster.logs());
+    let total = sql_at(ports[1], Some("bank"), "SELECT SUM(balance) FROM accounts");
+    assert_eq!(
+        total,
+        format!("SUM(balance)\n{}\n", ACCOUNTS * BALANCE_INITIAL)
+    );
+    println!(
+        "bank: {committed} transfers committed, {failed} failed during failovers; \
+         {snapshots} snapshots all kept the total"
     );
 }

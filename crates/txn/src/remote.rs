@@ -72,7 +72,11 @@ impl CachedRegion {
 /// Why one attempt must be retried.
 enum Retry {
     Region(pb::RegionError),
+    /// The request did not reach a node.
     Unreachable(String),
+    /// The request may have reached the node and been applied, but no answer came back (the
+    /// connection broke or the node did not answer in time).
+    Lost(String),
 }
 
 /// What one attempt at one region gave.
@@ -95,7 +99,7 @@ impl Backoff {
     fn wait(&mut self, why: &Retry) -> Result<(), KvError> {
         let reason = match why {
             Retry::Region(e) => format!("{:?}", e.kind),
-            Retry::Unreachable(e) => e.clone(),
+            Retry::Unreachable(e) | Retry::Lost(e) => e.clone(),
         };
         if Instant::now() + self.next > self.until {
             return Err(KvError::Storage(format!(
@@ -198,7 +202,7 @@ impl RemoteKv {
             }
         }
         self.regions.write().remove(&region.start_key);
-        if let Retry::Unreachable(_) = why {
+        if let Retry::Unreachable(_) | Retry::Lost(_) = why {
             self.stores.write().remove(&region.leader_store);
         }
         backoff.wait(why)
@@ -312,8 +316,16 @@ impl RemoteKv {
         });
         let mut response = match response {
             Ok(Ok(response)) => response.into_inner(),
-            Ok(Err(status)) => {
+            // A failed connection attempt never sent the request.
+            Ok(Err(status)) if status.message().contains("connect error") => {
                 return Err(Retry::Unreachable(format!(
+                    "store {}: {}",
+                    region.leader_store,
+                    status.message()
+                )))
+            }
+            Ok(Err(status)) => {
+                return Err(Retry::Lost(format!(
                     "store {}: {:?}: {}",
                     region.leader_store,
                     status.code(),
@@ -321,7 +333,7 @@ impl RemoteKv {
                 )))
             }
             Err(_) => {
-                return Err(Retry::Unreachable(format!(
+                return Err(Retry::Lost(format!(
                     "store {} did not answer in time",
                     region.leader_store
                 )))
@@ -561,6 +573,9 @@ impl KvApi for RemoteKv {
                     })
                 }
                 Ok(Err(e)) => return Err(e),
+                // The one-phase commit may have committed: the caller must not retry it, nor
+                // may it be prewritten again (its own commit would look like a conflict).
+                Err(Retry::Lost(why)) => return Err(KvError::Undetermined(why)),
                 // The region moved: prewrite by region below, without one-phase commit.
                 Err(why) => self.retry_after(region, &why, &mut backoff)?,
             }

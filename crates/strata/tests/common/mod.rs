@@ -42,6 +42,31 @@ pub fn wait_for(port: u16, sql: &str, expected: &str) {
     }
 }
 
+/// Starts sysbench on `port` (2 tables of 2000 rows) with `args`, capturing its output.
+pub fn spawn_sysbench(port: u16, args: &[&str]) -> Child {
+    sysbench_command(port, 2, 2000)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sysbench")
+}
+
+/// Waits for a sysbench started by [`spawn_sysbench`], fails on an error, returns its output.
+pub fn sysbench_output(child: Child, what: &str) -> String {
+    let out = child.wait_with_output().expect("sysbench output");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && !text.contains("FATAL"),
+        "sysbench {what} failed:\n{text}"
+    );
+    text
+}
+
 /// Picks a free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
