@@ -10,8 +10,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
-use common::{bounded, connect, mariadb_at, spawn_sysbench, sql_at, sysbench_output, wait_for};
-use mysql_async::prelude::Queryable;
+use common::{
+    acked, assert_sbtest_rows, mariadb_at, spawn_sysbench, sql_at, sysbench_output, wait_for,
+};
 
 #[test]
 fn two_sql_nodes_share_data_and_schema() {
@@ -96,84 +97,24 @@ fn sysbench_runs_on_both_sql_nodes_at_once() {
         assert!(transactions > 0, "{out}");
     }
     // read_write deletes and re-inserts the same id in one transaction: counts stay.
-    for port in [a, b] {
-        assert_eq!(
-            sql_at(
-                port,
-                Some("sbtest"),
-                "SELECT (SELECT COUNT(*) FROM sbtest1), (SELECT COUNT(*) FROM sbtest2)"
-            ),
-            "(SELECT COUNT(*) FROM sbtest1)\t(SELECT COUNT(*) FROM sbtest2)\n2000\t2000\n"
-        );
-    }
+    assert_sbtest_rows(&[a, b], 2000);
 }
 
 #[test]
 fn a_kv_node_killed_and_restarted_keeps_every_acknowledged_commit() {
     let mut cluster = Cluster::start(1, 2);
     let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
-    sql_at(
-        a,
-        None,
-        "CREATE DATABASE crash; CREATE TABLE crash.acked (id BIGINT PRIMARY KEY, v BIGINT)",
-    );
-    wait_for(b, "SELECT COUNT(*) FROM crash.acked", "COUNT(*)\n0\n");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let url = format!("mysql://root@127.0.0.1:{a}/crash");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writers: Vec<_> = (0..4u64)
-        .map(|w| {
-            let (url, stop) = (url.clone(), stop.clone());
-            runtime.spawn(async move {
-                let mut acknowledged = Vec::new();
-                let mut failed = 0u64;
-                let mut conn = connect(&url).await.expect("connect");
-                let mut id = w * 1_000_000;
-                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                    id += 1;
-                    let insert = format!("INSERT INTO acked VALUES ({id}, {id})");
-                    match bounded(conn.query_drop(insert)).await {
-                        Ok(()) => acknowledged.push(id),
-                        // The KV node is down: the SQL node answers with an error and the
-                        // connection stays usable.
-                        Err(_) => failed += 1,
-                    }
-                }
-                (acknowledged, failed)
-            })
-        })
-        .collect();
+    acked::create_table(a, b);
+    let inserters = acked::Inserters::start(a, 4, Instant::now());
     std::thread::sleep(Duration::from_millis(1500));
     cluster.kv[0].kill9();
     std::thread::sleep(Duration::from_millis(500));
     cluster.kv[0].start();
     std::thread::sleep(Duration::from_millis(1500));
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    let mut acknowledged = BTreeSet::new();
-    for writer in writers {
-        let (acked, _failed) = runtime.block_on(writer).unwrap();
-        acknowledged.extend(acked);
-    }
+    let acknowledged: BTreeSet<u64> = inserters.stop().into_iter().map(|(id, _)| id).collect();
     assert!(!acknowledged.is_empty(), "{}", cluster.logs());
     // Every acknowledged row is there, read through the other SQL node.
-    let present: BTreeSet<u64> = runtime.block_on(async {
-        let mut conn = connect(&format!("mysql://root@127.0.0.1:{b}/crash"))
-            .await
-            .unwrap();
-        let rows: Vec<u64> = bounded(conn.query("SELECT id FROM acked")).await.unwrap();
-        rows.into_iter().collect()
-    });
-    let missing: Vec<_> = acknowledged.difference(&present).collect();
-    assert!(
-        missing.is_empty(),
-        "{} acknowledged rows lost, e.g. {:?}",
-        missing.len(),
-        &missing[..missing.len().min(5)]
-    );
+    acked::assert_present(b, &acknowledged);
     println!(
         "{} inserts acknowledged across the kill; all present",
         acknowledged.len()

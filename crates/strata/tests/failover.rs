@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
-use common::{bounded, connect, spawn_sysbench, sql_at, sysbench_output, wait_for};
+use common::{
+    acked, assert_sbtest_rows, bounded, connect, spawn_sysbench, sql_at, sysbench_output, wait_for,
+};
 use mysql_async::prelude::Queryable;
 
 /// The MySQL error codes a SQL node may answer while a region elects a new leader: 1105 (a
@@ -82,56 +84,16 @@ fn sysbench_keeps_running_while_the_leader_kv_node_is_killed_and_restarted() {
         );
     }
     // read_write deletes and re-inserts the same id in one transaction: counts stay.
-    for port in [a, b] {
-        assert_eq!(
-            sql_at(
-                port,
-                Some("sbtest"),
-                "SELECT (SELECT COUNT(*) FROM sbtest1), (SELECT COUNT(*) FROM sbtest2)"
-            ),
-            "(SELECT COUNT(*) FROM sbtest1)\t(SELECT COUNT(*) FROM sbtest2)\n2000\t2000\n"
-        );
-    }
+    assert_sbtest_rows(&[a, b], 2000);
 }
 
 #[test]
 fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
     let mut cluster = Cluster::start(3, 2);
     let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
-    sql_at(
-        a,
-        None,
-        "CREATE DATABASE crash; CREATE TABLE crash.acked (id BIGINT PRIMARY KEY, v BIGINT)",
-    );
-    wait_for(b, "SELECT COUNT(*) FROM crash.acked", "COUNT(*)\n0\n");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let url = format!("mysql://root@127.0.0.1:{a}/crash");
-    let stop = Arc::new(AtomicBool::new(false));
+    acked::create_table(a, b);
     let started = Instant::now();
-    let writers: Vec<_> = (0..4u64)
-        .map(|w| {
-            let (url, stop) = (url.clone(), stop.clone());
-            runtime.spawn(async move {
-                let mut acknowledged = Vec::new();
-                let mut conn = connect(&url).await.expect("connect");
-                let mut id = w * 1_000_000;
-                while !stop.load(Ordering::SeqCst) {
-                    id += 1;
-                    let insert = format!("INSERT INTO acked VALUES ({id}, {id})");
-                    // During a failover the SQL node answers with an error and the connection
-                    // stays usable; only acknowledged rows are checked.
-                    if bounded(conn.query_drop(insert)).await.is_ok() {
-                        acknowledged.push((id, started.elapsed()));
-                    }
-                }
-                acknowledged
-            })
-        })
-        .collect();
+    let inserters = acked::Inserters::start(a, 4, started);
 
     std::thread::sleep(Duration::from_millis(1500));
     let leader = cluster.leader_of(b"");
@@ -150,18 +112,12 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
     cluster.kv[victim].kill9();
     let second_kill = started.elapsed();
     std::thread::sleep(Duration::from_secs(4));
-    stop.store(true, Ordering::SeqCst);
 
-    let mut acknowledged = BTreeSet::new();
-    let mut after_second_kill = 0;
-    for writer in writers {
-        for (id, at) in runtime.block_on(writer).unwrap() {
-            acknowledged.insert(id);
-            if at > second_kill {
-                after_second_kill += 1;
-            }
-        }
-    }
+    let acknowledged = inserters.stop();
+    let after_second_kill = acknowledged
+        .iter()
+        .filter(|(_, at)| *at > second_kill)
+        .count();
     assert!(
         after_second_kill > 0,
         "no commit after kv{} was killed with kv{} restarted:\n{}",
@@ -169,20 +125,8 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
         leader + 1,
         cluster.logs()
     );
-    let present: BTreeSet<u64> = runtime.block_on(async {
-        let mut conn = connect(&format!("mysql://root@127.0.0.1:{b}/crash"))
-            .await
-            .unwrap();
-        let rows: Vec<u64> = bounded(conn.query("SELECT id FROM acked")).await.unwrap();
-        rows.into_iter().collect()
-    });
-    let missing: Vec<_> = acknowledged.difference(&present).collect();
-    assert!(
-        missing.is_empty(),
-        "{} acknowledged rows lost, e.g. {:?}",
-        missing.len(),
-        &missing[..missing.len().min(5)]
-    );
+    let acknowledged: BTreeSet<u64> = acknowledged.into_iter().map(|(id, _)| id).collect();
+    acked::assert_present(b, &acknowledged);
     println!(
         "{} inserts acknowledged across two kills ({after_second_kill} after the second); all present",
         acknowledged.len()

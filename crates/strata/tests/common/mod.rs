@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod acked;
 pub mod cluster;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -65,6 +66,22 @@ pub fn sysbench_output(child: Child, what: &str) -> String {
         "sysbench {what} failed:\n{text}"
     );
     text
+}
+
+/// Asserts that both sysbench tables hold `rows` rows, read through each of `ports`.
+pub fn assert_sbtest_rows(ports: &[u16], rows: u32) {
+    for port in ports {
+        assert_eq!(
+            sql_at(
+                *port,
+                Some("sbtest"),
+                "SELECT (SELECT COUNT(*) FROM sbtest1), (SELECT COUNT(*) FROM sbtest2)"
+            ),
+            format!(
+                "(SELECT COUNT(*) FROM sbtest1)\t(SELECT COUNT(*) FROM sbtest2)\n{rows}\t{rows}\n"
+            )
+        );
+    }
 }
 
 /// Picks a free loopback port.
