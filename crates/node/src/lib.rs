@@ -16,6 +16,7 @@
 
 mod replication;
 mod service;
+mod split;
 
 use std::fs;
 use std::io::Write;
@@ -34,6 +35,7 @@ use tracing::{info, warn};
 
 pub use replication::{GrpcTransport, NodeLeaderHook, RaftService, ReplicatedEngine};
 pub use service::KvService;
+pub use split::SplitConfig;
 
 /// How often a KV node reports to the placement driver.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
@@ -66,6 +68,7 @@ pub struct NodeConfig {
     /// The address other processes reach this node at (also where it listens).
     pub advertise: SocketAddr,
     pub block_cache_bytes: usize,
+    pub split: SplitConfig,
 }
 
 /// A started KV node: storage open, registered, raftstore, heartbeats and GC running.
@@ -76,6 +79,7 @@ pub struct KvNode {
     raftstore: Option<RaftStore>,
     stop: Arc<AtomicBool>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
+    split_check: Option<std::thread::JoinHandle<()>>,
     gc: Option<GcWorker>,
 }
 
@@ -114,7 +118,7 @@ impl KvNode {
             regions,
         )?;
         let router = raftstore.router();
-        let engine = Arc::new(ReplicatedEngine::new(rocks, router.clone()));
+        let engine = Arc::new(ReplicatedEngine::new(rocks.clone(), router.clone()));
         let storage = Arc::new(Storage::replicated(engine));
         hook.set_storage(storage.clone());
 
@@ -125,6 +129,13 @@ impl KvNode {
                 .name("heartbeat".into())
                 .spawn(move || heartbeat_loop(&pd, store_id, &router, &stop))?
         };
+        let split_check = split::start(
+            pd.clone(),
+            router.clone(),
+            rocks,
+            config.split,
+            stop.clone(),
+        )?;
         let gc_pd = pd.clone();
         let gc = GcWorker::start(storage.clone(), move || gc_pd.get_ts().ok());
         Ok(KvNode {
@@ -134,6 +145,7 @@ impl KvNode {
             raftstore: Some(raftstore),
             stop,
             heartbeat: Some(heartbeat),
+            split_check: Some(split_check),
             gc: Some(gc),
         })
     }
@@ -151,7 +163,10 @@ impl KvNode {
     /// Stops heartbeats, GC and the raftstore.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.heartbeat.take() {
+        for h in [self.heartbeat.take(), self.split_check.take()]
+            .into_iter()
+            .flatten()
+        {
             let _ = h.join();
         }
         if let Some(gc) = self.gc.take() {
@@ -177,22 +192,7 @@ fn my_regions(pd: &PdClient, store_id: u64) -> Result<Vec<RegionMeta>, NodeError
                 continue;
             };
             if region.peers.iter().any(|p| p.store_id == store_id) {
-                let epoch = region.epoch.unwrap_or_default();
-                mine.push(RegionMeta {
-                    id: region.id,
-                    start_key: region.start_key.clone(),
-                    end_key: region.end_key.clone(),
-                    conf_ver: epoch.conf_ver,
-                    version: epoch.version,
-                    peers: region
-                        .peers
-                        .iter()
-                        .map(|p| PeerMeta {
-                            id: p.id,
-                            store_id: p.store_id,
-                        })
-                        .collect(),
-                });
+                mine.push(region_from_pb(region));
             }
         }
         if last.end_key.is_empty() || page.len() < REGION_SCAN_LIMIT as usize {
@@ -203,6 +203,46 @@ fn my_regions(pd: &PdClient, store_id: u64) -> Result<Vec<RegionMeta>, NodeError
     Ok(mine)
 }
 
+/// A region as the placement driver's messages carry it.
+pub fn region_to_pb(region: &RegionMeta) -> strata_proto::pd::Region {
+    strata_proto::pd::Region {
+        id: region.id,
+        start_key: region.start_key.clone(),
+        end_key: region.end_key.clone(),
+        epoch: Some(strata_proto::kv::RegionEpoch {
+            conf_ver: region.conf_ver,
+            version: region.version,
+        }),
+        peers: region
+            .peers
+            .iter()
+            .map(|p| strata_proto::pd::Peer {
+                id: p.id,
+                store_id: p.store_id,
+            })
+            .collect(),
+    }
+}
+
+fn region_from_pb(region: &strata_proto::pd::Region) -> RegionMeta {
+    let epoch = region.epoch.unwrap_or_default();
+    RegionMeta {
+        id: region.id,
+        start_key: region.start_key.clone(),
+        end_key: region.end_key.clone(),
+        conf_ver: epoch.conf_ver,
+        version: epoch.version,
+        peers: region
+            .peers
+            .iter()
+            .map(|p| PeerMeta {
+                id: p.id,
+                store_id: p.store_id,
+            })
+            .collect(),
+    }
+}
+
 fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
         let held = router.regions();
@@ -210,8 +250,10 @@ fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBo
             warn!(%error, "heartbeat to the placement driver failed");
         }
         for (region, peer, term) in router.leaders() {
-            if let Err(error) = pd.region_heartbeat(region, peer, term) {
-                warn!(%error, region, "region heartbeat failed");
+            match pd.region_heartbeat(region_to_pb(&region), peer, term) {
+                Ok(Some(to_store)) => router.transfer_leader(region.id, to_store),
+                Ok(None) => {}
+                Err(error) => warn!(%error, region = region.id, "region heartbeat failed"),
             }
         }
         // Regions created since (the cluster's first region once enough stores joined).

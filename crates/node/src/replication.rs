@@ -69,34 +69,28 @@ impl Engine for ReplicatedEngine {
     /// batch is durable on a majority of the region's replicas when this returns; `sync` is
     /// implied.
     fn write(&self, batch: &WriteBatch, _sync: bool) -> Result<(), EngineError> {
-        let Some(first) = batch.ops().first() else {
+        if batch.is_empty() {
             return Ok(());
-        };
-        let key = user_key(first)?;
-        let Some(region) = self.router.region_of(&key) else {
-            return Err(EngineError::Unavailable(
-                "no region here holds the key".into(),
-            ));
-        };
-        let regions = self.router.regions();
-        let meta = regions
-            .iter()
-            .find(|r| r.id == region)
-            .expect("the router named the region");
-        for op in &batch.ops()[1..] {
-            if !meta.contains(&user_key(op)?) {
-                return Err(EngineError::Storage(
-                    "a write batch spans more than one region".into(),
-                ));
-            }
         }
-        self.router.propose_write(region, batch).map_err(|failure| {
-            if failure.is_definite() {
-                EngineError::Unavailable(failure.to_string())
-            } else {
-                EngineError::Storage(format!("outcome unknown: {failure}"))
-            }
-        })
+        let keys = batch
+            .ops()
+            .iter()
+            .map(user_key)
+            .collect::<Result<Vec<_>, _>>()?;
+        // Unavailable: the caller's region check passed, so the region changed since (a
+        // split) or this node no longer holds it; the client retries with a fresh view.
+        let (region, version) = self.router.region_holding(keys.iter()).ok_or_else(|| {
+            EngineError::Unavailable("no region here holds every key of the write".into())
+        })?;
+        self.router
+            .propose_write(region, version, batch)
+            .map_err(|failure| {
+                if failure.is_definite() {
+                    EngineError::Unavailable(failure.to_string())
+                } else {
+                    EngineError::Storage(format!("outcome unknown: {failure}"))
+                }
+            })
     }
 
     fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_> {
@@ -266,7 +260,10 @@ impl LeaderHook for NodeLeaderHook {
             }
         };
         storage.start_leading(&region.start_key, &region.end_key, now);
-        if let Err(e) = self.pd.region_heartbeat(region.id, peer, term) {
+        if let Err(e) = self
+            .pd
+            .region_heartbeat(crate::region_to_pb(region), peer, term)
+        {
             debug!(region = region.id, %e, "reporting a new leader failed; the heartbeat will");
         }
         true

@@ -119,18 +119,41 @@ impl PdClient {
         Ok(())
     }
 
-    /// Reports that `leader_peer_id` leads `region_id` in `term`.
+    /// Reports that `leader_peer_id` leads `region` in `term`; returns the store the placement
+    /// driver wants the leadership moved to (leader balance), if any.
     pub fn region_heartbeat(
         &self,
-        region_id: u64,
+        region: pb::Region,
         leader_peer_id: u64,
         term: u64,
-    ) -> Result<(), PdError> {
-        self.call(|mut c| async move {
+    ) -> Result<Option<u64>, PdError> {
+        let response = self.call(|mut c| async move {
             c.region_heartbeat(pb::RegionHeartbeatRequest {
-                region_id,
+                region_id: region.id,
                 leader_peer_id,
                 term,
+                region: Some(region),
+            })
+            .await
+        })?;
+        Ok((response.transfer_leader_to_store != 0).then_some(response.transfer_leader_to_store))
+    }
+
+    /// Ids for a region about to be split off `region_id`: the new region's, and one per
+    /// peer of `region_id`, in the order of its peers.
+    pub fn ask_split(&self, region_id: u64) -> Result<(u64, Vec<u64>), PdError> {
+        let response =
+            self.call(|mut c| async move { c.ask_split(pb::AskSplitRequest { region_id }).await })?;
+        Ok((response.new_region_id, response.new_peer_ids))
+    }
+
+    /// Records a split that applied: `left` is the region's new range, `right` the region
+    /// split off.
+    pub fn report_split(&self, left: pb::Region, right: pb::Region) -> Result<(), PdError> {
+        self.call(|mut c| async move {
+            c.report_split(pb::ReportSplitRequest {
+                left: Some(left),
+                right: Some(right),
             })
             .await
         })?;

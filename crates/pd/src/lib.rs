@@ -4,8 +4,14 @@
 //! ```text
 //!   PdService (server.rs)        PdClient (client.rs)
 //!     ├── LocalTso (tso.rs)        ├── batched timestamps (TimestampOracle)
-//!     └── ClusterMeta (meta.rs)    └── ids, stores, regions
+//!     ├── ClusterMeta (meta.rs)    └── ids, stores, regions
+//!     └── LeaderBalancer (schedule.rs)
 //! ```
+//!
+//! Regions split on their leader's KV node (it watches their size); the placement driver
+//! hands out the new region's ids ([`PdClient::ask_split`]) and records the result
+//! ([`PdClient::report_split`]), and balances leaders over the stores through its answers to
+//! region heartbeats.
 //!
 //! The oracle hands out [`Timestamp`](strata_types::Timestamp)s that only grow, across restarts too: before issuing a
 //! timestamp whose physical part passes the persisted limit, it persists a new limit
@@ -15,6 +21,7 @@
 
 mod client;
 mod meta;
+mod schedule;
 mod server;
 mod tso;
 

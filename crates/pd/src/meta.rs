@@ -41,6 +41,12 @@ impl RegionRecord {
         key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
     }
 
+    /// Whether the two regions' ranges share a key.
+    pub fn overlaps(&self, other: &RegionRecord) -> bool {
+        (self.end_key.is_empty() || other.start_key < self.end_key)
+            && (other.end_key.is_empty() || self.start_key < other.end_key)
+    }
+
     pub fn leader(&self) -> Option<PeerRecord> {
         self.peers
             .iter()
@@ -77,6 +83,33 @@ impl ClusterMeta {
 
     pub fn region_by_id(&self, id: u64) -> Option<&RegionRecord> {
         self.regions.values().find(|r| r.id == id)
+    }
+
+    /// Records `region` as a KV node reported it, unless what is known already is as new:
+    /// the regions it overlaps are replaced when all of them have an older version (they are
+    /// what it was split from), and it is ignored otherwise. Returns whether anything changed.
+    pub fn update_region(&mut self, mut region: RegionRecord) -> bool {
+        let overlapping: Vec<&RegionRecord> = self
+            .regions
+            .values()
+            .filter(|r| r.overlaps(&region) || r.id == region.id)
+            .collect();
+        let newer = overlapping.iter().all(|r| {
+            r.version < region.version
+                || (r.version == region.version && r.conf_ver < region.conf_ver)
+        });
+        if !newer {
+            return false;
+        }
+        if let Some(old) = overlapping.iter().find(|r| r.id == region.id) {
+            region.leader_peer_id = old.leader_peer_id;
+        }
+        let stale: Vec<Vec<u8>> = overlapping.iter().map(|r| r.start_key.clone()).collect();
+        for key in stale {
+            self.regions.remove(&key);
+        }
+        self.regions.insert(region.start_key.clone(), region);
+        true
     }
 
     /// Regions overlapping `[start, end)` in key order, at most `limit`.
@@ -188,6 +221,30 @@ mod tests {
         assert_eq!(ids(meta.scan_regions(b"a", b"g\x00", 10)), vec![1, 2]);
         assert_eq!(ids(meta.scan_regions(b"", b"", 2)), vec![1, 2]);
         assert_eq!(meta.region_of(b"g").unwrap().leader().unwrap().id, 102);
+    }
+
+    #[test]
+    fn newer_regions_replace_what_they_were_split_from() {
+        let mut meta = ClusterMeta::default();
+        let mut whole = region(1, b"", b"");
+        whole.version = 1;
+        meta.regions.insert(Vec::new(), whole.clone());
+        let mut left = region(1, b"", b"m");
+        left.version = 2;
+        let mut right = region(2, b"m", b"");
+        right.version = 2;
+        assert!(meta.update_region(right.clone()));
+        assert!(meta.update_region(left.clone()));
+        assert_eq!(meta.region_of(b"a").map(|r| r.id), Some(1));
+        assert_eq!(meta.region_of(b"z").map(|r| r.id), Some(2));
+        // A late report of the region before the split changes nothing; nor does a repeat.
+        assert!(!meta.update_region(whole));
+        assert!(!meta.update_region(right));
+        assert_eq!(meta.regions.len(), 2);
+        assert_eq!(
+            meta.region_of(b"a").map(|r| r.end_key.clone()),
+            Some(b"m".to_vec())
+        );
     }
 
     #[test]

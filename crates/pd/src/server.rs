@@ -18,12 +18,15 @@ use tonic::{Request, Response, Status};
 use tracing::info;
 
 use crate::meta::{ClusterMeta, MetaFile, PeerRecord, RegionRecord, StoreRecord};
+use crate::schedule::LeaderBalancer;
 use crate::{LocalTso, PdError};
 
 /// The most timestamps one TSO request may ask for.
 pub const TSO_MAX_BATCH: u32 = 1 << 16;
 /// The most regions one scan returns.
 pub const SCAN_REGIONS_MAX: usize = 1024;
+/// A store that has not sent a heartbeat for this long gets no leaders from the balancer.
+pub const STORE_UP_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 struct StoreLiveness {
     last_heartbeat: Instant,
@@ -40,6 +43,7 @@ pub struct PdService {
     leaders: Mutex<HashMap<u64, (u64, u64)>>,
     /// Replicas of each region (how many stores the cluster waits for to bootstrap).
     replicas: usize,
+    balancer: Mutex<LeaderBalancer>,
 }
 
 impl PdService {
@@ -54,6 +58,7 @@ impl PdService {
             liveness: Mutex::new(HashMap::new()),
             leaders: Mutex::new(HashMap::new()),
             replicas: replicas.max(1),
+            balancer: Mutex::new(LeaderBalancer::default()),
         }))
     }
 
@@ -80,6 +85,63 @@ impl PdService {
         self.meta_file.save(&next).map_err(internal)?;
         *meta = next;
         Ok(out)
+    }
+}
+
+impl PdService {
+    /// The store each region's leader is on, for the regions whose leader is known.
+    fn leader_stores(&self, meta: &ClusterMeta) -> HashMap<u64, u64> {
+        let leaders = self.leaders.lock();
+        meta.regions
+            .values()
+            .filter_map(|r| {
+                let &(peer, _) = leaders.get(&r.id)?;
+                let store = r.peers.iter().find(|p| p.id == peer)?.store_id;
+                Some((r.id, store))
+            })
+            .collect()
+    }
+
+    /// The store `region`'s leader should move to, if leaders are out of balance.
+    fn balance(&self, region_id: u64, leader_peer_id: u64) -> Option<u64> {
+        let meta = self.meta.lock();
+        let region = meta.region_by_id(region_id)?;
+        let leader_store = region
+            .peers
+            .iter()
+            .find(|p| p.id == leader_peer_id)?
+            .store_id;
+        let leader_stores = self.leader_stores(&meta);
+        let up: std::collections::HashSet<u64> = self
+            .liveness
+            .lock()
+            .iter()
+            .filter(|(_, l)| l.last_heartbeat.elapsed() < STORE_UP_WITHIN)
+            .map(|(&id, _)| id)
+            .collect();
+        self.balancer
+            .lock()
+            .decide(region, leader_store, &leader_stores, &up)
+    }
+}
+
+fn region_from_pb(region: &pb::Region) -> RegionRecord {
+    let epoch = region.epoch.unwrap_or_default();
+    RegionRecord {
+        id: region.id,
+        start_key: region.start_key.clone(),
+        end_key: region.end_key.clone(),
+        conf_ver: epoch.conf_ver,
+        version: epoch.version,
+        peers: region
+            .peers
+            .iter()
+            .map(|p| PeerRecord {
+                id: p.id,
+                store_id: p.store_id,
+            })
+            .collect(),
+        leader_peer_id: 0,
     }
 }
 
@@ -231,6 +293,20 @@ impl pd_server::Pd for Handler {
         request: Request<pb::RegionHeartbeatRequest>,
     ) -> Result<Response<pb::RegionHeartbeatResponse>, Status> {
         let report = request.into_inner();
+        if let Some(region) = &report.region {
+            let record = region_from_pb(region);
+            let newer = self
+                .0
+                .meta
+                .lock()
+                .region_by_id(record.id)
+                .is_none_or(|known| {
+                    (known.version, known.conf_ver) < (record.version, record.conf_ver)
+                });
+            if newer && self.0.change(|meta| meta.update_region(record))? {
+                info!(region = region.id, "region range learnt from its leader");
+            }
+        }
         let known = self
             .0
             .meta
@@ -256,7 +332,82 @@ impl pd_server::Pd for Handler {
             }
             *entry = (report.leader_peer_id, report.term);
         }
-        Ok(Response::new(pb::RegionHeartbeatResponse {}))
+        drop(leaders);
+        let transfer_leader_to_store = self
+            .0
+            .balance(report.region_id, report.leader_peer_id)
+            .unwrap_or(0);
+        if transfer_leader_to_store != 0 {
+            info!(
+                region = report.region_id,
+                to_store = transfer_leader_to_store,
+                "balancing leaders: moving a region's leader"
+            );
+        }
+        Ok(Response::new(pb::RegionHeartbeatResponse {
+            transfer_leader_to_store,
+        }))
+    }
+
+    async fn ask_split(
+        &self,
+        request: Request<pb::AskSplitRequest>,
+    ) -> Result<Response<pb::AskSplitResponse>, Status> {
+        let region_id = request.into_inner().region_id;
+        let (new_region_id, new_peer_ids) = self.0.change(|meta| {
+            let peers = meta
+                .region_by_id(region_id)
+                .map(|r| r.peers.len())
+                .ok_or_else(|| Status::not_found(format!("region {region_id} unknown")))?;
+            let new_region_id = meta.alloc_id();
+            let new_peer_ids = (0..peers).map(|_| meta.alloc_id()).collect();
+            Ok::<_, Status>((new_region_id, new_peer_ids))
+        })??;
+        Ok(Response::new(pb::AskSplitResponse {
+            new_region_id,
+            new_peer_ids,
+        }))
+    }
+
+    async fn report_split(
+        &self,
+        request: Request<pb::ReportSplitRequest>,
+    ) -> Result<Response<pb::ReportSplitResponse>, Status> {
+        let report = request.into_inner();
+        let (Some(left), Some(right)) = (&report.left, &report.right) else {
+            return Err(Status::invalid_argument(
+                "a split report needs both regions",
+            ));
+        };
+        let (left, mut right) = (region_from_pb(left), region_from_pb(right));
+        // The split-off region's first leader is the peer next to the region's leader: it
+        // campaigns at once.
+        let leader_store = self
+            .0
+            .leaders
+            .lock()
+            .get(&left.id)
+            .and_then(|&(peer, _)| left.peers.iter().find(|p| p.id == peer))
+            .map(|p| p.store_id);
+        if let Some(peer) = right
+            .peers
+            .iter()
+            .find(|p| Some(p.store_id) == leader_store)
+        {
+            right.leader_peer_id = peer.id;
+        }
+        let (left_id, right_id) = (left.id, right.id);
+        let changed = self
+            .0
+            .change(|meta| meta.update_region(left) | meta.update_region(right))?;
+        if changed {
+            info!(
+                region = left_id,
+                new_region = right_id,
+                "region split recorded"
+            );
+        }
+        Ok(Response::new(pb::ReportSplitResponse {}))
     }
 
     async fn get_store(

@@ -24,11 +24,15 @@
 //! raft-engine ([`RaftLog`]) and their applied data in the node's engine; the node reaches it
 //! through a [`Router`] and carries messages between nodes with a [`Transport`].
 //!
+//! Regions split (see [`Router::propose_split`]); the new region's peers start on the same
+//! stores over the data already there.
+//!
 //! Not yet here: snapshots for peers that fall behind a compacted log (the leader compacts
-//! only what every peer holds), membership changes and splits.
+//! only what every peer holds) and membership changes.
 
 mod log;
 mod peer;
+mod region;
 mod store;
 
 pub use log::{decode_message, encode_message, LogError, LogWriteBatch, RaftLog};
@@ -37,7 +41,8 @@ pub use peer::{
 };
 pub use raft::eraftpb::Message;
 pub use raft::storage::MemStorage;
+pub use region::{PeerMeta, RegionMeta};
 pub use store::{
-    LeaderHook, NotServing, PeerMeta, ProposeFailure, RaftStore, RegionMeta, Router, Transport,
-    ELECTION_TICKS, LEASE, TICK_INTERVAL,
+    LeaderHook, NotServing, ProposeFailure, RaftStore, Router, Transport, ELECTION_TICKS, LEASE,
+    TICK_INTERVAL,
 };

@@ -95,7 +95,9 @@ impl Default for PeerConfig {
 pub trait StateMachine {
     /// Applies the command committed at `index`. Called once per index, in index order, on
     /// every peer (again from the start of the log after a restart of an in-memory peer).
-    fn apply(&mut self, index: u64, command: &[u8]);
+    /// Returns false when the state machine refused the command (every peer refuses it alike,
+    /// e.g. a write proposed against a region range that a split has since changed).
+    fn apply(&mut self, index: u64, command: &[u8]) -> bool;
 }
 
 /// What became of a proposal.
@@ -105,6 +107,8 @@ pub enum ProposalOutcome {
     Applied { id: u64, index: u64 },
     /// Its log entry was replaced by another leader's: it will never apply.
     Dropped { id: u64 },
+    /// Committed, and refused by the state machine on every peer.
+    Rejected { id: u64 },
 }
 
 /// Why a proposal was not accepted.
@@ -294,6 +298,12 @@ impl<S: StateMachine> Peer<S> {
         self.node.transfer_leader(peer);
     }
 
+    /// Whether this leader is handing leadership to another peer (it takes no proposals
+    /// meanwhile).
+    pub fn is_transferring(&self) -> bool {
+        self.is_leader() && self.node.raft.lead_transferee.is_some()
+    }
+
     /// Proposes `command`; its outcome comes back from a later [`Peer::handle_ready`] under
     /// `id`.
     pub fn propose(&mut self, id: u64, command: Vec<u8>) -> Result<(), ProposeError> {
@@ -400,22 +410,24 @@ impl<S: StateMachine> Peer<S> {
             self.applied_term = entry.term;
             // Empty entries are the no-ops a new leader appends; configuration changes are
             // not proposed yet.
-            if entry.get_entry_type() == EntryType::EntryNormal && !entry.data.is_empty() {
-                self.state_machine.apply(entry.index, &entry.data);
-            }
+            let accepted = entry.get_entry_type() != EntryType::EntryNormal
+                || entry.data.is_empty()
+                || self.state_machine.apply(entry.index, &entry.data);
             while let Some(front) = self.pending.front() {
                 if front.index > entry.index {
                     break;
                 }
                 let pending = self.pending.pop_front().expect("front exists");
                 out.outcomes.push(
-                    if pending.index == entry.index && pending.term == entry.term {
+                    if pending.index != entry.index || pending.term != entry.term {
+                        ProposalOutcome::Dropped { id: pending.id }
+                    } else if accepted {
                         ProposalOutcome::Applied {
                             id: pending.id,
                             index: entry.index,
                         }
                     } else {
-                        ProposalOutcome::Dropped { id: pending.id }
+                        ProposalOutcome::Rejected { id: pending.id }
                     },
                 );
             }

@@ -15,10 +15,16 @@
 //! majority heard from this leader after `t`, and none of them votes for another candidate
 //! for an election timeout, so until `t + LEASE` no other peer can lead.
 //!
-//! Commands are opaque writes of the engine (a [`WriteBatch`]), no-ops that renew the lease,
-//! and log compactions proposed by the leader once every peer holds the entries.
+//! Commands ([`Command`]) are writes of the engine (a [`WriteBatch`]), no-ops that renew the
+//! lease, log compactions proposed by the leader once every peer holds the entries, and
+//! splits. A split applies on every peer at the same log index: the region keeps the keys
+//! below the split key, and a new region with a peer on each of the same stores takes the
+//! rest, starting from an empty log over the data already there. The new region's peer next
+//! to the old leader campaigns at once; the others wait for its votes (messages for a region
+//! a store does not hold yet are kept for a moment, [`ORPHAN_TTL`], since the split usually
+//! applies there a moment after).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -31,6 +37,7 @@ use tracing::{error, info, warn};
 
 use crate::log::{LogWriteBatch, RaftLog};
 use crate::peer::{Peer, PeerConfig, ProposalOutcome, ProposeError, StateMachine};
+use crate::region::{load_regions, region_key, Command, PeerMeta, RegionMeta};
 
 /// The period of Raft's logical clock.
 pub const TICK_INTERVAL: Duration = Duration::from_millis(100);
@@ -51,40 +58,12 @@ pub const POLL_BATCH_MAX: usize = 4096;
 pub const COMPACT_LOG_GAP: u64 = 4096;
 /// How often the log store drops files that hold only compacted entries.
 pub const LOG_PURGE_INTERVAL: Duration = Duration::from_secs(10);
-
-const CMD_NOOP: u8 = 0;
-const CMD_WRITE: u8 = 1;
-const CMD_COMPACT: u8 = 2;
-
-/// One replica of a region.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PeerMeta {
-    pub id: u64,
-    pub store_id: u64,
-}
-
-/// A region as the store knows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RegionMeta {
-    pub id: u64,
-    /// Inclusive.
-    pub start_key: Vec<u8>,
-    /// Exclusive; empty means the end of the key space.
-    pub end_key: Vec<u8>,
-    pub conf_ver: u64,
-    pub version: u64,
-    pub peers: Vec<PeerMeta>,
-}
-
-impl RegionMeta {
-    pub fn contains(&self, key: &[u8]) -> bool {
-        key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
-    }
-
-    fn store_of(&self, peer: u64) -> Option<u64> {
-        self.peers.iter().find(|p| p.id == peer).map(|p| p.store_id)
-    }
-}
+/// How long messages for a region this store does not hold yet are kept.
+pub const ORPHAN_TTL: Duration = Duration::from_secs(2);
+/// Messages kept per region this store does not hold yet.
+pub const ORPHAN_MESSAGES_MAX: usize = 16;
+/// Regions this store keeps messages for before it holds them.
+pub const ORPHAN_REGIONS_MAX: usize = 1024;
 
 /// Carries Raft messages to other nodes; best effort (Raft resends what is lost).
 pub trait Transport: Send + Sync + 'static {
@@ -125,6 +104,10 @@ pub enum ProposeFailure {
     /// The outcome is unknown: the store stopped.
     #[error("the store stopped")]
     Stopped,
+    /// Not applied and never will be: the region split (or otherwise changed) since the
+    /// command was prepared.
+    #[error("the region changed since the command was prepared")]
+    EpochNotMatch,
 }
 
 impl ProposeFailure {
@@ -135,6 +118,7 @@ impl ProposeFailure {
             ProposeFailure::NotLeader { .. }
                 | ProposeFailure::RegionNotFound
                 | ProposeFailure::Dropped
+                | ProposeFailure::EpochNotMatch
         )
     }
 }
@@ -158,6 +142,10 @@ enum Msg {
         region: u64,
         term: u64,
     },
+    TransferLeader {
+        region: u64,
+        to_store: u64,
+    },
     Stop,
 }
 
@@ -172,6 +160,10 @@ struct Status {
     /// The term the leader hook prepared this node for.
     serving_term: u64,
     lease_until: Option<Instant>,
+    /// Bytes and keys this peer wrote since the split checker last looked at the region.
+    written: Written,
+    /// Whether the split checker has looked at the region since this peer started leading.
+    checked: bool,
 }
 
 /// The handle to a running store: proposes, delivers messages, answers who serves.
@@ -182,12 +174,45 @@ pub struct Router {
 }
 
 impl Router {
-    /// Proposes `command` (bytes of a [`WriteBatch`]) to `region` and waits until it applied
-    /// here.
-    pub fn propose_write(&self, region: u64, batch: &WriteBatch) -> Result<(), ProposeFailure> {
-        let mut command = Vec::with_capacity(1 + batch.len() * 32);
-        command.push(CMD_WRITE);
-        command.extend_from_slice(&batch.encode());
+    /// Proposes `batch` to `region`, prepared against region version `version`, and waits
+    /// until it applied here.
+    pub fn propose_write(
+        &self,
+        region: u64,
+        version: u64,
+        batch: &WriteBatch,
+    ) -> Result<(), ProposeFailure> {
+        self.propose_and_wait(region, Command::encode_write(version, batch))
+    }
+
+    /// Splits `region` (at version `version`) at `key`: keys from `key` on move to region
+    /// `new_id`, whose peers `new_peers` sit on the stores of the region's peers, in order.
+    /// Returns once the split applied here.
+    pub fn propose_split(
+        &self,
+        region: u64,
+        version: u64,
+        key: Vec<u8>,
+        new_id: u64,
+        new_peers: Vec<u64>,
+    ) -> Result<(), ProposeFailure> {
+        let command = Command::Split {
+            version,
+            key,
+            new_id,
+            new_peers,
+        };
+        self.propose_and_wait(region, command.encode())
+    }
+
+    /// Asks this node's leader of `region` to hand leadership to its peer on `to_store`.
+    pub fn transfer_leader(&self, region: u64, to_store: u64) {
+        let _ = self
+            .mailbox
+            .try_send(Msg::TransferLeader { region, to_store });
+    }
+
+    fn propose_and_wait(&self, region: u64, command: Vec<u8>) -> Result<(), ProposeFailure> {
         let (reply, outcome) = channel::bounded(1);
         self.mailbox
             .send(Msg::Propose {
@@ -249,22 +274,50 @@ impl Router {
             .collect()
     }
 
-    /// The region holding `key`, among those this node holds.
-    pub fn region_of(&self, key: &[u8]) -> Option<u64> {
-        self.status
-            .read()
+    /// The region (id and version) holding every one of `keys`, among those this node holds;
+    /// `None` when no region here holds the first key or the keys span regions.
+    // Hot path: every write.
+    pub fn region_holding<K: AsRef<[u8]>>(
+        &self,
+        mut keys: impl Iterator<Item = K>,
+    ) -> Option<(u64, u64)> {
+        let status = self.status.read();
+        let first = keys.next()?;
+        let meta = &status
             .values()
-            .find(|s| s.meta.contains(key))
-            .map(|s| s.meta.id)
+            .find(|s| s.meta.contains(first.as_ref()))?
+            .meta;
+        keys.all(|k| meta.contains(k.as_ref()))
+            .then_some((meta.id, meta.version))
+    }
+
+    /// The regions this node leads that the split checker should look at: those it has not
+    /// looked at since this node started leading them, and those that took at least
+    /// `min_bytes` bytes or `min_keys` keys of writes since it last looked. Each is counted as
+    /// looked at.
+    pub fn split_candidates(&self, min_bytes: u64, min_keys: u64) -> Vec<RegionMeta> {
+        let mut status = self.status.write();
+        status
+            .values_mut()
+            .filter(|s| {
+                s.leading
+                    && (!s.checked || s.written.bytes >= min_bytes || s.written.keys >= min_keys)
+            })
+            .map(|s| {
+                s.checked = true;
+                s.written = Written::default();
+                s.meta.clone()
+            })
+            .collect()
     }
 
     /// The regions whose peer here leads: (region, leader peer, term).
-    pub fn leaders(&self) -> Vec<(u64, u64, u64)> {
+    pub fn leaders(&self) -> Vec<(RegionMeta, u64, u64)> {
         self.status
             .read()
             .values()
             .filter(|s| s.leading)
-            .map(|s| (s.meta.id, s.leader_peer, s.term))
+            .map(|s| (s.meta.clone(), s.leader_peer, s.term))
             .collect()
     }
 }
@@ -280,25 +333,114 @@ pub struct RaftStore {
 
 /// Applies one region's committed commands into a batch the poll loop writes.
 struct Applier {
-    region: u64,
+    /// The region as its applied commands left it.
+    meta: RegionMeta,
     batch: WriteBatch,
     compact_to: Option<u64>,
+    /// Regions split off since the poll loop last looked.
+    splits: Vec<RegionMeta>,
+    /// Writes applied since the poll loop last looked.
+    written: Written,
+}
+
+/// An account of applied writes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Written {
+    bytes: u64,
+    /// Keys put into the write column family: new versions.
+    keys: u64,
+}
+
+impl Written {
+    fn add(&mut self, other: Written) {
+        self.bytes += other.bytes;
+        self.keys += other.keys;
+    }
+}
+
+impl Applier {
+    fn new(meta: RegionMeta) -> Applier {
+        Applier {
+            meta,
+            batch: WriteBatch::new(),
+            compact_to: None,
+            splits: Vec::new(),
+            written: Written::default(),
+        }
+    }
+
+    fn split(&mut self, version: u64, key: Vec<u8>, new_id: u64, new_peers: Vec<u64>) -> bool {
+        let meta = &mut self.meta;
+        let valid = version == meta.version
+            && meta.contains(&key)
+            && key > meta.start_key
+            && new_peers.len() == meta.peers.len();
+        if !valid {
+            return false;
+        }
+        meta.version += 1;
+        let right = RegionMeta {
+            id: new_id,
+            start_key: key.clone(),
+            end_key: std::mem::replace(&mut meta.end_key, key),
+            conf_ver: meta.conf_ver,
+            version: meta.version,
+            peers: meta
+                .peers
+                .iter()
+                .zip(new_peers)
+                .map(|(p, id)| PeerMeta {
+                    id,
+                    store_id: p.store_id,
+                })
+                .collect(),
+        };
+        self.batch.put(Cf::Raft, region_key(meta.id), meta.encode());
+        self.batch
+            .put(Cf::Raft, region_key(right.id), right.encode());
+        self.splits.push(right);
+        true
+    }
 }
 
 impl StateMachine for Applier {
-    fn apply(&mut self, _index: u64, command: &[u8]) {
-        match command.split_first() {
-            Some((&CMD_WRITE, bytes)) => match WriteBatch::decode(bytes) {
-                Ok(batch) => self.batch.append(batch),
-                Err(e) => panic!("region {}: a committed write is corrupt: {e}", self.region),
-            },
-            Some((&CMD_COMPACT, bytes)) if bytes.len() == 8 => {
-                let index = u64::from_be_bytes(bytes.try_into().expect("8 bytes"));
+    fn apply(&mut self, _index: u64, command: &[u8]) -> bool {
+        let command = Command::decode(command).unwrap_or_else(|e| {
+            panic!(
+                "region {}: a committed command is corrupt: {e}",
+                self.meta.id
+            )
+        });
+        match command {
+            Command::Write { version, batch } => {
+                if version != self.meta.version {
+                    return false;
+                }
+                for op in batch.ops() {
+                    match op {
+                        strata_engine::BatchOp::Put { cf, key, value } => {
+                            self.written.bytes += (key.len() + value.len()) as u64;
+                            self.written.keys += u64::from(*cf == Cf::Write);
+                        }
+                        strata_engine::BatchOp::Delete { key, .. } => {
+                            self.written.bytes += key.len() as u64;
+                        }
+                    }
+                }
+                self.batch.append(batch);
+            }
+            Command::Compact { index } => {
                 self.compact_to = Some(self.compact_to.map_or(index, |i| i.max(index)));
             }
-            Some((&CMD_NOOP, _)) | None => {}
-            Some((tag, _)) => panic!("region {}: unknown command {tag}", self.region),
+            Command::Split {
+                version,
+                key,
+                new_id,
+                new_peers,
+            } => return self.split(version, key, new_id, new_peers),
+            Command::Noop => {}
         }
+        true
     }
 }
 
@@ -361,10 +503,14 @@ struct Poller {
     hook: Sender<(RegionMeta, u64, u64)>,
     next_id: u64,
     pending: HashMap<u64, Pending>,
+    /// Messages for regions this store does not hold yet, with when they came.
+    orphans: HashMap<u64, VecDeque<(Instant, Message)>>,
 }
 
 impl RaftStore {
-    /// Opens the peers of every region with a log in `log` and starts the poll loop.
+    /// Opens the peer of every region whose metadata the engine holds, and of each region of
+    /// `regions` (the placement driver's view) that does not overlap one of those, and starts
+    /// the poll loop.
     pub fn start(
         store_id: u64,
         log: Arc<RaftLog>,
@@ -394,7 +540,12 @@ impl RaftStore {
             hook: hook_tx,
             next_id: 1,
             pending: HashMap::new(),
+            orphans: HashMap::new(),
         };
+        let local = load_regions(&*poller.engine).map_err(crate::log::LogError::from_display)?;
+        for meta in local {
+            poller.open_region(meta)?;
+        }
         for meta in regions {
             poller.open_region(meta)?;
         }
@@ -448,19 +599,22 @@ impl RaftStore {
 
 impl Poller {
     /// Opens the peer of `meta`: from its log when there is one, else as a new region whose
-    /// voters are the region's peers.
+    /// voters are the region's peers. A region overlapping one held here is not opened: the
+    /// one held here is older and has yet to apply the split that made `meta`.
     fn open_region(&mut self, meta: RegionMeta) -> Result<(), crate::log::LogError> {
-        if self.peers.contains_key(&meta.id) {
+        if self.peers.contains_key(&meta.id) || self.peers.values().any(|p| p.meta.overlaps(&meta))
+        {
             return Ok(());
         }
         let Some(me) = meta.peers.iter().find(|p| p.store_id == self.store_id) else {
             return Ok(());
         };
-        let applier = Applier {
-            region: meta.id,
-            batch: WriteBatch::new(),
-            compact_to: None,
-        };
+        let mut batch = WriteBatch::new();
+        batch.put(Cf::Raft, region_key(meta.id), meta.encode());
+        self.engine
+            .write(&batch, true)
+            .map_err(crate::log::LogError::from_display)?;
+        let applier = Applier::new(meta.clone());
         let peer = match self.log.load(meta.id)? {
             Some(storage) => {
                 let applied = match self.engine.get(Cf::Raft, &applied_key(meta.id)) {
@@ -499,17 +653,38 @@ impl Poller {
                 leading: false,
                 serving_term: 0,
                 lease_until: None,
+                written: Written::default(),
+                checked: false,
             },
         );
+        let id = meta.id;
         self.peers.insert(
-            meta.id,
+            id,
             RegionPeer {
                 meta,
                 peer,
                 hooked: None,
             },
         );
+        if let Some(orphans) = self.orphans.remove(&id) {
+            let p = self.peers.get_mut(&id).expect("just inserted");
+            for (_, message) in orphans {
+                p.peer.step(message);
+            }
+        }
         Ok(())
+    }
+
+    /// Keeps a message for a region this store does not hold yet.
+    fn keep_orphan(&mut self, region: u64, message: Message) {
+        if self.orphans.len() >= ORPHAN_REGIONS_MAX && !self.orphans.contains_key(&region) {
+            return;
+        }
+        let queue = self.orphans.entry(region).or_default();
+        if queue.len() >= ORPHAN_MESSAGES_MAX {
+            queue.pop_front();
+        }
+        queue.push_back((Instant::now(), message));
     }
 
     fn run(mut self, inbox: Receiver<Msg>) {
@@ -555,11 +730,10 @@ impl Poller {
     /// Handles one mailbox item; false asks the loop to stop.
     fn handle(&mut self, msg: Msg) -> bool {
         match msg {
-            Msg::Raft { region, message } => {
-                if let Some(p) = self.peers.get_mut(&region) {
-                    p.peer.step(message);
-                }
-            }
+            Msg::Raft { region, message } => match self.peers.get_mut(&region) {
+                Some(p) => p.peer.step(message),
+                None => self.keep_orphan(region, message),
+            },
             Msg::Propose {
                 region,
                 command,
@@ -577,7 +751,22 @@ impl Poller {
                     }
                 }
                 // Take a lease at once rather than at the next tick.
-                self.propose(region, vec![CMD_NOOP], None);
+                self.propose(region, Command::Noop.encode(), None);
+            }
+            Msg::TransferLeader { region, to_store } => {
+                let Some(p) = self.peers.get_mut(&region) else {
+                    return true;
+                };
+                let target = p.meta.peers.iter().find(|x| x.store_id == to_store);
+                if let (true, Some(target)) = (p.peer.is_leader(), target) {
+                    // Stop serving reads first: once the target campaigns it may lead before
+                    // this peer's lease would have run out.
+                    if let Some(s) = self.status.write().get_mut(&region) {
+                        s.lease_until = None;
+                    }
+                    info!(region, to_store, "transferring region leadership");
+                    p.peer.transfer_leader(target.id);
+                }
             }
             Msg::Stop => return false,
         }
@@ -591,6 +780,12 @@ impl Poller {
             }
             return;
         };
+        if Command::proposed_version(&command).is_some_and(|v| v != p.meta.version) {
+            if let Some(reply) = reply {
+                let _ = reply.send(Err(ProposeFailure::EpochNotMatch));
+            }
+            return;
+        }
         let id = self.next_id;
         self.next_id += 1;
         match p.peer.propose(id, command) {
@@ -627,7 +822,7 @@ impl Poller {
             for (id, p) in &mut self.peers {
                 p.peer.tick();
                 let Some(s) = status.get(id) else { continue };
-                if s.leading && s.serving_term == s.term {
+                if s.leading && s.serving_term == s.term && !p.peer.is_transferring() {
                     let expiring = s.lease_until.is_none_or(|until| until < now + LEASE / 2);
                     if expiring {
                         renew.push(*id);
@@ -642,13 +837,15 @@ impl Poller {
             }
         }
         for region in renew {
-            self.propose(region, vec![CMD_NOOP], None);
+            self.propose(region, Command::Noop.encode(), None);
         }
         for (region, index) in compact {
-            let mut command = vec![CMD_COMPACT];
-            command.extend_from_slice(&index.to_be_bytes());
-            self.propose(region, command, None);
+            self.propose(region, Command::Compact { index }.encode(), None);
         }
+        self.orphans.retain(|_, queue| {
+            queue.retain(|(at, _)| now.duration_since(*at) < ORPHAN_TTL);
+            !queue.is_empty()
+        });
         // Proposals whose outcome takes too long are reported unknown; a later outcome is
         // dropped with the entry.
         let expired: Vec<u64> = self
@@ -695,12 +892,22 @@ impl Poller {
 
         let mut apply = WriteBatch::new();
         let mut truncations = LogWriteBatch::new();
+        let mut splits = Vec::new();
+        let mut written = Vec::new();
         for (id, out) in touched.iter().zip(outs.iter_mut()) {
             let p = self.peers.get_mut(id).expect("touched peers exist");
             p.peer.finish_ready(out);
             let applier = p.peer.state_machine_mut();
             let batch = std::mem::take(&mut applier.batch);
             let compact_to = applier.compact_to.take();
+            if !applier.splits.is_empty() {
+                splits.push((
+                    *id,
+                    applier.meta.clone(),
+                    std::mem::take(&mut applier.splits),
+                ));
+            }
+            written.push(std::mem::take(&mut applier.written));
             if !batch.is_empty() || !out.outcomes.is_empty() || compact_to.is_some() {
                 apply.append(batch);
                 apply.put(
@@ -722,16 +929,21 @@ impl Poller {
         }
         if !apply.is_empty() {
             // Applied data need not be synced: the synced log replays it after a crash. Except
-            // before the log drops entries: then what they applied must be on disk first.
-            if let Err(e) = self.engine.write(&apply, !truncations.is_empty()) {
+            // before the log drops entries: then what they applied must be on disk first; and
+            // a split's, which the new regions' logs build on.
+            let sync = !truncations.is_empty() || !splits.is_empty();
+            if let Err(e) = self.engine.write(&apply, sync) {
                 // The log holds the commands; a restart applies them again.
                 return Err(crate::log::LogError::from_display(e));
             }
         }
         self.log.write(&mut truncations, false)?;
+        for (id, meta, new_regions) in splits {
+            self.finish_split(id, meta, new_regions)?;
+        }
 
         let now = Instant::now();
-        for (id, out) in touched.iter().zip(outs.iter_mut()) {
+        for ((id, out), written) in touched.iter().zip(outs.iter_mut()).zip(written) {
             let p = self.peers.get_mut(id).expect("touched peers exist");
             for message in out.messages.drain(..) {
                 send(&*self.transport, &p.meta, message);
@@ -741,11 +953,13 @@ impl Poller {
                 let (pid, result) = match outcome {
                     ProposalOutcome::Applied { id, .. } => (id, Ok(())),
                     ProposalOutcome::Dropped { id } => (id, Err(ProposeFailure::Dropped)),
+                    ProposalOutcome::Rejected { id } => (id, Err(ProposeFailure::EpochNotMatch)),
                 };
                 let Some(pending) = self.pending.remove(&pid) else {
                     continue;
                 };
-                if result.is_ok() && pending.term == p.peer.term() && p.peer.is_leader() {
+                let leading = p.peer.is_leader() && !p.peer.is_transferring();
+                if result.is_ok() && pending.term == p.peer.term() && leading {
                     let until = pending.proposed_at + LEASE;
                     lease = Some(lease.map_or(until, |l: Instant| l.max(until)));
                 }
@@ -757,8 +971,14 @@ impl Poller {
             let s = status.get_mut(id).expect("every peer has a status");
             let (term, leader_peer, leading) =
                 (p.peer.term(), p.peer.leader_id(), p.peer.is_ready_leader());
-            if s.term != term || !leading {
+            if s.term != term || !leading || p.peer.is_transferring() {
                 s.lease_until = None;
+            }
+            if !leading {
+                s.checked = false;
+                s.written = Written::default();
+            } else {
+                s.written.add(written);
             }
             s.term = term;
             s.leader_peer = leader_peer;
@@ -771,6 +991,35 @@ impl Poller {
             let serving_term = s.serving_term;
             drop(status);
             p.hook_if_needed(serving_term, &self.hook);
+        }
+        Ok(())
+    }
+}
+
+impl Poller {
+    /// Takes the region's new range after a split applied, and opens the peers of the regions
+    /// split off; the one next to the region's leader campaigns at once.
+    fn finish_split(
+        &mut self,
+        id: u64,
+        meta: RegionMeta,
+        new_regions: Vec<RegionMeta>,
+    ) -> Result<(), crate::log::LogError> {
+        let p = self.peers.get_mut(&id).expect("split peers exist");
+        let leading = p.peer.is_leader();
+        p.meta = meta.clone();
+        if let Some(s) = self.status.write().get_mut(&id) {
+            s.meta = meta;
+        }
+        for new in new_regions {
+            let new_id = new.id;
+            info!(region = id, new_region = new_id, split_key = ?new.start_key, "region split");
+            self.open_region(new)?;
+            if leading {
+                if let Some(p) = self.peers.get_mut(&new_id) {
+                    p.peer.campaign();
+                }
+            }
         }
         Ok(())
     }

@@ -18,9 +18,10 @@ use strata_raftstore::{MemStorage, Message, Peer, PeerConfig, ProposalOutcome, S
 struct AppliedLog(Vec<(u64, u64)>);
 
 impl StateMachine for AppliedLog {
-    fn apply(&mut self, index: u64, command: &[u8]) {
+    fn apply(&mut self, index: u64, command: &[u8]) -> bool {
         let id = u64::from_be_bytes(command.try_into().expect("8-byte command"));
         self.0.push((index, id));
+        true
     }
 }
 

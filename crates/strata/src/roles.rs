@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use strata_mysql::{MysqlServer, ServerConfig};
-use strata_node::{KvNode, NodeConfig};
+use strata_node::{KvNode, NodeConfig, SplitConfig};
 use strata_pd::{PdClient, PdService};
 use strata_sql::SqlServer;
 use strata_txn::{RemoteKv, TxnClient};
@@ -49,6 +49,12 @@ pub struct KvArgs {
     /// RocksDB block cache size, in MiB.
     #[arg(long, default_value_t = 1024)]
     pub block_cache_mib: usize,
+    /// A region holding more than this many bytes of committed versions splits in two.
+    #[arg(long, default_value_t = SplitConfig::default().region_max_bytes)]
+    pub region_split_bytes: u64,
+    /// A region holding more than this many keys splits in two.
+    #[arg(long, default_value_t = SplitConfig::default().region_max_keys)]
+    pub region_split_keys: u64,
 }
 
 #[derive(Args, Debug)]
@@ -104,6 +110,10 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         data_dir: args.data_dir.clone(),
         advertise: args.listen,
         block_cache_bytes: args.block_cache_mib << 20,
+        split: SplitConfig {
+            region_max_bytes: args.region_split_bytes.max(1),
+            region_max_keys: args.region_split_keys.max(2),
+        },
     })?;
     let runtime = grpc_runtime("kv")?;
     let router = tonic::transport::Server::builder()

@@ -99,6 +99,11 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start(kv_nodes: usize, sql_nodes: usize) -> Cluster {
+        Cluster::start_with(kv_nodes, sql_nodes, &[])
+    }
+
+    /// A cluster whose KV nodes get `kv_args` on top of the usual arguments.
+    pub fn start_with(kv_nodes: usize, sql_nodes: usize, kv_args: &[&str]) -> Cluster {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
         let path = |name: &str| dir.join(name).display().to_string();
@@ -131,7 +136,10 @@ impl Cluster {
                         path(&format!("kv{i}")),
                         "--block-cache-mib".into(),
                         "128".into(),
-                    ],
+                    ]
+                    .into_iter()
+                    .chain(kv_args.iter().map(|a| a.to_string()))
+                    .collect(),
                     port,
                     dir.join(format!("kv{i}.log")),
                 )
@@ -194,6 +202,27 @@ impl Cluster {
                 "no running leader for the region of {key:?} within {LEADER_TIMEOUT:?}"
             );
             std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Every region the placement driver knows, in key order, with its leader's store (0:
+    /// none known).
+    pub fn regions(&self) -> Vec<(u64, u64)> {
+        let pd = strata_pd::PdClient::connect(&format!("127.0.0.1:{}", self.pd.port))
+            .expect("a placement driver client");
+        let mut out = Vec::new();
+        let mut start = Vec::new();
+        loop {
+            let page = pd.scan_regions(&start, b"", 256).expect("scan regions");
+            let full = page.len() == 256;
+            for entry in &page {
+                let region = entry.region.as_ref().expect("a region");
+                out.push((region.id, entry.leader.as_ref().map_or(0, |l| l.store_id)));
+                start = region.end_key.clone();
+            }
+            if !full || start.is_empty() {
+                return out;
+            }
         }
     }
 

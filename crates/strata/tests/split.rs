@@ -1,0 +1,138 @@
+//! Regions split while rows pour in, and the data stays readable through every split: a
+//! 3-KV cluster with a small region size limit takes inserts through one SQL node while the
+//! other keeps counting the table; afterwards the placement driver knows many regions, every
+//! acknowledged row is there, and the regions' leaders are spread over the three nodes. A
+//! node killed with `kill -9` while regions split catches up on the splits after its restart.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use common::cluster::Cluster;
+use common::{acked, sql_at};
+
+/// A region holding more keys than this splits (the default is 960,000).
+const SPLIT_KEYS: &str = "400";
+/// How long the inserts run.
+const LOAD: Duration = Duration::from_secs(15);
+/// How long the placement driver may take to balance the leaders after the load.
+const BALANCE_TIMEOUT: Duration = Duration::from_secs(40);
+
+fn count(port: u16) -> u64 {
+    let out = sql_at(port, Some("crash"), "SELECT COUNT(*) FROM acked");
+    out.lines()
+        .nth(1)
+        .and_then(|l| l.parse().ok())
+        .unwrap_or_else(|| panic!("a count, not {out:?}"))
+}
+
+/// Leaders per store, over the regions with a known leader.
+fn leaders_per_store(cluster: &Cluster) -> BTreeMap<u64, usize> {
+    let mut counts = BTreeMap::new();
+    for (_, store) in cluster.regions() {
+        if store != 0 {
+            *counts.entry(store).or_default() += 1;
+        }
+    }
+    counts
+}
+
+#[test]
+fn regions_split_under_inserts_and_their_leaders_spread_over_the_nodes() {
+    let cluster = Cluster::start_with(3, 2, &["--region-split-keys", SPLIT_KEYS]);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    acked::create_table(a, b);
+    assert_eq!(cluster.regions().len(), 1, "a new cluster has one region");
+
+    let started = Instant::now();
+    let inserters = acked::Inserters::start(a, 4, started);
+    // Every read through the other SQL node succeeds (sql_at asserts it), splits or not, and
+    // sees no fewer rows than the read before it.
+    let (mut last, mut reads) = (0, 0);
+    while started.elapsed() < LOAD {
+        let now = count(b);
+        assert!(now >= last, "the row count went from {last} down to {now}");
+        (last, reads) = (now, reads + 1);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let acknowledged: BTreeSet<u64> = inserters.stop().into_iter().map(|(id, _)| id).collect();
+    let regions = cluster.regions();
+    println!(
+        "{} rows acknowledged, {reads} counts read during the load, {} regions",
+        acknowledged.len(),
+        regions.len()
+    );
+    assert!(
+        acknowledged.len() > 2000,
+        "only {} inserts acknowledged in {LOAD:?}\n{}",
+        acknowledged.len(),
+        cluster.logs()
+    );
+    assert!(
+        regions.len() >= 4,
+        "{} rows in {} regions with a {SPLIT_KEYS}-key limit",
+        acknowledged.len(),
+        regions.len()
+    );
+    acked::assert_present(a, &acknowledged);
+    acked::assert_present(b, &acknowledged);
+    assert_eq!(count(b), count(a));
+
+    // Every store leads regions, and none leads many more than another.
+    let deadline = Instant::now() + BALANCE_TIMEOUT;
+    loop {
+        let counts = leaders_per_store(&cluster);
+        let (min, max) = (
+            counts.values().copied().min().unwrap_or(0),
+            counts.values().copied().max().unwrap_or(0),
+        );
+        if counts.len() == 3 && max - min <= 2 {
+            println!("leaders per store: {counts:?}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "leaders not spread within {BALANCE_TIMEOUT:?}: {counts:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn a_node_killed_while_regions_split_catches_up_after_its_restart() {
+    let mut cluster = Cluster::start_with(3, 2, &["--region-split-keys", SPLIT_KEYS]);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    acked::create_table(a, b);
+    let started = Instant::now();
+    let inserters = acked::Inserters::start(a, 4, started);
+    std::thread::sleep(Duration::from_secs(3));
+    let victim = cluster.leader_of(b"");
+    cluster.kv[victim].kill9();
+    // The regions split on without it.
+    std::thread::sleep(Duration::from_secs(6));
+    let regions_while_down = cluster.regions().len();
+    cluster.kv[victim].start();
+    std::thread::sleep(Duration::from_secs(6));
+    let acknowledged: BTreeSet<u64> = inserters.stop().into_iter().map(|(id, _)| id).collect();
+    let regions = cluster.regions().len();
+    println!(
+        "{} rows acknowledged; {regions_while_down} regions while node {} was down, {regions} \
+         after",
+        acknowledged.len(),
+        victim + 1
+    );
+    assert!(
+        regions_while_down >= 3 && acknowledged.len() > 1000,
+        "{} rows, {regions_while_down} regions\n{}",
+        acknowledged.len(),
+        cluster.logs()
+    );
+    // Let the restarted node catch up, then take down another: every region now needs the
+    // restarted node's replica, which must hold every split and every row.
+    std::thread::sleep(Duration::from_secs(3));
+    let other = (victim + 1) % 3;
+    cluster.kv[other].kill9();
+    acked::assert_present(a, &acknowledged);
+    acked::assert_present(b, &acknowledged);
+}
