@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 
-use super::{bounded, connect, sql_at, wait_for};
+use super::{bounded, connect, mariadb_on, sql_at, wait_for};
 
 /// Writer `w` numbers its rows from `w * WRITER_ID_SPAN`.
 const WRITER_ID_SPAN: u64 = 1_000_000;
@@ -36,14 +36,34 @@ impl Inserters {
     /// SQL node answers with an error and the connection stays usable; only acknowledged rows
     /// are remembered, with the time since `started`.
     pub fn start(port: u16, writers: u64, started: Instant) -> Inserters {
+        Inserters::start_on("127.0.0.1", port, writers, started)
+    }
+
+    /// As [`Inserters::start`], through the SQL node at `host`:`port`, with one writer per
+    /// number in `writers` (writer `w` numbers its rows from `w * WRITER_ID_SPAN`, so groups of
+    /// writers on one table need ranges that do not overlap).
+    pub fn start_numbered(
+        host: &str,
+        port: u16,
+        writers: std::ops::Range<u64>,
+        started: Instant,
+    ) -> Inserters {
+        Inserters::spawn(host, port, writers, started)
+    }
+
+    fn start_on(host: &str, port: u16, writers: u64, started: Instant) -> Inserters {
+        Inserters::spawn(host, port, 0..writers, started)
+    }
+
+    fn spawn(host: &str, port: u16, writers: std::ops::Range<u64>, started: Instant) -> Inserters {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
-        let url = format!("mysql://root@127.0.0.1:{port}/crash");
+        let url = format!("mysql://root@{host}:{port}/crash");
         let stop = Arc::new(AtomicBool::new(false));
-        let tasks = (0..writers)
+        let tasks = writers
             .map(|w| {
                 let (url, stop) = (url.clone(), stop.clone());
                 runtime.spawn(async move {
@@ -81,7 +101,18 @@ impl Inserters {
 
 /// Asserts that every id in `acknowledged` is in `crash.acked`, read through `port`.
 pub fn assert_present(port: u16, acknowledged: &BTreeSet<u64>) {
-    let text = sql_at(port, Some("crash"), "SELECT id FROM acked");
+    assert_present_on("127.0.0.1", port, acknowledged);
+}
+
+/// As [`assert_present`], through the SQL node at `host`:`port`.
+pub fn assert_present_on(host: &str, port: u16, acknowledged: &BTreeSet<u64>) {
+    let out = mariadb_on(host, port, Some("crash"), "SELECT id FROM acked");
+    assert!(
+        out.status.success(),
+        "reading crash.acked through {host}:{port}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
     let present: BTreeSet<u64> = text
         .lines()
         .skip(1)

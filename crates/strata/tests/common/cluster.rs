@@ -19,15 +19,32 @@ pub struct Process {
     pub port: u16,
     args: Vec<String>,
     log: PathBuf,
+    /// The network namespace it runs in (`None`: this one) and the address it listens on.
+    netns: Option<String>,
+    host: std::net::IpAddr,
 }
 
 impl Process {
     fn spawn(args: Vec<String>, port: u16, log: PathBuf) -> Process {
+        Process::spawn_in(None, [127, 0, 0, 1].into(), args, port, log)
+    }
+
+    /// Starts `strata args` inside network namespace `netns` (`None`: this one); it is up
+    /// once `host`:`port` accepts connections.
+    pub fn spawn_in(
+        netns: Option<&str>,
+        host: std::net::IpAddr,
+        args: Vec<String>,
+        port: u16,
+        log: PathBuf,
+    ) -> Process {
         let mut process = Process {
             child: None,
             port,
             args,
             log,
+            netns: netns.map(str::to_string),
+            host,
         };
         process.start();
         process
@@ -41,7 +58,17 @@ impl Process {
             .append(true)
             .open(&self.log)
             .expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        let binary = env!("CARGO_BIN_EXE_strata");
+        let mut command = match &self.netns {
+            // `ip netns exec` execs the program, so the child is the strata process itself.
+            Some(netns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", netns, binary]);
+                c
+            }
+            None => Command::new(binary),
+        };
+        let child = command
             .args(&self.args)
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -49,7 +76,7 @@ impl Process {
             .expect("start a strata process");
         self.child = Some(child);
         let deadline = Instant::now() + START_TIMEOUT;
-        let address: SocketAddr = format!("127.0.0.1:{}", self.port).parse().unwrap();
+        let address = SocketAddr::new(self.host, self.port);
         while Instant::now() < deadline {
             if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
                 return;

@@ -5,6 +5,7 @@
 
 pub mod acked;
 pub mod cluster;
+pub mod netns;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -163,10 +164,15 @@ impl Playground {
 
 /// Runs SQL through the real `mariadb` client against the server on `port`.
 pub fn mariadb_at(port: u16, db: Option<&str>, sql: &str) -> Output {
+    mariadb_on("127.0.0.1", port, db, sql)
+}
+
+/// Runs SQL through the real `mariadb` client against the server at `host`:`port`.
+pub fn mariadb_on(host: &str, port: u16, db: Option<&str>, sql: &str) -> Output {
     let mut command = Command::new(mariadb_binary());
     command.args([
         "-h",
-        "127.0.0.1",
+        host,
         "-P",
         &port.to_string(),
         "-u",
