@@ -30,10 +30,10 @@ use strata_engine::{RocksEngine, RocksOptions};
 use strata_kv::gc::GcWorker;
 use strata_kv::Storage;
 use strata_pd::{PdClient, PdError, TimestampOracle};
-use strata_raftstore::{PeerMeta, RaftLog, RaftStore, RegionMeta, Router};
+use strata_raftstore::{PeerChange, PeerMeta, RaftLog, RaftStore, RegionMeta, Router};
 use tracing::{info, warn};
 
-pub use replication::{GrpcTransport, NodeLeaderHook, RaftService, ReplicatedEngine};
+pub use replication::{GrpcTransport, MvccKeySpace, NodeLeaderHook, RaftService, ReplicatedEngine};
 pub use service::KvService;
 pub use split::SplitConfig;
 
@@ -113,6 +113,7 @@ impl KvNode {
             store_id,
             log,
             rocks.clone(),
+            Arc::new(MvccKeySpace),
             Arc::new(GrpcTransport::new(store_id, pd.clone())),
             hook.clone(),
             regions,
@@ -251,8 +252,7 @@ fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBo
         }
         for (region, peer, term) in router.leaders() {
             match pd.region_heartbeat(region_to_pb(&region), peer, term) {
-                Ok(Some(to_store)) => router.transfer_leader(region.id, to_store),
-                Ok(None) => {}
+                Ok(reply) => follow(router, region.id, reply),
                 Err(error) => warn!(%error, region = region.id, "region heartbeat failed"),
             }
         }
@@ -273,6 +273,21 @@ fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBo
             }
             std::thread::sleep(HEARTBEAT_INTERVAL / 10);
         }
+    }
+}
+
+/// Does what the placement driver asked of a region this node leads.
+fn follow(router: &Router, region: u64, reply: strata_proto::pd::RegionHeartbeatResponse) {
+    let peer = |p: strata_proto::pd::Peer| PeerMeta {
+        id: p.id,
+        store_id: p.store_id,
+    };
+    if let Some(p) = reply.remove_peer {
+        router.change_peer(region, PeerChange::Remove(peer(p)));
+    } else if let Some(p) = reply.add_peer {
+        router.change_peer(region, PeerChange::Add(peer(p)));
+    } else if reply.transfer_leader_to_store != 0 {
+        router.transfer_leader(region, reply.transfer_leader_to_store);
     }
 }
 

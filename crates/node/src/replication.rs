@@ -28,6 +28,12 @@ use tracing::{debug, warn};
 pub const RAFT_SEND_QUEUE: usize = 8192;
 /// Messages sent to one node in one gRPC call.
 pub const RAFT_SEND_BATCH: usize = 1024;
+/// The largest gRPC message of Raft: a batch of messages fills up to [`MAX_MESSAGE_BYTES`]
+/// (more go in the next call), and one message may be a snapshot of a whole region.
+///
+/// [`MAX_MESSAGE_BYTES`]: strata_proto::MAX_MESSAGE_BYTES
+pub const RAFT_MESSAGE_MAX_BYTES: usize =
+    strata_proto::MAX_MESSAGE_BYTES + strata_raftstore::SNAPSHOT_MAX_BYTES;
 /// Pause after a failed send before a node is tried again.
 const RAFT_RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 
@@ -106,6 +112,21 @@ impl Engine for ReplicatedEngine {
     }
 }
 
+/// Where user keys lie in the engine: lock keys are user keys, the other data column families
+/// hold encoded user keys followed by a timestamp (so a user key's versions sort together,
+/// between the encodings of the range's ends).
+pub struct MvccKeySpace;
+
+impl strata_raftstore::KeySpace for MvccKeySpace {
+    fn engine_range(&self, cf: Cf, start: &[u8], end: &[u8]) -> (Vec<u8>, Option<Vec<u8>>) {
+        let bound = |key: &[u8]| match cf {
+            Cf::Lock | Cf::Raft => key.to_vec(),
+            Cf::Default | Cf::Write => mvcc::encode_user_key(key),
+        };
+        (bound(start), (!end.is_empty()).then(|| bound(end)))
+    }
+}
+
 /// Sends Raft messages to other nodes over gRPC: one queue and one sending task per node.
 pub struct GrpcTransport {
     store_id: u64,
@@ -153,10 +174,14 @@ impl Transport for GrpcTransport {
 async fn send_loop(pd: PdClient, store: u64, mut queue: mpsc::Receiver<pb::RaftEnvelope>) {
     let mut client: Option<RaftClient<Channel>> = None;
     while let Some(first) = queue.recv().await {
+        let mut bytes = first.message.len();
         let mut messages = vec![first];
-        while messages.len() < RAFT_SEND_BATCH {
+        while messages.len() < RAFT_SEND_BATCH && bytes < strata_proto::MAX_MESSAGE_BYTES {
             match queue.try_recv() {
-                Ok(m) => messages.push(m),
+                Ok(m) => {
+                    bytes += m.message.len();
+                    messages.push(m);
+                }
                 Err(_) => break,
             }
         }
@@ -168,8 +193,8 @@ async fn send_loop(pd: PdClient, store: u64, mut queue: mpsc::Receiver<pb::RaftE
                     Ok(channel) => {
                         client = Some(
                             RaftClient::new(channel)
-                                .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
-                                .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES),
+                                .max_decoding_message_size(RAFT_MESSAGE_MAX_BYTES)
+                                .max_encoding_message_size(RAFT_MESSAGE_MAX_BYTES),
                         )
                     }
                     Err(e) => debug!(store, %e, "cannot reach a node for Raft"),
@@ -203,8 +228,8 @@ impl RaftService {
 
     pub fn into_server(self) -> raft_server::RaftServer<RaftService> {
         raft_server::RaftServer::new(self)
-            .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
+            .max_decoding_message_size(RAFT_MESSAGE_MAX_BYTES)
+            .max_encoding_message_size(RAFT_MESSAGE_MAX_BYTES)
     }
 }
 
@@ -260,6 +285,7 @@ impl LeaderHook for NodeLeaderHook {
             }
         };
         storage.start_leading(&region.start_key, &region.end_key, now);
+        // What the placement driver asks in reply waits for the next regular heartbeat.
         if let Err(e) = self
             .pd
             .region_heartbeat(crate::region_to_pb(region), peer, term)

@@ -119,15 +119,15 @@ impl PdClient {
         Ok(())
     }
 
-    /// Reports that `leader_peer_id` leads `region` in `term`; returns the store the placement
-    /// driver wants the leadership moved to (leader balance), if any.
+    /// Reports that `leader_peer_id` leads `region` in `term`; returns what the placement
+    /// driver wants done with the region (a replica added or removed, or its leadership moved).
     pub fn region_heartbeat(
         &self,
         region: pb::Region,
         leader_peer_id: u64,
         term: u64,
-    ) -> Result<Option<u64>, PdError> {
-        let response = self.call(|mut c| async move {
+    ) -> Result<pb::RegionHeartbeatResponse, PdError> {
+        self.call(|mut c| async move {
             c.region_heartbeat(pb::RegionHeartbeatRequest {
                 region_id: region.id,
                 leader_peer_id,
@@ -135,8 +135,7 @@ impl PdClient {
                 region: Some(region),
             })
             .await
-        })?;
-        Ok((response.transfer_leader_to_store != 0).then_some(response.transfer_leader_to_store))
+        })
     }
 
     /// Ids for a region about to be split off `region_id`: the new region's, and one per

@@ -27,7 +27,7 @@ mod tso;
 
 pub use client::{channel, PdClient, PD_REQUEST_TIMEOUT, RPC_RUNTIME_THREADS};
 pub use meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
-pub use server::PdService;
+pub use server::{PdConfig, PdService};
 pub use tso::{Clock, LocalTso, SystemClock, TimestampOracle, TSO_SAVE_INTERVAL_MS};
 
 /// Errors of the placement driver and its client.

@@ -1,15 +1,93 @@
-//! Leader balance: the placement driver answers a region heartbeat with "hand leadership to
-//! store S" when the reporting leader's store leads clearly more regions than another up
-//! store that holds a peer of the region.
+//! The placement driver's schedulers, which act through its answers to region heartbeats.
 //!
-//! A move it ordered counts for its target store for [`TRANSFER_PENDING`] (until heartbeats
-//! confirm it), so that the regions of one busy store reporting in the same second do not all
-//! move at once; a region is not moved again within [`TRANSFER_COOLDOWN`].
+//! Replica repair ([`ReplicaChecker`]): a region with a peer on a store that has been down
+//! longer than the limit loses that peer first (the remaining peers are the live ones, so the
+//! change commits), and a region with fewer peers than it should have gains one on an up store
+//! that holds none of its peers, the least loaded first. The new peer receives the region's
+//! data as a snapshot from the leader.
+//!
+//! Leader balance ([`LeaderBalancer`]): "hand leadership to store S" when the reporting
+//! leader's store leads clearly more regions than another up store that holds a peer of the
+//! region. A move it ordered counts for its target store for [`TRANSFER_PENDING`] (until
+//! heartbeats confirm it), so that the regions of one busy store reporting in the same second
+//! do not all move at once; a region is not moved again within [`TRANSFER_COOLDOWN`].
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use crate::meta::RegionRecord;
+use crate::meta::{PeerRecord, RegionRecord};
+
+/// How long an ordered peer addition is ordered again with the same peer id, before the
+/// placement driver gives up on it and picks again.
+pub const ADD_PEER_PENDING: Duration = Duration::from_secs(30);
+
+/// A store as the replica checker sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct StoreView {
+    pub id: u64,
+    /// Sent a heartbeat lately.
+    pub up: bool,
+    /// Sent no heartbeat for longer than the limit: its peers are to be replaced.
+    pub down_too_long: bool,
+    pub regions: u64,
+}
+
+/// A membership change the placement driver orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operator {
+    Add(PeerRecord),
+    Remove(PeerRecord),
+}
+
+/// Peers ordered added and not yet seen in the region.
+#[derive(Default)]
+pub struct ReplicaChecker {
+    pending_adds: HashMap<u64, (PeerRecord, Instant)>,
+}
+
+impl ReplicaChecker {
+    /// The membership change `region` needs to keep `replicas` live peers, if any; `alloc`
+    /// hands out a fresh peer id.
+    pub fn check(
+        &mut self,
+        region: &RegionRecord,
+        replicas: usize,
+        stores: &[StoreView],
+        alloc: impl FnOnce() -> Option<u64>,
+    ) -> Option<Operator> {
+        let store = |id: u64| stores.iter().find(|s| s.id == id);
+        if let Some(dead) = region
+            .peers
+            .iter()
+            .find(|p| store(p.store_id).is_none_or(|s| s.down_too_long))
+        {
+            if region.peers.len() > 1 {
+                return Some(Operator::Remove(*dead));
+            }
+        }
+        if region.peers.len() >= replicas {
+            self.pending_adds.remove(&region.id);
+            return None;
+        }
+        let now = Instant::now();
+        if let Some((peer, at)) = self.pending_adds.get(&region.id) {
+            let still_fit = store(peer.store_id).is_some_and(|s| s.up);
+            if now.duration_since(*at) < ADD_PEER_PENDING && still_fit {
+                return Some(Operator::Add(*peer));
+            }
+        }
+        let target = stores
+            .iter()
+            .filter(|s| s.up && !region.peers.iter().any(|p| p.store_id == s.id))
+            .min_by_key(|s| (s.regions, s.id))?;
+        let peer = PeerRecord {
+            id: alloc()?,
+            store_id: target.id,
+        };
+        self.pending_adds.insert(region.id, (peer, now));
+        Some(Operator::Add(peer))
+    }
+}
 
 /// How long an ordered leader move counts for its target before heartbeats confirm it.
 pub const TRANSFER_PENDING: Duration = Duration::from_secs(5);
@@ -70,7 +148,52 @@ impl LeaderBalancer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::meta::PeerRecord;
+
+    fn store(id: u64, up: bool, down_too_long: bool, regions: u64) -> StoreView {
+        StoreView {
+            id,
+            up,
+            down_too_long,
+            regions,
+        }
+    }
+
+    #[test]
+    fn replaces_a_peer_on_a_store_down_too_long() {
+        let mut checker = ReplicaChecker::default();
+        let mut stores = vec![
+            store(1, true, false, 5),
+            store(2, true, false, 5),
+            store(3, false, false, 5),
+            store(4, true, false, 9),
+            store(5, true, false, 2),
+        ];
+        let mut r = region(1);
+        // Down, but not for long enough: nothing yet.
+        assert_eq!(checker.check(&r, 3, &stores, || Some(100)), None);
+        stores[2].down_too_long = true;
+        let dead = r.peers[2];
+        assert_eq!(
+            checker.check(&r, 3, &stores, || Some(100)),
+            Some(Operator::Remove(dead))
+        );
+        r.peers.retain(|p| p.store_id != 3);
+        // The least loaded up store without a peer gets the new one, with one id throughout.
+        let added = PeerRecord {
+            id: 100,
+            store_id: 5,
+        };
+        assert_eq!(
+            checker.check(&r, 3, &stores, || Some(100)),
+            Some(Operator::Add(added))
+        );
+        assert_eq!(
+            checker.check(&r, 3, &stores, || Some(101)),
+            Some(Operator::Add(added))
+        );
+        r.peers.push(added);
+        assert_eq!(checker.check(&r, 3, &stores, || Some(102)), None);
+    }
 
     fn region(id: u64) -> RegionRecord {
         RegionRecord {

@@ -18,7 +18,7 @@ use tonic::{Request, Response, Status};
 use tracing::info;
 
 use crate::meta::{ClusterMeta, MetaFile, PeerRecord, RegionRecord, StoreRecord};
-use crate::schedule::LeaderBalancer;
+use crate::schedule::{LeaderBalancer, Operator, ReplicaChecker, StoreView};
 use crate::{LocalTso, PdError};
 
 /// The most timestamps one TSO request may ask for.
@@ -33,6 +33,26 @@ struct StoreLiveness {
     region_count: u64,
 }
 
+/// How the placement driver runs a cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct PdConfig {
+    /// Replicas of each region (how many stores the cluster waits for to bootstrap).
+    pub replicas: usize,
+    /// A store without a heartbeat for this long has its replicas re-created elsewhere.
+    pub max_store_down: std::time::Duration,
+}
+
+impl Default for PdConfig {
+    /// Three replicas; replicas of a store down for 30 minutes are replaced (TiKV's
+    /// `max-store-down-time`).
+    fn default() -> PdConfig {
+        PdConfig {
+            replicas: 3,
+            max_store_down: std::time::Duration::from_secs(30 * 60),
+        }
+    }
+}
+
 /// The state behind the placement driver's service.
 pub struct PdService {
     tso: LocalTso,
@@ -43,12 +63,15 @@ pub struct PdService {
     leaders: Mutex<HashMap<u64, (u64, u64)>>,
     /// Replicas of each region (how many stores the cluster waits for to bootstrap).
     replicas: usize,
+    max_store_down: std::time::Duration,
+    started: Instant,
     balancer: Mutex<LeaderBalancer>,
+    replica_checker: Mutex<ReplicaChecker>,
 }
 
 impl PdService {
-    /// Opens the placement driver whose state lives in `dir`; regions get `replicas` peers.
-    pub fn open(dir: &Path, replicas: usize) -> Result<Arc<PdService>, PdError> {
+    /// Opens the placement driver whose state lives in `dir`.
+    pub fn open(dir: &Path, config: PdConfig) -> Result<Arc<PdService>, PdError> {
         let tso = LocalTso::open(&dir.join("tso"))?;
         let (meta_file, meta) = MetaFile::open(dir)?;
         Ok(Arc::new(PdService {
@@ -57,8 +80,11 @@ impl PdService {
             meta: Mutex::new(meta),
             liveness: Mutex::new(HashMap::new()),
             leaders: Mutex::new(HashMap::new()),
-            replicas: replicas.max(1),
+            replicas: config.replicas.max(1),
+            max_store_down: config.max_store_down,
+            started: Instant::now(),
             balancer: Mutex::new(LeaderBalancer::default()),
+            replica_checker: Mutex::new(ReplicaChecker::default()),
         }))
     }
 
@@ -100,6 +126,53 @@ impl PdService {
                 Some((r.id, store))
             })
             .collect()
+    }
+
+    /// The membership change `region` needs, if a store holding one of its peers has been
+    /// down too long or it has too few peers.
+    fn replica_operator(&self, region_id: u64) -> Result<Option<Operator>, Status> {
+        let (region, stores) = {
+            let meta = self.meta.lock();
+            let Some(region) = meta.region_by_id(region_id).cloned() else {
+                return Ok(None);
+            };
+            let liveness = self.liveness.lock();
+            let stores: Vec<StoreView> = meta
+                .stores
+                .keys()
+                .map(|&id| {
+                    let live = liveness.get(&id);
+                    // A store not heard of since this placement driver started has been down
+                    // at least that long.
+                    let silent =
+                        live.map_or(self.started.elapsed(), |l| l.last_heartbeat.elapsed());
+                    StoreView {
+                        id,
+                        up: silent < STORE_UP_WITHIN,
+                        down_too_long: silent > self.max_store_down,
+                        regions: live.map_or(0, |l| l.region_count),
+                    }
+                })
+                .collect();
+            (region, stores)
+        };
+        let mut alloc_failed = None;
+        let operator = self
+            .replica_checker
+            .lock()
+            .check(&region, self.replicas, &stores, || {
+                match self.change(|meta| meta.alloc_id()) {
+                    Ok(id) => Some(id),
+                    Err(e) => {
+                        alloc_failed = Some(e);
+                        None
+                    }
+                }
+            });
+        match alloc_failed {
+            Some(e) => Err(e),
+            None => Ok(operator),
+        }
     }
 
     /// The store `region`'s leader should move to, if leaders are out of balance.
@@ -333,6 +406,37 @@ impl pd_server::Pd for Handler {
             *entry = (report.leader_peer_id, report.term);
         }
         drop(leaders);
+        let peer = |p: PeerRecord| pb::Peer {
+            id: p.id,
+            store_id: p.store_id,
+        };
+        match self.0.replica_operator(report.region_id)? {
+            Some(Operator::Add(p)) => {
+                info!(
+                    region = report.region_id,
+                    peer = p.id,
+                    store = p.store_id,
+                    "adding a replica"
+                );
+                return Ok(Response::new(pb::RegionHeartbeatResponse {
+                    add_peer: Some(peer(p)),
+                    ..Default::default()
+                }));
+            }
+            Some(Operator::Remove(p)) => {
+                info!(
+                    region = report.region_id,
+                    peer = p.id,
+                    store = p.store_id,
+                    "removing a replica from a store down too long"
+                );
+                return Ok(Response::new(pb::RegionHeartbeatResponse {
+                    remove_peer: Some(peer(p)),
+                    ..Default::default()
+                }));
+            }
+            None => {}
+        }
         let transfer_leader_to_store = self
             .0
             .balance(report.region_id, report.leader_peer_id)
@@ -346,6 +450,7 @@ impl pd_server::Pd for Handler {
         }
         Ok(Response::new(pb::RegionHeartbeatResponse {
             transfer_leader_to_store,
+            ..Default::default()
         }))
     }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use strata_pd::{PdClient, PdService, TimestampOracle};
+use strata_pd::{PdClient, PdConfig, PdService, TimestampOracle};
 
 /// Starts a placement driver on an ephemeral port; returns its address and the runtime that
 /// serves it (dropping the runtime stops it).
@@ -12,7 +12,14 @@ fn start_pd(dir: &std::path::Path) -> (String, tokio::runtime::Runtime) {
         .enable_all()
         .build()
         .unwrap();
-    let service = PdService::open(dir, 1).unwrap();
+    let service = PdService::open(
+        dir,
+        PdConfig {
+            replicas: 1,
+            ..PdConfig::default()
+        },
+    )
+    .unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();

@@ -25,24 +25,27 @@
 //! through a [`Router`] and carries messages between nodes with a [`Transport`].
 //!
 //! Regions split (see [`Router::propose_split`]); the new region's peers start on the same
-//! stores over the data already there.
-//!
-//! Not yet here: snapshots for peers that fall behind a compacted log (the leader compacts
-//! only what every peer holds) and membership changes.
+//! stores over the data already there. Membership changes add and remove one voter at a time
+//! ([`Router::change_peer`]); a peer added to a region receives its data as a snapshot.
 
+mod apply;
 mod log;
 mod peer;
+mod poll;
 mod region;
+mod snapshot;
 mod store;
 
-pub use log::{decode_message, encode_message, LogError, LogWriteBatch, RaftLog};
+pub use log::{decode_message, encode_message, LogError, LogWriteBatch, RaftLog, INIT_INDEX};
 pub use peer::{
-    LogWrite, Peer, PeerConfig, PeerStorage, ProposalOutcome, ProposeError, Ready, StateMachine,
+    LogWrite, Peer, PeerConfig, PeerStorage, ProposalOutcome, ProposeError, Ready, SnapshotSource,
+    StateMachine,
 };
 pub use raft::eraftpb::Message;
 pub use raft::storage::MemStorage;
 pub use region::{PeerMeta, RegionMeta};
+pub use snapshot::{KeySpace, DATA_CFS};
 pub use store::{
-    LeaderHook, NotServing, ProposeFailure, RaftStore, Router, Transport, ELECTION_TICKS, LEASE,
-    TICK_INTERVAL,
+    LeaderHook, NotServing, PeerChange, ProposeFailure, RaftStore, Router, Transport,
+    ELECTION_TICKS, LEASE, SNAPSHOT_MAX_BYTES, TICK_INTERVAL,
 };

@@ -19,6 +19,12 @@ const KEY_HARD_STATE: &[u8] = b"hard_state";
 const KEY_CONF_STATE: &[u8] = b"conf_state";
 const KEY_TRUNCATED: &[u8] = b"truncated";
 
+/// The index and term a new region's log starts after: every peer of a new region starts with
+/// the same state (the region's data up to this index is what it was created with), and a peer
+/// added later, whose log is empty, is always sent a snapshot.
+pub const INIT_INDEX: u64 = 5;
+pub const INIT_TERM: u64 = 5;
+
 /// A failure of the log store: the node cannot go on safely.
 #[derive(Debug, thiserror::Error)]
 #[error("raft log: {0}")]
@@ -74,6 +80,15 @@ impl LogWriteBatch {
 
     /// Adds what one ready of `region` asked to make durable.
     pub fn add(&mut self, region: u64, write: &LogWrite) -> Result<(), LogError> {
+        if let Some((index, term, conf_state)) = &write.snapshot {
+            // The snapshot replaces the whole log.
+            self.batch.add_command(region, raft_engine::Command::Clean);
+            self.batch
+                .put_message(region, KEY_CONF_STATE.to_vec(), conf_state)
+                .map_err(log_error)?;
+            self.put_truncated(region, *index, *term)?;
+            self.empty = false;
+        }
         if !write.entries.is_empty() {
             self.batch
                 .add_entries::<EntryExt>(region, &write.entries)
@@ -99,15 +114,43 @@ impl LogWriteBatch {
         Ok(())
     }
 
-    /// Drops the entries of `region` before `index`; `prev_term` is the term of the entry at
-    /// `index - 1`, kept so the log can be rebuilt.
-    pub fn truncate(&mut self, region: u64, index: u64, prev_term: u64) -> Result<(), LogError> {
+    /// Starts the log of a new region whose voters are `voters`: empty, after
+    /// ([`INIT_INDEX`], [`INIT_TERM`]), committed up to there.
+    pub fn bootstrap(&mut self, region: u64, voters: &[u64]) -> Result<(), LogError> {
+        self.set_voters(region, voters)?;
+        self.put_truncated(region, INIT_INDEX, INIT_TERM)?;
+        let hard_state = HardState {
+            term: INIT_TERM,
+            commit: INIT_INDEX,
+            ..Default::default()
+        };
+        self.batch
+            .put_message(region, KEY_HARD_STATE.to_vec(), &hard_state)
+            .map_err(log_error)?;
+        Ok(())
+    }
+
+    /// Removes the log of `region` (its peer here is gone).
+    pub fn clean(&mut self, region: u64) {
+        self.batch.add_command(region, raft_engine::Command::Clean);
+        self.empty = false;
+    }
+
+    fn put_truncated(&mut self, region: u64, index: u64, term: u64) -> Result<(), LogError> {
         let mut record = Vec::with_capacity(16);
-        record.extend_from_slice(&(index - 1).to_be_bytes());
-        record.extend_from_slice(&prev_term.to_be_bytes());
+        record.extend_from_slice(&index.to_be_bytes());
+        record.extend_from_slice(&term.to_be_bytes());
         self.batch
             .put(region, KEY_TRUNCATED.to_vec(), record)
             .map_err(log_error)?;
+        self.empty = false;
+        Ok(())
+    }
+
+    /// Drops the entries of `region` before `index`; `prev_term` is the term of the entry at
+    /// `index - 1`, kept so the log can be rebuilt.
+    pub fn truncate(&mut self, region: u64, index: u64, prev_term: u64) -> Result<(), LogError> {
+        self.put_truncated(region, index - 1, prev_term)?;
         self.batch
             .add_command(region, raft_engine::Command::Compact { index });
         self.empty = false;
@@ -248,6 +291,7 @@ mod tests {
             let mut batch = LogWriteBatch::new();
             batch.set_voters(4, &[5, 6, 7]).unwrap();
             let write = LogWrite {
+                snapshot: None,
                 entries: (1..=10)
                     .map(|i| entry(i, if i < 6 { 1 } else { 2 }))
                     .collect(),
@@ -290,5 +334,44 @@ mod tests {
         };
         assert_eq!(decode_message(&encode_message(&message)).unwrap(), message);
         assert!(decode_message(&[0xFF, 0xFF]).is_err());
+    }
+
+    #[test]
+    fn a_new_log_starts_after_the_initial_index_and_a_snapshot_replaces_a_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RaftLog::open(dir.path()).unwrap();
+        let mut batch = LogWriteBatch::new();
+        batch.bootstrap(9, &[1, 2, 3]).unwrap();
+        log.write(&mut batch, true).unwrap();
+        let storage = log.load(9).unwrap().expect("a bootstrapped log");
+        assert_eq!(storage.first_index().unwrap(), INIT_INDEX + 1);
+        assert_eq!(storage.last_index().unwrap(), INIT_INDEX);
+        assert_eq!(storage.term(INIT_INDEX).unwrap(), INIT_TERM);
+        let state = storage.initial_state().unwrap();
+        assert_eq!(state.hard_state.commit, INIT_INDEX);
+        assert_eq!(state.conf_state.voters, vec![1, 2, 3]);
+
+        // Entries 6..=20, then a snapshot at 30 (term 4) with other voters: only it remains.
+        let write = LogWrite {
+            snapshot: None,
+            entries: (6..=20).map(|i| entry(i, 3)).collect(),
+            hard_state: None,
+        };
+        batch.add(9, &write).unwrap();
+        log.write(&mut batch, true).unwrap();
+        let snapshot = LogWrite {
+            snapshot: Some((30, 4, ConfState::from((vec![1, 2, 4], vec![])))),
+            entries: Vec::new(),
+            hard_state: None,
+        };
+        batch.add(9, &snapshot).unwrap();
+        log.write(&mut batch, true).unwrap();
+        drop(log);
+        let log = RaftLog::open(dir.path()).unwrap();
+        let storage = log.load(9).unwrap().expect("the log after a snapshot");
+        assert_eq!(storage.first_index().unwrap(), 31);
+        assert_eq!(storage.last_index().unwrap(), 30);
+        assert_eq!(storage.term(30).unwrap(), 4);
+        assert_eq!(storage.initial_state().unwrap().conf_state.voters, vec![1, 2, 4]);
     }
 }

@@ -1,16 +1,24 @@
 //! One peer of one region's Raft group.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use raft::eraftpb::{ConfState, Entry, EntryType, HardState, Message, Snapshot};
+use protobuf::Message as _;
+use raft::eraftpb::{ConfChange, ConfState, Entry, EntryType, HardState, Message, Snapshot};
 use raft::storage::MemStorage;
 use raft::{Config, GetEntriesContext, RaftState, RawNode, StateRole, StorageError};
 
-/// The log a peer reads from: the in-memory copy of its durable log. It refuses to make
-/// snapshots (they are not implemented yet), so a follower behind the log's first entry waits
-/// instead of receiving an empty snapshot; the store compacts only what every peer holds.
+/// Makes a snapshot of a peer's state machine: its data as applied up to some index, with
+/// that index, its term and the group's voters at that index in the metadata.
+pub trait SnapshotSource: Send + Sync {
+    fn snapshot(&self) -> Result<Snapshot, String>;
+}
+
+/// The log a peer reads from: the in-memory copy of its durable log, and where snapshots come
+/// from for a follower behind the log's first entry (without a source, such a follower waits:
+/// then the log must be compacted only as far as every peer holds it).
 #[derive(Clone)]
-pub struct PeerStorage(MemStorage);
+pub struct PeerStorage(MemStorage, Option<Arc<dyn SnapshotSource>>);
 
 impl raft::Storage for PeerStorage {
     fn initial_state(&self) -> raft::Result<RaftState> {
@@ -40,9 +48,11 @@ impl raft::Storage for PeerStorage {
     }
 
     fn snapshot(&self, _request_index: u64, _to: u64) -> raft::Result<Snapshot> {
-        Err(raft::Error::Store(
-            StorageError::SnapshotTemporarilyUnavailable,
-        ))
+        let unavailable = raft::Error::Store(StorageError::SnapshotTemporarilyUnavailable);
+        let Some(source) = &self.1 else {
+            return Err(unavailable);
+        };
+        source.snapshot().map_err(|_| unavailable)
     }
 }
 
@@ -50,13 +60,16 @@ impl raft::Storage for PeerStorage {
 /// log and the new hard state.
 #[derive(Debug, Default)]
 pub struct LogWrite {
+    /// A snapshot now stands for every entry up to (index, term); the log holds nothing
+    /// before, and the group's voters are these.
+    pub snapshot: Option<(u64, u64, ConfState)>,
     pub entries: Vec<Entry>,
     pub hard_state: Option<HardState>,
 }
 
 impl LogWrite {
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.hard_state.is_none()
+        self.snapshot.is_none() && self.entries.is_empty() && self.hard_state.is_none()
     }
 }
 
@@ -98,6 +111,12 @@ pub trait StateMachine {
     /// Returns false when the state machine refused the command (every peer refuses it alike,
     /// e.g. a write proposed against a region range that a split has since changed).
     fn apply(&mut self, index: u64, command: &[u8]) -> bool;
+
+    /// Applies a membership change committed at `index`, which Raft has just taken on.
+    fn apply_conf_change(&mut self, index: u64, change: &ConfChange);
+
+    /// Replaces the whole state with a snapshot's (the peer was too far behind for the log).
+    fn restore(&mut self, snapshot: &Snapshot);
 }
 
 /// What became of a proposal.
@@ -117,7 +136,8 @@ pub enum ProposeError {
     /// Only the leader takes proposals; `leader` is the peer this one believes leads (0: none).
     #[error("not leader; leader is peer {leader}")]
     NotLeader { leader: u64 },
-    /// Raft refused the proposal (e.g. a leader transfer is in progress).
+    /// Raft refused the proposal (e.g. a leader transfer, or another membership change, is in
+    /// progress).
     #[error("proposal dropped")]
     Dropped,
 }
@@ -192,7 +212,7 @@ impl<S: StateMachine> Peer<S> {
             pre_vote: true,
             ..Config::default()
         };
-        let node = RawNode::new(&raft_config, PeerStorage(storage), &discard_logger())
+        let node = RawNode::new(&raft_config, PeerStorage(storage, None), &discard_logger())
             .expect("a valid Raft configuration");
         Peer {
             id,
@@ -212,6 +232,11 @@ impl<S: StateMachine> Peer<S> {
     /// The log storage, kept by the caller across a restart of the peer.
     pub fn storage(&self) -> MemStorage {
         self.node.store().0.clone()
+    }
+
+    /// Lets the peer send snapshots made by `source` to followers behind its log.
+    pub fn set_snapshot_source(&mut self, source: Arc<dyn SnapshotSource>) {
+        self.node.mut_store().1 = Some(source);
     }
 
     pub fn state_machine(&self) -> &S {
@@ -276,6 +301,11 @@ impl<S: StateMachine> Peer<S> {
         self.applied_index
     }
 
+    /// The term of the entry at [`Peer::applied_index`].
+    pub fn applied_term(&self) -> u64 {
+        self.applied_term
+    }
+
     /// Advances the peer's logical clock by one tick.
     pub fn tick(&mut self) {
         self.node.tick();
@@ -302,6 +332,19 @@ impl<S: StateMachine> Peer<S> {
     /// meanwhile).
     pub fn is_transferring(&self) -> bool {
         self.is_leader() && self.node.raft.lead_transferee.is_some()
+    }
+
+    /// Proposes a membership change (applied through [`StateMachine::apply_conf_change`] on
+    /// every peer); Raft takes one at a time.
+    pub fn propose_conf_change(&mut self, change: ConfChange) -> Result<(), ProposeError> {
+        if !self.is_leader() {
+            return Err(ProposeError::NotLeader {
+                leader: self.leader_id(),
+            });
+        }
+        self.node
+            .propose_conf_change(Vec::new(), change)
+            .map_err(|_| ProposeError::Dropped)
     }
 
     /// Proposes `command`; its outcome comes back from a later [`Peer::handle_ready`] under
@@ -351,11 +394,17 @@ impl<S: StateMachine> Peer<S> {
         // Messages a leader may send before persisting (appends to followers).
         out.messages.extend(ready.take_messages());
         if !ready.snapshot().is_empty() {
+            let snapshot = ready.snapshot().clone();
+            let meta = snapshot.get_metadata();
+            write.snapshot = Some((meta.index, meta.term, meta.get_conf_state().clone()));
+            self.applied_index = meta.index;
+            self.applied_term = meta.term;
+            self.state_machine.restore(&snapshot);
             self.node
                 .mut_store()
                 .0
                 .wl()
-                .apply_snapshot(ready.snapshot().clone())
+                .apply_snapshot(snapshot)
                 .expect("apply a snapshot to the log storage");
         }
         self.apply(ready.take_committed_entries(), out);
@@ -401,6 +450,16 @@ impl<S: StateMachine> Peer<S> {
         self.node.has_ready()
     }
 
+    fn apply_conf_change(&mut self, index: u64, data: &[u8]) {
+        let change = ConfChange::parse_from_bytes(data).expect("a committed ConfChange decodes");
+        // Raft refuses a change it cannot make (e.g. removing the last voter) the same way on
+        // every peer; the state machine then learns nothing.
+        if let Ok(conf_state) = self.node.apply_conf_change(&change) {
+            self.node.mut_store().0.wl().set_conf_state(conf_state);
+            self.state_machine.apply_conf_change(index, &change);
+        }
+    }
+
     fn apply(&mut self, entries: Vec<raft::eraftpb::Entry>, out: &mut Ready) {
         for entry in entries {
             if entry.index <= self.applied_index {
@@ -408,11 +467,17 @@ impl<S: StateMachine> Peer<S> {
             }
             self.applied_index = entry.index;
             self.applied_term = entry.term;
-            // Empty entries are the no-ops a new leader appends; configuration changes are
-            // not proposed yet.
-            let accepted = entry.get_entry_type() != EntryType::EntryNormal
-                || entry.data.is_empty()
-                || self.state_machine.apply(entry.index, &entry.data);
+            // Empty entries are the no-ops a new leader appends.
+            let accepted = match entry.get_entry_type() {
+                EntryType::EntryNormal if !entry.data.is_empty() => {
+                    self.state_machine.apply(entry.index, &entry.data)
+                }
+                EntryType::EntryConfChange if !entry.data.is_empty() => {
+                    self.apply_conf_change(entry.index, &entry.data);
+                    true
+                }
+                _ => true,
+            };
             while let Some(front) = self.pending.front() {
                 if front.index > entry.index {
                     break;

@@ -23,21 +23,31 @@
 //! to the old leader campaigns at once; the others wait for its votes (messages for a region
 //! a store does not hold yet are kept for a moment, [`ORPHAN_TTL`], since the split usually
 //! applies there a moment after).
+//!
+//! Membership changes add or remove one voter at a time ([`Router::change_peer`]). A store
+//! told by the placement driver that it holds a peer of a region it has no data for opens it
+//! empty; the leader then sends it a snapshot (see `snapshot.rs`), since every region's log
+//! starts after [`INIT_INDEX`](crate::log::INIT_INDEX). A peer removed from its region is
+//! destroyed on its store when the store applies the change.
+//!
+//! The poll loop itself is in `poll.rs`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam::channel::{self, RecvTimeoutError, Sender, TrySendError};
 use parking_lot::RwLock;
 use raft::eraftpb::Message;
-use strata_engine::{Cf, Engine, WriteBatch};
-use tracing::{error, info, warn};
+use strata_engine::{Engine, WriteBatch};
+use tracing::warn;
 
-use crate::log::{LogWriteBatch, RaftLog};
-use crate::peer::{Peer, PeerConfig, ProposalOutcome, ProposeError, StateMachine};
-use crate::region::{load_regions, region_key, Command, PeerMeta, RegionMeta};
+use crate::apply::Written;
+use crate::log::RaftLog;
+use crate::poll::{purge_loop, Origin, Poller};
+use crate::region::{load_regions, Command, PeerMeta, RegionMeta};
+use crate::snapshot::KeySpace;
 
 /// The period of Raft's logical clock.
 pub const TICK_INTERVAL: Duration = Duration::from_millis(100);
@@ -52,6 +62,8 @@ pub const LEASE: Duration = Duration::from_millis(700);
 pub const PROPOSE_TIMEOUT: Duration = Duration::from_secs(8);
 /// Messages and proposals queued for the poll loop; more are refused (Raft resends).
 pub const MAILBOX_CAPACITY: usize = 65_536;
+/// The largest region a snapshot carries (it travels as one Raft message).
+pub const SNAPSHOT_MAX_BYTES: usize = 512 << 20;
 /// Mailbox items one poll loop iteration handles before it processes readies.
 pub const POLL_BATCH_MAX: usize = 4096;
 /// Entries a leader keeps in its log beyond what every peer holds before it compacts.
@@ -123,12 +135,16 @@ impl ProposeFailure {
     }
 }
 
-type Reply = Sender<Result<(), ProposeFailure>>;
+pub(crate) type Reply = Sender<Result<(), ProposeFailure>>;
 
-enum Msg {
+pub(crate) enum Msg {
     Raft {
         region: u64,
         message: Message,
+    },
+    ChangePeer {
+        region: u64,
+        change: PeerChange,
     },
     Propose {
         region: u64,
@@ -149,21 +165,43 @@ enum Msg {
     Stop,
 }
 
+/// A membership change of a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerChange {
+    Add(PeerMeta),
+    Remove(PeerMeta),
+}
+
 /// What the service side sees of a region.
 #[derive(Clone, Debug)]
-struct Status {
-    meta: RegionMeta,
-    leader_peer: u64,
-    term: u64,
+pub(crate) struct Status {
+    pub meta: RegionMeta,
+    pub leader_peer: u64,
+    pub term: u64,
     /// Leads with an entry of its term applied.
-    leading: bool,
+    pub leading: bool,
     /// The term the leader hook prepared this node for.
-    serving_term: u64,
-    lease_until: Option<Instant>,
+    pub serving_term: u64,
+    pub lease_until: Option<Instant>,
     /// Bytes and keys this peer wrote since the split checker last looked at the region.
-    written: Written,
+    pub written: Written,
     /// Whether the split checker has looked at the region since this peer started leading.
-    checked: bool,
+    pub checked: bool,
+}
+
+impl Status {
+    pub fn new(meta: RegionMeta) -> Status {
+        Status {
+            meta,
+            leader_peer: 0,
+            term: 0,
+            leading: false,
+            serving_term: 0,
+            lease_until: None,
+            written: Written::default(),
+            checked: false,
+        }
+    }
 }
 
 /// The handle to a running store: proposes, delivers messages, answers who serves.
@@ -203,6 +241,12 @@ impl Router {
             new_peers,
         };
         self.propose_and_wait(region, command.encode())
+    }
+
+    /// Asks this node's leader of `region` to propose a membership change (one at a time; a
+    /// change asked while another is in progress is dropped, to be asked again).
+    pub fn change_peer(&self, region: u64, change: PeerChange) {
+        let _ = self.mailbox.try_send(Msg::ChangePeer { region, change });
     }
 
     /// Asks this node's leader of `region` to hand leadership to its peer on `to_store`.
@@ -331,182 +375,6 @@ pub struct RaftStore {
     stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// Applies one region's committed commands into a batch the poll loop writes.
-struct Applier {
-    /// The region as its applied commands left it.
-    meta: RegionMeta,
-    batch: WriteBatch,
-    compact_to: Option<u64>,
-    /// Regions split off since the poll loop last looked.
-    splits: Vec<RegionMeta>,
-    /// Writes applied since the poll loop last looked.
-    written: Written,
-}
-
-/// An account of applied writes.
-#[derive(Clone, Copy, Debug, Default)]
-struct Written {
-    bytes: u64,
-    /// Keys put into the write column family: new versions.
-    keys: u64,
-}
-
-impl Written {
-    fn add(&mut self, other: Written) {
-        self.bytes += other.bytes;
-        self.keys += other.keys;
-    }
-}
-
-impl Applier {
-    fn new(meta: RegionMeta) -> Applier {
-        Applier {
-            meta,
-            batch: WriteBatch::new(),
-            compact_to: None,
-            splits: Vec::new(),
-            written: Written::default(),
-        }
-    }
-
-    fn split(&mut self, version: u64, key: Vec<u8>, new_id: u64, new_peers: Vec<u64>) -> bool {
-        let meta = &mut self.meta;
-        let valid = version == meta.version
-            && meta.contains(&key)
-            && key > meta.start_key
-            && new_peers.len() == meta.peers.len();
-        if !valid {
-            return false;
-        }
-        meta.version += 1;
-        let right = RegionMeta {
-            id: new_id,
-            start_key: key.clone(),
-            end_key: std::mem::replace(&mut meta.end_key, key),
-            conf_ver: meta.conf_ver,
-            version: meta.version,
-            peers: meta
-                .peers
-                .iter()
-                .zip(new_peers)
-                .map(|(p, id)| PeerMeta {
-                    id,
-                    store_id: p.store_id,
-                })
-                .collect(),
-        };
-        self.batch.put(Cf::Raft, region_key(meta.id), meta.encode());
-        self.batch
-            .put(Cf::Raft, region_key(right.id), right.encode());
-        self.splits.push(right);
-        true
-    }
-}
-
-impl StateMachine for Applier {
-    fn apply(&mut self, _index: u64, command: &[u8]) -> bool {
-        let command = Command::decode(command).unwrap_or_else(|e| {
-            panic!(
-                "region {}: a committed command is corrupt: {e}",
-                self.meta.id
-            )
-        });
-        match command {
-            Command::Write { version, batch } => {
-                if version != self.meta.version {
-                    return false;
-                }
-                for op in batch.ops() {
-                    match op {
-                        strata_engine::BatchOp::Put { cf, key, value } => {
-                            self.written.bytes += (key.len() + value.len()) as u64;
-                            self.written.keys += u64::from(*cf == Cf::Write);
-                        }
-                        strata_engine::BatchOp::Delete { key, .. } => {
-                            self.written.bytes += key.len() as u64;
-                        }
-                    }
-                }
-                self.batch.append(batch);
-            }
-            Command::Compact { index } => {
-                self.compact_to = Some(self.compact_to.map_or(index, |i| i.max(index)));
-            }
-            Command::Split {
-                version,
-                key,
-                new_id,
-                new_peers,
-            } => return self.split(version, key, new_id, new_peers),
-            Command::Noop => {}
-        }
-        true
-    }
-}
-
-/// The key of a region's applied index in [`Cf::Raft`].
-fn applied_key(region: u64) -> Vec<u8> {
-    let mut key = b"applied/".to_vec();
-    key.extend_from_slice(&region.to_be_bytes());
-    key
-}
-
-fn peer_config() -> PeerConfig {
-    PeerConfig {
-        election_tick: ELECTION_TICKS,
-        heartbeat_tick: HEARTBEAT_TICKS,
-        ..PeerConfig::default()
-    }
-}
-
-struct RegionPeer {
-    meta: RegionMeta,
-    peer: Peer<Applier>,
-    /// The term the leader hook was last asked about, and when.
-    hooked: Option<(u64, Instant)>,
-}
-
-/// How long the leader hook has to prepare a region before it is asked again.
-const HOOK_RETRY: Duration = Duration::from_secs(1);
-
-impl RegionPeer {
-    /// Asks the leader hook to prepare this peer's term unless it is prepared or being
-    /// prepared.
-    fn hook_if_needed(&mut self, serving_term: u64, hook: &Sender<(RegionMeta, u64, u64)>) {
-        let term = self.peer.term();
-        if !self.peer.is_ready_leader() || serving_term == term {
-            return;
-        }
-        let asked = self
-            .hooked
-            .is_some_and(|(t, at)| t == term && at.elapsed() < HOOK_RETRY);
-        if !asked {
-            self.hooked = Some((term, Instant::now()));
-            let _ = hook.send((self.meta.clone(), self.peer.id(), term));
-        }
-    }
-}
-
-struct Pending {
-    term: u64,
-    proposed_at: Instant,
-    reply: Option<Reply>,
-}
-
-struct Poller {
-    store_id: u64,
-    log: Arc<RaftLog>,
-    engine: Arc<dyn Engine>,
-    transport: Arc<dyn Transport>,
-    peers: HashMap<u64, RegionPeer>,
-    status: Arc<RwLock<HashMap<u64, Status>>>,
-    hook: Sender<(RegionMeta, u64, u64)>,
-    next_id: u64,
-    pending: HashMap<u64, Pending>,
-    /// Messages for regions this store does not hold yet, with when they came.
-    orphans: HashMap<u64, VecDeque<(Instant, Message)>>,
-}
-
 impl RaftStore {
     /// Opens the peer of every region whose metadata the engine holds, and of each region of
     /// `regions` (the placement driver's view) that does not overlap one of those, and starts
@@ -515,6 +383,7 @@ impl RaftStore {
         store_id: u64,
         log: Arc<RaftLog>,
         engine: Arc<dyn Engine>,
+        keys: Arc<dyn KeySpace>,
         transport: Arc<dyn Transport>,
         hook: Arc<dyn LeaderHook>,
         regions: Vec<RegionMeta>,
@@ -530,24 +399,22 @@ impl RaftStore {
                 .spawn(move || purge_loop(&log, &stopping))
                 .map_err(crate::log::LogError::from_io)?
         };
-        let mut poller = Poller {
+        let local = load_regions(&*engine).map_err(crate::log::LogError::from_display)?;
+        let mut poller = Poller::new(
             store_id,
             log,
             engine,
+            keys,
             transport,
-            peers: HashMap::new(),
-            status: status.clone(),
-            hook: hook_tx,
-            next_id: 1,
-            pending: HashMap::new(),
-            orphans: HashMap::new(),
-        };
-        let local = load_regions(&*poller.engine).map_err(crate::log::LogError::from_display)?;
+            status.clone(),
+            hook_tx,
+        );
         for meta in local {
-            poller.open_region(meta)?;
+            poller.open_region(meta, Origin::Held)?;
         }
         for meta in regions {
-            poller.open_region(meta)?;
+            let origin = Origin::from_placement_driver(&meta);
+            poller.open_region(meta, origin)?;
         }
         let poll = std::thread::Builder::new()
             .name("raftstore".into())
@@ -594,460 +461,5 @@ impl RaftStore {
         if let Some(hook) = self.hook.take() {
             let _ = hook.join();
         }
-    }
-}
-
-impl Poller {
-    /// Opens the peer of `meta`: from its log when there is one, else as a new region whose
-    /// voters are the region's peers. A region overlapping one held here is not opened: the
-    /// one held here is older and has yet to apply the split that made `meta`.
-    fn open_region(&mut self, meta: RegionMeta) -> Result<(), crate::log::LogError> {
-        if self.peers.contains_key(&meta.id) || self.peers.values().any(|p| p.meta.overlaps(&meta))
-        {
-            return Ok(());
-        }
-        let Some(me) = meta.peers.iter().find(|p| p.store_id == self.store_id) else {
-            return Ok(());
-        };
-        let mut batch = WriteBatch::new();
-        batch.put(Cf::Raft, region_key(meta.id), meta.encode());
-        self.engine
-            .write(&batch, true)
-            .map_err(crate::log::LogError::from_display)?;
-        let applier = Applier::new(meta.clone());
-        let peer = match self.log.load(meta.id)? {
-            Some(storage) => {
-                let applied = match self.engine.get(Cf::Raft, &applied_key(meta.id)) {
-                    Ok(Some(bytes)) if bytes.len() == 8 => {
-                        u64::from_be_bytes(bytes.try_into().expect("8 bytes"))
-                    }
-                    Ok(_) => 0,
-                    Err(e) => return Err(crate::log::LogError::from_display(e)),
-                };
-                {
-                    // The applied data may be newer than the last hard state written.
-                    let mut core = storage.wl();
-                    let commit = core.hard_state().commit;
-                    if applied > commit {
-                        core.mut_hard_state().commit = applied;
-                    }
-                }
-                info!(region = meta.id, applied, "region peer opened from its log");
-                Peer::open_applied(me.id, storage, peer_config(), applier, applied)
-            }
-            None => {
-                let voters: Vec<u64> = meta.peers.iter().map(|p| p.id).collect();
-                let mut batch = LogWriteBatch::new();
-                batch.set_voters(meta.id, &voters)?;
-                self.log.write(&mut batch, true)?;
-                info!(region = meta.id, ?voters, "region peer created");
-                Peer::bootstrap(me.id, &voters, peer_config(), applier)
-            }
-        };
-        self.status.write().insert(
-            meta.id,
-            Status {
-                meta: meta.clone(),
-                leader_peer: 0,
-                term: 0,
-                leading: false,
-                serving_term: 0,
-                lease_until: None,
-                written: Written::default(),
-                checked: false,
-            },
-        );
-        let id = meta.id;
-        self.peers.insert(
-            id,
-            RegionPeer {
-                meta,
-                peer,
-                hooked: None,
-            },
-        );
-        if let Some(orphans) = self.orphans.remove(&id) {
-            let p = self.peers.get_mut(&id).expect("just inserted");
-            for (_, message) in orphans {
-                p.peer.step(message);
-            }
-        }
-        Ok(())
-    }
-
-    /// Keeps a message for a region this store does not hold yet.
-    fn keep_orphan(&mut self, region: u64, message: Message) {
-        if self.orphans.len() >= ORPHAN_REGIONS_MAX && !self.orphans.contains_key(&region) {
-            return;
-        }
-        let queue = self.orphans.entry(region).or_default();
-        if queue.len() >= ORPHAN_MESSAGES_MAX {
-            queue.pop_front();
-        }
-        queue.push_back((Instant::now(), message));
-    }
-
-    fn run(mut self, inbox: Receiver<Msg>) {
-        let mut next_tick = Instant::now() + TICK_INTERVAL;
-        loop {
-            let first = match inbox.recv_deadline(next_tick) {
-                Ok(msg) => Some(msg),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => break,
-            };
-            let mut stop = false;
-            for msg in first
-                .into_iter()
-                .chain(inbox.try_iter().take(POLL_BATCH_MAX))
-            {
-                if !self.handle(msg) {
-                    stop = true;
-                }
-            }
-            if Instant::now() >= next_tick {
-                next_tick += TICK_INTERVAL;
-                if next_tick < Instant::now() {
-                    next_tick = Instant::now() + TICK_INTERVAL;
-                }
-                self.tick();
-            }
-
-            if let Err(e) = self.process_readies() {
-                error!(%e, "raftstore cannot persist its log; stopping");
-                stop = true;
-            }
-            if stop {
-                break;
-            }
-        }
-        for (_, pending) in self.pending.drain() {
-            if let Some(reply) = pending.reply {
-                let _ = reply.send(Err(ProposeFailure::Stopped));
-            }
-        }
-    }
-
-    /// Handles one mailbox item; false asks the loop to stop.
-    fn handle(&mut self, msg: Msg) -> bool {
-        match msg {
-            Msg::Raft { region, message } => match self.peers.get_mut(&region) {
-                Some(p) => p.peer.step(message),
-                None => self.keep_orphan(region, message),
-            },
-            Msg::Propose {
-                region,
-                command,
-                reply,
-            } => self.propose(region, command, Some(reply)),
-            Msg::Create { meta } => {
-                if let Err(e) = self.open_region(meta) {
-                    error!(%e, "cannot create a region peer");
-                }
-            }
-            Msg::Serving { region, term } => {
-                if let Some(s) = self.status.write().get_mut(&region) {
-                    if s.term == term {
-                        s.serving_term = term;
-                    }
-                }
-                // Take a lease at once rather than at the next tick.
-                self.propose(region, Command::Noop.encode(), None);
-            }
-            Msg::TransferLeader { region, to_store } => {
-                let Some(p) = self.peers.get_mut(&region) else {
-                    return true;
-                };
-                let target = p.meta.peers.iter().find(|x| x.store_id == to_store);
-                if let (true, Some(target)) = (p.peer.is_leader(), target) {
-                    // Stop serving reads first: once the target campaigns it may lead before
-                    // this peer's lease would have run out.
-                    if let Some(s) = self.status.write().get_mut(&region) {
-                        s.lease_until = None;
-                    }
-                    info!(region, to_store, "transferring region leadership");
-                    p.peer.transfer_leader(target.id);
-                }
-            }
-            Msg::Stop => return false,
-        }
-        true
-    }
-
-    fn propose(&mut self, region: u64, command: Vec<u8>, reply: Option<Reply>) {
-        let Some(p) = self.peers.get_mut(&region) else {
-            if let Some(reply) = reply {
-                let _ = reply.send(Err(ProposeFailure::RegionNotFound));
-            }
-            return;
-        };
-        if Command::proposed_version(&command).is_some_and(|v| v != p.meta.version) {
-            if let Some(reply) = reply {
-                let _ = reply.send(Err(ProposeFailure::EpochNotMatch));
-            }
-            return;
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        match p.peer.propose(id, command) {
-            Ok(()) => {
-                self.pending.insert(
-                    id,
-                    Pending {
-                        term: p.peer.term(),
-                        proposed_at: Instant::now(),
-                        reply,
-                    },
-                );
-            }
-            Err(e) => {
-                let failure = match e {
-                    ProposeError::NotLeader { leader } => ProposeFailure::NotLeader {
-                        leader_store: p.meta.store_of(leader),
-                    },
-                    ProposeError::Dropped => ProposeFailure::Dropped,
-                };
-                if let Some(reply) = reply {
-                    let _ = reply.send(Err(failure));
-                }
-            }
-        }
-    }
-
-    fn tick(&mut self) {
-        let now = Instant::now();
-        let mut renew = Vec::new();
-        let mut compact = Vec::new();
-        {
-            let status = self.status.read();
-            for (id, p) in &mut self.peers {
-                p.peer.tick();
-                let Some(s) = status.get(id) else { continue };
-                if s.leading && s.serving_term == s.term && !p.peer.is_transferring() {
-                    let expiring = s.lease_until.is_none_or(|until| until < now + LEASE / 2);
-                    if expiring {
-                        renew.push(*id);
-                    }
-                }
-                if let Some(matched) = p.peer.min_matched_index() {
-                    let first = raft::Storage::first_index(&p.peer.storage()).unwrap_or(1);
-                    if matched > first + COMPACT_LOG_GAP {
-                        compact.push((*id, matched));
-                    }
-                }
-            }
-        }
-        for region in renew {
-            self.propose(region, Command::Noop.encode(), None);
-        }
-        for (region, index) in compact {
-            self.propose(region, Command::Compact { index }.encode(), None);
-        }
-        self.orphans.retain(|_, queue| {
-            queue.retain(|(at, _)| now.duration_since(*at) < ORPHAN_TTL);
-            !queue.is_empty()
-        });
-        // Proposals whose outcome takes too long are reported unknown; a later outcome is
-        // dropped with the entry.
-        let expired: Vec<u64> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| p.reply.is_some() && now > p.proposed_at + PROPOSE_TIMEOUT)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in expired {
-            if let Some(reply) = self.pending.get_mut(&id).and_then(|p| p.reply.take()) {
-                let _ = reply.send(Err(ProposeFailure::Timeout));
-            }
-        }
-        // Ask the hook again for leaders it has not prepared.
-        let status = self.status.read();
-        for (id, p) in &mut self.peers {
-            let serving_term = status.get(id).map_or(0, |s| s.serving_term);
-            p.hook_if_needed(serving_term, &self.hook);
-        }
-    }
-
-    /// Persists, sends and applies what every region has ready, with one log sync.
-    fn process_readies(&mut self) -> Result<(), crate::log::LogError> {
-        let mut log_batch = LogWriteBatch::new();
-        let mut touched = Vec::new();
-        let mut outs = Vec::new();
-        for (id, p) in &mut self.peers {
-            if !p.peer.has_ready() {
-                continue;
-            }
-            let mut out = crate::peer::Ready::default();
-            let write = p.peer.collect_ready(&mut out);
-            log_batch.add(*id, &write)?;
-            for message in out.messages.drain(..) {
-                send(&*self.transport, &p.meta, message);
-            }
-            touched.push(*id);
-            outs.push(out);
-        }
-        if touched.is_empty() {
-            return Ok(());
-        }
-        self.log.write(&mut log_batch, true)?;
-
-        let mut apply = WriteBatch::new();
-        let mut truncations = LogWriteBatch::new();
-        let mut splits = Vec::new();
-        let mut written = Vec::new();
-        for (id, out) in touched.iter().zip(outs.iter_mut()) {
-            let p = self.peers.get_mut(id).expect("touched peers exist");
-            p.peer.finish_ready(out);
-            let applier = p.peer.state_machine_mut();
-            let batch = std::mem::take(&mut applier.batch);
-            let compact_to = applier.compact_to.take();
-            if !applier.splits.is_empty() {
-                splits.push((
-                    *id,
-                    applier.meta.clone(),
-                    std::mem::take(&mut applier.splits),
-                ));
-            }
-            written.push(std::mem::take(&mut applier.written));
-            if !batch.is_empty() || !out.outcomes.is_empty() || compact_to.is_some() {
-                apply.append(batch);
-                apply.put(
-                    Cf::Raft,
-                    applied_key(*id),
-                    p.peer.applied_index().to_be_bytes().to_vec(),
-                );
-            }
-            if let Some(index) = compact_to {
-                let storage = p.peer.storage();
-                let first = raft::Storage::first_index(&storage).unwrap_or(1);
-                if index > first {
-                    if let Ok(prev_term) = raft::Storage::term(&storage, index - 1) {
-                        truncations.truncate(*id, index, prev_term)?;
-                        p.peer.compact_log(index);
-                    }
-                }
-            }
-        }
-        if !apply.is_empty() {
-            // Applied data need not be synced: the synced log replays it after a crash. Except
-            // before the log drops entries: then what they applied must be on disk first; and
-            // a split's, which the new regions' logs build on.
-            let sync = !truncations.is_empty() || !splits.is_empty();
-            if let Err(e) = self.engine.write(&apply, sync) {
-                // The log holds the commands; a restart applies them again.
-                return Err(crate::log::LogError::from_display(e));
-            }
-        }
-        self.log.write(&mut truncations, false)?;
-        for (id, meta, new_regions) in splits {
-            self.finish_split(id, meta, new_regions)?;
-        }
-
-        let now = Instant::now();
-        for ((id, out), written) in touched.iter().zip(outs.iter_mut()).zip(written) {
-            let p = self.peers.get_mut(id).expect("touched peers exist");
-            for message in out.messages.drain(..) {
-                send(&*self.transport, &p.meta, message);
-            }
-            let mut lease = None;
-            for outcome in out.outcomes.drain(..) {
-                let (pid, result) = match outcome {
-                    ProposalOutcome::Applied { id, .. } => (id, Ok(())),
-                    ProposalOutcome::Dropped { id } => (id, Err(ProposeFailure::Dropped)),
-                    ProposalOutcome::Rejected { id } => (id, Err(ProposeFailure::EpochNotMatch)),
-                };
-                let Some(pending) = self.pending.remove(&pid) else {
-                    continue;
-                };
-                let leading = p.peer.is_leader() && !p.peer.is_transferring();
-                if result.is_ok() && pending.term == p.peer.term() && leading {
-                    let until = pending.proposed_at + LEASE;
-                    lease = Some(lease.map_or(until, |l: Instant| l.max(until)));
-                }
-                if let Some(reply) = pending.reply {
-                    let _ = reply.send(result);
-                }
-            }
-            let mut status = self.status.write();
-            let s = status.get_mut(id).expect("every peer has a status");
-            let (term, leader_peer, leading) =
-                (p.peer.term(), p.peer.leader_id(), p.peer.is_ready_leader());
-            if s.term != term || !leading || p.peer.is_transferring() {
-                s.lease_until = None;
-            }
-            if !leading {
-                s.checked = false;
-                s.written = Written::default();
-            } else {
-                s.written.add(written);
-            }
-            s.term = term;
-            s.leader_peer = leader_peer;
-            s.leading = leading;
-            if let Some(until) = lease {
-                if until > now {
-                    s.lease_until = Some(s.lease_until.map_or(until, |l| l.max(until)));
-                }
-            }
-            let serving_term = s.serving_term;
-            drop(status);
-            p.hook_if_needed(serving_term, &self.hook);
-        }
-        Ok(())
-    }
-}
-
-impl Poller {
-    /// Takes the region's new range after a split applied, and opens the peers of the regions
-    /// split off; the one next to the region's leader campaigns at once.
-    fn finish_split(
-        &mut self,
-        id: u64,
-        meta: RegionMeta,
-        new_regions: Vec<RegionMeta>,
-    ) -> Result<(), crate::log::LogError> {
-        let p = self.peers.get_mut(&id).expect("split peers exist");
-        let leading = p.peer.is_leader();
-        p.meta = meta.clone();
-        if let Some(s) = self.status.write().get_mut(&id) {
-            s.meta = meta;
-        }
-        for new in new_regions {
-            let new_id = new.id;
-            info!(region = id, new_region = new_id, split_key = ?new.start_key, "region split");
-            self.open_region(new)?;
-            if leading {
-                if let Some(p) = self.peers.get_mut(&new_id) {
-                    p.peer.campaign();
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Drops log files of compacted entries every [`LOG_PURGE_INTERVAL`], off the poll loop.
-fn purge_loop(log: &RaftLog, stopping: &std::sync::atomic::AtomicBool) {
-    let step = Duration::from_millis(100);
-    let mut waited = Duration::ZERO;
-    while !stopping.load(std::sync::atomic::Ordering::SeqCst) {
-        std::thread::sleep(step);
-        waited += step;
-        if waited >= LOG_PURGE_INTERVAL {
-            waited = Duration::ZERO;
-            if let Err(e) = log.purge() {
-                warn!(%e, "purging the Raft log failed");
-            }
-        }
-    }
-}
-
-fn send(transport: &dyn Transport, meta: &RegionMeta, message: Message) {
-    match meta.store_of(message.to) {
-        Some(store) => transport.send(store, meta.id, message),
-        None => warn!(
-            region = meta.id,
-            to = message.to,
-            "a Raft message to an unknown peer"
-        ),
     }
 }

@@ -23,6 +23,14 @@ impl StateMachine for AppliedLog {
         self.0.push((index, id));
         true
     }
+
+    fn apply_conf_change(&mut self, _: u64, _: &raft::eraftpb::ConfChange) {
+        panic!("the simulation proposes no membership changes");
+    }
+
+    fn restore(&mut self, _: &raft::eraftpb::Snapshot) {
+        panic!("the simulation's peers make no snapshots");
+    }
 }
 
 /// Each peer's election timeout is fixed and distinct (Raft's own random draw would make a

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use strata_mysql::{MysqlServer, ServerConfig};
 use strata_node::{KvNode, NodeConfig, SplitConfig};
-use strata_pd::{PdClient, PdService};
+use strata_pd::{PdClient, PdConfig, PdService};
 use strata_sql::SqlServer;
 use strata_txn::{RemoteKv, TxnClient};
 use tonic::transport::server::TcpIncoming;
@@ -33,6 +33,10 @@ pub struct PdArgs {
     /// Replicas of each region. The cluster starts once this many KV nodes registered.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=7))]
     pub replicas: u32,
+    /// Seconds without a heartbeat after which a KV node's replicas are re-created on other
+    /// nodes.
+    #[arg(long, default_value_t = PdConfig::default().max_store_down.as_secs())]
+    pub max_store_down_secs: u64,
 }
 
 #[derive(Args, Debug)]
@@ -96,7 +100,13 @@ fn serve_until_signal(
 }
 
 pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let service = PdService::open(&args.data_dir, args.replicas as usize)?;
+    let service = PdService::open(
+        &args.data_dir,
+        PdConfig {
+            replicas: args.replicas as usize,
+            max_store_down: std::time::Duration::from_secs(args.max_store_down_secs),
+        },
+    )?;
     let runtime = grpc_runtime("pd")?;
     let router = tonic::transport::Server::builder().add_service(service.into_server());
     serve_until_signal(&runtime, args.listen, router, "placement driver")?;

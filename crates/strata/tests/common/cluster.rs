@@ -131,6 +131,17 @@ impl Cluster {
 
     /// A cluster whose KV nodes get `kv_args` on top of the usual arguments.
     pub fn start_with(kv_nodes: usize, sql_nodes: usize, kv_args: &[&str]) -> Cluster {
+        Cluster::start_configured(kv_nodes, sql_nodes, &[], kv_args)
+    }
+
+    /// A cluster whose placement driver gets `pd_args`, and its KV nodes `kv_args`, on top of
+    /// the usual arguments.
+    pub fn start_configured(
+        kv_nodes: usize,
+        sql_nodes: usize,
+        pd_args: &[&str],
+        kv_args: &[&str],
+    ) -> Cluster {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
         let path = |name: &str| dir.join(name).display().to_string();
@@ -145,7 +156,10 @@ impl Cluster {
                 path("pd"),
                 "--replicas".into(),
                 kv_nodes.min(3).to_string(),
-            ],
+            ]
+            .into_iter()
+            .chain(pd_args.iter().map(|a| a.to_string()))
+            .collect(),
             pd_port,
             dir.join("pd.log"),
         );
@@ -230,6 +244,47 @@ impl Cluster {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    fn pd_client(&self) -> strata_pd::PdClient {
+        strata_pd::PdClient::connect(&format!("127.0.0.1:{}", self.pd.port))
+            .expect("a placement driver client")
+    }
+
+    /// The store id of each KV node, by index in `kv` (waits until every node registered).
+    pub fn store_ids(&self) -> Vec<u64> {
+        let pd = self.pd_client();
+        let deadline = Instant::now() + LEADER_TIMEOUT;
+        loop {
+            let stores = pd.all_stores().unwrap_or_default();
+            let ids: Vec<Option<u64>> = self
+                .kv
+                .iter()
+                .map(|p| {
+                    stores
+                        .iter()
+                        .filter_map(|s| s.store.as_ref())
+                        .find(|s| s.address.ends_with(&format!(":{}", p.port)))
+                        .map(|s| s.id)
+                })
+                .collect();
+            if ids.iter().all(Option::is_some) {
+                return ids.into_iter().flatten().collect();
+            }
+            assert!(Instant::now() < deadline, "KV nodes did not all register");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Every region the placement driver knows, in key order, with the stores of its peers.
+    pub fn region_peers(&self) -> Vec<(u64, Vec<u64>)> {
+        let pd = self.pd_client();
+        pd.scan_regions(b"", b"", 1024)
+            .expect("scan regions")
+            .into_iter()
+            .filter_map(|entry| entry.region)
+            .map(|r| (r.id, r.peers.iter().map(|p| p.store_id).collect()))
+            .collect()
     }
 
     /// Every region the placement driver knows, in key order, with its leader's store (0:
