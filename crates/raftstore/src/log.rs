@@ -372,6 +372,9 @@ mod tests {
         assert_eq!(storage.first_index().unwrap(), 31);
         assert_eq!(storage.last_index().unwrap(), 30);
         assert_eq!(storage.term(30).unwrap(), 4);
-        assert_eq!(storage.initial_state().unwrap().conf_state.voters, vec![1, 2, 4]);
+        assert_eq!(
+            storage.initial_state().unwrap().conf_state.voters,
+            vec![1, 2, 4]
+        );
     }
 }

@@ -547,7 +547,9 @@ impl Session {
     }
 
     pub(crate) fn commit(&mut self) -> Result<Output> {
-        if let Some(open) = self.txn.take() {
+        if let Some(mut open) = self.txn.take() {
+            open.txn
+                .set_one_pc(self.variable_i64("tidb_enable_1pc") != Some(0));
             open.txn
                 .commit()
                 .map_err(|e| self.commit_error(StatementError::Txn(e)))?;

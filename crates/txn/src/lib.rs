@@ -12,15 +12,21 @@
 //!                                     └─▶ commit_ts from TSO, commit primary, then the rest
 //! ```
 //!
+//! Once the primary is committed the transaction is, and its caller is answered: the other
+//! keys are committed by a background thread ([`SecondaryCommitter`]), or inline when its
+//! queue is full. A reader that meets one of their locks first resolves it from the primary.
+//!
 //! The client never retries a transaction after it returned data to its caller; it retries only
 //! what is invisible to it: resolving a lock left by a finished transaction, or waiting for one
 //! that still runs.
 
 mod remote;
+mod secondaries;
 mod transaction;
 
 pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 
+pub use secondaries::{SecondaryCommitter, SECONDARY_QUEUE};
 pub use strata_kvapi::KvError;
 pub use transaction::{Transaction, TxnMode};
 
@@ -47,11 +53,20 @@ pub enum TxnError {
 pub struct TxnClient {
     kv: Arc<dyn KvApi>,
     tso: Arc<dyn TimestampOracle>,
+    secondaries: Arc<SecondaryCommitter>,
 }
 
 impl TxnClient {
     pub fn new(kv: Arc<dyn KvApi>, tso: Arc<dyn TimestampOracle>) -> TxnClient {
-        TxnClient { kv, tso }
+        TxnClient {
+            secondaries: Arc::new(SecondaryCommitter::start(kv.clone())),
+            kv,
+            tso,
+        }
+    }
+
+    pub(crate) fn secondaries(&self) -> &SecondaryCommitter {
+        &self.secondaries
     }
 
     /// Returns a fresh timestamp from the oracle.

@@ -137,6 +137,39 @@ kv_response!(
     pb::CheckTxnStatusResponse
 );
 
+/// A request to a region's leader, ready to run.
+type Call<R> = std::pin::Pin<Box<dyn Future<Output = Attempt<R>> + Send + 'static>>;
+
+/// Sorts the outcome of one request to the leader on `store`.
+fn sort_response<R: KvResponse>(
+    store: u64,
+    response: Result<Result<tonic::Response<R>, tonic::Status>, tokio::time::error::Elapsed>,
+) -> Attempt<R> {
+    let mut response = match response {
+        Ok(Ok(response)) => response.into_inner(),
+        // A failed connection attempt never sent the request.
+        Ok(Err(status)) if status.message().contains("connect error") => {
+            return Err(Retry::Unreachable(format!(
+                "store {store}: {}",
+                status.message()
+            )))
+        }
+        Ok(Err(status)) => {
+            return Err(Retry::Lost(format!(
+                "store {store}: {:?}: {}",
+                status.code(),
+                status.message()
+            )))
+        }
+        Err(_) => return Err(Retry::Lost(format!("store {store} did not answer in time"))),
+    };
+    match response.take_error().and_then(|e| e.kind) {
+        None => Ok(Ok(response)),
+        Some(pb::error::Kind::Region(e)) => Err(Retry::Region(e)),
+        Some(pb::error::Kind::Key(e)) => Ok(Err(key_error_from_pb(e))),
+    }
+}
+
 /// The KV API over gRPC, routed by region.
 pub struct RemoteKv {
     pd: PdClient,
@@ -311,39 +344,32 @@ impl RemoteKv {
         F: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
     {
         let client = self.client(region.leader_store)?;
-        let response = self.runtime.block_on(async move {
-            tokio::time::timeout(KV_REQUEST_TIMEOUT + extra_wait, rpc(client)).await
-        });
-        let mut response = match response {
-            Ok(Ok(response)) => response.into_inner(),
-            // A failed connection attempt never sent the request.
-            Ok(Err(status)) if status.message().contains("connect error") => {
-                return Err(Retry::Unreachable(format!(
-                    "store {}: {}",
-                    region.leader_store,
-                    status.message()
-                )))
-            }
-            Ok(Err(status)) => {
-                return Err(Retry::Lost(format!(
-                    "store {}: {:?}: {}",
-                    region.leader_store,
-                    status.code(),
-                    status.message()
-                )))
-            }
-            Err(_) => {
-                return Err(Retry::Lost(format!(
-                    "store {} did not answer in time",
-                    region.leader_store
-                )))
-            }
-        };
-        match response.take_error().and_then(|e| e.kind) {
-            None => Ok(Ok(response)),
-            Some(pb::error::Kind::Region(e)) => Err(Retry::Region(e)),
-            Some(pb::error::Kind::Key(e)) => Ok(Err(key_error_from_pb(e))),
-        }
+        let store = region.leader_store;
+        self.runtime.block_on(async move {
+            let response = tokio::time::timeout(KV_REQUEST_TIMEOUT + extra_wait, rpc(client)).await;
+            sort_response(store, response)
+        })
+    }
+
+    /// One request to a region's leader, as a future that owns what it needs, so that requests
+    /// to several regions can run at once.
+    fn request<R, F>(
+        &self,
+        region: &CachedRegion,
+        extra_wait: Duration,
+        rpc: impl FnOnce(KvClient<Channel>) -> F,
+    ) -> Result<Call<R>, Retry>
+    where
+        R: KvResponse + Send + 'static,
+        F: Future<Output = Result<tonic::Response<R>, tonic::Status>> + Send + 'static,
+    {
+        let client = self.client(region.leader_store)?;
+        let store = region.leader_store;
+        let call = rpc(client);
+        Ok(Box::pin(async move {
+            let response = tokio::time::timeout(KV_REQUEST_TIMEOUT + extra_wait, call).await;
+            sort_response(store, response)
+        }))
     }
 
     /// Runs `attempt` against the region of `key` until it does not ask for a retry.
@@ -362,27 +388,78 @@ impl RemoteKv {
         }
     }
 
-    /// Splits `keys` by region and runs `attempt` on each part (the indices into `keys`),
-    /// retrying parts that hit region errors after splitting them again.
-    fn on_regions_of(
+    /// Splits `keys` by region and sends the request `attempt` makes for each part (the
+    /// indices into `keys`) to its region, all parts at once; parts that hit region errors are
+    /// split again and retried. Returns each part with its result.
+    fn on_regions_of<T, F>(
         &self,
         keys: &[&[u8]],
-        mut attempt: impl FnMut(&CachedRegion, &[usize]) -> Attempt<()>,
-    ) -> Result<(), KvError> {
+        mut attempt: impl FnMut(&CachedRegion, &[usize]) -> Result<F, Retry>,
+    ) -> Result<Vec<(Vec<usize>, T)>, KvError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Attempt<T>> + Send + 'static,
+    {
         let mut backoff = Backoff::new();
         let mut pending: Vec<Vec<usize>> = vec![(0..keys.len()).collect()];
-        while let Some(indices) = pending.pop() {
-            for (region, part) in self.group(keys, &indices, &mut backoff)? {
-                match attempt(&region, &part) {
-                    Ok(result) => result?,
+        let mut done = Vec::new();
+        while !pending.is_empty() {
+            let mut parts = Vec::new();
+            for indices in std::mem::take(&mut pending) {
+                parts.extend(self.group(keys, &indices, &mut backoff)?);
+            }
+            // One slot per part: its outcome, once known.
+            let mut slots: Vec<Option<Attempt<T>>> = Vec::with_capacity(parts.len());
+            let mut calls = Vec::new();
+            for (i, (region, part)) in parts.iter().enumerate() {
+                match attempt(region, part) {
+                    Ok(call) => {
+                        slots.push(None);
+                        calls.push((i, call));
+                    }
+                    Err(why) => slots.push(Some(Err(why))),
+                }
+            }
+            if calls.len() == 1 {
+                let (i, call) = calls.pop().expect("one call");
+                slots[i] = Some(self.runtime.block_on(call));
+            } else if !calls.is_empty() {
+                let handles: Vec<_> = calls
+                    .into_iter()
+                    .map(|(i, call)| (i, self.runtime.spawn(call)))
+                    .collect();
+                let results = self.runtime.block_on(async move {
+                    let mut results = Vec::with_capacity(handles.len());
+                    for (i, handle) in handles {
+                        let result = handle.await.unwrap_or_else(|e| {
+                            Err(Retry::Lost(format!("a KV request task failed: {e}")))
+                        });
+                        results.push((i, result));
+                    }
+                    results
+                });
+                for (i, result) in results {
+                    slots[i] = Some(result);
+                }
+            }
+            let mut first_error = None;
+            for ((region, part), outcome) in parts.into_iter().zip(slots) {
+                match outcome.expect("every part has an outcome") {
+                    Ok(Ok(value)) => done.push((part, value)),
+                    Ok(Err(e)) => {
+                        first_error.get_or_insert(e);
+                    }
                     Err(why) => {
                         self.retry_after(&region, &why, &mut backoff)?;
                         pending.push(part);
                     }
                 }
             }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
         }
-        Ok(())
+        Ok(done)
     }
 
     /// Groups `indices` of `keys` by the region that holds each key.
@@ -410,14 +487,17 @@ impl RemoteKv {
         rpc: impl Fn(KvClient<Channel>, Option<pb::Context>, Vec<Key>) -> F,
     ) -> Result<(), KvError>
     where
-        F: Future<Output = Result<tonic::Response<pb::WriteResponse>, tonic::Status>>,
+        F: Future<Output = Result<tonic::Response<pb::WriteResponse>, tonic::Status>>
+            + Send
+            + 'static,
     {
         let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
         self.on_regions_of(&refs, |region, part| {
             let part_keys = part.iter().map(|&i| keys[i].clone()).collect();
-            self.send(region, extra_wait, |c| rpc(c, region.context(), part_keys))
-                .map(|r| r.map(|_| ()))
+            let call = self.request(region, extra_wait, |c| rpc(c, region.context(), part_keys))?;
+            Ok(async move { call.await.map(|r| r.map(|_| ())) })
         })
+        .map(|_| ())
     }
 }
 
@@ -438,32 +518,36 @@ impl KvApi for RemoteKv {
     }
 
     fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError> {
-        let mut values = vec![None; keys.len()];
         let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-        self.on_regions_of(&refs, |region, part| {
+        let parts = self.on_regions_of(&refs, |region, part| {
             let request = pb::BatchGetRequest {
                 context: region.context(),
                 keys: part.iter().map(|&i| keys[i].clone()).collect(),
                 ts: ts.0,
             };
-            let response = match self.send(region, Duration::ZERO, |mut c| async move {
+            let expected = part.len();
+            let call = self.request(region, Duration::ZERO, |mut c| async move {
                 c.batch_get(request).await
-            })? {
-                Ok(response) => response,
-                Err(e) => return Ok(Err(e)),
-            };
-            if response.values.len() != part.len() {
-                return Ok(Err(KvError::Storage(format!(
-                    "batch get of {} keys returned {} values",
-                    part.len(),
-                    response.values.len()
-                ))));
-            }
-            for (&i, value) in part.iter().zip(response.values) {
+            })?;
+            Ok(async move {
+                Ok(call.await?.and_then(|response| {
+                    if response.values.len() == expected {
+                        Ok(response.values)
+                    } else {
+                        Err(KvError::Storage(format!(
+                            "batch get of {expected} keys returned {} values",
+                            response.values.len()
+                        )))
+                    }
+                }))
+            })
+        })?;
+        let mut values = vec![None; keys.len()];
+        for (part, found) in parts {
+            for (&i, value) in part.iter().zip(found) {
                 values[i] = value.found.then_some(value.value);
             }
-            Ok(Ok(()))
-        })?;
+        }
         Ok(values)
     }
 
@@ -593,10 +677,10 @@ impl KvApi for RemoteKv {
                 lock_ttl_ms: request.lock_ttl_ms,
                 try_one_pc: false,
             };
-            self.send(region, Duration::ZERO, |mut c| async move {
+            let call = self.request(region, Duration::ZERO, |mut c| async move {
                 c.prewrite(prewrite).await
-            })
-            .map(|r| r.map(|_| ()))
+            })?;
+            Ok(async move { call.await.map(|r| r.map(|_| ())) })
         })?;
         Ok(PrewriteResponse {
             one_pc_commit_ts: None,

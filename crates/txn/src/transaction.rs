@@ -52,6 +52,9 @@ pub struct Transaction {
     locked_set: HashSet<Key>,
     primary: Option<Key>,
     finished: bool,
+    /// Whether a commit whose keys all lie in one region commits in one phase
+    /// (`tidb_enable_1pc`).
+    one_pc: bool,
 }
 
 impl Transaction {
@@ -62,6 +65,7 @@ impl Transaction {
             mode,
             for_update_ts: start_ts,
             current_read: false,
+            one_pc: true,
             buffer: BTreeMap::new(),
             statement_undo: Vec::new(),
             statement_locked_from: 0,
@@ -296,6 +300,12 @@ impl Transaction {
         Ok(())
     }
 
+    /// Lets a commit whose keys all lie in one region commit in one phase (the default), or
+    /// makes every commit use two.
+    pub fn set_one_pc(&mut self, enabled: bool) {
+        self.one_pc = enabled;
+    }
+
     /// Commits the buffered writes; returns the commit timestamp (start_ts when read-only).
     // Hot path: every write transaction.
     pub fn commit(mut self) -> Result<Timestamp, TxnError> {
@@ -329,7 +339,7 @@ impl Transaction {
                 Timestamp::ZERO
             },
             lock_ttl_ms: LOCK_TTL_MS,
-            try_one_pc: true,
+            try_one_pc: self.one_pc,
         };
         // A key may still hold the lock of a transaction that committed but has not yet
         // committed that key (a secondary): resolve it from its primary and prewrite again.
@@ -372,12 +382,10 @@ impl Transaction {
             .commit(std::slice::from_ref(&primary), self.start_ts, commit_ts)?;
         let secondaries: Vec<Key> = keys.into_iter().filter(|k| *k != primary).collect();
         if !secondaries.is_empty() {
-            // The transaction is committed once the primary is: a failure here leaves locks that
-            // readers resolve from the primary.
-            let _ = self
-                .client
-                .kv()
-                .commit(&secondaries, self.start_ts, commit_ts);
+            // The transaction is committed once the primary is.
+            self.client
+                .secondaries()
+                .commit(secondaries, self.start_ts, commit_ts);
         }
         Ok(commit_ts)
     }

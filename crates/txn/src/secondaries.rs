@@ -1,0 +1,63 @@
+//! Commits the secondary keys of committed transactions in the background.
+
+use std::sync::Arc;
+
+use crossbeam::channel::{self, Sender, TrySendError};
+use strata_kvapi::KvApi;
+use strata_types::{Key, Timestamp};
+use tracing::debug;
+
+/// Transactions whose secondaries wait for the background thread; past this, a commit
+/// commits its secondaries itself.
+pub const SECONDARY_QUEUE: usize = 4096;
+
+struct Job {
+    keys: Vec<Key>,
+    start_ts: Timestamp,
+    commit_ts: Timestamp,
+}
+
+/// A background thread that commits secondary keys; it stops when the last handle goes.
+pub struct SecondaryCommitter {
+    kv: Arc<dyn KvApi>,
+    queue: Option<Sender<Job>>,
+}
+
+impl SecondaryCommitter {
+    pub fn start(kv: Arc<dyn KvApi>) -> SecondaryCommitter {
+        let (queue, jobs) = channel::bounded::<Job>(SECONDARY_QUEUE);
+        let worker = kv.clone();
+        let started = std::thread::Builder::new()
+            .name("commit-secondaries".into())
+            .spawn(move || {
+                for job in jobs {
+                    // A failure leaves locks that readers resolve from the committed primary.
+                    if let Err(e) = worker.commit(&job.keys, job.start_ts, job.commit_ts) {
+                        debug!(%e, start_ts = job.start_ts.0, "committing secondaries failed");
+                    }
+                }
+            })
+            .is_ok();
+        SecondaryCommitter {
+            kv,
+            queue: started.then_some(queue),
+        }
+    }
+
+    /// Commits `keys` of the transaction `start_ts`, committed at `commit_ts`, soon.
+    pub fn commit(&self, keys: Vec<Key>, start_ts: Timestamp, commit_ts: Timestamp) {
+        let job = Job {
+            keys,
+            start_ts,
+            commit_ts,
+        };
+        let job = match &self.queue {
+            Some(queue) => match queue.try_send(job) {
+                Ok(()) => return,
+                Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job,
+            },
+            None => job,
+        };
+        let _ = self.kv.commit(&job.keys, job.start_ts, job.commit_ts);
+    }
+}
