@@ -168,6 +168,8 @@ mod tests {
             for_update_ts: Timestamp::ZERO,
             lock_ttl_ms: 0,
             try_one_pc: true,
+            async_commit: false,
+            secondaries: Vec::new(),
         })
         .unwrap()
         .one_pc_commit_ts

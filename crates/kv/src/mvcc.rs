@@ -139,6 +139,18 @@ pub struct Lock {
     pub for_update_ts: Timestamp,
     pub ttl_ms: u64,
     pub short_value: Option<Vec<u8>>,
+    /// Set on the locks of an async-commit transaction.
+    pub async_commit: Option<AsyncCommit>,
+}
+
+/// What an async-commit lock carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsyncCommit {
+    /// The transaction commits at or above this (the largest over its locks): reads below it
+    /// may pass the lock.
+    pub min_commit_ts: Timestamp,
+    /// On the primary's lock: every other key of the transaction.
+    pub secondaries: Vec<Vec<u8>>,
 }
 
 impl Lock {
@@ -154,6 +166,15 @@ impl Lock {
         out.extend_from_slice(&self.ttl_ms.to_be_bytes());
         out.extend_from_slice(&(self.primary.len() as u32).to_be_bytes());
         out.extend_from_slice(&self.primary);
+        if let Some(async_commit) = &self.async_commit {
+            out.push(b'a');
+            out.extend_from_slice(&async_commit.min_commit_ts.0.to_be_bytes());
+            out.extend_from_slice(&(async_commit.secondaries.len() as u32).to_be_bytes());
+            for key in &async_commit.secondaries {
+                out.extend_from_slice(&(key.len() as u32).to_be_bytes());
+                out.extend_from_slice(key);
+            }
+        }
         if let Some(value) = &self.short_value {
             out.push(b'v');
             out.extend_from_slice(value);
@@ -178,7 +199,16 @@ impl Lock {
         if rest.len() < primary_len {
             return Err(corrupt("lock primary"));
         }
-        let (primary, trailer) = rest.split_at(primary_len);
+        let (primary, mut trailer) = rest.split_at(primary_len);
+        let async_commit = match trailer.first() {
+            Some(b'a') => {
+                let (async_commit, after) = decode_async_commit(&trailer[1..])
+                    .ok_or_else(|| corrupt("async-commit lock fields"))?;
+                trailer = after;
+                Some(async_commit)
+            }
+            _ => None,
+        };
         let short_value = match trailer.first() {
             None => None,
             Some(b'v') => Some(trailer[1..].to_vec()),
@@ -191,8 +221,32 @@ impl Lock {
             for_update_ts: Timestamp(u64_at(9)),
             ttl_ms: u64_at(17),
             short_value,
+            async_commit,
         })
     }
+}
+
+/// Reads the async-commit fields of a lock; returns them and what follows.
+fn decode_async_commit(mut input: &[u8]) -> Option<(AsyncCommit, &[u8])> {
+    fn take<'a>(input: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = (input.get(..n)?, input.get(n..)?);
+        *input = rest;
+        Some(head)
+    }
+    let min_commit_ts = u64::from_be_bytes(take(&mut input, 8)?.try_into().ok()?);
+    let count = u32::from_be_bytes(take(&mut input, 4)?.try_into().ok()?);
+    let mut secondaries = Vec::new();
+    for _ in 0..count {
+        let len = u32::from_be_bytes(take(&mut input, 4)?.try_into().ok()?) as usize;
+        secondaries.push(take(&mut input, len)?.to_vec());
+    }
+    Some((
+        AsyncCommit {
+            min_commit_ts: Timestamp(min_commit_ts),
+            secondaries,
+        },
+        input,
+    ))
 }
 
 #[cfg(test)]
@@ -235,8 +289,19 @@ mod tests {
             for_update_ts: Timestamp(4),
             ttl_ms: 3000,
             short_value: Some(b"v".to_vec()),
+            async_commit: None,
         };
         assert_eq!(Lock::decode(&l.encode()).unwrap(), l);
+        let mut a = l.clone();
+        a.async_commit = Some(AsyncCommit {
+            min_commit_ts: Timestamp(8),
+            secondaries: vec![b"s1".to_vec(), Vec::new(), b"s3".to_vec()],
+        });
+        assert_eq!(Lock::decode(&a.encode()).unwrap(), a);
+        a.short_value = None;
+        assert_eq!(Lock::decode(&a.encode()).unwrap(), a);
+        let bytes = a.encode();
+        assert!(Lock::decode(&bytes[..bytes.len() - 1]).is_err());
         assert!(Lock::decode(b"P").is_err());
         assert!(Write::decode(b"Q12345678").is_err());
     }

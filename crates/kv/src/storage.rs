@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use strata_engine::{Cf, Engine, WriteBatch};
 use strata_kvapi::{
     KvApi, KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
-    ScanRequest, TxnStatus,
+    ScanRequest, SecondaryLocks, TxnStatus,
 };
 use strata_types::{Key, Timestamp, Value};
 
 use crate::concurrency::{ConcurrencyManager, PessimisticLock, WaitOutcome};
-use crate::mvcc::{self, Lock, LockKind, Write, WriteKind, SHORT_VALUE_MAX_BYTES};
+use crate::mvcc::{self, AsyncCommit, Lock, LockKind, Write, WriteKind, SHORT_VALUE_MAX_BYTES};
 use crate::reader::MvccReader;
 
 fn storage(e: strata_engine::EngineError) -> KvError {
@@ -132,9 +132,7 @@ impl Storage {
     /// Fails a read at `ts` that a prewrite lock of an older transaction blocks.
     fn check_read_lock(&self, key: &[u8], ts: Timestamp) -> Result<(), KvError> {
         match self.load_lock(key)? {
-            Some(lock) if lock.start_ts <= ts && lock.kind != LockKind::Lock => {
-                Err(locked(key, &lock))
-            }
+            Some(lock) if lock_blocks_read(&lock, ts) => Err(locked(key, &lock)),
             _ => Ok(()),
         }
     }
@@ -148,7 +146,7 @@ impl Storage {
         it.seek(start);
         while it.valid().map_err(storage)? {
             let lock = Lock::decode(it.value())?;
-            if lock.start_ts <= ts && lock.kind != LockKind::Lock {
+            if lock_blocks_read(&lock, ts) {
                 return Err(locked(it.key(), &lock));
             }
             it.next();
@@ -451,8 +449,19 @@ impl KvApi for Storage {
             let must_not_exist = matches!(mutation, Mutation::Insert(..));
             match self.cm.pessimistic_lock(key) {
                 Some(lock) if lock.start_ts == request.start_ts => {
-                    if must_not_exist && self.reader().key_history(key, request.start_ts)?.exists {
-                        return Err(KvError::AlreadyExists { key: key.to_vec() });
+                    // An async-commit transaction counts as committed once every key is
+                    // prewritten, so a key a reader already rolled back (checking the
+                    // secondaries of an expired primary) must fail its late prewrite.
+                    if must_not_exist || request.async_commit {
+                        let history = self.reader().key_history(key, request.start_ts)?;
+                        if must_not_exist && history.exists {
+                            return Err(KvError::AlreadyExists { key: key.to_vec() });
+                        }
+                        if history.own == Some(WriteKind::Rollback) {
+                            return Err(KvError::TxnAborted {
+                                start_ts: request.start_ts,
+                            });
+                        }
                     }
                 }
                 Some(lock) => {
@@ -477,44 +486,24 @@ impl KvApi for Storage {
             let commit_ts = self.one_pc(request, &keys)?;
             return Ok(PrewriteResponse {
                 one_pc_commit_ts: Some(commit_ts),
+                min_commit_ts: None,
             });
         }
-        let mut batch = WriteBatch::new();
-        for mutation in &request.mutations {
-            let (kind, value) = match mutation {
-                Mutation::Put(_, v) | Mutation::Insert(_, v) => (LockKind::Put, Some(v)),
-                Mutation::Delete(_) => (LockKind::Delete, None),
-                Mutation::Lock(_) => (LockKind::Lock, None),
-            };
-            let short_value = match value {
-                Some(v) if v.len() > SHORT_VALUE_MAX_BYTES => {
-                    let data_key =
-                        mvcc::append_ts(mvcc::encode_user_key(mutation.key()), request.start_ts);
-                    batch.put(Cf::Default, data_key, v.clone());
-                    None
-                }
-                other => other.cloned(),
-            };
-            let lock = Lock {
-                kind,
-                primary: request.primary.clone(),
-                start_ts: request.start_ts,
-                for_update_ts: request.for_update_ts,
-                ttl_ms: request.lock_ttl_ms,
-                short_value,
-            };
-            batch.put(Cf::Lock, mutation.key().to_vec(), lock.encode());
+        // An async-commit lock's min_commit_ts lies above every read served here so far, and
+        // reads at or above it wait until the lock is on disk (then they meet it).
+        let min_commit_ts = request.async_commit.then(|| {
+            self.cm
+                .begin_commit(&keys, request.start_ts, request.for_update_ts)
+        });
+        let written = self.write_locks(request, &keys, min_commit_ts);
+        if min_commit_ts.is_some() {
+            self.cm.end_commit(&keys);
         }
-        self.persisted_locks
-            .fetch_add(keys.len() as i64, Ordering::SeqCst);
-        if let Err(e) = self.engine.write(&batch, true) {
-            self.persisted_locks
-                .fetch_sub(keys.len() as i64, Ordering::SeqCst);
-            return Err(storage(e));
-        }
+        written?;
         self.cm.unlock(&keys, request.start_ts);
         Ok(PrewriteResponse {
             one_pc_commit_ts: None,
+            min_commit_ts,
         })
     }
 
@@ -532,7 +521,122 @@ impl KvApi for Storage {
         self.finish_keys(keys, start_ts, None)
     }
 
+    fn check_secondary_locks(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+    ) -> Result<SecondaryLocks, KvError> {
+        let _latches = self.cm.latch(keys.iter());
+        let mut result = SecondaryLocks::Locked {
+            min_commit_ts: Timestamp::ZERO,
+        };
+        let mut missing = Vec::new();
+        for key in keys {
+            let lock = self.load_lock(key)?.filter(|l| l.start_ts == start_ts);
+            if let Some(lock) = lock {
+                let Some(async_commit) = &lock.async_commit else {
+                    return Err(KvError::Storage(format!(
+                        "transaction {start_ts} holds a lock without async commit on a secondary"
+                    )));
+                };
+                result = result.merge(SecondaryLocks::Locked {
+                    min_commit_ts: async_commit.min_commit_ts,
+                });
+                continue;
+            }
+            match self.reader().txn_record(key, start_ts)? {
+                Some((_, WriteKind::Rollback)) => result = SecondaryLocks::RolledBack,
+                Some((commit_ts, _)) => return Ok(SecondaryLocks::Committed { commit_ts }),
+                None => missing.push(key.clone()),
+            }
+        }
+        if !missing.is_empty() {
+            // Never prewritten (or not yet): a rollback record, written under the same latches,
+            // makes a late prewrite fail.
+            let mut batch = WriteBatch::new();
+            for key in &missing {
+                self.rollback_record(&mut batch, key, start_ts)?;
+            }
+            self.engine.write(&batch, true).map_err(storage)?;
+            self.cm.unlock(&missing, start_ts);
+            result = SecondaryLocks::RolledBack;
+        }
+        Ok(result)
+    }
+
     fn check_txn_status(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        current_ts: Timestamp,
+    ) -> Result<TxnStatus, KvError> {
+        self.txn_status(primary, start_ts, current_ts)
+    }
+
+    fn resolve_lock(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Option<Timestamp>,
+    ) -> Result<(), KvError> {
+        self.finish_keys(keys, start_ts, commit_ts)
+    }
+}
+
+impl Storage {
+    /// Writes the locks of a prewrite (async-commit locks when `min_commit_ts` is set).
+    fn write_locks(
+        &self,
+        request: &PrewriteRequest,
+        keys: &[Key],
+        min_commit_ts: Option<Timestamp>,
+    ) -> Result<(), KvError> {
+        let mut batch = WriteBatch::new();
+        for mutation in &request.mutations {
+            let (kind, value) = match mutation {
+                Mutation::Put(_, v) | Mutation::Insert(_, v) => (LockKind::Put, Some(v)),
+                Mutation::Delete(_) => (LockKind::Delete, None),
+                Mutation::Lock(_) => (LockKind::Lock, None),
+            };
+            let short_value = match value {
+                Some(v) if v.len() > SHORT_VALUE_MAX_BYTES => {
+                    let data_key =
+                        mvcc::append_ts(mvcc::encode_user_key(mutation.key()), request.start_ts);
+                    batch.put(Cf::Default, data_key, v.clone());
+                    None
+                }
+                other => other.cloned(),
+            };
+            let async_commit = min_commit_ts.map(|min_commit_ts| AsyncCommit {
+                min_commit_ts,
+                secondaries: if mutation.key() == request.primary.as_slice() {
+                    request.secondaries.clone()
+                } else {
+                    Vec::new()
+                },
+            });
+            let lock = Lock {
+                kind,
+                primary: request.primary.clone(),
+                start_ts: request.start_ts,
+                for_update_ts: request.for_update_ts,
+                ttl_ms: request.lock_ttl_ms,
+                short_value,
+                async_commit,
+            };
+            batch.put(Cf::Lock, mutation.key().to_vec(), lock.encode());
+        }
+        self.persisted_locks
+            .fetch_add(keys.len() as i64, Ordering::SeqCst);
+        if let Err(e) = self.engine.write(&batch, true) {
+            self.persisted_locks
+                .fetch_sub(keys.len() as i64, Ordering::SeqCst);
+            return Err(storage(e));
+        }
+        Ok(())
+    }
+
+    fn txn_status(
         &self,
         primary: &[u8],
         start_ts: Timestamp,
@@ -551,6 +655,14 @@ impl KvApi for Storage {
                         ttl_ms: expires_ms - current_ts.physical_ms(),
                     });
                 }
+                // An async-commit transaction may have committed without its primary knowing:
+                // the caller decides from the secondaries.
+                if let Some(async_commit) = lock.async_commit {
+                    return Ok(TxnStatus::Undecided {
+                        min_commit_ts: async_commit.min_commit_ts,
+                        secondaries: async_commit.secondaries,
+                    });
+                }
                 self.finish_keys(&[primary.to_vec()], start_ts, None)?;
                 return Ok(TxnStatus::RolledBack);
             }
@@ -566,13 +678,15 @@ impl KvApi for Storage {
             }
         }
     }
+}
 
-    fn resolve_lock(
-        &self,
-        keys: &[Key],
-        start_ts: Timestamp,
-        commit_ts: Option<Timestamp>,
-    ) -> Result<(), KvError> {
-        self.finish_keys(keys, start_ts, commit_ts)
-    }
+/// Whether `lock` keeps a read at `ts` from reading past it: a lock of a later transaction, a
+/// lock that only locks, and an async-commit lock whose transaction commits above `ts` do not.
+fn lock_blocks_read(lock: &Lock, ts: Timestamp) -> bool {
+    lock.start_ts <= ts
+        && lock.kind != LockKind::Lock
+        && lock
+            .async_commit
+            .as_ref()
+            .is_none_or(|a| a.min_commit_ts <= ts)
 }

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use strata_engine::MemoryEngine;
 use strata_kvapi::{
-    KvApi, KvError, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, TxnStatus,
+    KvApi, KvError, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, SecondaryLocks,
+    TxnStatus,
 };
 use strata_types::Timestamp;
 
@@ -32,6 +33,8 @@ fn prewrite(
         for_update_ts: Timestamp::ZERO,
         lock_ttl_ms: 3000,
         try_one_pc: one_pc,
+        async_commit: false,
+        secondaries: Vec::new(),
     })
     .map(|r| r.one_pc_commit_ts)
 }
@@ -223,6 +226,8 @@ fn pessimistic_lock_conflicts_with_newer_commit_and_blocks_others() {
             for_update_ts: ts(holder),
             lock_ttl_ms: 3000,
             try_one_pc: true,
+            async_commit: false,
+            secondaries: Vec::new(),
         })
         .unwrap();
     let committed = response.one_pc_commit_ts.unwrap();
@@ -242,6 +247,8 @@ fn insert_fails_on_an_existing_key_and_succeeds_after_delete() {
             for_update_ts: Timestamp::ZERO,
             lock_ttl_ms: 3000,
             try_one_pc: true,
+            async_commit: false,
+            secondaries: Vec::new(),
         })
     };
     let first = insert(b"k", 10).unwrap().one_pc_commit_ts.unwrap();
@@ -270,4 +277,104 @@ fn a_rollback_at_a_commit_timestamp_keeps_the_committed_write() {
         .unwrap();
     s.rollback(&[b"k".to_vec()], commit_ts).unwrap();
     assert_eq!(s.get(b"k", Timestamp::MAX).unwrap(), Some(b"v".to_vec()));
+}
+
+/// An async-commit prewrite of `keys` (the first is the primary) at `start`.
+fn prewrite_async(s: &Storage, keys: &[&[u8]], start: Timestamp) -> Result<Timestamp, KvError> {
+    let mutations: Vec<Mutation> = keys.iter().map(|k| put(k, b"v")).collect();
+    let response = s.prewrite(&PrewriteRequest {
+        mutations,
+        primary: keys[0].to_vec(),
+        start_ts: start,
+        for_update_ts: Timestamp::ZERO,
+        lock_ttl_ms: 3000,
+        try_one_pc: false,
+        async_commit: true,
+        secondaries: keys[1..].iter().map(|k| k.to_vec()).collect(),
+    })?;
+    Ok(response
+        .min_commit_ts
+        .expect("an async-commit prewrite sets min_commit_ts"))
+}
+
+#[test]
+fn async_commit_locks_sit_above_served_reads_and_resolve_from_their_secondaries() {
+    let s = storage();
+    let start = Timestamp::compose(1_000_000, 0);
+    // A read served at start + 5 before the prewrite: the locks must commit above it.
+    assert_eq!(s.get(b"x", Timestamp(start.0 + 5)).unwrap(), None);
+    let min_commit_ts = prewrite_async(&s, &[b"a", b"b"], start).unwrap();
+    assert!(min_commit_ts > Timestamp(start.0 + 5));
+    // Reads below min_commit_ts pass the locks; reads at or above it meet them.
+    assert_eq!(s.get(b"b", Timestamp(min_commit_ts.0 - 1)).unwrap(), None);
+    assert!(matches!(
+        s.get(b"b", min_commit_ts),
+        Err(KvError::KeyIsLocked(_))
+    ));
+    // Within the TTL the primary says "running"; after it, "undecided" with its secondaries
+    // (never "rolled back": every key may already be prewritten).
+    let soon = Timestamp::compose(1_000_001, 0);
+    assert!(matches!(
+        s.check_txn_status(b"a", start, soon).unwrap(),
+        TxnStatus::Locked { .. }
+    ));
+    let later = Timestamp::compose(1_010_000, 0);
+    let status = s.check_txn_status(b"a", start, later).unwrap();
+    assert_eq!(
+        status,
+        TxnStatus::Undecided {
+            min_commit_ts,
+            secondaries: vec![b"b".to_vec()],
+        }
+    );
+    // Every secondary is locked: the transaction committed at the largest min_commit_ts.
+    assert_eq!(
+        s.check_secondary_locks(&[b"b".to_vec()], start).unwrap(),
+        SecondaryLocks::Locked { min_commit_ts }
+    );
+    s.resolve_lock(&[b"a".to_vec(), b"b".to_vec()], start, Some(min_commit_ts))
+        .unwrap();
+    assert_eq!(s.get(b"a", later).unwrap(), Some(b"v".to_vec()));
+    assert_eq!(s.get(b"b", later).unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn an_async_commit_missing_a_secondary_rolls_back_and_its_late_prewrite_fails() {
+    let s = storage();
+    let start = Timestamp::compose(2_000_000, 0);
+    // The primary's region took its prewrite; the secondary's did not (yet).
+    let mutations = vec![put(b"p", b"v")];
+    s.prewrite(&PrewriteRequest {
+        mutations,
+        primary: b"p".to_vec(),
+        start_ts: start,
+        for_update_ts: Timestamp::ZERO,
+        lock_ttl_ms: 3000,
+        try_one_pc: false,
+        async_commit: true,
+        secondaries: vec![b"q".to_vec()],
+    })
+    .unwrap();
+    assert_eq!(
+        s.check_secondary_locks(&[b"q".to_vec()], start).unwrap(),
+        SecondaryLocks::RolledBack
+    );
+    s.resolve_lock(&[b"p".to_vec(), b"q".to_vec()], start, None)
+        .unwrap();
+    // The late prewrite of the secondary now fails, so the client never counts the
+    // transaction as committed.
+    let late = s.prewrite(&PrewriteRequest {
+        mutations: vec![put(b"q", b"v")],
+        primary: b"p".to_vec(),
+        start_ts: start,
+        for_update_ts: Timestamp::ZERO,
+        lock_ttl_ms: 3000,
+        try_one_pc: false,
+        async_commit: true,
+        secondaries: Vec::new(),
+    });
+    assert!(matches!(late, Err(KvError::TxnAborted { .. })), "{late:?}");
+    let later = Timestamp::compose(2_010_000, 0);
+    assert_eq!(s.get(b"p", later).unwrap(), None);
+    assert_eq!(s.get(b"q", later).unwrap(), None);
 }

@@ -127,6 +127,12 @@ pub struct PrewriteRequest {
     pub lock_ttl_ms: u64,
     /// Commits in the same step when every key is on this node.
     pub try_one_pc: bool,
+    /// Async commit: each lock gets a `min_commit_ts` above every read its node served, and the
+    /// transaction counts as committed once every key is prewritten, at the largest of them;
+    /// the primary's lock lists the `secondaries` so a reader can check them.
+    pub async_commit: bool,
+    /// Every key but the primary (async commit only; used by the request holding the primary).
+    pub secondaries: Vec<Key>,
 }
 
 /// The outcome of a prewrite.
@@ -134,10 +140,12 @@ pub struct PrewriteRequest {
 pub struct PrewriteResponse {
     /// Set when the transaction was committed by one-phase commit, at this timestamp.
     pub one_pc_commit_ts: Option<Timestamp>,
+    /// Set for an async-commit prewrite: the largest `min_commit_ts` of its locks.
+    pub min_commit_ts: Option<Timestamp>,
 }
 
 /// What became of a transaction, as seen from its primary key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TxnStatus {
     Committed {
         commit_ts: Timestamp,
@@ -147,6 +155,38 @@ pub enum TxnStatus {
     Locked {
         ttl_ms: u64,
     },
+    /// An async-commit transaction whose primary lock expired: it committed if and only if
+    /// every secondary is prewritten (see [`KvApi::check_secondary_locks`]), at the largest
+    /// `min_commit_ts` of its locks.
+    Undecided {
+        min_commit_ts: Timestamp,
+        secondaries: Vec<Key>,
+    },
+}
+
+/// What the secondaries of an undecided async-commit transaction show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecondaryLocks {
+    /// Every key still holds the transaction's lock; the largest `min_commit_ts` among them.
+    Locked { min_commit_ts: Timestamp },
+    /// A key was committed: the transaction was, at this timestamp.
+    Committed { commit_ts: Timestamp },
+    /// A key was never prewritten (it now holds a rollback record) or was rolled back.
+    RolledBack,
+}
+
+impl SecondaryLocks {
+    /// Combines what two groups of keys showed.
+    pub fn merge(self, other: SecondaryLocks) -> SecondaryLocks {
+        use SecondaryLocks::*;
+        match (self, other) {
+            (Committed { commit_ts }, _) | (_, Committed { commit_ts }) => Committed { commit_ts },
+            (RolledBack, _) | (_, RolledBack) => RolledBack,
+            (Locked { min_commit_ts: a }, Locked { min_commit_ts: b }) => Locked {
+                min_commit_ts: a.max(b),
+            },
+        }
+    }
 }
 
 /// The KV API: reads at a snapshot and the Percolator commands.
@@ -188,6 +228,15 @@ pub trait KvApi: Send + Sync + 'static {
         start_ts: Timestamp,
         current_ts: Timestamp,
     ) -> Result<TxnStatus, KvError>;
+
+    /// Checks the secondaries of an undecided async-commit transaction: each key must hold the
+    /// transaction's lock, or show its commit; a key with neither gets a rollback record, so
+    /// the transaction can no longer commit.
+    fn check_secondary_locks(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+    ) -> Result<SecondaryLocks, KvError>;
 
     /// Commits (with `commit_ts`) or rolls back (without) the locks of a finished transaction.
     fn resolve_lock(

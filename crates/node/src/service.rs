@@ -7,7 +7,7 @@ use std::sync::Arc;
 use strata_kv::Storage;
 use strata_kvapi::{KvApi, KvError, PessimisticLockRequest, PrewriteRequest, ScanRequest};
 use strata_proto::kv::{self as pb, kv_server};
-use strata_proto::{key_error_to_pb, mutation_from_pb, txn_status_to_pb};
+use strata_proto::{key_error_to_pb, mutation_from_pb, secondary_locks_to_pb, txn_status_to_pb};
 use strata_raftstore::{NotServing, Router};
 use strata_types::{Key, Timestamp};
 use tonic::{Request, Response, Status};
@@ -314,7 +314,7 @@ impl kv_server::Kv for KvService {
         if let Err(e) = check(&self.router, &r.context, keys, None) {
             return Ok(Response::new(pb::PrewriteResponse {
                 error: region_error(e),
-                one_pc_commit_ts: 0,
+                ..Default::default()
             }));
         }
         let mutations = match r.mutations.into_iter().map(mutation_from_pb).collect() {
@@ -322,7 +322,7 @@ impl kv_server::Kv for KvService {
             Err(e) => {
                 return Ok(Response::new(pb::PrewriteResponse {
                     error: key_error(&e),
-                    one_pc_commit_ts: 0,
+                    ..Default::default()
                 }))
             }
         };
@@ -333,6 +333,8 @@ impl kv_server::Kv for KvService {
             for_update_ts: Timestamp(r.for_update_ts),
             lock_ttl_ms: r.lock_ttl_ms,
             try_one_pc: r.try_one_pc,
+            async_commit: r.async_commit,
+            secondaries: r.secondaries,
         };
         let storage = self.storage.clone();
         let result = blocking(move || storage.prewrite(&prewrite)).await?;
@@ -340,10 +342,11 @@ impl kv_server::Kv for KvService {
             Ok(response) => pb::PrewriteResponse {
                 error: None,
                 one_pc_commit_ts: response.one_pc_commit_ts.map_or(0, |ts| ts.0),
+                min_commit_ts: response.min_commit_ts.map_or(0, |ts| ts.0),
             },
             Err(e) => pb::PrewriteResponse {
                 error: key_error(&e),
-                one_pc_commit_ts: 0,
+                ..Default::default()
             },
         }))
     }
@@ -391,6 +394,30 @@ impl kv_server::Kv for KvService {
         Ok(Response::new(match result {
             Ok(status) => txn_status_to_pb(status),
             Err(e) => pb::CheckTxnStatusResponse {
+                error: key_error(&e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn check_secondary_locks(
+        &self,
+        request: Request<pb::CheckSecondaryLocksRequest>,
+    ) -> Result<Response<pb::CheckSecondaryLocksResponse>, Status> {
+        let r = request.into_inner();
+        let keys = r.keys.iter().map(|k| &k[..]);
+        if let Err(e) = check(&self.router, &r.context, keys, None) {
+            return Ok(Response::new(pb::CheckSecondaryLocksResponse {
+                error: region_error(e),
+                ..Default::default()
+            }));
+        }
+        let storage = self.storage.clone();
+        let result =
+            blocking(move || storage.check_secondary_locks(&r.keys, Timestamp(r.start_ts))).await?;
+        Ok(Response::new(match result {
+            Ok(locks) => secondary_locks_to_pb(locks),
+            Err(e) => pb::CheckSecondaryLocksResponse {
                 error: key_error(&e),
                 ..Default::default()
             },

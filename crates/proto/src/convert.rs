@@ -1,6 +1,6 @@
 //! Conversions between the KV service's messages and the KV API's types.
 
-use strata_kvapi::{KvError, LockInfo, Mutation, TxnStatus};
+use strata_kvapi::{KvError, LockInfo, Mutation, SecondaryLocks, TxnStatus};
 use strata_types::Timestamp;
 
 use crate::kv::{self as pb, key_error::Kind};
@@ -99,20 +99,25 @@ pub fn mutation_from_pb(mutation: pb::Mutation) -> Result<Mutation, KvError> {
 
 pub fn txn_status_to_pb(status: TxnStatus) -> pb::CheckTxnStatusResponse {
     use pb::check_txn_status_response::Status;
-    let (status, commit_ts, ttl_ms) = match status {
-        TxnStatus::Committed { commit_ts } => (Status::Committed, commit_ts.0, 0),
-        TxnStatus::RolledBack => (Status::RolledBack, 0, 0),
-        TxnStatus::Locked { ttl_ms } => (Status::Locked, 0, ttl_ms),
+    let (status, commit_ts, ttl_ms, secondaries) = match status {
+        TxnStatus::Committed { commit_ts } => (Status::Committed, commit_ts.0, 0, Vec::new()),
+        TxnStatus::RolledBack => (Status::RolledBack, 0, 0, Vec::new()),
+        TxnStatus::Locked { ttl_ms } => (Status::Locked, 0, ttl_ms, Vec::new()),
+        TxnStatus::Undecided {
+            min_commit_ts,
+            secondaries,
+        } => (Status::Undecided, min_commit_ts.0, 0, secondaries),
     };
     pb::CheckTxnStatusResponse {
         error: None,
         status: status as i32,
         commit_ts,
         ttl_ms,
+        secondaries,
     }
 }
 
-pub fn txn_status_from_pb(response: &pb::CheckTxnStatusResponse) -> Result<TxnStatus, KvError> {
+pub fn txn_status_from_pb(response: pb::CheckTxnStatusResponse) -> Result<TxnStatus, KvError> {
     use pb::check_txn_status_response::Status;
     Ok(match Status::try_from(response.status) {
         Ok(Status::Committed) => TxnStatus::Committed {
@@ -122,9 +127,48 @@ pub fn txn_status_from_pb(response: &pb::CheckTxnStatusResponse) -> Result<TxnSt
         Ok(Status::Locked) => TxnStatus::Locked {
             ttl_ms: response.ttl_ms,
         },
+        Ok(Status::Undecided) => TxnStatus::Undecided {
+            min_commit_ts: Timestamp(response.commit_ts),
+            secondaries: response.secondaries,
+        },
         Err(_) => {
             return Err(KvError::Storage(format!(
                 "unknown transaction status {}",
+                response.status
+            )))
+        }
+    })
+}
+
+pub fn secondary_locks_to_pb(locks: SecondaryLocks) -> pb::CheckSecondaryLocksResponse {
+    use pb::check_secondary_locks_response::Status;
+    let (status, ts) = match locks {
+        SecondaryLocks::Locked { min_commit_ts } => (Status::Locked, min_commit_ts.0),
+        SecondaryLocks::Committed { commit_ts } => (Status::Committed, commit_ts.0),
+        SecondaryLocks::RolledBack => (Status::RolledBack, 0),
+    };
+    pb::CheckSecondaryLocksResponse {
+        error: None,
+        status: status as i32,
+        ts,
+    }
+}
+
+pub fn secondary_locks_from_pb(
+    response: &pb::CheckSecondaryLocksResponse,
+) -> Result<SecondaryLocks, KvError> {
+    use pb::check_secondary_locks_response::Status;
+    Ok(match Status::try_from(response.status) {
+        Ok(Status::Locked) => SecondaryLocks::Locked {
+            min_commit_ts: Timestamp(response.ts),
+        },
+        Ok(Status::Committed) => SecondaryLocks::Committed {
+            commit_ts: Timestamp(response.ts),
+        },
+        Ok(Status::RolledBack) => SecondaryLocks::RolledBack,
+        Err(_) => {
+            return Err(KvError::Storage(format!(
+                "unknown secondary lock status {}",
                 response.status
             )))
         }
@@ -187,8 +231,26 @@ mod tests {
             },
             TxnStatus::RolledBack,
             TxnStatus::Locked { ttl_ms: 20 },
+            TxnStatus::Undecided {
+                min_commit_ts: Timestamp(12),
+                secondaries: vec![b"s1".to_vec(), b"s2".to_vec()],
+            },
         ] {
-            assert_eq!(txn_status_from_pb(&txn_status_to_pb(s)).unwrap(), s);
+            assert_eq!(txn_status_from_pb(txn_status_to_pb(s.clone())).unwrap(), s);
+        }
+        for s in [
+            SecondaryLocks::Locked {
+                min_commit_ts: Timestamp(3),
+            },
+            SecondaryLocks::Committed {
+                commit_ts: Timestamp(4),
+            },
+            SecondaryLocks::RolledBack,
+        ] {
+            assert_eq!(
+                secondary_locks_from_pb(&secondary_locks_to_pb(s)).unwrap(),
+                s
+            );
         }
     }
 }

@@ -551,6 +551,8 @@ impl Session {
             open.txn
                 .set_one_pc(self.variable_i64("tidb_enable_1pc") != Some(0));
             open.txn
+                .set_async_commit(self.variable_i64("tidb_enable_async_commit") != Some(0));
+            open.txn
                 .commit()
                 .map_err(|e| self.commit_error(StatementError::Txn(e)))?;
         }

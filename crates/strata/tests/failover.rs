@@ -134,6 +134,8 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
 }
 
 const ACCOUNTS: i64 = 20;
+/// The bank test's region size limit, in keys.
+const REGION_SPLIT_KEYS: &str = "6";
 const BALANCE_INITIAL: i64 = 1_000;
 
 /// Moves money between random accounts with two relative UPDATEs in one transaction until
@@ -202,7 +204,9 @@ async fn check(url: String, stop: Arc<AtomicBool>) -> Vec<i64> {
 
 #[test]
 fn bank_totals_never_change_while_leaders_die_and_come_back() {
-    let mut cluster = Cluster::start(3, 2);
+    // Regions of a few keys: the accounts spread over several regions, so transfers commit
+    // across regions (async commit, or two-phase when a region moves mid-commit).
+    let mut cluster = Cluster::start_with(3, 2, &["--region-split-keys", REGION_SPLIT_KEYS]);
     let ports = [cluster.sql[0].port, cluster.sql[1].port];
     let values: Vec<String> = (0..ACCOUNTS)
         .map(|id| format!("({id}, {BALANCE_INITIAL})"))
@@ -272,8 +276,13 @@ fn bank_totals_never_change_while_leaders_die_and_come_back() {
         total,
         format!("SUM(balance)\n{}\n", ACCOUNTS * BALANCE_INITIAL)
     );
+    let regions = cluster.regions().len();
+    assert!(
+        regions >= 3,
+        "the accounts should span regions, but there are {regions}"
+    );
     println!(
         "bank: {committed} transfers committed, {failed} failed during failovers; \
-         {snapshots} snapshots all kept the total"
+         {snapshots} snapshots all kept the total; {regions} regions"
     );
 }

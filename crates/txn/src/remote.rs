@@ -15,11 +15,13 @@ use std::time::{Duration, Instant};
 use parking_lot::RwLock;
 use strata_kvapi::{
     KvApi, KvError, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
-    TxnStatus,
+    SecondaryLocks, TxnStatus,
 };
 use strata_pd::PdClient;
 use strata_proto::kv::{self as pb, kv_client::KvClient};
-use strata_proto::{key_error_from_pb, mutation_to_pb, txn_status_from_pb};
+use strata_proto::{
+    key_error_from_pb, mutation_to_pb, secondary_locks_from_pb, txn_status_from_pb,
+};
 use strata_types::{Key, Timestamp, Value};
 use tonic::transport::Channel;
 use tracing::debug;
@@ -134,7 +136,8 @@ kv_response!(
     pb::ScanResponse,
     pb::WriteResponse,
     pb::PrewriteResponse,
-    pb::CheckTxnStatusResponse
+    pb::CheckTxnStatusResponse,
+    pb::CheckSecondaryLocksResponse
 );
 
 /// A request to a region's leader, ready to run.
@@ -646,15 +649,22 @@ impl KvApi for RemoteKv {
                 for_update_ts: request.for_update_ts.0,
                 lock_ttl_ms: request.lock_ttl_ms,
                 try_one_pc: true,
+                async_commit: false,
+                secondaries: Vec::new(),
             };
             match self.send(region, Duration::ZERO, |mut c| async move {
                 c.prewrite(prewrite).await
             }) {
-                Ok(Ok(response)) => {
+                Ok(Ok(response)) if response.one_pc_commit_ts != 0 => {
                     return Ok(PrewriteResponse {
-                        one_pc_commit_ts: (response.one_pc_commit_ts != 0)
-                            .then_some(Timestamp(response.one_pc_commit_ts)),
+                        one_pc_commit_ts: Some(Timestamp(response.one_pc_commit_ts)),
+                        min_commit_ts: None,
                     })
+                }
+                Ok(Ok(_)) => {
+                    return Err(KvError::Storage(
+                        "a one-phase commit returned no commit timestamp".into(),
+                    ))
                 }
                 Ok(Err(e)) => return Err(e),
                 // The one-phase commit may have committed: the caller must not retry it, nor
@@ -664,7 +674,8 @@ impl KvApi for RemoteKv {
                 Err(why) => self.retry_after(region, &why, &mut backoff)?,
             }
         }
-        self.on_regions_of(&refs, |region, part| {
+        let parts = self.on_regions_of(&refs, |region, part| {
+            let holds_primary = part.iter().any(|&i| refs[i] == request.primary.as_slice());
             let prewrite = pb::PrewriteRequest {
                 context: region.context(),
                 mutations: part
@@ -676,14 +687,27 @@ impl KvApi for RemoteKv {
                 for_update_ts: request.for_update_ts.0,
                 lock_ttl_ms: request.lock_ttl_ms,
                 try_one_pc: false,
+                async_commit: request.async_commit,
+                secondaries: if request.async_commit && holds_primary {
+                    request.secondaries.clone()
+                } else {
+                    Vec::new()
+                },
             };
             let call = self.request(region, Duration::ZERO, |mut c| async move {
                 c.prewrite(prewrite).await
             })?;
-            Ok(async move { call.await.map(|r| r.map(|_| ())) })
+            Ok(async move { call.await.map(|r| r.map(|r| r.min_commit_ts)) })
         })?;
+        let min_commit_ts = parts.iter().map(|(_, ts)| *ts).max().unwrap_or(0);
+        if request.async_commit && min_commit_ts == 0 {
+            return Err(KvError::Storage(
+                "an async-commit prewrite returned no min_commit_ts".into(),
+            ));
+        }
         Ok(PrewriteResponse {
             one_pc_commit_ts: None,
+            min_commit_ts: request.async_commit.then_some(Timestamp(min_commit_ts)),
         })
     }
 
@@ -731,8 +755,36 @@ impl KvApi for RemoteKv {
             self.send(region, Duration::ZERO, |mut c| async move {
                 c.check_txn_status(request).await
             })
-            .map(|r| r.and_then(|r| txn_status_from_pb(&r)))
+            .map(|r| r.and_then(txn_status_from_pb))
         })
+    }
+
+    fn check_secondary_locks(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+    ) -> Result<SecondaryLocks, KvError> {
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        let parts = self.on_regions_of(&refs, |region, part| {
+            let request = pb::CheckSecondaryLocksRequest {
+                context: region.context(),
+                keys: part.iter().map(|&i| keys[i].clone()).collect(),
+                start_ts: start_ts.0,
+            };
+            let call = self.request(region, Duration::ZERO, |mut c| async move {
+                c.check_secondary_locks(request).await
+            })?;
+            Ok(async move {
+                call.await
+                    .map(|r| r.and_then(|r| secondary_locks_from_pb(&r)))
+            })
+        })?;
+        Ok(parts.into_iter().map(|(_, locks)| locks).fold(
+            SecondaryLocks::Locked {
+                min_commit_ts: Timestamp::ZERO,
+            },
+            SecondaryLocks::merge,
+        ))
     }
 
     fn resolve_lock(

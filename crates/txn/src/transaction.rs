@@ -5,7 +5,8 @@ use std::ops::Bound;
 use std::time::Duration;
 
 use strata_kvapi::{
-    KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, TxnStatus,
+    KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest,
+    SecondaryLocks, TxnStatus,
 };
 use strata_types::{Key, Timestamp, Value};
 
@@ -13,6 +14,9 @@ use crate::{TxnClient, TxnError};
 
 /// Lifetime of a prewrite lock before other transactions may roll it back.
 pub const LOCK_TTL_MS: u64 = 3_000;
+/// The most keys a transaction commits with async commit (more keys make the primary's lock,
+/// which lists them, and a reader's check of them, too large).
+pub const ASYNC_COMMIT_KEYS_MAX: usize = 256;
 /// How many times a read backs off for a lock of a running transaction.
 const READ_LOCK_RETRIES_MAX: usize = 200;
 const READ_LOCK_BACKOFF: Duration = Duration::from_millis(5);
@@ -55,6 +59,9 @@ pub struct Transaction {
     /// Whether a commit whose keys all lie in one region commits in one phase
     /// (`tidb_enable_1pc`).
     one_pc: bool,
+    /// Whether a commit of other transactions (up to [`ASYNC_COMMIT_KEYS_MAX`] keys) is done
+    /// once every key is prewritten (`tidb_enable_async_commit`).
+    async_commit: bool,
 }
 
 impl Transaction {
@@ -66,6 +73,7 @@ impl Transaction {
             for_update_ts: start_ts,
             current_read: false,
             one_pc: true,
+            async_commit: true,
             buffer: BTreeMap::new(),
             statement_undo: Vec::new(),
             statement_locked_from: 0,
@@ -306,6 +314,12 @@ impl Transaction {
         self.one_pc = enabled;
     }
 
+    /// Lets a commit of up to [`ASYNC_COMMIT_KEYS_MAX`] keys that cannot commit in one phase
+    /// finish once its keys are prewritten (the default), or makes it commit its primary first.
+    pub fn set_async_commit(&mut self, enabled: bool) {
+        self.async_commit = enabled;
+    }
+
     /// Commits the buffered writes; returns the commit timestamp (start_ts when read-only).
     // Hot path: every write transaction.
     pub fn commit(mut self) -> Result<Timestamp, TxnError> {
@@ -329,6 +343,7 @@ impl Transaction {
             })
             .collect();
         let keys: Vec<Key> = mutations.iter().map(|m| m.key().to_vec()).collect();
+        let async_commit = self.async_commit && keys.len() <= ASYNC_COMMIT_KEYS_MAX;
         let request = PrewriteRequest {
             mutations,
             primary: primary.clone(),
@@ -340,6 +355,12 @@ impl Transaction {
             },
             lock_ttl_ms: LOCK_TTL_MS,
             try_one_pc: self.one_pc,
+            async_commit,
+            secondaries: if async_commit {
+                keys.iter().filter(|k| **k != primary).cloned().collect()
+            } else {
+                Vec::new()
+            },
         };
         // A key may still hold the lock of a transaction that committed but has not yet
         // committed that key (a secondary): resolve it from its primary and prewrite again.
@@ -374,6 +395,14 @@ impl Transaction {
             }
         };
         if let Some(commit_ts) = response.one_pc_commit_ts {
+            return Ok(commit_ts);
+        }
+        if let Some(commit_ts) = response.min_commit_ts {
+            // Every key is prewritten: the transaction is committed, at the largest
+            // min_commit_ts; its locks are turned into commit records in the background.
+            self.client
+                .secondaries()
+                .commit(keys, self.start_ts, commit_ts);
             return Ok(commit_ts);
         }
         let commit_ts = self.client.current_ts()?;
@@ -439,6 +468,30 @@ impl Transaction {
                 None,
             )?,
             TxnStatus::Locked { .. } => std::thread::sleep(READ_LOCK_BACKOFF),
+            TxnStatus::Undecided {
+                min_commit_ts,
+                secondaries,
+            } => {
+                let outcome = if secondaries.is_empty() {
+                    SecondaryLocks::Locked {
+                        min_commit_ts: Timestamp::ZERO,
+                    }
+                } else {
+                    self.client
+                        .kv()
+                        .check_secondary_locks(&secondaries, lock.start_ts)?
+                };
+                let commit_ts = match outcome {
+                    SecondaryLocks::Locked { min_commit_ts: m } => Some(m.max(min_commit_ts)),
+                    SecondaryLocks::Committed { commit_ts } => Some(commit_ts),
+                    SecondaryLocks::RolledBack => None,
+                };
+                let mut keys = secondaries;
+                keys.push(lock.primary.clone());
+                self.client
+                    .kv()
+                    .resolve_lock(&keys, lock.start_ts, commit_ts)?;
+            }
         }
         Ok(())
     }

@@ -1,7 +1,7 @@
-//! `Transaction::set_one_pc` decides whether a commit may finish in its prewrite: with it on
-//! (the default) a commit asks the KV API for a one-phase commit and sends no commit; with it
-//! off, every commit prewrites and then commits (the primary at once, the other keys in the
-//! background), and the data reads back the same either way.
+//! `Transaction::set_one_pc` and `set_async_commit` pick the commit protocol: one-phase (no
+//! commit call), async commit (done once prewritten; every key committed in the background)
+//! or two-phase (the primary committed at once, the other keys in the background); the data
+//! reads back the same each way.
 
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use strata_engine::MemoryEngine;
 use strata_kv::Storage;
 use strata_kvapi::{
     KvApi, KvError, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
-    TxnStatus,
+    SecondaryLocks, TxnStatus,
 };
 use strata_pd::LocalTso;
 use strata_txn::{TxnClient, TxnMode};
@@ -19,9 +19,9 @@ use strata_types::{Key, Timestamp, Value};
 /// The local storage, recording the commit protocol a client uses.
 struct Recording {
     inner: Storage,
-    /// `try_one_pc` of each prewrite, and how many commit calls came.
-    prewrites: Mutex<Vec<bool>>,
-    commits: Mutex<usize>,
+    /// `try_one_pc` and `async_commit` of each prewrite, and the keys of each commit call.
+    prewrites: Mutex<Vec<(bool, bool)>>,
+    commits: Mutex<Vec<usize>>,
 }
 
 impl KvApi for Recording {
@@ -41,7 +41,9 @@ impl KvApi for Recording {
         self.inner.pessimistic_rollback(keys, start_ts)
     }
     fn prewrite(&self, request: &PrewriteRequest) -> Result<PrewriteResponse, KvError> {
-        self.prewrites.lock().push(request.try_one_pc);
+        self.prewrites
+            .lock()
+            .push((request.try_one_pc, request.async_commit));
         self.inner.prewrite(request)
     }
     fn commit(
@@ -50,7 +52,7 @@ impl KvApi for Recording {
         start_ts: Timestamp,
         commit_ts: Timestamp,
     ) -> Result<(), KvError> {
-        *self.commits.lock() += 1;
+        self.commits.lock().push(keys.len());
         self.inner.commit(keys, start_ts, commit_ts)
     }
     fn rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError> {
@@ -64,6 +66,13 @@ impl KvApi for Recording {
     ) -> Result<TxnStatus, KvError> {
         self.inner.check_txn_status(primary, start_ts, current_ts)
     }
+    fn check_secondary_locks(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+    ) -> Result<SecondaryLocks, KvError> {
+        self.inner.check_secondary_locks(keys, start_ts)
+    }
     fn resolve_lock(
         &self,
         keys: &[Key],
@@ -74,44 +83,61 @@ impl KvApi for Recording {
     }
 }
 
+/// Waits until the background committer made `n` commit calls.
+fn wait_for_commits(kv: &Recording, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while kv.commits.lock().len() < n {
+        assert!(std::time::Instant::now() < deadline, "commits never came");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 #[test]
-fn one_phase_commit_follows_the_switch() {
+fn the_commit_protocol_follows_the_switches() {
     let dir = tempfile::tempdir().unwrap();
     let kv = Arc::new(Recording {
         inner: Storage::new(Arc::new(MemoryEngine::new())).unwrap(),
         prewrites: Mutex::new(Vec::new()),
-        commits: Mutex::new(0),
+        commits: Mutex::new(Vec::new()),
     });
     let client = TxnClient::new(kv.clone(), Arc::new(LocalTso::open(dir.path()).unwrap()));
 
+    // One-phase commit (the default): no commit call.
     let mut txn = client.begin(TxnMode::Optimistic).unwrap();
     txn.put(b"a".to_vec(), b"1".to_vec());
     txn.put(b"b".to_vec(), b"2".to_vec());
     txn.commit().unwrap();
-    assert_eq!(*kv.prewrites.lock(), vec![true]);
-    assert_eq!(*kv.commits.lock(), 0, "a one-phase commit sends no commit");
+    assert_eq!(*kv.prewrites.lock(), vec![(true, true)]);
+    assert!(
+        kv.commits.lock().is_empty(),
+        "a one-phase commit sends no commit"
+    );
 
+    // Async commit: committed once prewritten; every key committed in one background call.
     let mut txn = client.begin(TxnMode::Optimistic).unwrap();
     txn.set_one_pc(false);
     txn.put(b"a".to_vec(), b"3".to_vec());
     txn.put(b"c".to_vec(), b"4".to_vec());
     txn.commit().unwrap();
-    assert_eq!(*kv.prewrites.lock(), vec![true, false]);
-    // The primary at once; the secondary in the background.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while *kv.commits.lock() < 2 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the secondary was never committed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    assert_eq!(*kv.commits.lock(), 2, "the primary, then the secondary");
+    assert_eq!(kv.prewrites.lock()[1], (false, true));
+    wait_for_commits(&kv, 1);
+    assert_eq!(*kv.commits.lock(), vec![2]);
+
+    // Two-phase commit: the primary at once, the other key in the background.
+    let mut txn = client.begin(TxnMode::Optimistic).unwrap();
+    txn.set_one_pc(false);
+    txn.set_async_commit(false);
+    txn.put(b"b".to_vec(), b"5".to_vec());
+    txn.put(b"d".to_vec(), b"6".to_vec());
+    txn.commit().unwrap();
+    assert_eq!(kv.prewrites.lock()[2], (false, false));
+    wait_for_commits(&kv, 3);
+    assert_eq!(*kv.commits.lock(), vec![2, 1, 1]);
 
     let mut reader = client.begin(TxnMode::Optimistic).unwrap();
-    let keys = [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
+    let keys = [b"a".to_vec(), b"b".to_vec(), b"c".to_vec(), b"d".to_vec()];
     let values = reader.batch_get(&keys).unwrap();
-    let expected: Vec<Option<Value>> = [b"3", b"2", b"4"]
+    let expected: Vec<Option<Value>> = [b"3", b"5", b"4", b"6"]
         .iter()
         .map(|v| Some(v.to_vec()))
         .collect();
