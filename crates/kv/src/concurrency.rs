@@ -92,10 +92,12 @@ impl ConcurrencyManager {
     }
 
     /// Records a read at `ts` and waits while a commit at or below `ts` is being applied to a key
-    /// in `[start, end)` (`end` empty: only `start`).
+    /// in `[start, end)` (`end` empty: only `start`). A read at [`Timestamp::MAX`] reads the
+    /// newest data of one key and is not recorded: it is ordered by the moment it reads, not by
+    /// a timestamp, so later commits need not rise above it.
     // Hot path: every read.
     pub fn read_barrier(&self, start: &[u8], end: Option<&[u8]>, ts: Timestamp) {
-        self.max_read_ts.fetch_max(ts.0, Ordering::SeqCst);
+        self.record_read(ts);
         if self.committing_count.load(Ordering::SeqCst) == 0 {
             return;
         }
@@ -111,11 +113,17 @@ impl ConcurrencyManager {
     /// wait).
     // Hot path: point reads served on a network thread.
     pub fn try_read_barrier(&self, start: &[u8], end: Option<&[u8]>, ts: Timestamp) -> bool {
-        self.max_read_ts.fetch_max(ts.0, Ordering::SeqCst);
+        self.record_read(ts);
         if self.committing_count.load(Ordering::SeqCst) == 0 {
             return true;
         }
         !blocks_read(&self.committing.lock(), start, end, ts)
+    }
+
+    fn record_read(&self, ts: Timestamp) {
+        if ts != Timestamp::MAX {
+            self.max_read_ts.fetch_max(ts.0, Ordering::SeqCst);
+        }
     }
 
     /// Picks the commit_ts of a one-phase commit and registers its keys as committing.

@@ -378,3 +378,26 @@ fn an_async_commit_missing_a_secondary_rolls_back_and_its_late_prewrite_fails() 
     assert_eq!(s.get(b"p", later).unwrap(), None);
     assert_eq!(s.get(b"q", later).unwrap(), None);
 }
+
+#[test]
+fn a_read_of_the_newest_data_leaves_commit_timestamps_alone() {
+    let s = storage();
+    let start = Timestamp::compose(3_000_000, 0);
+    assert_eq!(s.get(b"k", Timestamp::MAX).unwrap(), None);
+    let commit_ts = prewrite(&s, vec![put(b"k", b"v")], start.0, true)
+        .unwrap()
+        .expect("one-phase commit");
+    assert_eq!(
+        commit_ts,
+        start.next(),
+        "a newest-data read raised no floor"
+    );
+    assert_eq!(s.get(b"k", Timestamp::MAX).unwrap(), Some(b"v".to_vec()));
+    // A transaction in flight stops it, whatever its start_ts.
+    let later = Timestamp::compose(4_000_000, 0);
+    prewrite(&s, vec![put(b"k", b"w")], later.0, false).unwrap();
+    assert!(matches!(
+        s.get(b"k", Timestamp::MAX),
+        Err(KvError::KeyIsLocked(_))
+    ));
+}

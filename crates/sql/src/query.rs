@@ -119,6 +119,17 @@ pub enum RowLock {
     ForUpdate,
 }
 
+/// Whether `plan` reads exactly one key (a row by its full primary key) and nothing else.
+pub fn reads_one_key(plan: &SelectPlan) -> bool {
+    plan.join.is_none()
+        && plan.subqueries.is_empty()
+        && plan.lock == RowLock::None
+        && plan
+            .source
+            .as_ref()
+            .is_some_and(|s| matches!(s.access, Access::Point(_)))
+}
+
 /// A planned SELECT.
 #[derive(Clone, Debug)]
 pub struct SelectPlan {

@@ -659,7 +659,12 @@ impl Session {
     fn run_select(&mut self, plan: &SelectPlan, params: &[Datum]) -> Result<Output> {
         let locking = plan.lock == query::RowLock::ForUpdate;
         if !self.explicit_txn_active() {
-            let mut txn = self.server.client.begin(TxnMode::Optimistic)?;
+            // One key needs no snapshot: read its newest data without a timestamp.
+            let mut txn = if query::reads_one_key(plan) {
+                self.server.client.begin_latest_read()
+            } else {
+                self.server.client.begin(TxnMode::Optimistic)?
+            };
             let rows = self
                 .select_in(&mut txn, plan, params)
                 .map_err(StatementError::into_sql)?;

@@ -79,15 +79,13 @@ fn regions_split_under_inserts_and_their_leaders_spread_over_the_nodes() {
     acked::assert_present(b, &acknowledged);
     assert_eq!(count(b), count(a));
 
-    // Every store leads regions, and none leads many more than another.
+    // Every store leads at least a quarter of the regions (a third each is even).
     let deadline = Instant::now() + BALANCE_TIMEOUT;
     loop {
         let counts = leaders_per_store(&cluster);
-        let (min, max) = (
-            counts.values().copied().min().unwrap_or(0),
-            counts.values().copied().max().unwrap_or(0),
-        );
-        if counts.len() == 3 && max - min <= 2 {
+        let total: usize = counts.values().sum();
+        let min = counts.values().copied().min().unwrap_or(0);
+        if counts.len() == 3 && min * 4 >= total {
             println!("leaders per store: {counts:?}");
             break;
         }

@@ -80,6 +80,14 @@ impl TxnClient {
         Ok(Transaction::new(self.clone(), start_ts, mode))
     }
 
+    /// Starts a read of the newest committed data, without a timestamp from the oracle: for a
+    /// statement that reads one key and writes nothing (an autocommit point select), whose
+    /// read is ordered by the moment the key's leader serves it. Reads of several keys need a
+    /// snapshot, and so [`TxnClient::begin`].
+    pub fn begin_latest_read(&self) -> Transaction {
+        Transaction::new(self.clone(), Timestamp::MAX, TxnMode::Optimistic)
+    }
+
     pub(crate) fn kv(&self) -> &dyn KvApi {
         &*self.kv
     }
