@@ -30,12 +30,13 @@ use strata_engine::{RocksEngine, RocksOptions};
 use strata_kv::gc::GcWorker;
 use strata_kv::Storage;
 use strata_pd::{PdClient, PdError, TimestampOracle};
-use strata_raftstore::{PeerChange, PeerMeta, RaftLog, RaftStore, RegionMeta, Router};
+use strata_raftstore::{PeerChange, PeerMeta, RaftLog, RaftStore, RegionMeta, Router, StoreIo};
 use tracing::{info, warn};
 
 pub use replication::{GrpcTransport, MvccKeySpace, NodeLeaderHook, RaftService, ReplicatedEngine};
 pub use service::KvService;
 pub use split::SplitConfig;
+pub use strata_raftstore::StoreConfig;
 
 /// How often a KV node reports to the placement driver.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
@@ -69,6 +70,7 @@ pub struct NodeConfig {
     pub advertise: SocketAddr,
     pub block_cache_bytes: usize,
     pub split: SplitConfig,
+    pub store: strata_raftstore::StoreConfig,
 }
 
 /// A started KV node: storage open, registered, raftstore, heartbeats and GC running.
@@ -111,12 +113,15 @@ impl KvNode {
         let hook = Arc::new(NodeLeaderHook::new(pd.clone()));
         let raftstore = RaftStore::start(
             store_id,
-            log,
-            rocks.clone(),
-            Arc::new(MvccKeySpace),
-            Arc::new(GrpcTransport::new(store_id, pd.clone())),
+            StoreIo {
+                log,
+                engine: rocks.clone(),
+                keys: Arc::new(MvccKeySpace),
+                transport: Arc::new(GrpcTransport::new(store_id, pd.clone())),
+            },
             hook.clone(),
             regions,
+            config.store,
         )?;
         let router = raftstore.router();
         let engine = Arc::new(ReplicatedEngine::new(rocks.clone(), router.clone()));
@@ -256,13 +261,20 @@ fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBo
                 Err(error) => warn!(%error, region = region.id, "region heartbeat failed"),
             }
         }
-        // Regions created since (the cluster's first region once enough stores joined).
+        // Regions created since (the cluster's first region once enough stores joined, or a
+        // replica the placement driver added here), and peers the regions removed meanwhile.
         match my_regions(pd, store_id) {
             Ok(regions) => {
-                for region in regions {
+                for region in &regions {
                     if !held.iter().any(|r| r.id == region.id) {
-                        router.create_region(region);
+                        router.create_region(region.clone());
                     }
+                }
+                for mine in held
+                    .iter()
+                    .filter(|h| !regions.iter().any(|r| r.id == h.id))
+                {
+                    drop_if_removed(pd, router, store_id, mine);
                 }
             }
             Err(error) => warn!(%error, "refreshing regions from the placement driver failed"),
@@ -273,6 +285,23 @@ fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBo
             }
             std::thread::sleep(HEARTBEAT_INTERVAL / 10);
         }
+    }
+}
+
+/// Drops this node's peer of `mine` when the placement driver knows a newer membership of the
+/// region without this node (it was removed while this node was down). A region the placement
+/// driver does not know yet (a split not reported) is left alone.
+fn drop_if_removed(pd: &PdClient, router: &Router, store_id: u64, mine: &RegionMeta) {
+    let Ok(Some(entry)) = pd.region_by_id(mine.id) else {
+        return;
+    };
+    let Some(region) = entry.region else {
+        return;
+    };
+    let conf_ver = region.epoch.unwrap_or_default().conf_ver;
+    let member = region.peers.iter().any(|p| p.store_id == store_id);
+    if !member && conf_ver > mine.conf_ver {
+        router.drop_stale_peer(mine.id, conf_ver);
     }
 }
 

@@ -26,7 +26,8 @@
 //!
 //! Regions split (see [`Router::propose_split`]); the new region's peers start on the same
 //! stores over the data already there. Membership changes add and remove one voter at a time
-//! ([`Router::change_peer`]); a peer added to a region receives its data as a snapshot.
+//! ([`Router::change_peer`]); a peer added to a region, or one left behind a log compacted past
+//! it ([`StoreConfig::raft_log_max_entries`]), receives the data as a snapshot.
 
 mod apply;
 mod log;
@@ -46,6 +47,6 @@ pub use raft::storage::MemStorage;
 pub use region::{PeerMeta, RegionMeta};
 pub use snapshot::{KeySpace, DATA_CFS};
 pub use store::{
-    LeaderHook, NotServing, PeerChange, ProposeFailure, RaftStore, Router, Transport,
-    ELECTION_TICKS, LEASE, SNAPSHOT_MAX_BYTES, TICK_INTERVAL,
+    LeaderHook, NotServing, PeerChange, ProposeFailure, RaftStore, Router, StoreConfig, StoreIo,
+    Transport, COMPACT_LOG_GAP, ELECTION_TICKS, LEASE, SNAPSHOT_MAX_BYTES, TICK_INTERVAL,
 };

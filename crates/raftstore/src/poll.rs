@@ -17,9 +17,10 @@ use crate::peer::{Peer, PeerConfig, ProposalOutcome, ProposeError};
 use crate::region::{region_key, Command, RegionMeta};
 use crate::snapshot::{restore_batch, KeySpace, RegionSnapshots};
 use crate::store::{
-    Msg, PeerChange, ProposeFailure, Reply, Status, Transport, COMPACT_LOG_GAP, ELECTION_TICKS,
-    HEARTBEAT_TICKS, LEASE, LOG_PURGE_INTERVAL, ORPHAN_MESSAGES_MAX, ORPHAN_REGIONS_MAX,
-    ORPHAN_TTL, POLL_BATCH_MAX, PROPOSE_TIMEOUT, TICK_INTERVAL,
+    Msg, PeerChange, ProposeFailure, Reply, Status, StoreConfig, StoreIo, Transport,
+    COMPACT_LOG_GAP, ELECTION_TICKS, HEARTBEAT_TICKS, LEASE, LOG_PURGE_INTERVAL,
+    ORPHAN_MESSAGES_MAX, ORPHAN_REGIONS_MAX, ORPHAN_TTL, POLL_BATCH_MAX, PROPOSE_TIMEOUT,
+    TICK_INTERVAL,
 };
 
 fn peer_config() -> PeerConfig {
@@ -103,7 +104,12 @@ pub(crate) struct Poller {
     pending: HashMap<u64, Pending>,
     /// Messages for regions this store does not hold yet, with when they came.
     orphans: HashMap<u64, VecDeque<(Instant, Message)>>,
+    /// Entries a region's log may hold before it is compacted past peers that lag behind.
+    log_max_entries: u64,
 }
+
+/// The least [`StoreConfig::raft_log_max_entries`] a store takes.
+const LOG_MAX_ENTRIES_MIN: u64 = 1024;
 
 fn log_error(e: impl std::fmt::Display) -> crate::log::LogError {
     crate::log::LogError::from_display(e)
@@ -112,25 +118,24 @@ fn log_error(e: impl std::fmt::Display) -> crate::log::LogError {
 impl Poller {
     pub fn new(
         store_id: u64,
-        log: Arc<RaftLog>,
-        engine: Arc<dyn Engine>,
-        keys: Arc<dyn KeySpace>,
-        transport: Arc<dyn Transport>,
+        io: StoreIo,
         status: Arc<RwLock<HashMap<u64, Status>>>,
         hook: Sender<(RegionMeta, u64, u64)>,
+        config: StoreConfig,
     ) -> Poller {
         Poller {
             store_id,
-            log,
-            engine,
-            keys,
-            transport,
+            log: io.log,
+            engine: io.engine,
+            keys: io.keys,
+            transport: io.transport,
             peers: HashMap::new(),
             status,
             hook,
             next_id: 1,
             pending: HashMap::new(),
             orphans: HashMap::new(),
+            log_max_entries: config.raft_log_max_entries.max(LOG_MAX_ENTRIES_MIN),
         }
     }
 
@@ -365,6 +370,21 @@ impl Poller {
                     p.peer.transfer_leader(target.id);
                 }
             }
+            Msg::Stale { region, conf_ver } => {
+                let stale = self
+                    .peers
+                    .get(&region)
+                    .is_some_and(|p| p.meta.conf_ver < conf_ver && !p.peer.is_leader());
+                if stale {
+                    info!(
+                        region,
+                        conf_ver, "dropping a peer the region removed while this store was away"
+                    );
+                    if let Err(e) = self.destroy(region) {
+                        error!(%e, region, "cannot drop a stale region peer");
+                    }
+                }
+            }
             Msg::Stop => return false,
         }
         true
@@ -425,10 +445,20 @@ impl Poller {
                         renew.push(*id);
                     }
                 }
-                if let Some(matched) = p.peer.min_matched_index() {
+                if p.peer.is_leader() {
                     let first = raft::Storage::first_index(&p.peer.storage()).unwrap_or(1);
-                    if matched > first + COMPACT_LOG_GAP {
-                        compact.push((*id, matched));
+                    let applied = p.peer.applied_index();
+                    let to = match p.peer.min_matched_index() {
+                        Some(matched) if matched > first + COMPACT_LOG_GAP => Some(matched),
+                        // A peer far behind (or down) would keep the log growing: past the
+                        // limit it is compacted anyway, and that peer gets a snapshot.
+                        _ if applied > first + self.log_max_entries => {
+                            Some(applied - self.log_max_entries / 2)
+                        }
+                        _ => None,
+                    };
+                    if let Some(index) = to {
+                        compact.push((*id, index));
                     }
                 }
             }

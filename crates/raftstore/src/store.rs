@@ -68,6 +68,31 @@ pub const SNAPSHOT_MAX_BYTES: usize = 512 << 20;
 pub const POLL_BATCH_MAX: usize = 4096;
 /// Entries a leader keeps in its log beyond what every peer holds before it compacts.
 pub const COMPACT_LOG_GAP: u64 = 4096;
+
+/// What a store reads and writes: its Raft logs, its engine (and where user keys lie in it),
+/// and the transport to other stores.
+pub struct StoreIo {
+    pub log: Arc<RaftLog>,
+    pub engine: Arc<dyn Engine>,
+    pub keys: Arc<dyn KeySpace>,
+    pub transport: Arc<dyn Transport>,
+}
+
+/// How a store runs its regions.
+#[derive(Clone, Copy, Debug)]
+pub struct StoreConfig {
+    /// Entries a region's log may hold before the leader compacts it past peers that have not
+    /// caught up (they then catch up from a snapshot); at least 1024.
+    pub raft_log_max_entries: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> StoreConfig {
+        StoreConfig {
+            raft_log_max_entries: 65_536,
+        }
+    }
+}
 /// How often the log store drops files that hold only compacted entries.
 pub const LOG_PURGE_INTERVAL: Duration = Duration::from_secs(10);
 /// How long messages for a region this store does not hold yet are kept.
@@ -162,6 +187,11 @@ pub(crate) enum Msg {
         region: u64,
         to_store: u64,
     },
+    /// The region removed this store's peer in a change this store missed (it was down).
+    Stale {
+        region: u64,
+        conf_ver: u64,
+    },
     Stop,
 }
 
@@ -247,6 +277,12 @@ impl Router {
     /// change asked while another is in progress is dropped, to be asked again).
     pub fn change_peer(&self, region: u64, change: PeerChange) {
         let _ = self.mailbox.try_send(Msg::ChangePeer { region, change });
+    }
+
+    /// Drops this node's peer of `region` if its membership is older than `conf_ver`, which no
+    /// longer includes this node (the placement driver's view after changes this node missed).
+    pub fn drop_stale_peer(&self, region: u64, conf_ver: u64) {
+        let _ = self.mailbox.try_send(Msg::Stale { region, conf_ver });
     }
 
     /// Asks this node's leader of `region` to hand leadership to its peer on `to_store`.
@@ -381,34 +417,24 @@ impl RaftStore {
     /// the poll loop.
     pub fn start(
         store_id: u64,
-        log: Arc<RaftLog>,
-        engine: Arc<dyn Engine>,
-        keys: Arc<dyn KeySpace>,
-        transport: Arc<dyn Transport>,
+        io: StoreIo,
         hook: Arc<dyn LeaderHook>,
         regions: Vec<RegionMeta>,
+        config: StoreConfig,
     ) -> Result<RaftStore, crate::log::LogError> {
         let (mailbox, inbox) = channel::bounded(MAILBOX_CAPACITY);
         let (hook_tx, hook_rx) = channel::unbounded::<(RegionMeta, u64, u64)>();
         let status = Arc::new(RwLock::new(HashMap::new()));
         let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let purge = {
-            let (log, stopping) = (log.clone(), stopping.clone());
+            let (log, stopping) = (io.log.clone(), stopping.clone());
             std::thread::Builder::new()
                 .name("raft-log-purge".into())
                 .spawn(move || purge_loop(&log, &stopping))
                 .map_err(crate::log::LogError::from_io)?
         };
-        let local = load_regions(&*engine).map_err(crate::log::LogError::from_display)?;
-        let mut poller = Poller::new(
-            store_id,
-            log,
-            engine,
-            keys,
-            transport,
-            status.clone(),
-            hook_tx,
-        );
+        let local = load_regions(&*io.engine).map_err(crate::log::LogError::from_display)?;
+        let mut poller = Poller::new(store_id, io, status.clone(), hook_tx, config);
         for meta in local {
             poller.open_region(meta, Origin::Held)?;
         }

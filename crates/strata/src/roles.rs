@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use strata_mysql::{MysqlServer, ServerConfig};
-use strata_node::{KvNode, NodeConfig, SplitConfig};
+use strata_node::{KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdClient, PdConfig, PdService};
 use strata_sql::SqlServer;
 use strata_txn::{RemoteKv, TxnClient};
@@ -59,6 +59,10 @@ pub struct KvArgs {
     /// A region holding more than this many keys splits in two.
     #[arg(long, default_value_t = SplitConfig::default().region_max_keys)]
     pub region_split_keys: u64,
+    /// Entries a region's Raft log may hold before it is compacted past replicas that lag
+    /// behind (they catch up from a snapshot); at least 1024.
+    #[arg(long, default_value_t = StoreConfig::default().raft_log_max_entries)]
+    pub raft_log_max_entries: u64,
 }
 
 #[derive(Args, Debug)]
@@ -123,6 +127,9 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         split: SplitConfig {
             region_max_bytes: args.region_split_bytes.max(1),
             region_max_keys: args.region_split_keys.max(2),
+        },
+        store: StoreConfig {
+            raft_log_max_entries: args.raft_log_max_entries,
         },
     })?;
     let runtime = grpc_runtime("kv")?;

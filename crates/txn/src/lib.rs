@@ -12,9 +12,10 @@
 //!                                     └─▶ commit_ts from TSO, commit primary, then the rest
 //! ```
 //!
-//! Once the primary is committed the transaction is, and its caller is answered: the other
-//! keys are committed by a background thread ([`SecondaryCommitter`]), or inline when its
-//! queue is full. A reader that meets one of their locks first resolves it from the primary.
+//! Once the primary is committed (or, with async commit, every key is prewritten) the
+//! transaction is, and its caller is answered: the remaining keys are committed by background
+//! threads ([`SecondaryCommitter`]), or inline when their queue is full. A reader that meets
+//! one of their locks first resolves it from the primary.
 //!
 //! The client never retries a transaction after it returned data to its caller; it retries only
 //! what is invisible to it: resolving a lock left by a finished transaction, or waiting for one
@@ -26,7 +27,7 @@ mod transaction;
 
 pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 
-pub use secondaries::{SecondaryCommitter, SECONDARY_QUEUE};
+pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
 pub use strata_kvapi::KvError;
 pub use transaction::{Transaction, TxnMode};
 

@@ -1,4 +1,5 @@
-//! Commits the secondary keys of committed transactions in the background.
+//! Commits the remaining keys of committed transactions in the background, on a pool of
+//! threads: until they are committed, their locks make other writers of those keys wait.
 
 use std::sync::Arc;
 
@@ -7,9 +8,11 @@ use strata_kvapi::KvApi;
 use strata_types::{Key, Timestamp};
 use tracing::debug;
 
-/// Transactions whose secondaries wait for the background thread; past this, a commit
-/// commits its secondaries itself.
+/// Transactions whose keys wait for the background threads; past this, a commit commits its
+/// keys itself.
 pub const SECONDARY_QUEUE: usize = 4096;
+/// Threads that commit in the background (each waits for one commit's Raft round at a time).
+pub const SECONDARY_COMMIT_THREADS: usize = 32;
 
 struct Job {
     keys: Vec<Key>,
@@ -17,7 +20,7 @@ struct Job {
     commit_ts: Timestamp,
 }
 
-/// A background thread that commits secondary keys; it stops when the last handle goes.
+/// Background threads that commit keys; they stop when the last handle goes.
 pub struct SecondaryCommitter {
     kv: Arc<dyn KvApi>,
     queue: Option<Sender<Job>>,
@@ -26,18 +29,21 @@ pub struct SecondaryCommitter {
 impl SecondaryCommitter {
     pub fn start(kv: Arc<dyn KvApi>) -> SecondaryCommitter {
         let (queue, jobs) = channel::bounded::<Job>(SECONDARY_QUEUE);
-        let worker = kv.clone();
-        let started = std::thread::Builder::new()
-            .name("commit-secondaries".into())
-            .spawn(move || {
-                for job in jobs {
-                    // A failure leaves locks that readers resolve from the committed primary.
-                    if let Err(e) = worker.commit(&job.keys, job.start_ts, job.commit_ts) {
-                        debug!(%e, start_ts = job.start_ts.0, "committing secondaries failed");
+        let mut started = false;
+        for _ in 0..SECONDARY_COMMIT_THREADS {
+            let (worker, jobs) = (kv.clone(), jobs.clone());
+            started |= std::thread::Builder::new()
+                .name("commit-secondaries".into())
+                .spawn(move || {
+                    for job in jobs {
+                        // A failure leaves locks that readers resolve from the primary.
+                        if let Err(e) = worker.commit(&job.keys, job.start_ts, job.commit_ts) {
+                            debug!(%e, start_ts = job.start_ts.0, "background commit failed");
+                        }
                     }
-                }
-            })
-            .is_ok();
+                })
+                .is_ok();
+        }
         SecondaryCommitter {
             kv,
             queue: started.then_some(queue),

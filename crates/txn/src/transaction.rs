@@ -295,7 +295,19 @@ impl Transaction {
                 for_update_ts: self.for_update_ts,
                 wait_timeout_ms,
             };
-            self.client.kv().pessimistic_lock(&request)?;
+            // A key may hold the lock of a transaction that is committing (its locks become
+            // commit records in the background, or after a failure are left for others to
+            // resolve): resolve it from its primary, or wait for it, and lock again.
+            let mut locked = self.client.kv().pessimistic_lock(&request);
+            for _ in 0..READ_LOCK_RETRIES_MAX {
+                let Err(KvError::KeyIsLocked(lock)) = &locked else {
+                    break;
+                };
+                let lock = lock.clone();
+                self.resolve(&lock)?;
+                locked = self.client.kv().pessimistic_lock(&request);
+            }
+            locked?;
             self.primary = Some(primary);
             self.locked.extend(keys.iter().cloned());
             self.locked_set.extend(keys.iter().cloned());
@@ -353,7 +365,10 @@ impl Transaction {
             } else {
                 Timestamp::ZERO
             },
-            lock_ttl_ms: LOCK_TTL_MS,
+            // A lock's time to live counts from start_ts: a transaction that ran long before
+            // its commit gets that time on top, as TiDB does, so its locks are not taken for
+            // a crashed client's while it commits.
+            lock_ttl_ms: LOCK_TTL_MS + elapsed_ms(self.start_ts),
             try_one_pc: self.one_pc,
             async_commit,
             secondaries: if async_commit {
@@ -495,6 +510,14 @@ impl Transaction {
         }
         Ok(())
     }
+}
+
+/// Milliseconds of the wall clock since `ts` was issued (zero if the clock is behind it).
+fn elapsed_ms(ts: Timestamp) -> u64 {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    now_ms.saturating_sub(ts.physical_ms())
 }
 
 impl Drop for Transaction {

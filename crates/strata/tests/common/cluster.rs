@@ -68,6 +68,10 @@ impl Process {
             }
             None => Command::new(binary),
         };
+        // Events (leaders, splits, snapshots, membership) are logged at info; tests read them.
+        if std::env::var_os("STRATA_LOG").is_none() {
+            command.env("STRATA_LOG", "info");
+        }
         let child = command
             .args(&self.args)
             .stdout(log.try_clone().unwrap())
