@@ -452,12 +452,13 @@ impl KvApi for Storage {
                     // An async-commit transaction counts as committed once every key is
                     // prewritten, so a key a reader already rolled back (checking the
                     // secondaries of an expired primary) must fail its late prewrite.
-                    if must_not_exist || request.async_commit {
+                    let async_commit = request.async_commit && !request.try_one_pc;
+                    if must_not_exist || async_commit {
                         let history = self.reader().key_history(key, request.start_ts)?;
                         if must_not_exist && history.exists {
                             return Err(KvError::AlreadyExists { key: key.to_vec() });
                         }
-                        if history.own == Some(WriteKind::Rollback) {
+                        if async_commit && history.own == Some(WriteKind::Rollback) {
                             return Err(KvError::TxnAborted {
                                 start_ts: request.start_ts,
                             });

@@ -72,6 +72,15 @@ fn check<'a>(
     }
 }
 
+/// Checks, after a read, that the region is still served here at the request's epoch. A read
+/// counts only if this node held the lease from before it began until after it ended: a lease
+/// given up meanwhile (to hand leadership over) means another node may already have written
+/// what the read missed. A read may wait in a queue for a while, so the check before it is
+/// not enough.
+fn still_serving(router: &Router, context: &Option<pb::Context>) -> Result<(), pb::RegionError> {
+    check(router, context, std::iter::empty::<&[u8]>(), None)
+}
+
 /// The KV API of one node, served over gRPC.
 #[derive(Clone)]
 pub struct KvService {
@@ -183,6 +192,12 @@ impl kv_server::Kv for KvService {
                 blocking(move || storage.get(&r.key, ts)).await?
             }
         };
+        if let Err(e) = still_serving(&self.router, &r.context) {
+            return Ok(Response::new(pb::GetResponse {
+                error: region_error(e),
+                ..Default::default()
+            }));
+        }
         Ok(Response::new(match result {
             Ok(value) => pb::GetResponse {
                 error: None,
@@ -214,6 +229,7 @@ impl kv_server::Kv for KvService {
         }
         // Like point reads, batch point reads run on the gRPC worker unless they must wait.
         let ts = Timestamp(r.ts);
+        let context = r.context;
         let result = match self.storage.try_batch_get(&r.keys, ts) {
             Some(values) => values,
             None => {
@@ -221,6 +237,12 @@ impl kv_server::Kv for KvService {
                 blocking(move || storage.batch_get(&r.keys, ts)).await?
             }
         };
+        if let Err(e) = still_serving(&self.router, &context) {
+            return Ok(Response::new(pb::BatchGetResponse {
+                error: region_error(e),
+                values: Vec::new(),
+            }));
+        }
         Ok(Response::new(match result {
             Ok(values) => pb::BatchGetResponse {
                 error: None,
@@ -260,6 +282,12 @@ impl kv_server::Kv for KvService {
         };
         let storage = self.storage.clone();
         let result = blocking(move || storage.scan(&scan)).await?;
+        if let Err(e) = still_serving(&self.router, &r.context) {
+            return Ok(Response::new(pb::ScanResponse {
+                error: region_error(e),
+                pairs: Vec::new(),
+            }));
+        }
         Ok(Response::new(match result {
             Ok(pairs) => pb::ScanResponse {
                 error: None,

@@ -205,7 +205,7 @@ async fn check(url: String, stop: Arc<AtomicBool>) -> Vec<i64> {
 #[test]
 fn bank_totals_never_change_while_leaders_die_and_come_back() {
     // Regions of a few keys: the accounts spread over several regions, so transfers commit
-    // across regions (async commit, or two-phase when a region moves mid-commit).
+    // across regions (two-phase commit, or async commit when it is on).
     let mut cluster = Cluster::start_with(3, 2, &["--region-split-keys", REGION_SPLIT_KEYS]);
     let ports = [cluster.sql[0].port, cluster.sql[1].port];
     let values: Vec<String> = (0..ACCOUNTS)

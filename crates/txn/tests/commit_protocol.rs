@@ -104,6 +104,7 @@ fn the_commit_protocol_follows_the_switches() {
 
     // One-phase commit (the default): no commit call.
     let mut txn = client.begin(TxnMode::Optimistic).unwrap();
+    txn.set_async_commit(true);
     txn.put(b"a".to_vec(), b"1".to_vec());
     txn.put(b"b".to_vec(), b"2".to_vec());
     txn.commit().unwrap();
@@ -116,6 +117,7 @@ fn the_commit_protocol_follows_the_switches() {
     // Async commit: committed once prewritten; every key committed in one background call.
     let mut txn = client.begin(TxnMode::Optimistic).unwrap();
     txn.set_one_pc(false);
+    txn.set_async_commit(true);
     txn.put(b"a".to_vec(), b"3".to_vec());
     txn.put(b"c".to_vec(), b"4".to_vec());
     txn.commit().unwrap();
