@@ -490,13 +490,36 @@ impl KvApi for Storage {
                 min_commit_ts: None,
             });
         }
+        // A retried async-commit prewrite (its answer was lost) finds its own locks: they keep
+        // the min_commit_ts they were written with, since a reader may already have resolved
+        // the transaction from it, and only the missing ones are written.
+        let mut kept = Timestamp::ZERO;
+        let mut missing = Vec::new();
+        if request.async_commit {
+            for (i, key) in keys.iter().enumerate() {
+                match self.load_lock(key)? {
+                    Some(lock) if lock.start_ts == request.start_ts => match lock.async_commit {
+                        Some(a) => kept = kept.max(a.min_commit_ts),
+                        None => missing.push(i),
+                    },
+                    _ => missing.push(i),
+                }
+            }
+            if missing.is_empty() {
+                self.cm.unlock(&keys, request.start_ts);
+                return Ok(PrewriteResponse {
+                    one_pc_commit_ts: None,
+                    min_commit_ts: Some(kept),
+                });
+            }
+        }
         // An async-commit lock's min_commit_ts lies above every read served here so far, and
         // reads at or above it wait until the lock is on disk (then they meet it).
         let min_commit_ts = request.async_commit.then(|| {
             self.cm
                 .begin_commit(&keys, request.start_ts, request.for_update_ts)
         });
-        let written = self.write_locks(request, &keys, min_commit_ts);
+        let written = self.write_locks(request, min_commit_ts, &missing);
         if min_commit_ts.is_some() {
             self.cm.end_commit(&keys);
         }
@@ -504,7 +527,7 @@ impl KvApi for Storage {
         self.cm.unlock(&keys, request.start_ts);
         Ok(PrewriteResponse {
             one_pc_commit_ts: None,
-            min_commit_ts,
+            min_commit_ts: min_commit_ts.map(|ts| ts.max(kept)),
         })
     }
 
@@ -585,15 +608,21 @@ impl KvApi for Storage {
 }
 
 impl Storage {
-    /// Writes the locks of a prewrite (async-commit locks when `min_commit_ts` is set).
+    /// Writes the locks of a prewrite (async-commit locks when `min_commit_ts` is set; then
+    /// only those of the mutations at `only`, whose locks are missing).
     fn write_locks(
         &self,
         request: &PrewriteRequest,
-        keys: &[Key],
         min_commit_ts: Option<Timestamp>,
+        only: &[usize],
     ) -> Result<(), KvError> {
         let mut batch = WriteBatch::new();
-        for mutation in &request.mutations {
+        let mut written = 0;
+        for (i, mutation) in request.mutations.iter().enumerate() {
+            if min_commit_ts.is_some() && !only.contains(&i) {
+                continue;
+            }
+            written += 1;
             let (kind, value) = match mutation {
                 Mutation::Put(_, v) | Mutation::Insert(_, v) => (LockKind::Put, Some(v)),
                 Mutation::Delete(_) => (LockKind::Delete, None),
@@ -627,11 +656,9 @@ impl Storage {
             };
             batch.put(Cf::Lock, mutation.key().to_vec(), lock.encode());
         }
-        self.persisted_locks
-            .fetch_add(keys.len() as i64, Ordering::SeqCst);
+        self.persisted_locks.fetch_add(written, Ordering::SeqCst);
         if let Err(e) = self.engine.write(&batch, true) {
-            self.persisted_locks
-                .fetch_sub(keys.len() as i64, Ordering::SeqCst);
+            self.persisted_locks.fetch_sub(written, Ordering::SeqCst);
             return Err(storage(e));
         }
         Ok(())

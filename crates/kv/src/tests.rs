@@ -401,3 +401,25 @@ fn a_read_of_the_newest_data_leaves_commit_timestamps_alone() {
         Err(KvError::KeyIsLocked(_))
     ));
 }
+
+#[test]
+fn a_retried_async_commit_prewrite_keeps_its_locks_min_commit_ts() {
+    let s = storage();
+    let start = Timestamp::compose(5_000_000, 0);
+    let first = prewrite_async(&s, &[b"a", b"b"], start).unwrap();
+    // A read far above raises the floor; the retry (its first answer was lost) must still
+    // report, and keep, what the locks were written with: a reader may have resolved the
+    // transaction from them already.
+    s.get(b"z", Timestamp::compose(6_000_000, 0)).unwrap();
+    let retried = prewrite_async(&s, &[b"a", b"b"], start).unwrap();
+    assert_eq!(retried, first);
+    let later = Timestamp::compose(9_000_000, 0);
+    let status = s.check_txn_status(b"a", start, later).unwrap();
+    assert_eq!(
+        status,
+        TxnStatus::Undecided {
+            min_commit_ts: first,
+            secondaries: vec![b"b".to_vec()],
+        }
+    );
+}
