@@ -37,7 +37,9 @@ mod region;
 mod snapshot;
 mod store;
 
-pub use log::{decode_message, encode_message, LogError, LogWriteBatch, RaftLog, INIT_INDEX};
+pub use log::{
+    decode_message, encode_message, LogError, LogWriteBatch, RaftLog, INIT_INDEX, INIT_TERM,
+};
 pub use peer::{
     LogWrite, Peer, PeerConfig, PeerStorage, ProposalOutcome, ProposeError, Ready, SnapshotSource,
     StateMachine,

@@ -59,7 +59,7 @@ pub struct Transaction {
     /// Whether a commit whose keys all lie in one region commits in one phase
     /// (`tidb_enable_1pc`).
     one_pc: bool,
-    /// Whether a commit of other transactions (up to [`ASYNC_COMMIT_KEYS_MAX`] keys) is done
+    /// Whether a commit of other transactions (up to `ASYNC_COMMIT_KEYS_MAX` (256) keys) is done
     /// once every key is prewritten (`tidb_enable_async_commit`).
     async_commit: bool,
 }
@@ -326,7 +326,7 @@ impl Transaction {
         self.one_pc = enabled;
     }
 
-    /// Lets a commit of up to [`ASYNC_COMMIT_KEYS_MAX`] keys that cannot commit in one phase
+    /// Lets a commit of up to `ASYNC_COMMIT_KEYS_MAX` (256) keys that cannot commit in one phase
     /// finish once its keys are prewritten, or (the default) makes it commit its primary first.
     /// Off by default until an anomaly seen once with it, under load in the cluster bank test,
     /// is explained (see docs/design-notes.md).
