@@ -166,6 +166,7 @@ mod tests {
             primary: key.to_vec(),
             start_ts: Timestamp(start),
             for_update_ts: Timestamp::ZERO,
+            locked_at: Vec::new(),
             lock_ttl_ms: 0,
             try_one_pc: true,
             async_commit: false,

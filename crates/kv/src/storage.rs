@@ -286,9 +286,19 @@ impl Storage {
                 Ok(1)
             }
             _ => match (self.reader().txn_record(key, start_ts)?, commit_ts) {
-                (Some((_, WriteKind::Rollback)), Some(_)) => Err(KvError::TxnAborted { start_ts }),
+                (Some((_, WriteKind::Rollback)), Some(commit_ts)) => {
+                    tracing::warn!(key = ?key, %start_ts, %commit_ts, "commit of a rolled back key");
+                    Err(KvError::TxnAborted { start_ts })
+                }
+                (Some((committed_at, kind)), None) if kind != WriteKind::Rollback => {
+                    tracing::warn!(key = ?key, %start_ts, %committed_at, "rollback of a committed key");
+                    Ok(0)
+                }
                 (Some(_), _) => Ok(0),
-                (None, Some(_)) => Err(KvError::TxnAborted { start_ts }),
+                (None, Some(commit_ts)) => {
+                    tracing::warn!(key = ?key, %start_ts, %commit_ts, "commit of a key never locked");
+                    Err(KvError::TxnAborted { start_ts })
+                }
                 (None, None) => {
                     self.rollback_record(batch, key, start_ts)?;
                     Ok(0)
@@ -333,6 +343,16 @@ impl Storage {
         commit_ts: Option<Timestamp>,
     ) -> Result<(), KvError> {
         let _latches = self.cm.latch(keys.iter());
+        self.finish_latched_keys(keys, start_ts, commit_ts)
+    }
+
+    /// [`Storage::finish_keys`] for a caller that holds the latches of `keys`.
+    fn finish_latched_keys(
+        &self,
+        keys: &[Key],
+        start_ts: Timestamp,
+        commit_ts: Option<Timestamp>,
+    ) -> Result<(), KvError> {
         let mut batch = WriteBatch::new();
         let mut released = 0;
         for key in keys {
@@ -444,7 +464,7 @@ impl KvApi for Storage {
         let keys: Vec<Key> = request.mutations.iter().map(|m| m.key().to_vec()).collect();
         let _latches = self.cm.latch(keys.iter());
         let pessimistic = request.for_update_ts > Timestamp::ZERO;
-        for mutation in &request.mutations {
+        for (i, mutation) in request.mutations.iter().enumerate() {
             let key = mutation.key();
             let must_not_exist = matches!(mutation, Mutation::Insert(..));
             match self.cm.pessimistic_lock(key) {
@@ -474,10 +494,18 @@ impl KvApi for Storage {
                     }))
                 }
                 None => {
-                    let conflict_ts = if pessimistic {
-                        request.for_update_ts
-                    } else {
-                        request.start_ts
+                    // A key this transaction locked, whose lock went with a change of leader,
+                    // was read when it was locked: a commit after that is a conflict, even
+                    // one before the transaction's latest for_update_ts.
+                    let locked_at = request
+                        .locked_at
+                        .get(i)
+                        .copied()
+                        .filter(|ts| *ts > Timestamp::ZERO);
+                    let conflict_ts = match locked_at {
+                        Some(ts) => ts,
+                        None if pessimistic => request.for_update_ts,
+                        None => request.start_ts,
                     };
                     self.check_write(key, request.start_ts, conflict_ts, must_not_exist)?;
                 }
@@ -670,6 +698,12 @@ impl Storage {
         start_ts: Timestamp,
         current_ts: Timestamp,
     ) -> Result<TxnStatus, KvError> {
+        // The status is decided and a rollback written under the primary's latch: the
+        // transaction's own commit of the primary takes it too, so an expired lock cannot be
+        // committed between the decision and the rollback (which would then find the commit
+        // record and leave it, while the caller rolled back the secondaries).
+        let primary_key = [primary.to_vec()];
+        let _latch = self.cm.latch(primary_key.iter());
         if let Some(lock) = self.cm.pessimistic_lock(primary) {
             if lock.start_ts == start_ts {
                 return Ok(TxnStatus::Locked { ttl_ms: 0 });
@@ -691,7 +725,7 @@ impl Storage {
                         secondaries: async_commit.secondaries,
                     });
                 }
-                self.finish_keys(&[primary.to_vec()], start_ts, None)?;
+                self.finish_latched_keys(&primary_key, start_ts, None)?;
                 return Ok(TxnStatus::RolledBack);
             }
         }
@@ -701,7 +735,7 @@ impl Storage {
             }
             Some(_) => Ok(TxnStatus::RolledBack),
             None => {
-                self.finish_keys(&[primary.to_vec()], start_ts, None)?;
+                self.finish_latched_keys(&primary_key, start_ts, None)?;
                 Ok(TxnStatus::RolledBack)
             }
         }

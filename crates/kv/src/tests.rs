@@ -31,6 +31,7 @@ fn prewrite(
         primary,
         start_ts: ts(start),
         for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
         lock_ttl_ms: 3000,
         try_one_pc: one_pc,
         async_commit: false,
@@ -224,6 +225,7 @@ fn pessimistic_lock_conflicts_with_newer_commit_and_blocks_others() {
             primary: b"r".to_vec(),
             start_ts: ts(holder),
             for_update_ts: ts(holder),
+            locked_at: Vec::new(),
             lock_ttl_ms: 3000,
             try_one_pc: true,
             async_commit: false,
@@ -245,6 +247,7 @@ fn insert_fails_on_an_existing_key_and_succeeds_after_delete() {
             primary: key.to_vec(),
             start_ts: ts(start),
             for_update_ts: Timestamp::ZERO,
+            locked_at: Vec::new(),
             lock_ttl_ms: 3000,
             try_one_pc: true,
             async_commit: false,
@@ -287,6 +290,7 @@ fn prewrite_async(s: &Storage, keys: &[&[u8]], start: Timestamp) -> Result<Times
         primary: keys[0].to_vec(),
         start_ts: start,
         for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
         lock_ttl_ms: 3000,
         try_one_pc: false,
         async_commit: true,
@@ -349,6 +353,7 @@ fn an_async_commit_missing_a_secondary_rolls_back_and_its_late_prewrite_fails() 
         primary: b"p".to_vec(),
         start_ts: start,
         for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
         lock_ttl_ms: 3000,
         try_one_pc: false,
         async_commit: true,
@@ -368,6 +373,7 @@ fn an_async_commit_missing_a_secondary_rolls_back_and_its_late_prewrite_fails() 
         primary: b"p".to_vec(),
         start_ts: start,
         for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
         lock_ttl_ms: 3000,
         try_one_pc: false,
         async_commit: true,
@@ -422,4 +428,57 @@ fn a_retried_async_commit_prewrite_keeps_its_locks_min_commit_ts() {
             secondaries: vec![b"b".to_vec()],
         }
     );
+}
+
+#[test]
+fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_locked() {
+    let s = storage();
+    prewrite(&s, vec![put(b"r", b"100")], 5, true)
+        .unwrap()
+        .unwrap();
+    let lock = |start: u64, for_update: u64| PessimisticLockRequest {
+        keys: vec![b"r".to_vec()],
+        primary: b"r".to_vec(),
+        start_ts: ts(start),
+        for_update_ts: ts(for_update),
+        wait_timeout_ms: 0,
+    };
+    let pessimistic_put = |start: u64, for_update: u64, locked_at: u64, value: &[u8]| {
+        s.prewrite(&PrewriteRequest {
+            mutations: vec![put(b"r", value)],
+            primary: b"r".to_vec(),
+            start_ts: ts(start),
+            for_update_ts: ts(for_update),
+            locked_at: vec![ts(locked_at)],
+            lock_ttl_ms: 3000,
+            try_one_pc: true,
+            async_commit: false,
+            secondaries: Vec::new(),
+        })
+    };
+    // Transaction 10 locks (and reads) r at 10; then its lock goes with a change of leader.
+    s.pessimistic_lock(&lock(10, 10)).unwrap();
+    s.start_leading(b"", b"", ts(11));
+    // Transaction 20 locks r and commits a new value.
+    s.pessimistic_lock(&lock(20, 20)).unwrap();
+    let committed = pessimistic_put(20, 20, 20, b"90")
+        .unwrap()
+        .one_pc_commit_ts
+        .unwrap();
+    // Transaction 10 writes what it computed from its read at 10 after a later statement moved
+    // its for_update_ts past that commit: the commit after the lock is a conflict.
+    let later = committed.0 + 5;
+    assert!(matches!(
+        pessimistic_put(10, later, 10, b"110"),
+        Err(KvError::WriteConflict { .. })
+    ));
+    assert_eq!(s.get(b"r", ts(later + 1)).unwrap(), Some(b"90".to_vec()));
+    // Without a commit since it was locked, a key whose lock was lost is written.
+    s.pessimistic_lock(&lock(later + 1, later + 1)).unwrap();
+    s.start_leading(b"", b"", ts(later + 2));
+    let written = pessimistic_put(later + 1, later + 3, later + 1, b"80")
+        .unwrap()
+        .one_pc_commit_ts
+        .unwrap();
+    assert_eq!(s.get(b"r", written).unwrap(), Some(b"80".to_vec()));
 }

@@ -124,6 +124,12 @@ pub struct PrewriteRequest {
     pub start_ts: Timestamp,
     /// Non-zero for a pessimistic transaction: the keys it locked must still carry its locks.
     pub for_update_ts: Timestamp,
+    /// A pessimistic transaction's `for_update_ts` when it locked each mutation's key (ZERO:
+    /// not locked), in the order of `mutations`; empty for an optimistic one. A pessimistic
+    /// lock lives in its leader's memory and is gone after the leader changes: the key then
+    /// must have no commit after the moment it was locked (and read), or the write would
+    /// overwrite one the transaction never saw.
+    pub locked_at: Vec<Timestamp>,
     pub lock_ttl_ms: u64,
     /// Commits in the same step when every key is on this node.
     pub try_one_pc: bool,

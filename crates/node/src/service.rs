@@ -345,7 +345,19 @@ impl kv_server::Kv for KvService {
                 ..Default::default()
             }));
         }
-        let mutations = match r.mutations.into_iter().map(mutation_from_pb).collect() {
+        let mutations: Result<Vec<_>, _> = r.mutations.into_iter().map(mutation_from_pb).collect();
+        let mutations = match mutations {
+            Ok(m) if !r.locked_at.is_empty() && r.locked_at.len() != m.len() => {
+                let e = KvError::Storage(format!(
+                    "{} lock timestamps for {} mutations",
+                    r.locked_at.len(),
+                    m.len()
+                ));
+                return Ok(Response::new(pb::PrewriteResponse {
+                    error: key_error(&e),
+                    ..Default::default()
+                }));
+            }
             Ok(m) => m,
             Err(e) => {
                 return Ok(Response::new(pb::PrewriteResponse {
@@ -359,6 +371,7 @@ impl kv_server::Kv for KvService {
             primary: r.primary,
             start_ts: Timestamp(r.start_ts),
             for_update_ts: Timestamp(r.for_update_ts),
+            locked_at: r.locked_at.into_iter().map(Timestamp).collect(),
             lock_ttl_ms: r.lock_ttl_ms,
             try_one_pc: r.try_one_pc,
             async_commit: r.async_commit,

@@ -647,6 +647,7 @@ impl KvApi for RemoteKv {
                 primary: request.primary.clone(),
                 start_ts: request.start_ts.0,
                 for_update_ts: request.for_update_ts.0,
+                locked_at: request.locked_at.iter().map(|ts| ts.0).collect(),
                 lock_ttl_ms: request.lock_ttl_ms,
                 try_one_pc: true,
                 async_commit: false,
@@ -685,6 +686,11 @@ impl KvApi for RemoteKv {
                 primary: request.primary.clone(),
                 start_ts: request.start_ts.0,
                 for_update_ts: request.for_update_ts.0,
+                locked_at: if request.locked_at.is_empty() {
+                    Vec::new()
+                } else {
+                    part.iter().map(|&i| request.locked_at[i].0).collect()
+                },
                 lock_ttl_ms: request.lock_ttl_ms,
                 try_one_pc: false,
                 async_commit: request.async_commit,

@@ -1,6 +1,6 @@
 //! One transaction: its snapshot, its write buffer and its commit.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::time::Duration;
 
@@ -53,7 +53,8 @@ pub struct Transaction {
     statement_locked_from: usize,
     /// Keys locked pessimistically, in locking order (statements undo their suffix).
     locked: Vec<Key>,
-    locked_set: HashSet<Key>,
+    /// The same keys, each with the `for_update_ts` it was locked (and read) at.
+    locked_at: HashMap<Key, Timestamp>,
     primary: Option<Key>,
     finished: bool,
     /// Whether a commit whose keys all lie in one region commits in one phase
@@ -78,7 +79,7 @@ impl Transaction {
             statement_undo: Vec::new(),
             statement_locked_from: 0,
             locked: Vec::new(),
-            locked_set: HashSet::new(),
+            locked_at: HashMap::new(),
             primary: None,
             finished: false,
         }
@@ -120,7 +121,7 @@ impl Transaction {
         if self.locked.len() > self.statement_locked_from {
             let released: Vec<Key> = self.locked.drain(self.statement_locked_from..).collect();
             for key in &released {
-                self.locked_set.remove(key);
+                self.locked_at.remove(key);
             }
             let _ = self
                 .client
@@ -281,7 +282,7 @@ impl Transaction {
         let mut fresh = HashSet::with_capacity(keys.len());
         let keys: Vec<Key> = keys
             .into_iter()
-            .filter(|k| !self.locked_set.contains(k) && fresh.insert(k.clone()))
+            .filter(|k| !self.locked_at.contains_key(k) && fresh.insert(k.clone()))
             .collect();
         if keys.is_empty() {
             return Ok(());
@@ -310,7 +311,8 @@ impl Transaction {
             locked?;
             self.primary = Some(primary);
             self.locked.extend(keys.iter().cloned());
-            self.locked_set.extend(keys.iter().cloned());
+            self.locked_at
+                .extend(keys.iter().map(|k| (k.clone(), self.for_update_ts)));
         }
         for key in keys {
             if !self.buffer.contains_key(&key) {
@@ -358,6 +360,13 @@ impl Transaction {
             .collect();
         let keys: Vec<Key> = mutations.iter().map(|m| m.key().to_vec()).collect();
         let async_commit = self.async_commit && keys.len() <= ASYNC_COMMIT_KEYS_MAX;
+        let locked_at = if self.mode == TxnMode::Pessimistic {
+            keys.iter()
+                .map(|k| self.locked_at.get(k).copied().unwrap_or(Timestamp::ZERO))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let request = PrewriteRequest {
             mutations,
             primary: primary.clone(),
@@ -367,6 +376,7 @@ impl Transaction {
             } else {
                 Timestamp::ZERO
             },
+            locked_at,
             // A lock's time to live counts from start_ts: a transaction that ran long before
             // its commit gets that time on top, as TiDB does, so its locks are not taken for
             // a crashed client's while it commits.
@@ -445,7 +455,7 @@ impl Transaction {
     fn release_pessimistic_locks(&mut self) {
         if !self.locked.is_empty() {
             let locked = std::mem::take(&mut self.locked);
-            self.locked_set.clear();
+            self.locked_at.clear();
             let _ = self
                 .client
                 .kv()
