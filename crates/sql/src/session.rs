@@ -548,15 +548,18 @@ impl Session {
 
     pub(crate) fn commit(&mut self) -> Result<Output> {
         if let Some(mut open) = self.txn.take() {
-            open.txn
-                .set_one_pc(self.variable_i64("tidb_enable_1pc") != Some(0));
-            open.txn
-                .set_async_commit(self.variable_i64("tidb_enable_async_commit") != Some(0));
+            self.choose_commit_protocols(&mut open.txn);
             open.txn
                 .commit()
                 .map_err(|e| self.commit_error(StatementError::Txn(e)))?;
         }
         Ok(ok(0, 0))
+    }
+
+    /// Applies `tidb_enable_1pc` and `tidb_enable_async_commit` to a commit about to start.
+    fn choose_commit_protocols(&self, txn: &mut Transaction) {
+        txn.set_one_pc(self.variable_i64("tidb_enable_1pc") != Some(0));
+        txn.set_async_commit(self.variable_i64("tidb_enable_async_commit") != Some(0));
     }
 
     pub(crate) fn rollback(&mut self) -> Result<Output> {
@@ -825,6 +828,7 @@ impl Session {
             let mut txn = self.server.client.begin(mode)?;
             txn.begin_statement(mode == TxnMode::Pessimistic)?;
 
+            self.choose_commit_protocols(&mut txn);
             let outcome = self
                 .write_in(&mut txn, plan, params)
                 .and_then(|r| txn.commit().map(|_| r).map_err(StatementError::Txn));

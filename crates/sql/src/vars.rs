@@ -60,7 +60,7 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("sql_select_limit", Datum::UInt(u64::MAX)),
         ("system_time_zone", s("UTC")),
         ("tidb_enable_1pc", i(1)),
-        ("tidb_enable_async_commit", i(0)),
+        ("tidb_enable_async_commit", i(1)),
         ("tidb_txn_mode", s("pessimistic")),
         ("time_zone", s("SYSTEM")),
         ("tmp_table_size", i(16_777_216)),

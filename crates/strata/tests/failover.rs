@@ -1,7 +1,8 @@
 //! A cluster of three KV nodes (every region on all three, replicated by Raft) keeps serving
 //! when the node that leads the data is killed with `kill -9`: the real sysbench keeps running
 //! on both SQL nodes, the killed node restarts and catches up, no acknowledged commit is lost,
-//! and bank transfers keep the total in every snapshot while leaders die and come back.
+//! and bank transfers across regions keep the total in every snapshot while leaders die, come
+//! back and move, and regions split.
 
 mod common;
 
@@ -136,12 +137,22 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
 const ACCOUNTS: i64 = 20;
 const BALANCE_INITIAL: i64 = 1_000;
 
+/// What one transfer task did: committed and failed transaction counts, and the failed
+/// ones' errors.
+#[derive(Default)]
+struct Transfers {
+    committed: u64,
+    failed: u64,
+    errors: std::collections::BTreeMap<String, u64>,
+}
+
 /// Moves money between random accounts with two relative UPDATEs in one transaction until
-/// `stop`; returns (committed, failed) transaction counts. A failed transaction is rolled back
-/// and the next one starts.
-async fn transfer(url: String, seed: u64, stop: Arc<AtomicBool>) -> (u64, u64) {
+/// `stop`. A failed transaction is rolled back and the next one starts; after a timeout or a
+/// broken connection the task connects again, so no answer to an abandoned statement can be
+/// taken for the answer to a later one.
+async fn transfer(url: String, seed: u64, stop: Arc<AtomicBool>) -> Transfers {
     let mut conn = connect(&url).await.expect("connect");
-    let (mut committed, mut failed) = (0, 0);
+    let mut done = Transfers::default();
     let mut n = seed;
     while !stop.load(Ordering::SeqCst) {
         n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -162,20 +173,37 @@ async fn transfer(url: String, seed: u64, stop: Arc<AtomicBool>) -> (u64, u64) {
         }
         .await;
         match ok {
-            Ok(()) => committed += 1,
-            Err(_) => {
-                failed += 1;
-                let _ = bounded(conn.query_drop("ROLLBACK")).await;
+            Ok(()) => done.committed += 1,
+            Err(e) => {
+                done.failed += 1;
+                let kind = match &e {
+                    common::ClientError::Server { code, .. } => format!("{code}"),
+                    other => other.to_string(),
+                };
+                *done.errors.entry(kind).or_default() += 1;
+                if e.server_code().is_some() {
+                    let _ = bounded(conn.query_drop("ROLLBACK")).await;
+                } else {
+                    while !stop.load(Ordering::SeqCst) {
+                        match connect(&url).await {
+                            Ok(fresh) => {
+                                conn = fresh;
+                                break;
+                            }
+                            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                        }
+                    }
+                }
             }
         }
     }
-    (committed, failed)
+    done
 }
 
-/// Reads every balance in one transaction until `stop`; returns the totals it saw.
-async fn check(url: String, stop: Arc<AtomicBool>) -> Vec<i64> {
+/// Reads every balance in one transaction until `stop`; returns the balances of each snapshot.
+async fn check(url: String, stop: Arc<AtomicBool>) -> Vec<Vec<i64>> {
     let mut conn = connect(&url).await.expect("connect");
-    let mut totals = Vec::new();
+    let mut snapshots = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         let read = async {
             bounded(conn.query_drop("BEGIN")).await?;
@@ -186,9 +214,7 @@ async fn check(url: String, stop: Arc<AtomicBool>) -> Vec<i64> {
         }
         .await;
         match read {
-            Ok(balances) if balances.len() == ACCOUNTS as usize => {
-                totals.push(balances.iter().sum())
-            }
+            Ok(balances) if balances.len() == ACCOUNTS as usize => snapshots.push(balances),
             Ok(balances) => panic!("a snapshot with {} accounts", balances.len()),
             // The region is between leaders: the read fails as a whole and is tried again.
             Err(_) => {
@@ -197,15 +223,14 @@ async fn check(url: String, stop: Arc<AtomicBool>) -> Vec<i64> {
             }
         }
     }
-    totals
+    snapshots
 }
 
 #[test]
 fn bank_totals_never_change_while_leaders_die_and_come_back() {
-    // One region (the default limits): every transfer commits in one region. The same test
-    // with 6-key regions (`--region-split-keys 6`, transfers across regions) fails now and
-    // then under load: an open bug, see docs/design-notes.md.
-    let mut cluster = Cluster::start(3, 2);
+    // 6-key regions: the 20 accounts end up in several regions (splitting during the run), so
+    // most transfers commit across regions (async commit), while the balancer moves leaders.
+    let mut cluster = Cluster::start_with(3, 2, &["--region-split-keys", "6"]);
     let ports = [cluster.sql[0].port, cluster.sql[1].port];
     let values: Vec<String> = (0..ACCOUNTS)
         .map(|id| format!("({id}, {BALANCE_INITIAL})"))
@@ -249,25 +274,36 @@ fn bank_totals_never_change_while_leaders_die_and_come_back() {
     std::thread::sleep(Duration::from_secs(2));
     stop.store(true, Ordering::SeqCst);
 
-    let (mut committed, mut failed) = (0, 0);
+    let mut done = Transfers::default();
     for task in transfers {
-        let (c, f) = runtime.block_on(task).unwrap();
-        committed += c;
-        failed += f;
+        let t = runtime.block_on(task).unwrap();
+        done.committed += t.committed;
+        done.failed += t.failed;
+        for (kind, count) in t.errors {
+            *done.errors.entry(kind).or_default() += count;
+        }
     }
+    let (committed, failed) = (done.committed, done.failed);
     let mut snapshots = 0;
     for task in checkers {
-        let totals = runtime.block_on(task).unwrap();
-        let wrong: Vec<_> = totals
+        let seen = runtime.block_on(task).unwrap();
+        let total = |b: &Vec<i64>| b.iter().sum::<i64>();
+        if let Some(bad) = seen
             .iter()
-            .filter(|t| **t != ACCOUNTS * BALANCE_INITIAL)
-            .collect();
-        assert!(
-            wrong.is_empty(),
-            "snapshots with a wrong total: {:?}",
-            &wrong[..wrong.len().min(5)]
-        );
-        snapshots += totals.len();
+            .position(|b| total(b) != ACCOUNTS * BALANCE_INITIAL)
+        {
+            let before = bad.checked_sub(1).map(|i| &seen[i]);
+            panic!(
+                "snapshot {bad} of {} has the total {}: balances {:?}, the snapshot before \
+                 {:?}; transfers: {committed} committed, failed {:?}",
+                seen.len(),
+                total(&seen[bad]),
+                seen[bad],
+                before,
+                done.errors
+            );
+        }
+        snapshots += seen.len();
     }
     assert!(committed > 0 && snapshots > 0, "{}", cluster.logs());
     let total = sql_at(ports[1], Some("bank"), "SELECT SUM(balance) FROM accounts");
@@ -277,7 +313,8 @@ fn bank_totals_never_change_while_leaders_die_and_come_back() {
     );
     let regions = cluster.regions().len();
     println!(
-        "bank: {committed} transfers committed, {failed} failed during failovers; \
-         {snapshots} snapshots all kept the total; {regions} regions"
+        "bank: {committed} transfers committed, {failed} failed during failovers ({:?}); \
+         {snapshots} snapshots all kept the total; {regions} regions",
+        done.errors
     );
 }

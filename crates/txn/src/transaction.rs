@@ -74,7 +74,7 @@ impl Transaction {
             for_update_ts: start_ts,
             current_read: false,
             one_pc: true,
-            async_commit: false,
+            async_commit: true,
             buffer: BTreeMap::new(),
             statement_undo: Vec::new(),
             statement_locked_from: 0,
@@ -329,9 +329,7 @@ impl Transaction {
     }
 
     /// Lets a commit of up to `ASYNC_COMMIT_KEYS_MAX` (256) keys that cannot commit in one phase
-    /// finish once its keys are prewritten, or (the default) makes it commit its primary first.
-    /// Off by default until an anomaly seen once with it, under load in the cluster bank test,
-    /// is explained (see docs/design-notes.md).
+    /// finish once its keys are prewritten (the default), or makes it commit its primary first.
     pub fn set_async_commit(&mut self, enabled: bool) {
         self.async_commit = enabled;
     }

@@ -119,7 +119,8 @@ impl Drop for Process {
     }
 }
 
-/// A placement driver, KV nodes and SQL nodes.
+/// A placement driver, KV nodes and SQL nodes. When a test panics, the processes' logs are
+/// kept (copied out of the cluster's temporary folder, which goes) and their folder printed.
 pub struct Cluster {
     pub pd: Process,
     pub kv: Vec<Process>,
@@ -322,5 +323,30 @@ impl Cluster {
             out += &format!("--- sql{}\n{}", i + 1, p.log());
         }
         out
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let kept = std::env::temp_dir().join(format!(
+            "strata-failed-{}-{}",
+            std::process::id(),
+            self.dir
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        ));
+        let processes = std::iter::once(&self.pd).chain(&self.kv).chain(&self.sql);
+        let copied = std::fs::create_dir_all(&kept).is_ok()
+            && processes.into_iter().all(|p| {
+                p.log
+                    .file_name()
+                    .is_some_and(|name| std::fs::copy(&p.log, kept.join(name)).is_ok())
+            });
+        if copied {
+            eprintln!("the cluster's logs are kept in {}", kept.display());
+        }
     }
 }
