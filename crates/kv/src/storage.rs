@@ -26,6 +26,9 @@ fn storage(e: strata_engine::EngineError) -> KvError {
     }
 }
 
+/// How often a waiter for a pessimistic lock checks that its node still leads the keys.
+pub const LOCK_WAIT_RECHECK: Duration = Duration::from_millis(100);
+
 /// A KV node's storage: MVCC and Percolator over one engine.
 pub struct Storage {
     engine: Arc<dyn Engine>,
@@ -411,47 +414,7 @@ impl KvApi for Storage {
     }
 
     fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError> {
-        let deadline = Instant::now() + Duration::from_millis(request.wait_timeout_ms);
-        let lock = PessimisticLock {
-            start_ts: request.start_ts,
-            for_update_ts: request.for_update_ts,
-            primary: request.primary.clone(),
-        };
-        loop {
-            let blocker = {
-                let _latches = self.cm.latch(request.keys.iter());
-                for key in &request.keys {
-                    self.check_write(key, request.start_ts, request.for_update_ts, false)?;
-                }
-                match self.cm.try_lock_all(&request.keys, &lock) {
-                    Ok(()) => return Ok(()),
-                    Err(holder) => holder,
-                }
-            };
-            let key = request
-                .keys
-                .iter()
-                .find(|k| {
-                    self.cm
-                        .pessimistic_lock(k)
-                        .is_some_and(|l| l.start_ts == blocker.start_ts)
-                })
-                .cloned()
-                .unwrap_or_else(|| request.keys[0].clone());
-            match self
-                .cm
-                .wait_for_release(&key, request.start_ts, blocker.start_ts, deadline)
-            {
-                WaitOutcome::Retry => continue,
-                WaitOutcome::Deadlock => {
-                    return Err(KvError::Deadlock {
-                        key,
-                        blocker_start_ts: blocker.start_ts,
-                    })
-                }
-                WaitOutcome::Timeout => return Err(KvError::LockWaitTimeout { key }),
-            }
-        }
+        self.pessimistic_lock_while(request, &|| true)
     }
 
     fn pessimistic_rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError> {
@@ -636,6 +599,71 @@ impl KvApi for Storage {
 }
 
 impl Storage {
+    /// Takes the pessimistic locks of `request`, waiting for other holders while `serving`
+    /// says this node still leads the keys. A replica that stopped leading keeps the locks it
+    /// held (their transactions release them at the new leader), so a waiter checks at least
+    /// every [`LOCK_WAIT_RECHECK`] and then fails as [`KvError::Unavailable`]: the client
+    /// retries at the new leader instead of waiting out its lock wait timeout here.
+    pub fn pessimistic_lock_while(
+        &self,
+        request: &PessimisticLockRequest,
+        serving: &dyn Fn() -> bool,
+    ) -> Result<(), KvError> {
+        let deadline = Instant::now() + Duration::from_millis(request.wait_timeout_ms);
+        let lock = PessimisticLock {
+            start_ts: request.start_ts,
+            for_update_ts: request.for_update_ts,
+            primary: request.primary.clone(),
+        };
+        loop {
+            let blocker = {
+                let _latches = self.cm.latch(request.keys.iter());
+                for key in &request.keys {
+                    self.check_write(key, request.start_ts, request.for_update_ts, false)?;
+                }
+                match self.cm.try_lock_all(&request.keys, &lock) {
+                    Ok(()) => return Ok(()),
+                    Err(holder) => holder,
+                }
+            };
+            let key = request
+                .keys
+                .iter()
+                .find(|k| {
+                    self.cm
+                        .pessimistic_lock(k)
+                        .is_some_and(|l| l.start_ts == blocker.start_ts)
+                })
+                .cloned()
+                .unwrap_or_else(|| request.keys[0].clone());
+            let now = Instant::now();
+            let outcome = self.cm.wait_for_release(
+                &key,
+                request.start_ts,
+                blocker.start_ts,
+                deadline.min(now + LOCK_WAIT_RECHECK),
+            );
+            match outcome {
+                WaitOutcome::Deadlock => {
+                    return Err(KvError::Deadlock {
+                        key,
+                        blocker_start_ts: blocker.start_ts,
+                    })
+                }
+                WaitOutcome::Timeout if Instant::now() >= deadline => {
+                    return Err(KvError::LockWaitTimeout { key })
+                }
+                WaitOutcome::Retry | WaitOutcome::Timeout => {
+                    if !serving() {
+                        return Err(KvError::Unavailable(
+                            "stopped leading the keys while waiting for a lock".into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes the locks of a prewrite (async-commit locks when `min_commit_ts` is set; then
     /// only those of the mutations at `only`, whose locks are missing).
     fn write_locks(

@@ -482,3 +482,32 @@ fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_loc
         .unwrap();
     assert_eq!(s.get(b"r", written).unwrap(), Some(b"80".to_vec()));
 }
+
+#[test]
+fn a_lock_waiter_leaves_when_its_node_stops_leading() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    let s = storage();
+    let lock = |start: u64, wait_ms: u64| PessimisticLockRequest {
+        keys: vec![b"r".to_vec()],
+        primary: b"r".to_vec(),
+        start_ts: ts(start),
+        for_update_ts: ts(start),
+        wait_timeout_ms: wait_ms,
+    };
+    s.pessimistic_lock(&lock(10, 0)).unwrap();
+    let serving = AtomicBool::new(true);
+    let started = Instant::now();
+    let waited = std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            s.pessimistic_lock_while(&lock(20, 30_000), &|| serving.load(Ordering::SeqCst))
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        serving.store(false, Ordering::SeqCst);
+        waiter.join().unwrap()
+    });
+    // The holder's lock is still here; the waiter gives up long before its 30 s timeout.
+    assert!(matches!(waited, Err(KvError::Unavailable(_))), "{waited:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

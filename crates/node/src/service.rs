@@ -318,7 +318,11 @@ impl kv_server::Kv for KvService {
             for_update_ts: Timestamp(r.for_update_ts),
             wait_timeout_ms: r.wait_timeout_ms,
         };
-        self.write(move |s| s.pessimistic_lock(&lock)).await
+        let (router, context) = (self.router.clone(), r.context);
+        self.write(move |s| {
+            s.pessimistic_lock_while(&lock, &|| still_serving(&router, &context).is_ok())
+        })
+        .await
     }
 
     async fn pessimistic_rollback(

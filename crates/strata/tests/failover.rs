@@ -137,13 +137,14 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
 const ACCOUNTS: i64 = 20;
 const BALANCE_INITIAL: i64 = 1_000;
 
-/// What one transfer task did: committed and failed transaction counts, and the failed
-/// ones' errors.
+/// What one transfer task did: committed and failed transaction counts, the failed ones'
+/// errors, and when each commit was acknowledged.
 #[derive(Default)]
 struct Transfers {
     committed: u64,
     failed: u64,
     errors: std::collections::BTreeMap<String, u64>,
+    acknowledged: Vec<Instant>,
 }
 
 /// Moves money between random accounts with two relative UPDATEs in one transaction until
@@ -173,7 +174,10 @@ async fn transfer(url: String, seed: u64, stop: Arc<AtomicBool>) -> Transfers {
         }
         .await;
         match ok {
-            Ok(()) => done.committed += 1,
+            Ok(()) => {
+                done.committed += 1;
+                done.acknowledged.push(Instant::now());
+            }
             Err(e) => {
                 done.failed += 1;
                 let kind = match &e {
@@ -282,7 +286,15 @@ fn bank_totals_never_change_while_leaders_die_and_come_back() {
         for (kind, count) in t.errors {
             *done.errors.entry(kind).or_default() += count;
         }
+        done.acknowledged.extend(t.acknowledged);
     }
+    done.acknowledged.sort();
+    let longest_stall = done
+        .acknowledged
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .max()
+        .unwrap_or_default();
     let (committed, failed) = (done.committed, done.failed);
     let mut snapshots = 0;
     for task in checkers {
@@ -314,7 +326,8 @@ fn bank_totals_never_change_while_leaders_die_and_come_back() {
     let regions = cluster.regions().len();
     println!(
         "bank: {committed} transfers committed, {failed} failed during failovers ({:?}); \
-         {snapshots} snapshots all kept the total; {regions} regions",
+         the longest time without a commit {longest_stall:?}; {snapshots} snapshots all kept \
+         the total; {regions} regions",
         done.errors
     );
 }
