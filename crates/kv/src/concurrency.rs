@@ -24,12 +24,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
+use strata_types::deadlock::WaitForGraph;
 use strata_types::{Key, Timestamp};
 
 /// Number of latch slots; keys hash onto them.
 pub const LATCH_SLOTS: usize = 4096;
-/// Longest chain the deadlock detector follows.
-const WAIT_CHAIN_MAX: usize = 1024;
 
 /// A pessimistic lock held in memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,8 +54,8 @@ pub struct ConcurrencyManager {
     committed: Condvar,
     pessimistic: Mutex<HashMap<Key, PessimisticLock>>,
     released: Condvar,
-    /// Waiting transaction -> the transaction it waits for.
-    waits_for: Mutex<HashMap<Timestamp, Timestamp>>,
+    /// Which transaction waits for which, among the lock waits served here.
+    waits_for: Mutex<WaitForGraph>,
     latches: Vec<Mutex<()>>,
 }
 
@@ -69,7 +68,7 @@ impl Default for ConcurrencyManager {
             committed: Condvar::new(),
             pessimistic: Mutex::new(HashMap::new()),
             released: Condvar::new(),
-            waits_for: Mutex::new(HashMap::new()),
+            waits_for: Mutex::new(WaitForGraph::default()),
             latches: (0..LATCH_SLOTS).map(|_| Mutex::new(())).collect(),
         }
     }
@@ -221,19 +220,8 @@ impl ConcurrencyManager {
         blocker: Timestamp,
         deadline: Instant,
     ) -> WaitOutcome {
-        {
-            let mut graph = self.waits_for.lock();
-            let mut cursor = blocker;
-            for _ in 0..WAIT_CHAIN_MAX {
-                if cursor == waiter {
-                    return WaitOutcome::Deadlock;
-                }
-                match graph.get(&cursor) {
-                    Some(next) => cursor = *next,
-                    None => break,
-                }
-            }
-            graph.insert(waiter, blocker);
+        if !self.waits_for.lock().wait(waiter, blocker, Instant::now()) {
+            return WaitOutcome::Deadlock;
         }
         let outcome = {
             let mut table = self.pessimistic.lock();
@@ -250,7 +238,7 @@ impl ConcurrencyManager {
                 }
             }
         };
-        self.waits_for.lock().remove(&waiter);
+        self.waits_for.lock().remove(waiter);
         outcome
     }
 }
@@ -322,7 +310,7 @@ mod tests {
                 )
             });
             // Wait until transaction 1 is registered as waiting for 2.
-            while !cm.waits_for.lock().contains_key(&Timestamp(1)) {
+            while !cm.waits_for.lock().contains(Timestamp(1)) {
                 std::thread::yield_now();
             }
             let outcome = cm.wait_for_release(

@@ -24,7 +24,7 @@ pub mod mvcc;
 pub mod reader;
 mod storage;
 
-pub use storage::Storage;
+pub use storage::{DeadlockDetector, Storage, LOCK_WAIT_RECHECK};
 
 #[cfg(test)]
 mod tests;

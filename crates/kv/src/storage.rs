@@ -5,7 +5,7 @@
 //! latches; they pass the read barrier of the [`ConcurrencyManager`] and read the write CF.
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use strata_engine::{Cf, Engine, WriteBatch};
@@ -29,10 +29,23 @@ fn storage(e: strata_engine::EngineError) -> KvError {
 /// How often a waiter for a pessimistic lock checks that its node still leads the keys.
 pub const LOCK_WAIT_RECHECK: Duration = Duration::from_millis(100);
 
+/// The cluster's deadlock detector, told of every lock wait a KV node serves: a cycle of
+/// waits may span nodes, and each node sees only its own part of it.
+pub trait DeadlockDetector: Send + Sync {
+    /// Records that `waiter` waits for `blocker`, unless that closes a cycle: then it returns
+    /// false and records nothing. A wait must be recorded again within the detector's time to
+    /// live (a few seconds) to keep counting.
+    fn wait(&self, waiter: Timestamp, blocker: Timestamp) -> Result<bool, KvError>;
+    /// `waiter` no longer waits.
+    fn wait_ended(&self, waiter: Timestamp);
+}
+
 /// A KV node's storage: MVCC and Percolator over one engine.
 pub struct Storage {
     engine: Arc<dyn Engine>,
     cm: ConcurrencyManager,
+    /// The cluster's deadlock detector (none on a single node: its own graph sees every wait).
+    detector: OnceLock<Arc<dyn DeadlockDetector>>,
     /// Locks in the lock CF. While zero, reads skip the lock CF entirely.
     persisted_locks: AtomicI64,
     /// Whether every write to the engine goes through this storage, so that
@@ -55,6 +68,7 @@ impl Storage {
         Ok(Storage {
             engine,
             cm: ConcurrencyManager::default(),
+            detector: OnceLock::new(),
             persisted_locks: AtomicI64::new(count),
             counts_locks: true,
         })
@@ -66,9 +80,15 @@ impl Storage {
         Storage {
             engine,
             cm: ConcurrencyManager::default(),
+            detector: OnceLock::new(),
             persisted_locks: AtomicI64::new(0),
             counts_locks: false,
         }
+    }
+
+    /// Makes lock waits consult the cluster's deadlock detector as well as this node's graph.
+    pub fn set_deadlock_detector(&self, detector: Arc<dyn DeadlockDetector>) {
+        let _ = self.detector.set(detector);
     }
 
     /// Prepares to lead the keys in `[start, end)` (`end` empty: unbounded) after another
@@ -615,6 +635,11 @@ impl Storage {
             for_update_ts: request.for_update_ts,
             primary: request.primary.clone(),
         };
+        // Set once the detector was told of a wait (most lock requests never wait).
+        let mut record = WaitRecord {
+            detector: None,
+            waiter: request.start_ts,
+        };
         loop {
             let blocker = {
                 let _latches = self.cm.latch(request.keys.iter());
@@ -636,6 +661,21 @@ impl Storage {
                 })
                 .cloned()
                 .unwrap_or_else(|| request.keys[0].clone());
+            if let Some(detector) = self.detector.get() {
+                record.detector = Some(detector);
+                match detector.wait(request.start_ts, blocker.start_ts) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(KvError::Deadlock {
+                            key,
+                            blocker_start_ts: blocker.start_ts,
+                        })
+                    }
+                    // Without the detector only cycles within this node are found; the others
+                    // end with the lock wait timeout.
+                    Err(e) => tracing::debug!(%e, "the deadlock detector is unreachable"),
+                }
+            }
             let now = Instant::now();
             let outcome = self.cm.wait_for_release(
                 &key,
@@ -766,6 +806,21 @@ impl Storage {
                 self.finish_latched_keys(&primary_key, start_ts, None)?;
                 Ok(TxnStatus::RolledBack)
             }
+        }
+    }
+}
+
+/// Tells the cluster's deadlock detector, when a lock request that waited ends, that its
+/// transaction no longer waits.
+struct WaitRecord<'a> {
+    detector: Option<&'a Arc<dyn DeadlockDetector>>,
+    waiter: Timestamp,
+}
+
+impl Drop for WaitRecord<'_> {
+    fn drop(&mut self) {
+        if let Some(detector) = self.detector {
+            detector.wait_ended(self.waiter);
         }
     }
 }

@@ -511,3 +511,61 @@ fn a_lock_waiter_leaves_when_its_node_stops_leading() {
     assert!(matches!(waited, Err(KvError::Unavailable(_))), "{waited:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+/// A deadlock detector shared by the storages of a test, as the placement driver's is by the
+/// KV nodes of a cluster.
+struct SharedDetector(parking_lot::Mutex<strata_types::deadlock::WaitForGraph>);
+
+impl crate::DeadlockDetector for SharedDetector {
+    fn wait(&self, waiter: Timestamp, blocker: Timestamp) -> Result<bool, KvError> {
+        Ok(self
+            .0
+            .lock()
+            .wait(waiter, blocker, std::time::Instant::now()))
+    }
+
+    fn wait_ended(&self, waiter: Timestamp) {
+        self.0.lock().remove(waiter);
+    }
+}
+
+#[test]
+fn a_deadlock_across_two_nodes_is_found_by_the_shared_detector() {
+    use std::time::{Duration, Instant};
+
+    let detector = Arc::new(SharedDetector(parking_lot::Mutex::new(
+        strata_types::deadlock::WaitForGraph::with_ttl(Duration::from_secs(3)),
+    )));
+    let (one, two) = (storage(), storage());
+    one.set_deadlock_detector(detector.clone());
+    two.set_deadlock_detector(detector.clone());
+    let lock = |key: &[u8], start: u64, wait_ms: u64| PessimisticLockRequest {
+        keys: vec![key.to_vec()],
+        primary: key.to_vec(),
+        start_ts: ts(start),
+        for_update_ts: ts(start),
+        wait_timeout_ms: wait_ms,
+    };
+    // Transaction 10 holds a on node one, transaction 20 holds b on node two.
+    one.pessimistic_lock(&lock(b"a", 10, 0)).unwrap();
+    two.pessimistic_lock(&lock(b"b", 20, 0)).unwrap();
+    let started = Instant::now();
+    let (first, second) = std::thread::scope(|scope| {
+        // 10 waits for b on node two; then 20 asks for a on node one: a cycle no node sees.
+        let waiter = scope.spawn(|| two.pessimistic_lock(&lock(b"b", 10, 30_000)));
+        while !detector.0.lock().contains(ts(10)) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let second = one.pessimistic_lock(&lock(b"a", 20, 30_000));
+        // The victim gives up its lock, as its transaction's rollback would.
+        two.pessimistic_rollback(&[b"b".to_vec()], ts(20)).unwrap();
+        (waiter.join().unwrap(), second)
+    });
+    assert!(
+        matches!(second, Err(KvError::Deadlock { .. })),
+        "{second:?}"
+    );
+    assert_eq!(first, Ok(()), "10 gets b once 20 is gone");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(!detector.0.lock().contains(ts(10)), "the wait ended");
+}

@@ -127,6 +127,7 @@ impl KvNode {
         let engine = Arc::new(ReplicatedEngine::new(rocks.clone(), router.clone()));
         let storage = Arc::new(Storage::replicated(engine));
         hook.set_storage(storage.clone());
+        storage.set_deadlock_detector(Arc::new(replication::PdDeadlockDetector::new(pd.clone())));
 
         let stop = Arc::new(AtomicBool::new(false));
         let heartbeat = {

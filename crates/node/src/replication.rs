@@ -295,3 +295,34 @@ impl LeaderHook for NodeLeaderHook {
         true
     }
 }
+
+/// The cluster's deadlock detector, kept by the placement driver: every KV node reports its
+/// lock waits there, so a cycle of waits across nodes is found.
+pub struct PdDeadlockDetector {
+    pd: PdClient,
+}
+
+impl PdDeadlockDetector {
+    pub fn new(pd: PdClient) -> PdDeadlockDetector {
+        PdDeadlockDetector { pd }
+    }
+}
+
+impl strata_kv::DeadlockDetector for PdDeadlockDetector {
+    fn wait(
+        &self,
+        waiter: strata_types::Timestamp,
+        blocker: strata_types::Timestamp,
+    ) -> Result<bool, strata_kvapi::KvError> {
+        self.pd
+            .wait_for(waiter, blocker)
+            .map_err(|e| strata_kvapi::KvError::Unavailable(e.to_string()))
+    }
+
+    fn wait_ended(&self, waiter: strata_types::Timestamp) {
+        if let Err(e) = self.pd.wait_ended(waiter) {
+            // The wait expires at the placement driver by itself.
+            debug!(%e, "telling the deadlock detector that a wait ended failed");
+        }
+    }
+}

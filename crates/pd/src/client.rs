@@ -146,6 +146,24 @@ impl PdClient {
         Ok((response.new_region_id, response.new_peer_ids))
     }
 
+    /// Tells the cluster's deadlock detector that transaction `waiter` waits for `blocker`;
+    /// returns false when that wait closes a cycle (and was not recorded).
+    pub fn wait_for(&self, waiter: Timestamp, blocker: Timestamp) -> Result<bool, PdError> {
+        let request = pb::WaitForRequest {
+            waiter: waiter.0,
+            blocker: blocker.0,
+        };
+        let response = self.call(|mut c| async move { c.wait_for(request).await })?;
+        Ok(!response.deadlock)
+    }
+
+    /// Tells the cluster's deadlock detector that transaction `waiter` no longer waits.
+    pub fn wait_ended(&self, waiter: Timestamp) -> Result<(), PdError> {
+        let request = pb::WaitEndedRequest { waiter: waiter.0 };
+        self.call(|mut c| async move { c.wait_ended(request).await })?;
+        Ok(())
+    }
+
     /// Records a split that applied: `left` is the region's new range, `right` the region
     /// split off.
     pub fn report_split(&self, left: pb::Region, right: pb::Region) -> Result<(), PdError> {

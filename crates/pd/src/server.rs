@@ -14,6 +14,8 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use strata_proto::kv::RegionEpoch;
 use strata_proto::pd::{self as pb, pd_server};
+use strata_types::deadlock::WaitForGraph;
+use strata_types::Timestamp;
 use tonic::{Request, Response, Status};
 use tracing::info;
 
@@ -25,6 +27,9 @@ use crate::{LocalTso, PdError};
 pub const TSO_MAX_BATCH: u32 = 1 << 16;
 /// The most regions one scan returns.
 pub const SCAN_REGIONS_MAX: usize = 1024;
+/// A lock wait that its KV node has not reported again for this long no longer counts in
+/// deadlock detection (waiters report every `LOCK_WAIT_RECHECK`, 100 ms).
+pub const DEADLOCK_WAIT_TTL: std::time::Duration = std::time::Duration::from_secs(3);
 /// A store that has not sent a heartbeat for this long gets no leaders from the balancer.
 pub const STORE_UP_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -67,6 +72,8 @@ pub struct PdService {
     started: Instant,
     balancer: Mutex<LeaderBalancer>,
     replica_checker: Mutex<ReplicaChecker>,
+    /// The cluster's lock waits, for deadlocks that span KV nodes.
+    deadlocks: Mutex<WaitForGraph>,
 }
 
 impl PdService {
@@ -85,6 +92,7 @@ impl PdService {
             started: Instant::now(),
             balancer: Mutex::new(LeaderBalancer::default()),
             replica_checker: Mutex::new(ReplicaChecker::default()),
+            deadlocks: Mutex::new(WaitForGraph::with_ttl(DEADLOCK_WAIT_TTL)),
         }))
     }
 
@@ -452,6 +460,30 @@ impl pd_server::Pd for Handler {
             transfer_leader_to_store,
             ..Default::default()
         }))
+    }
+
+    async fn wait_for(
+        &self,
+        request: Request<pb::WaitForRequest>,
+    ) -> Result<Response<pb::WaitForResponse>, Status> {
+        let r = request.into_inner();
+        let recorded =
+            self.0
+                .deadlocks
+                .lock()
+                .wait(Timestamp(r.waiter), Timestamp(r.blocker), Instant::now());
+        Ok(Response::new(pb::WaitForResponse {
+            deadlock: !recorded,
+        }))
+    }
+
+    async fn wait_ended(
+        &self,
+        request: Request<pb::WaitEndedRequest>,
+    ) -> Result<Response<pb::WaitEndedResponse>, Status> {
+        let waiter = Timestamp(request.into_inner().waiter);
+        self.0.deadlocks.lock().remove(waiter);
+        Ok(Response::new(pb::WaitEndedResponse {}))
     }
 
     async fn ask_split(

@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+pub mod deadlock;
+
 /// Bits of a [`Timestamp`] that hold the logical counter.
 pub const TIMESTAMP_LOGICAL_BITS: u32 = 18;
 
