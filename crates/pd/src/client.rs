@@ -6,9 +6,14 @@
 //!
 //! Timestamps are batched: callers queue on a channel and one task sends one request for all
 //! of them, so a thousand concurrent transactions cost one round trip per batch.
+//!
+//! A cluster may run several placement drivers, of which one leads and serves. The client
+//! takes all their addresses, sends to the one it believes leads, and on an answer naming
+//! another leader (or no answer) moves on, until the call's [`PD_REQUEST_TIMEOUT`] runs out.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use strata_proto::pd::{self as pb, pd_client::PdClient as RawClient};
 use strata_types::Timestamp;
@@ -19,8 +24,12 @@ use crate::{PdError, TimestampOracle};
 
 /// How long to wait for a connection to the placement driver.
 pub const PD_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long one request to the placement driver may take.
+/// How long one request to the placement driver may take, moves between members included.
 pub const PD_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one try at one member may take before the client tries the next.
+pub const PD_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(1);
+/// The pause after every member was tried without success (e.g. during an election).
+pub const PD_RETRY_BACKOFF: Duration = Duration::from_millis(100);
 /// Callers that may wait for a timestamp at once; more wait for room in the queue.
 pub const TSO_QUEUE_CAPACITY: usize = 8192;
 /// The most callers served by one timestamp request.
@@ -37,8 +46,83 @@ type TsoWaiter = oneshot::Sender<Result<Timestamp, PdError>>;
 #[derive(Clone)]
 pub struct PdClient {
     runtime: Arc<tokio::runtime::Runtime>,
-    raw: RawClient<Channel>,
+    members: Arc<Members>,
     tso_queue: mpsc::Sender<TsoWaiter>,
+}
+
+/// The placement drivers a client knows, and which of them it believes leads.
+struct Members {
+    addresses: Vec<String>,
+    clients: Vec<RawClient<Channel>>,
+    leader: AtomicUsize,
+}
+
+impl Members {
+    /// Runs `call` against the leader, following the members' hints, until it succeeds, fails
+    /// for a reason other than leadership or reachability, or [`PD_REQUEST_TIMEOUT`] passes.
+    async fn call<T, F>(&self, call: impl Fn(RawClient<Channel>) -> F) -> Result<T, PdError>
+    where
+        F: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let deadline = Instant::now() + PD_REQUEST_TIMEOUT;
+        let mut failed_in_a_row = 0;
+        loop {
+            let tried = self.leader.load(Ordering::Relaxed) % self.clients.len();
+            let left = deadline.saturating_duration_since(Instant::now());
+            let attempt = call(self.clients[tried].clone());
+            let error = match tokio::time::timeout(left.min(PD_ATTEMPT_TIMEOUT), attempt).await {
+                Ok(Ok(response)) => return Ok(response.into_inner()),
+                Ok(Err(status)) if !retryable(&status) => return Err(PdError::from(status)),
+                Ok(Err(status)) => {
+                    let hint = status
+                        .metadata()
+                        .get(crate::PD_LEADER_HEADER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|a| self.addresses.iter().position(|m| m == a));
+                    let next = hint.unwrap_or((tried + 1) % self.clients.len());
+                    let _ = self.leader.compare_exchange(
+                        tried,
+                        next,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                    if hint.is_some() && next != tried {
+                        // A member named the leader: go there at once.
+                        continue;
+                    }
+                    PdError::from(status)
+                }
+                Err(_) => {
+                    let next = (tried + 1) % self.clients.len();
+                    let _ = self.leader.compare_exchange(
+                        tried,
+                        next,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                    PdError::Rpc("placement driver request timed out".into())
+                }
+            };
+            if Instant::now() >= deadline {
+                return Err(error);
+            }
+            failed_in_a_row += 1;
+            if failed_in_a_row % self.clients.len() == 0 {
+                tokio::time::sleep(PD_RETRY_BACKOFF.min(deadline - Instant::now())).await;
+            }
+        }
+    }
+}
+
+/// Whether a failed call may succeed at another member or a moment later.
+fn retryable(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unavailable
+            | tonic::Code::Unknown
+            | tonic::Code::Cancelled
+            | tonic::Code::DeadlineExceeded
+    )
 }
 
 /// Opens a lazily connected channel to `address` (host:port); it reconnects by itself.
@@ -52,8 +136,9 @@ pub fn channel(address: &str, runtime: &tokio::runtime::Runtime) -> Result<Chann
 }
 
 impl PdClient {
-    /// Creates a client of the placement driver at `address` (host:port). Nothing is sent yet.
-    pub fn connect(address: &str) -> Result<PdClient, PdError> {
+    /// Creates a client of the placement drivers at `addresses` (host:port, separated by
+    /// commas). Nothing is sent yet.
+    pub fn connect(addresses: &str) -> Result<PdClient, PdError> {
         let runtime = Arc::new(
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(RPC_RUNTIME_THREADS)
@@ -61,13 +146,32 @@ impl PdClient {
                 .enable_all()
                 .build()?,
         );
-        let raw = RawClient::new(channel(address, &runtime)?)
-            .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
+        let addresses: Vec<String> = addresses
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(String::from)
+            .collect();
+        if addresses.is_empty() {
+            return Err(PdError::Rpc("no placement driver address".into()));
+        }
+        let clients = addresses
+            .iter()
+            .map(|address| {
+                Ok(RawClient::new(channel(address, &runtime)?)
+                    .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES))
+            })
+            .collect::<Result<Vec<_>, PdError>>()?;
+        let members = Arc::new(Members {
+            addresses,
+            clients,
+            leader: AtomicUsize::new(0),
+        });
         let (tso_queue, receiver) = mpsc::channel(TSO_QUEUE_CAPACITY);
-        runtime.spawn(serve_tso_batches(raw.clone(), receiver));
+        runtime.spawn(serve_tso_batches(members.clone(), receiver));
         Ok(PdClient {
             runtime,
-            raw,
+            members,
             tso_queue,
         })
     }
@@ -77,18 +181,16 @@ impl PdClient {
         &self.runtime
     }
 
-    fn call<T, F>(&self, call: impl FnOnce(RawClient<Channel>) -> F) -> Result<T, PdError>
+    fn call<T, F>(&self, call: impl Fn(RawClient<Channel>) -> F) -> Result<T, PdError>
     where
         F: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let raw = self.raw.clone();
-        self.runtime.block_on(async move {
-            match tokio::time::timeout(PD_REQUEST_TIMEOUT, call(raw)).await {
-                Ok(Ok(response)) => Ok(response.into_inner()),
-                Ok(Err(status)) => Err(PdError::from(status)),
-                Err(_) => Err(PdError::Rpc("placement driver request timed out".into())),
-            }
-        })
+        self.runtime.block_on(self.members.call(call))
+    }
+
+    /// The placement drivers' members and the one the answering member believes leads.
+    pub fn members(&self) -> Result<pb::GetMembersResponse, PdError> {
+        self.call(|mut c| async move { c.get_members(pb::GetMembersRequest {}).await })
     }
 
     pub fn alloc_id(&self) -> Result<u64, PdError> {
@@ -104,9 +206,12 @@ impl PdClient {
             address: address.to_string(),
         };
         Ok(self
-            .call(|mut c| async move {
-                c.put_store(pb::PutStoreRequest { store: Some(store) })
-                    .await
+            .call(|mut c| {
+                let store = store.clone();
+                async move {
+                    c.put_store(pb::PutStoreRequest { store: Some(store) })
+                        .await
+                }
             })?
             .bootstrapped)
     }
@@ -130,14 +235,17 @@ impl PdClient {
         leader_peer_id: u64,
         term: u64,
     ) -> Result<pb::RegionHeartbeatResponse, PdError> {
-        self.call(|mut c| async move {
-            c.region_heartbeat(pb::RegionHeartbeatRequest {
-                region_id: region.id,
-                leader_peer_id,
-                term,
-                region: Some(region),
-            })
-            .await
+        self.call(|mut c| {
+            let region = region.clone();
+            async move {
+                c.region_heartbeat(pb::RegionHeartbeatRequest {
+                    region_id: region.id,
+                    leader_peer_id,
+                    term,
+                    region: Some(region),
+                })
+                .await
+            }
         })
     }
 
@@ -170,12 +278,13 @@ impl PdClient {
     /// Records a split that applied: `left` is the region's new range, `right` the region
     /// split off.
     pub fn report_split(&self, left: pb::Region, right: pb::Region) -> Result<(), PdError> {
-        self.call(|mut c| async move {
-            c.report_split(pb::ReportSplitRequest {
-                left: Some(left),
-                right: Some(right),
-            })
-            .await
+        let request = pb::ReportSplitRequest {
+            left: Some(left),
+            right: Some(right),
+        };
+        self.call(|mut c| {
+            let request = request.clone();
+            async move { c.report_split(request).await }
         })?;
         Ok(())
     }
@@ -199,8 +308,10 @@ impl PdClient {
     /// The region holding `key` and its leader; `None` before the cluster is bootstrapped.
     pub fn region_of(&self, key: &[u8]) -> Result<Option<pb::GetRegionResponse>, PdError> {
         let key = key.to_vec();
-        let response =
-            self.call(|mut c| async move { c.get_region(pb::GetRegionRequest { key }).await })?;
+        let response = self.call(|mut c| {
+            let key = key.clone();
+            async move { c.get_region(pb::GetRegionRequest { key }).await }
+        })?;
         Ok(response.region.is_some().then_some(response))
     }
 
@@ -225,7 +336,10 @@ impl PdClient {
             limit,
         };
         Ok(self
-            .call(|mut c| async move { c.scan_regions(request).await })?
+            .call(|mut c| {
+                let request = request.clone();
+                async move { c.scan_regions(request).await }
+            })?
             .regions)
     }
 }
@@ -248,7 +362,7 @@ impl TimestampOracle for PdClient {
 }
 
 /// Serves queued timestamp requests, one RPC for everyone queued while the last one ran.
-async fn serve_tso_batches(raw: RawClient<Channel>, mut queue: mpsc::Receiver<TsoWaiter>) {
+async fn serve_tso_batches(members: Arc<Members>, mut queue: mpsc::Receiver<TsoWaiter>) {
     while let Some(first) = queue.recv().await {
         let mut waiters = vec![first];
         while waiters.len() < TSO_BATCH_MAX {
@@ -258,11 +372,10 @@ async fn serve_tso_batches(raw: RawClient<Channel>, mut queue: mpsc::Receiver<Ts
             }
         }
         let count = waiters.len() as u32;
-        let mut raw = raw.clone();
-        let request = raw.tso(pb::TsoRequest { count });
-        let result = match tokio::time::timeout(PD_REQUEST_TIMEOUT, request).await {
-            Ok(Ok(response)) => {
-                let response = response.into_inner();
+        let result = members
+            .call(|mut c| async move { c.tso(pb::TsoRequest { count }).await })
+            .await
+            .and_then(|response| {
                 if response.count == count {
                     Ok(response.last)
                 } else {
@@ -271,10 +384,7 @@ async fn serve_tso_batches(raw: RawClient<Channel>, mut queue: mpsc::Receiver<Ts
                         response.count
                     )))
                 }
-            }
-            Ok(Err(status)) => Err(PdError::from(status)),
-            Err(_) => Err(PdError::Rpc("timestamp request timed out".into())),
-        };
+            });
         match result {
             Ok(last) => {
                 let first = last - u64::from(count) + 1;

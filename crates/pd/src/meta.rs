@@ -1,15 +1,11 @@
 //! The cluster's metadata as the placement driver keeps it: stores, regions and the id
-//! allocator, persisted as one JSON file replaced atomically on every change. Changes are
-//! rare (a store registers, a region is created), so simplicity wins over write cost.
+//! allocator. It is replicated whole through the placement drivers' Raft group on every
+//! change (see `group.rs`): changes are rare (a store registers, a region splits), so
+//! simplicity wins over write cost.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-
-use crate::PdError;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreRecord {
@@ -148,40 +144,6 @@ mod regions_as_list {
     }
 }
 
-/// The file that holds a [`ClusterMeta`].
-pub struct MetaFile {
-    path: PathBuf,
-}
-
-impl MetaFile {
-    /// Opens the metadata in `dir`, empty when the folder is new.
-    pub fn open(dir: &Path) -> Result<(MetaFile, ClusterMeta), PdError> {
-        fs::create_dir_all(dir)?;
-        let path = dir.join("cluster.json");
-        let meta = match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| PdError::Corrupt(format!("{}: {e}", path.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ClusterMeta::default(),
-            Err(e) => return Err(e.into()),
-        };
-        Ok((MetaFile { path }, meta))
-    }
-
-    /// Replaces the stored metadata; durable when this returns.
-    pub fn save(&self, meta: &ClusterMeta) -> Result<(), PdError> {
-        let bytes = serde_json::to_vec(meta).map_err(|e| PdError::Corrupt(e.to_string()))?;
-        let tmp = self.path.with_extension("tmp");
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(&bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, &self.path)?;
-        if let Some(dir) = self.path.parent() {
-            fs::File::open(dir)?.sync_all()?;
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,25 +207,5 @@ mod tests {
             meta.region_of(b"a").map(|r| r.end_key.clone()),
             Some(b"m".to_vec())
         );
-    }
-
-    #[test]
-    fn metadata_survives_a_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        let (file, mut meta) = MetaFile::open(dir.path()).unwrap();
-        assert_eq!(meta, ClusterMeta::default());
-        let id = meta.alloc_id();
-        meta.stores.insert(
-            id,
-            StoreRecord {
-                id,
-                address: "127.0.0.1:20160".into(),
-            },
-        );
-        let r = region(meta.alloc_id(), b"", b"");
-        meta.regions.insert(r.start_key.clone(), r);
-        file.save(&meta).unwrap();
-        let (_, reopened) = MetaFile::open(dir.path()).unwrap();
-        assert_eq!(reopened, meta);
     }
 }

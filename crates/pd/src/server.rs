@@ -1,6 +1,13 @@
 //! The placement driver's gRPC service: timestamps, ids, store registration and heartbeats,
 //! and the region table.
 //!
+//! Only the leader of the placement drivers' Raft group serves (see `group.rs`); the others
+//! answer UNAVAILABLE and name the leader in the [`PD_LEADER_HEADER`] metadata entry. Every
+//! change to the metadata is replicated before it is answered. What the leader learns from
+//! heartbeats (leaders of regions, live stores, lock waits) is soft state: a new leader starts
+//! without it and learns it again within a heartbeat, and it orders no leader moves for
+//! [`BALANCE_GRACE`] meanwhile.
+//!
 //! The cluster bootstraps when as many stores registered as a region has replicas: the
 //! placement driver then creates one region covering the whole key space with a peer on each
 //! of those stores. Leaders are learnt from the KV nodes' region heartbeats and kept in
@@ -8,20 +15,22 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use strata_proto::kv::RegionEpoch;
 use strata_proto::pd::{self as pb, pd_server};
 use strata_types::deadlock::WaitForGraph;
 use strata_types::Timestamp;
 use tonic::{Request, Response, Status};
-use tracing::info;
+use tracing::{info, warn};
 
-use crate::meta::{ClusterMeta, MetaFile, PeerRecord, RegionRecord, StoreRecord};
+use crate::group::{Command, Group, ProposeFailure, Role};
+use crate::meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
 use crate::schedule::{LeaderBalancer, Operator, ReplicaChecker, StoreView};
-use crate::{LocalTso, PdError};
+use crate::tso::TsoWindow;
+use crate::{PdError, SystemClock, TSO_SAVE_INTERVAL_MS};
 
 /// The most timestamps one TSO request may ask for.
 pub const TSO_MAX_BATCH: u32 = 1 << 16;
@@ -32,6 +41,14 @@ pub const SCAN_REGIONS_MAX: usize = 1024;
 pub const DEADLOCK_WAIT_TTL: std::time::Duration = std::time::Duration::from_secs(3);
 /// A store that has not sent a heartbeat for this long gets no leaders from the balancer.
 pub const STORE_UP_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+/// The metadata entry in which a placement driver that does not lead names the leader.
+pub const PD_LEADER_HEADER: &str = "pd-leader";
+/// How long a new leader waits for heartbeats before it moves region leaders.
+pub const BALANCE_GRACE: Duration = Duration::from_secs(3);
+/// Ids reserved by one replicated change and then handed out from memory.
+pub const ID_RESERVE_BATCH: u64 = 100;
+/// How often the leader checks that the timestamp limit stays ahead of the clock.
+const TSO_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
 struct StoreLiveness {
     last_heartbeat: Instant,
@@ -39,12 +56,17 @@ struct StoreLiveness {
 }
 
 /// How the placement driver runs a cluster.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct PdConfig {
     /// Replicas of each region (how many stores the cluster waits for to bootstrap).
     pub replicas: usize,
     /// A store without a heartbeat for this long has its replicas re-created elsewhere.
     pub max_store_down: std::time::Duration,
+    /// This member's id in `members`.
+    pub id: u64,
+    /// The placement drivers of the cluster (id, host:port), the same list on each; empty:
+    /// this one alone.
+    pub members: Vec<(u64, String)>,
 }
 
 impl Default for PdConfig {
@@ -54,22 +76,29 @@ impl Default for PdConfig {
         PdConfig {
             replicas: 3,
             max_store_down: std::time::Duration::from_secs(30 * 60),
+            id: 1,
+            members: Vec::new(),
         }
     }
 }
 
 /// The state behind the placement driver's service.
 pub struct PdService {
-    tso: LocalTso,
-    meta_file: MetaFile,
-    meta: Mutex<ClusterMeta>,
+    group: Group,
+    /// The timestamps this member issues while it leads, with the term they belong to.
+    tso: RwLock<Option<(u64, Arc<TsoWindow>)>>,
+    /// Serializes changes of the metadata: each is computed from the last one applied.
+    changing: tokio::sync::Mutex<()>,
+    /// Ids reserved by a replicated change and not handed out yet.
+    reserved_ids: Mutex<std::ops::Range<u64>>,
     liveness: Mutex<HashMap<u64, StoreLiveness>>,
     /// Region -> (leader peer, its term), as the leaders reported.
     leaders: Mutex<HashMap<u64, (u64, u64)>>,
     /// Replicas of each region (how many stores the cluster waits for to bootstrap).
     replicas: usize,
     max_store_down: std::time::Duration,
-    started: Instant,
+    /// When this member last started leading.
+    leader_since: Mutex<Instant>,
     balancer: Mutex<LeaderBalancer>,
     replica_checker: Mutex<ReplicaChecker>,
     /// The cluster's lock waits, for deadlocks that span KV nodes.
@@ -77,23 +106,34 @@ pub struct PdService {
 }
 
 impl PdService {
-    /// Opens the placement driver whose state lives in `dir`.
+    /// Opens the placement driver whose state lives in `dir` and starts its member of the
+    /// placement drivers' Raft group.
     pub fn open(dir: &Path, config: PdConfig) -> Result<Arc<PdService>, PdError> {
-        let tso = LocalTso::open(&dir.join("tso"))?;
-        let (meta_file, meta) = MetaFile::open(dir)?;
-        Ok(Arc::new(PdService {
-            tso,
-            meta_file,
-            meta: Mutex::new(meta),
+        let members = if config.members.is_empty() {
+            vec![(config.id, String::new())]
+        } else {
+            config.members.clone()
+        };
+        let group = Group::open(dir, config.id, members)?;
+        let service = Arc::new(PdService {
+            group,
+            tso: RwLock::new(None),
+            changing: tokio::sync::Mutex::new(()),
+            reserved_ids: Mutex::new(0..0),
             liveness: Mutex::new(HashMap::new()),
             leaders: Mutex::new(HashMap::new()),
             replicas: config.replicas.max(1),
             max_store_down: config.max_store_down,
-            started: Instant::now(),
+            leader_since: Mutex::new(Instant::now()),
             balancer: Mutex::new(LeaderBalancer::default()),
             replica_checker: Mutex::new(ReplicaChecker::default()),
             deadlocks: Mutex::new(WaitForGraph::with_ttl(DEADLOCK_WAIT_TTL)),
-        }))
+        });
+        let weak = Arc::downgrade(&service);
+        std::thread::Builder::new()
+            .name("pd-leader".into())
+            .spawn(move || lead(weak))?;
+        Ok(service)
     }
 
     fn region_to_pb(&self, region: &RegionRecord) -> pb::GetRegionResponse {
@@ -111,14 +151,162 @@ impl PdService {
             .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
     }
 
-    /// Applies `change` to the metadata and persists it before anyone sees the result.
-    fn change<T>(&self, change: impl FnOnce(&mut ClusterMeta) -> T) -> Result<T, Status> {
-        let mut meta = self.meta.lock();
-        let mut next = meta.clone();
+    /// The metadata as applied here.
+    fn meta(&self) -> parking_lot::MappedMutexGuard<'_, ClusterMeta> {
+        parking_lot::MutexGuard::map(self.group.state(), |state| &mut state.meta)
+    }
+
+    /// The answer of a member that does not serve: UNAVAILABLE, naming the leader it knows.
+    fn not_leader(&self, role: Role) -> Status {
+        let mut status = Status::unavailable(format!(
+            "placement driver {} does not serve (leader: {})",
+            self.group.id(),
+            role.leader_id
+        ));
+        if role.leader_id != self.group.id() {
+            if let Some(address) = self.group.address_of(role.leader_id) {
+                if let Ok(value) = address.parse() {
+                    status.metadata_mut().insert(PD_LEADER_HEADER, value);
+                }
+            }
+        }
+        status
+    }
+
+    /// Fails unless this member leads with everything earlier leaders committed applied.
+    fn lead(&self) -> Result<(), Status> {
+        let role = self.group.role();
+        if role.ready {
+            Ok(())
+        } else {
+            Err(self.not_leader(role))
+        }
+    }
+
+    fn propose_failed(&self, failure: ProposeFailure) -> Status {
+        match failure {
+            ProposeFailure::NotLeader => self.not_leader(self.group.role()),
+            other => Status::unavailable(other.to_string()),
+        }
+    }
+
+    /// Applies `change` to the metadata and replicates the result before anyone sees it.
+    async fn change<T>(&self, change: impl FnOnce(&mut ClusterMeta) -> T) -> Result<T, Status> {
+        let _changing = self.changing.lock().await;
+        self.lead()?;
+        let mut next = self.meta().clone();
         let out = change(&mut next);
-        self.meta_file.save(&next).map_err(internal)?;
-        *meta = next;
+        if next != *self.meta() {
+            self.group
+                .propose(&Command::Meta(next))
+                .await
+                .map_err(|e| self.propose_failed(e))?;
+        }
         Ok(out)
+    }
+
+    /// A fresh id from the reserved ones, `None` when they ran out.
+    fn take_reserved_id(&self) -> Option<u64> {
+        let mut reserved = self.reserved_ids.lock();
+        let id = reserved.next()?;
+        Some(id)
+    }
+
+    /// Reserves the next [`ID_RESERVE_BATCH`] ids (through the log, so that no later leader
+    /// hands them out again).
+    async fn reserve_ids(&self) -> Result<(), Status> {
+        let end = self
+            .change(|meta| {
+                meta.last_id += ID_RESERVE_BATCH;
+                meta.last_id + 1
+            })
+            .await?;
+        *self.reserved_ids.lock() = end - ID_RESERVE_BATCH..end;
+        Ok(())
+    }
+
+    async fn alloc_id(&self) -> Result<u64, Status> {
+        loop {
+            if let Some(id) = self.take_reserved_id() {
+                return Ok(id);
+            }
+            self.reserve_ids().await?;
+        }
+    }
+
+    /// Prepares this member to serve as the leader of `term`: forgets the soft state of any
+    /// earlier leadership and replicates a timestamp limit above everything issued before.
+    fn start_leading(&self, term: u64) -> Result<(), ProposeFailure> {
+        *self.tso.write() = None;
+        self.liveness.lock().clear();
+        self.leaders.lock().clear();
+        *self.deadlocks.lock() = WaitForGraph::with_ttl(DEADLOCK_WAIT_TTL);
+        *self.balancer.lock() = LeaderBalancer::default();
+        *self.replica_checker.lock() = ReplicaChecker::default();
+        *self.leader_since.lock() = Instant::now();
+        // Earlier leaders issued below the committed limit.
+        let floor = self.group.state().tso_limit_ms;
+        let window = TsoWindow::new(SystemClock, floor, 0);
+        let limit = window.next_physical_ms() + TSO_SAVE_INTERVAL_MS;
+        self.group.propose_blocking(&Command::TsoLimit(limit))?;
+        window.raise(limit);
+        *self.tso.write() = Some((term, Arc::new(window)));
+        info!(
+            term,
+            "placement driver leads; timestamps start above {floor} ms"
+        );
+        Ok(())
+    }
+
+    /// Keeps the replicated timestamp limit ahead of the timestamps issued.
+    fn keep_tso_ahead(&self) {
+        let role = self.group.role();
+        let Some((term, window)) = self.tso.read().clone() else {
+            return;
+        };
+        if term != role.term || !role.ready {
+            return;
+        }
+        let next = window.next_physical_ms();
+        if next + TSO_SAVE_INTERVAL_MS / 2 < window.limit_ms() {
+            return;
+        }
+        let limit = next + TSO_SAVE_INTERVAL_MS;
+        match self.group.propose_blocking(&Command::TsoLimit(limit)) {
+            Ok(()) => window.raise(limit),
+            Err(e) => warn!(error = %e, "raising the timestamp limit failed"),
+        }
+    }
+}
+
+/// The thread that prepares this member when it becomes leader and keeps the timestamp limit
+/// ahead; it ends with the service.
+fn lead(service: Weak<PdService>) {
+    // The service is held only while there is work, so that dropping it stops this thread.
+    let Some(leading) = service.upgrade().map(|s| s.group.leading().clone()) else {
+        return;
+    };
+    let mut unprepared: Option<u64> = None;
+    loop {
+        match leading.recv_timeout(TSO_CHECK_INTERVAL) {
+            Ok(term) => unprepared = Some(term),
+            Err(crossbeam::channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam::channel::RecvTimeoutError::Disconnected) => return,
+        }
+        let Some(service) = service.upgrade() else {
+            return;
+        };
+        if let Some(term) = unprepared {
+            let role = service.group.role();
+            if role.term != term || !role.ready {
+                unprepared = None;
+            } else if let Err(e) = service.start_leading(term) {
+                warn!(term, error = %e, "preparing to lead failed; retrying");
+            } else {
+                unprepared = None;
+            }
+        }
+        service.keep_tso_ahead();
     }
 }
 
@@ -138,22 +326,22 @@ impl PdService {
 
     /// The membership change `region` needs, if a store holding one of its peers has been
     /// down too long or it has too few peers.
-    fn replica_operator(&self, region_id: u64) -> Result<Option<Operator>, Status> {
+    async fn replica_operator(&self, region_id: u64) -> Result<Option<Operator>, Status> {
         let (region, stores) = {
-            let meta = self.meta.lock();
+            let meta = self.meta();
             let Some(region) = meta.region_by_id(region_id).cloned() else {
                 return Ok(None);
             };
             let liveness = self.liveness.lock();
+            let leading_for = self.leader_since.lock().elapsed();
             let stores: Vec<StoreView> = meta
                 .stores
                 .keys()
                 .map(|&id| {
                     let live = liveness.get(&id);
-                    // A store not heard of since this placement driver started has been down
-                    // at least that long.
-                    let silent =
-                        live.map_or(self.started.elapsed(), |l| l.last_heartbeat.elapsed());
+                    // A store not heard of since this placement driver started leading has
+                    // been down at least that long.
+                    let silent = live.map_or(leading_for, |l| l.last_heartbeat.elapsed());
                     StoreView {
                         id,
                         up: silent < STORE_UP_WITHIN,
@@ -164,28 +352,28 @@ impl PdService {
                 .collect();
             (region, stores)
         };
-        let mut alloc_failed = None;
+        let mut out_of_ids = false;
         let operator = self
             .replica_checker
             .lock()
             .check(&region, self.replicas, &stores, || {
-                match self.change(|meta| meta.alloc_id()) {
-                    Ok(id) => Some(id),
-                    Err(e) => {
-                        alloc_failed = Some(e);
-                        None
-                    }
-                }
+                let id = self.take_reserved_id();
+                out_of_ids = id.is_none();
+                id
             });
-        match alloc_failed {
-            Some(e) => Err(e),
-            None => Ok(operator),
+        if out_of_ids {
+            // The next heartbeat of the region finds ids.
+            self.reserve_ids().await?;
         }
+        Ok(operator)
     }
 
     /// The store `region`'s leader should move to, if leaders are out of balance.
     fn balance(&self, region_id: u64, leader_peer_id: u64) -> Option<u64> {
-        let meta = self.meta.lock();
+        if self.leader_since.lock().elapsed() < BALANCE_GRACE {
+            return None;
+        }
+        let meta = self.meta();
         let region = meta.region_by_id(region_id)?;
         let leader_store = region
             .peers
@@ -226,10 +414,6 @@ fn region_from_pb(region: &pb::Region) -> RegionRecord {
     }
 }
 
-fn internal(error: PdError) -> Status {
-    Status::internal(error.to_string())
-}
-
 fn region_to_pb(region: &RegionRecord, leader_peer_id: u64) -> pb::GetRegionResponse {
     let peer = |p: &PeerRecord| pb::Peer {
         id: p.id,
@@ -264,7 +448,14 @@ impl pd_server::Pd for Handler {
         request: Request<pb::TsoRequest>,
     ) -> Result<Response<pb::TsoResponse>, Status> {
         let count = request.into_inner().count.clamp(1, TSO_MAX_BATCH);
-        let last = self.0.tso.get_ts_batch(count).map_err(internal)?;
+        let role = self.0.group.role();
+        let window = match &*self.0.tso.read() {
+            Some((term, window)) if *term == role.term && role.holds_lease() => window.clone(),
+            _ => return Err(self.0.not_leader(role)),
+        };
+        let last = window
+            .issue(count)
+            .map_err(|_| Status::unavailable("the timestamp limit is being raised"))?;
         Ok(Response::new(pb::TsoResponse {
             last: last.0,
             count,
@@ -275,7 +466,7 @@ impl pd_server::Pd for Handler {
         &self,
         _: Request<pb::AllocIdRequest>,
     ) -> Result<Response<pb::AllocIdResponse>, Status> {
-        let id = self.0.change(|meta| meta.alloc_id())?;
+        let id = self.0.alloc_id().await?;
         Ok(Response::new(pb::AllocIdResponse { id }))
     }
 
@@ -293,50 +484,53 @@ impl pd_server::Pd for Handler {
             ));
         }
         let replicas = self.0.replicas;
-        let bootstrapped = self.0.change(|meta| {
-            if let Some(other) = meta
-                .stores
-                .values()
-                .find(|s| s.address == store.address && s.id != store.id)
-            {
-                return Err(Status::already_exists(format!(
-                    "address {} belongs to store {}",
-                    store.address, other.id
-                )));
-            }
-            meta.stores.insert(
-                store.id,
-                StoreRecord {
-                    id: store.id,
-                    address: store.address.clone(),
-                },
-            );
-            if !meta.regions.is_empty() || meta.stores.len() < replicas {
-                return Ok(false);
-            }
-            let region_id = meta.alloc_id();
-            let store_ids: Vec<u64> = meta.stores.keys().copied().take(replicas).collect();
-            let peers: Vec<PeerRecord> = store_ids
-                .into_iter()
-                .map(|store_id| PeerRecord {
-                    id: meta.alloc_id(),
-                    store_id,
-                })
-                .collect();
-            meta.regions.insert(
-                Vec::new(),
-                RegionRecord {
-                    id: region_id,
-                    start_key: Vec::new(),
-                    end_key: Vec::new(),
-                    conf_ver: 1,
-                    version: 1,
-                    leader_peer_id: peers[0].id,
-                    peers,
-                },
-            );
-            Ok(true)
-        })??;
+        let bootstrapped = self
+            .0
+            .change(|meta| {
+                if let Some(other) = meta
+                    .stores
+                    .values()
+                    .find(|s| s.address == store.address && s.id != store.id)
+                {
+                    return Err(Status::already_exists(format!(
+                        "address {} belongs to store {}",
+                        store.address, other.id
+                    )));
+                }
+                meta.stores.insert(
+                    store.id,
+                    StoreRecord {
+                        id: store.id,
+                        address: store.address.clone(),
+                    },
+                );
+                if !meta.regions.is_empty() || meta.stores.len() < replicas {
+                    return Ok(false);
+                }
+                let region_id = meta.alloc_id();
+                let store_ids: Vec<u64> = meta.stores.keys().copied().take(replicas).collect();
+                let peers: Vec<PeerRecord> = store_ids
+                    .into_iter()
+                    .map(|store_id| PeerRecord {
+                        id: meta.alloc_id(),
+                        store_id,
+                    })
+                    .collect();
+                meta.regions.insert(
+                    Vec::new(),
+                    RegionRecord {
+                        id: region_id,
+                        start_key: Vec::new(),
+                        end_key: Vec::new(),
+                        conf_ver: 1,
+                        version: 1,
+                        leader_peer_id: peers[0].id,
+                        peers,
+                    },
+                );
+                Ok(true)
+            })
+            .await??;
         info!(store = store.id, address = %store.address, bootstrapped, "store registered");
         self.0.liveness.lock().insert(
             store.id,
@@ -353,7 +547,8 @@ impl pd_server::Pd for Handler {
         request: Request<pb::StoreHeartbeatRequest>,
     ) -> Result<Response<pb::StoreHeartbeatResponse>, Status> {
         let heartbeat = request.into_inner();
-        if !self.0.meta.lock().stores.contains_key(&heartbeat.store_id) {
+        self.0.lead()?;
+        if !self.0.meta().stores.contains_key(&heartbeat.store_id) {
             return Err(Status::not_found(format!(
                 "store {} is not registered",
                 heartbeat.store_id
@@ -374,24 +569,19 @@ impl pd_server::Pd for Handler {
         request: Request<pb::RegionHeartbeatRequest>,
     ) -> Result<Response<pb::RegionHeartbeatResponse>, Status> {
         let report = request.into_inner();
+        self.0.lead()?;
         if let Some(region) = &report.region {
             let record = region_from_pb(region);
-            let newer = self
-                .0
-                .meta
-                .lock()
-                .region_by_id(record.id)
-                .is_none_or(|known| {
-                    (known.version, known.conf_ver) < (record.version, record.conf_ver)
-                });
-            if newer && self.0.change(|meta| meta.update_region(record))? {
+            let newer = self.0.meta().region_by_id(record.id).is_none_or(|known| {
+                (known.version, known.conf_ver) < (record.version, record.conf_ver)
+            });
+            if newer && self.0.change(|meta| meta.update_region(record)).await? {
                 info!(region = region.id, "region range learnt from its leader");
             }
         }
         let known = self
             .0
-            .meta
-            .lock()
+            .meta()
             .region_by_id(report.region_id)
             .is_some_and(|r| r.peers.iter().any(|p| p.id == report.leader_peer_id));
         if !known {
@@ -400,25 +590,26 @@ impl pd_server::Pd for Handler {
                 report.region_id, report.leader_peer_id
             )));
         }
-        let mut leaders = self.0.leaders.lock();
-        let entry = leaders.entry(report.region_id).or_insert((0, 0));
-        if report.term >= entry.1 {
-            if entry.0 != report.leader_peer_id {
-                info!(
-                    region = report.region_id,
-                    leader = report.leader_peer_id,
-                    term = report.term,
-                    "region leader changed"
-                );
+        {
+            let mut leaders = self.0.leaders.lock();
+            let entry = leaders.entry(report.region_id).or_insert((0, 0));
+            if report.term >= entry.1 {
+                if entry.0 != report.leader_peer_id {
+                    info!(
+                        region = report.region_id,
+                        leader = report.leader_peer_id,
+                        term = report.term,
+                        "region leader changed"
+                    );
+                }
+                *entry = (report.leader_peer_id, report.term);
             }
-            *entry = (report.leader_peer_id, report.term);
         }
-        drop(leaders);
         let peer = |p: PeerRecord| pb::Peer {
             id: p.id,
             store_id: p.store_id,
         };
-        match self.0.replica_operator(report.region_id)? {
+        match self.0.replica_operator(report.region_id).await? {
             Some(Operator::Add(p)) => {
                 info!(
                     region = report.region_id,
@@ -467,6 +658,7 @@ impl pd_server::Pd for Handler {
         request: Request<pb::WaitForRequest>,
     ) -> Result<Response<pb::WaitForResponse>, Status> {
         let r = request.into_inner();
+        self.0.lead()?;
         let recorded =
             self.0
                 .deadlocks
@@ -482,6 +674,7 @@ impl pd_server::Pd for Handler {
         request: Request<pb::WaitEndedRequest>,
     ) -> Result<Response<pb::WaitEndedResponse>, Status> {
         let waiter = Timestamp(request.into_inner().waiter);
+        self.0.lead()?;
         self.0.deadlocks.lock().remove(waiter);
         Ok(Response::new(pb::WaitEndedResponse {}))
     }
@@ -491,15 +684,18 @@ impl pd_server::Pd for Handler {
         request: Request<pb::AskSplitRequest>,
     ) -> Result<Response<pb::AskSplitResponse>, Status> {
         let region_id = request.into_inner().region_id;
-        let (new_region_id, new_peer_ids) = self.0.change(|meta| {
-            let peers = meta
-                .region_by_id(region_id)
-                .map(|r| r.peers.len())
-                .ok_or_else(|| Status::not_found(format!("region {region_id} unknown")))?;
-            let new_region_id = meta.alloc_id();
-            let new_peer_ids = (0..peers).map(|_| meta.alloc_id()).collect();
-            Ok::<_, Status>((new_region_id, new_peer_ids))
-        })??;
+        let (new_region_id, new_peer_ids) = self
+            .0
+            .change(|meta| {
+                let peers = meta
+                    .region_by_id(region_id)
+                    .map(|r| r.peers.len())
+                    .ok_or_else(|| Status::not_found(format!("region {region_id} unknown")))?;
+                let new_region_id = meta.alloc_id();
+                let new_peer_ids = (0..peers).map(|_| meta.alloc_id()).collect();
+                Ok::<_, Status>((new_region_id, new_peer_ids))
+            })
+            .await??;
         Ok(Response::new(pb::AskSplitResponse {
             new_region_id,
             new_peer_ids,
@@ -536,7 +732,8 @@ impl pd_server::Pd for Handler {
         let (left_id, right_id) = (left.id, right.id);
         let changed = self
             .0
-            .change(|meta| meta.update_region(left) | meta.update_region(right))?;
+            .change(|meta| meta.update_region(left) | meta.update_region(right))
+            .await?;
         if changed {
             info!(
                 region = left_id,
@@ -552,7 +749,8 @@ impl pd_server::Pd for Handler {
         request: Request<pb::GetStoreRequest>,
     ) -> Result<Response<pb::GetStoreResponse>, Status> {
         let id = request.into_inner().store_id;
-        let meta = self.0.meta.lock();
+        self.0.lead()?;
+        let meta = self.0.meta();
         let store = meta
             .stores
             .get(&id)
@@ -569,7 +767,8 @@ impl pd_server::Pd for Handler {
         &self,
         _: Request<pb::GetAllStoresRequest>,
     ) -> Result<Response<pb::GetAllStoresResponse>, Status> {
-        let meta = self.0.meta.lock();
+        self.0.lead()?;
+        let meta = self.0.meta();
         let liveness = self.0.liveness.lock();
         let stores = meta
             .stores
@@ -595,7 +794,8 @@ impl pd_server::Pd for Handler {
         request: Request<pb::GetRegionRequest>,
     ) -> Result<Response<pb::GetRegionResponse>, Status> {
         let key = request.into_inner().key;
-        let meta = self.0.meta.lock();
+        self.0.lead()?;
+        let meta = self.0.meta();
         Ok(Response::new(
             meta.region_of(&key)
                 .map(|r| self.0.region_to_pb(r))
@@ -608,7 +808,8 @@ impl pd_server::Pd for Handler {
         request: Request<pb::GetRegionByIdRequest>,
     ) -> Result<Response<pb::GetRegionResponse>, Status> {
         let id = request.into_inner().region_id;
-        let meta = self.0.meta.lock();
+        self.0.lead()?;
+        let meta = self.0.meta();
         Ok(Response::new(
             meta.region_by_id(id)
                 .map(|r| self.0.region_to_pb(r))
@@ -622,12 +823,42 @@ impl pd_server::Pd for Handler {
     ) -> Result<Response<pb::ScanRegionsResponse>, Status> {
         let scan = request.into_inner();
         let limit = (scan.limit as usize).clamp(1, SCAN_REGIONS_MAX);
-        let meta = self.0.meta.lock();
+        self.0.lead()?;
+        let meta = self.0.meta();
         let regions = meta
             .scan_regions(&scan.start_key, &scan.end_key, limit)
             .into_iter()
             .map(|r| self.0.region_to_pb(r))
             .collect();
         Ok(Response::new(pb::ScanRegionsResponse { regions }))
+    }
+
+    async fn raft(
+        &self,
+        request: Request<pb::PdRaftRequest>,
+    ) -> Result<Response<pb::PdRaftResponse>, Status> {
+        for message in request.into_inner().messages {
+            self.0.group.deliver(&message);
+        }
+        Ok(Response::new(pb::PdRaftResponse {}))
+    }
+
+    async fn get_members(
+        &self,
+        _: Request<pb::GetMembersRequest>,
+    ) -> Result<Response<pb::GetMembersResponse>, Status> {
+        let group = &self.0.group;
+        Ok(Response::new(pb::GetMembersResponse {
+            leader_id: group.role().leader_id,
+            members: group
+                .members()
+                .iter()
+                .map(|(id, address)| pb::PdMember {
+                    id: *id,
+                    address: address.clone(),
+                })
+                .collect(),
+            id: group.id(),
+        }))
     }
 }

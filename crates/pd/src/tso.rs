@@ -1,4 +1,5 @@
-//! The timestamp oracle of one process (the playground's), persisted in a small file.
+//! Timestamp issuing: the window below a durable limit that every oracle uses, and the oracle
+//! of one process (the playground's), whose limit is persisted in a small file.
 
 use std::fs;
 use std::io::Write;
@@ -38,15 +39,72 @@ pub trait TimestampOracle: Send + Sync + 'static {
     fn get_ts(&self) -> Result<Timestamp, PdError>;
 }
 
-/// The oracle of one process, durable through a file holding the physical limit.
+/// Issues timestamps below a limit on their physical part (the limit that was made durable).
 ///
 /// Issuing is lock-free: the last timestamp is one atomic, advanced by compare-and-swap to
-/// `max(last + 1, now)`. Only crossing the persisted limit takes a mutex, to write the next one.
-pub struct LocalTso<C: Clock = SystemClock> {
+/// `max(last + 1, now)`. A request that would pass the limit fails until someone raises it.
+pub(crate) struct TsoWindow<C: Clock = SystemClock> {
     clock: C,
-    path: PathBuf,
     last: AtomicU64,
-    saved_limit_ms: AtomicU64,
+    limit_ms: AtomicU64,
+}
+
+impl<C: Clock> TsoWindow<C> {
+    /// A window whose first timestamp is at or after `start_ms` (and now), issuing below
+    /// `limit_ms`.
+    pub(crate) fn new(clock: C, start_ms: u64, limit_ms: u64) -> TsoWindow<C> {
+        let physical_ms = clock.now_ms().max(start_ms);
+        TsoWindow {
+            clock,
+            last: AtomicU64::new(Timestamp::compose(physical_ms, 0).0),
+            limit_ms: AtomicU64::new(limit_ms),
+        }
+    }
+
+    /// The physical part of the next timestamp, were it issued now.
+    pub(crate) fn next_physical_ms(&self) -> u64 {
+        let last = Timestamp(self.last.load(Ordering::SeqCst) + 1).physical_ms();
+        last.max(self.clock.now_ms())
+    }
+
+    pub(crate) fn limit_ms(&self) -> u64 {
+        self.limit_ms.load(Ordering::SeqCst)
+    }
+
+    /// Lets the window issue below `limit_ms` (a durable limit at least that high exists).
+    pub(crate) fn raise(&self, limit_ms: u64) {
+        self.limit_ms.fetch_max(limit_ms, Ordering::SeqCst);
+    }
+
+    /// Issues `count` consecutive timestamps and returns the last (the first is
+    /// `last - count + 1`); `Err(physical_ms)` when that needs the limit above `physical_ms`.
+    pub(crate) fn issue(&self, count: u32) -> Result<Timestamp, u64> {
+        let count = u64::from(count.max(1));
+        loop {
+            let now = Timestamp::compose(self.clock.now_ms(), 0).0;
+            let last = self.last.load(Ordering::SeqCst);
+            // A logical counter that overflows carries into the physical part.
+            let next = (last + 1).max(now) + (count - 1);
+            let physical_ms = Timestamp(next).physical_ms();
+            if physical_ms >= self.limit_ms.load(Ordering::SeqCst) {
+                return Err(physical_ms);
+            }
+            if self
+                .last
+                .compare_exchange_weak(last, next, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return Ok(Timestamp(next));
+            }
+        }
+    }
+}
+
+/// The oracle of one process, durable through a file holding the physical limit: before
+/// issuing past the persisted limit it persists a new one [`TSO_SAVE_INTERVAL_MS`] ahead.
+pub struct LocalTso<C: Clock = SystemClock> {
+    window: TsoWindow<C>,
+    path: PathBuf,
     saving: Mutex<()>,
 }
 
@@ -67,13 +125,11 @@ impl<C: Clock> LocalTso<C> {
             Err(e) => return Err(e.into()),
         };
         let physical_ms = clock.now_ms().max(saved + 1);
-        let saved_limit_ms = physical_ms + TSO_SAVE_INTERVAL_MS;
-        save_limit(&path, saved_limit_ms)?;
+        let limit_ms = physical_ms + TSO_SAVE_INTERVAL_MS;
+        save_limit(&path, limit_ms)?;
         Ok(LocalTso {
-            clock,
+            window: TsoWindow::new(clock, physical_ms, limit_ms),
             path,
-            last: AtomicU64::new(Timestamp::compose(physical_ms, 0).0),
-            saved_limit_ms: AtomicU64::new(saved_limit_ms),
             saving: Mutex::new(()),
         })
     }
@@ -81,37 +137,22 @@ impl<C: Clock> LocalTso<C> {
     /// Persists a limit above `physical_ms` unless one already is.
     fn raise_limit(&self, physical_ms: u64) -> Result<(), PdError> {
         let _saving = self.saving.lock();
-        if physical_ms < self.saved_limit_ms.load(Ordering::SeqCst) {
+        if physical_ms < self.window.limit_ms() {
             return Ok(());
         }
         let limit = physical_ms + TSO_SAVE_INTERVAL_MS;
         save_limit(&self.path, limit)?;
-        self.saved_limit_ms.store(limit, Ordering::SeqCst);
+        self.window.raise(limit);
         Ok(())
     }
-}
 
-impl<C: Clock> LocalTso<C> {
     /// Issues `count` consecutive timestamps and returns the last; the first is
-    /// `last - count + 1`. This is how the placement driver answers a client's batch.
+    /// `last - count + 1`.
     pub fn get_ts_batch(&self, count: u32) -> Result<Timestamp, PdError> {
-        let count = u64::from(count.max(1));
         loop {
-            let now = Timestamp::compose(self.clock.now_ms(), 0).0;
-            let last = self.last.load(Ordering::SeqCst);
-            // A logical counter that overflows carries into the physical part.
-            let next = (last + 1).max(now) + (count - 1);
-            let physical_ms = Timestamp(next).physical_ms();
-            if physical_ms >= self.saved_limit_ms.load(Ordering::SeqCst) {
-                self.raise_limit(physical_ms)?;
-                continue;
-            }
-            if self
-                .last
-                .compare_exchange_weak(last, next, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-            {
-                return Ok(Timestamp(next));
+            match self.window.issue(count) {
+                Ok(last) => return Ok(last),
+                Err(physical_ms) => self.raise_limit(physical_ms)?,
             }
         }
     }
@@ -125,9 +166,15 @@ impl<C: Clock> TimestampOracle for LocalTso<C> {
 }
 
 fn save_limit(path: &Path, limit_ms: u64) -> Result<(), PdError> {
+    replace_file(path, limit_ms.to_string().as_bytes())
+}
+
+/// Replaces the file at `path` with `bytes` atomically (a new file renamed over it); durable
+/// when this returns.
+pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), PdError> {
     let tmp = path.with_extension("tmp");
     let mut file = fs::File::create(&tmp)?;
-    file.write_all(limit_ms.to_string().as_bytes())?;
+    file.write_all(bytes)?;
     file.sync_all()?;
     fs::rename(&tmp, path)?;
     if let Some(dir) = path.parent() {

@@ -1,6 +1,7 @@
-//! `strata playground --kv N --sql M`: a placement driver, N KV nodes and M SQL nodes as child
-//! processes of this one, on loopback, with data and logs under the data folder. Ctrl-C or
-//! SIGTERM stops them all (SQL nodes first, the placement driver last).
+//! `strata playground --kv N --sql M [--pd P]`: P placement drivers (one by default), N KV
+//! nodes and M SQL nodes as child processes of this one, on loopback, with data and logs under
+//! the data folder. Ctrl-C or SIGTERM stops them all (SQL nodes first, placement drivers
+//! last).
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -123,7 +124,18 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&logs)?;
     let dir = |name: &str| root.join(name).display().to_string();
     let host = args.host;
-    let pd = SocketAddr::new(host, args.pd_port);
+    let pd_nodes = args.pd.unwrap_or(1);
+    let pds: Vec<SocketAddr> = (0..pd_nodes)
+        .map(|i| SocketAddr::new(host, args.pd_port + i))
+        .collect();
+    let peers: Vec<String> = pds
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{}={a}", i + 1))
+        .collect();
+    let peers = peers.join(",");
+    let pd: Vec<String> = pds.iter().map(SocketAddr::to_string).collect();
+    let pd = pd.join(",");
 
     let mut roles = Roles(Vec::new());
     let mut start = |role: Role| -> Result<(), Box<dyn std::error::Error>> {
@@ -131,20 +143,31 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         roles.0.last_mut().expect("pushed").wait_ready()?;
         Ok(())
     };
-    start(Role::spawn(
-        "pd".into(),
-        vec![
-            "pd".into(),
-            "--listen".into(),
-            pd.to_string(),
-            "--data-dir".into(),
-            dir("pd"),
-            "--replicas".into(),
-            replicas.to_string(),
-        ],
-        pd,
-        &logs,
-    )?)?;
+    for (i, address) in pds.iter().enumerate() {
+        let name = if pd_nodes == 1 {
+            "pd".to_string()
+        } else {
+            format!("pd{}", i + 1)
+        };
+        start(Role::spawn(
+            name.clone(),
+            vec![
+                "pd".into(),
+                "--listen".into(),
+                address.to_string(),
+                "--data-dir".into(),
+                dir(&name),
+                "--replicas".into(),
+                replicas.to_string(),
+                "--id".into(),
+                (i + 1).to_string(),
+                "--peers".into(),
+                peers.clone(),
+            ],
+            *address,
+            &logs,
+        )?)?;
+    }
     for i in 0..kv_nodes {
         let address = SocketAddr::new(host, args.kv_port + i as u16);
         start(Role::spawn(
@@ -152,7 +175,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             vec![
                 "kv".into(),
                 "--pd".into(),
-                pd.to_string(),
+                pd.clone(),
                 "--listen".into(),
                 address.to_string(),
                 "--data-dir".into(),
@@ -171,7 +194,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             vec![
                 "server".into(),
                 "--pd".into(),
-                pd.to_string(),
+                pd.clone(),
                 "--host".into(),
                 host.to_string(),
                 "--port".into(),
@@ -210,9 +233,10 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             stop.store(true, Ordering::SeqCst);
         });
     }
-    // A KV node or SQL node that dies is reported and the rest keep serving (a region
-    // serves while a majority of its replicas runs; a killed node may be started again by
-    // hand). Without the placement driver or any SQL node there is no cluster left.
+    // A process that dies is reported and the rest keep serving (a region serves while a
+    // majority of its replicas runs, the placement drivers while a majority of them runs; a
+    // killed process may be started again by hand). Without any placement driver or any SQL
+    // node there is no cluster left.
     let mut exited = vec![false; roles.0.len()];
     while !stop.load(Ordering::SeqCst) {
         for (role, exited) in roles.0.iter_mut().zip(exited.iter_mut()) {
@@ -228,7 +252,12 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 );
             }
         }
-        let pd_gone = exited[0];
+        let pd_gone = roles
+            .0
+            .iter()
+            .zip(&exited)
+            .filter(|(role, _)| role.name.starts_with("pd"))
+            .all(|(_, exited)| *exited);
         let sql_gone = roles
             .0
             .iter()
@@ -237,7 +266,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             .all(|(_, exited)| *exited);
         if pd_gone || sql_gone {
             return Err(
-                "the placement driver or every SQL node exited; stopping the cluster".into(),
+                "every placement driver or every SQL node exited; stopping the cluster".into(),
             );
         }
         std::thread::sleep(Duration::from_millis(200));

@@ -32,7 +32,11 @@ pub struct PlaygroundArgs {
     /// SQL node processes of the local cluster, on consecutive ports from `--port`.
     #[arg(long)]
     pub sql: Option<usize>,
-    /// The placement driver's port in a local cluster.
+    /// Placement driver processes of the local cluster (one Raft group; 3 survive the loss of
+    /// one), on consecutive ports from `--pd-port`.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=7))]
+    pub pd: Option<u16>,
+    /// The first placement driver's port in a local cluster.
     #[arg(long, default_value_t = 2379)]
     pub pd_port: u16,
     /// The first KV node's port in a local cluster; the others follow.
@@ -41,7 +45,7 @@ pub struct PlaygroundArgs {
 }
 
 pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
-    if args.kv.is_some() || args.sql.is_some() {
+    if args.kv.is_some() || args.sql.is_some() || args.pd.is_some() {
         return crate::local_cluster::run(&args);
     }
     std::fs::create_dir_all(&args.data_dir)?;

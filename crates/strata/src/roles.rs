@@ -37,11 +37,49 @@ pub struct PdArgs {
     /// nodes.
     #[arg(long, default_value_t = PdConfig::default().max_store_down.as_secs())]
     pub max_store_down_secs: u64,
+    /// This placement driver's id among `--peers`.
+    #[arg(long, default_value_t = 1)]
+    pub id: u64,
+    /// Every placement driver of the cluster, the same list on each, as `id=host:port`
+    /// separated by commas (e.g. `1=127.0.0.1:2379,2=127.0.0.1:2381,3=127.0.0.1:2383`);
+    /// they keep the cluster's state as one Raft group and serve while a majority runs.
+    /// Without it this placement driver runs alone.
+    #[arg(long, value_parser = parse_peers)]
+    pub peers: Option<Peers>,
+}
+
+/// The `--peers` list of the placement drivers.
+#[derive(Clone, Debug)]
+pub struct Peers(pub Vec<(u64, String)>);
+
+fn parse_peers(text: &str) -> Result<Peers, String> {
+    let mut peers = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (id, address) = item
+            .split_once('=')
+            .ok_or_else(|| format!("`{item}` is not id=host:port"))?;
+        let id: u64 = id
+            .parse()
+            .ok()
+            .filter(|id| *id > 0)
+            .ok_or_else(|| format!("`{id}` is not a member id (a number above 0)"))?;
+        address
+            .parse::<SocketAddr>()
+            .map_err(|e| format!("`{address}`: {e}"))?;
+        if peers.iter().any(|(other, _)| *other == id) {
+            return Err(format!("member {id} is listed twice"));
+        }
+        peers.push((id, address.to_string()));
+    }
+    if peers.is_empty() {
+        return Err("no members".into());
+    }
+    Ok(Peers(peers))
 }
 
 #[derive(Args, Debug)]
 pub struct KvArgs {
-    /// The placement driver's address (host:port).
+    /// The placement drivers' addresses (host:port, separated by commas).
     #[arg(long, default_value = "127.0.0.1:2379")]
     pub pd: String,
     /// Address to listen on for the KV service; other processes reach the node there.
@@ -67,7 +105,7 @@ pub struct KvArgs {
 
 #[derive(Args, Debug)]
 pub struct ServerArgs {
-    /// The placement driver's address (host:port).
+    /// The placement drivers' addresses (host:port, separated by commas).
     #[arg(long, default_value = "127.0.0.1:2379")]
     pub pd: String,
     /// Address to listen on.
@@ -109,6 +147,11 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
         PdConfig {
             replicas: args.replicas as usize,
             max_store_down: std::time::Duration::from_secs(args.max_store_down_secs),
+            id: args.id,
+            members: match args.peers {
+                Some(Peers(peers)) => peers,
+                None => vec![(args.id, args.listen.to_string())],
+            },
         },
     )?;
     let runtime = grpc_runtime("pd")?;
@@ -164,7 +207,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let _schema_sync = sql.start_schema_sync();
-    let what = format!("SQL node (placement driver {})", args.pd);
+    let what = format!("SQL node (placement drivers {})", args.pd);
     serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
     eprintln!("Strata SQL node stopped");
     Ok(())

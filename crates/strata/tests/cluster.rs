@@ -131,8 +131,8 @@ fn a_restarted_placement_driver_keeps_timestamps_increasing() {
         "CREATE DATABASE p; CREATE TABLE p.t (id INT PRIMARY KEY, v INT); \
          INSERT INTO p.t VALUES (1, 1)",
     );
-    cluster.pd.kill9();
-    cluster.pd.start();
+    cluster.pd[0].kill9();
+    cluster.pd[0].start();
     // Writes after the restart get later timestamps, so they are seen and nothing conflicts.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

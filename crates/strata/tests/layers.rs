@@ -21,7 +21,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("strata-proto", &["strata-types", "strata-kvapi"]),
-    ("strata-pd", &["strata-types", "strata-proto"]),
+    // The placement drivers replicate their state with the regions' Raft peer.
+    (
+        "strata-pd",
+        &["strata-types", "strata-proto", "strata-raftstore"],
+    ),
     // Raft under the engine: it applies committed write batches to the engine.
     ("strata-raftstore", &["strata-engine"]),
     (

@@ -1,5 +1,5 @@
-//! A cluster of real processes on loopback: one placement driver, KV nodes and SQL nodes, each
-//! a `strata` child process with its own data folder and log file.
+//! A cluster of real processes on loopback: placement drivers, KV nodes and SQL nodes, each a
+//! `strata` child process with its own data folder and log file.
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -119,12 +119,15 @@ impl Drop for Process {
     }
 }
 
-/// A placement driver, KV nodes and SQL nodes. When a test panics, the processes' logs are
+/// Placement drivers, KV nodes and SQL nodes. When a test panics, the processes' logs are
 /// kept (copied out of the cluster's temporary folder, which goes) and their folder printed.
 pub struct Cluster {
-    pub pd: Process,
+    /// The placement drivers; member `i + 1` is `pd[i]`.
+    pub pd: Vec<Process>,
     pub kv: Vec<Process>,
     pub sql: Vec<Process>,
+    /// Every placement driver's address, separated by commas (what `--pd` takes).
+    pub pd_address: String,
     pub dir: PathBuf,
     _temp: tempfile::TempDir,
 }
@@ -147,27 +150,60 @@ impl Cluster {
         pd_args: &[&str],
         kv_args: &[&str],
     ) -> Cluster {
+        Cluster::start_with_pds(1, kv_nodes, sql_nodes, pd_args, kv_args)
+    }
+
+    /// A cluster of `pd_nodes` placement drivers (one Raft group), KV nodes and SQL nodes.
+    pub fn start_with_pds(
+        pd_nodes: usize,
+        kv_nodes: usize,
+        sql_nodes: usize,
+        pd_args: &[&str],
+        kv_args: &[&str],
+    ) -> Cluster {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
         let path = |name: &str| dir.join(name).display().to_string();
-        let pd_port = free_port();
-        let pd_address = format!("127.0.0.1:{pd_port}");
-        let pd = Process::spawn(
-            vec![
-                "pd".into(),
-                "--listen".into(),
-                pd_address.clone(),
-                "--data-dir".into(),
-                path("pd"),
-                "--replicas".into(),
-                kv_nodes.min(3).to_string(),
-            ]
-            .into_iter()
-            .chain(pd_args.iter().map(|a| a.to_string()))
-            .collect(),
-            pd_port,
-            dir.join("pd.log"),
-        );
+        let pd_ports: Vec<u16> = (0..pd_nodes).map(|_| free_port()).collect();
+        let pd_list: Vec<String> = pd_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let peers: Vec<String> = pd_list
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("{}={a}", i + 1))
+            .collect();
+        let peers = peers.join(",");
+        // The placement drivers elect a leader together: start them all before waiting.
+        let mut pd: Vec<Process> = pd_ports
+            .iter()
+            .enumerate()
+            .map(|(i, &port)| Process {
+                child: None,
+                port,
+                args: vec![
+                    "pd".into(),
+                    "--listen".into(),
+                    pd_list[i].clone(),
+                    "--data-dir".into(),
+                    path(&format!("pd{}", i + 1)),
+                    "--replicas".into(),
+                    kv_nodes.min(3).to_string(),
+                    "--id".into(),
+                    (i + 1).to_string(),
+                    "--peers".into(),
+                    peers.clone(),
+                ]
+                .into_iter()
+                .chain(pd_args.iter().map(|a| a.to_string()))
+                .collect(),
+                log: dir.join(format!("pd{}.log", i + 1)),
+                netns: None,
+                host: [127, 0, 0, 1].into(),
+            })
+            .collect();
+        for process in &mut pd {
+            process.start();
+        }
+        let pd_address = pd_list.join(",");
         let kv = (1..=kv_nodes)
             .map(|i| {
                 let port = free_port();
@@ -209,6 +245,7 @@ impl Cluster {
             .collect();
         Cluster {
             pd,
+            pd_address,
             kv,
             sql,
             dir,
@@ -223,8 +260,7 @@ impl Cluster {
     /// The index in `kv` of the running node whose peer leads the region holding `key`, as
     /// the placement driver reports it (waits until it knows one).
     pub fn leader_of(&self, key: &[u8]) -> usize {
-        let pd = strata_pd::PdClient::connect(&format!("127.0.0.1:{}", self.pd.port))
-            .expect("a placement driver client");
+        let pd = strata_pd::PdClient::connect(&self.pd_address).expect("a placement driver client");
         let deadline = Instant::now() + LEADER_TIMEOUT;
         loop {
             let store = pd
@@ -252,8 +288,7 @@ impl Cluster {
     }
 
     fn pd_client(&self) -> strata_pd::PdClient {
-        strata_pd::PdClient::connect(&format!("127.0.0.1:{}", self.pd.port))
-            .expect("a placement driver client")
+        strata_pd::PdClient::connect(&self.pd_address).expect("a placement driver client")
     }
 
     /// The store id of each KV node, by index in `kv` (waits until every node registered).
@@ -295,8 +330,7 @@ impl Cluster {
     /// Every region the placement driver knows, in key order, with its leader's store (0:
     /// none known).
     pub fn regions(&self) -> Vec<(u64, u64)> {
-        let pd = strata_pd::PdClient::connect(&format!("127.0.0.1:{}", self.pd.port))
-            .expect("a placement driver client");
+        let pd = strata_pd::PdClient::connect(&self.pd_address).expect("a placement driver client");
         let mut out = Vec::new();
         let mut start = Vec::new();
         loop {
@@ -315,7 +349,10 @@ impl Cluster {
 
     /// The logs of every process, for a failure message.
     pub fn logs(&self) -> String {
-        let mut out = format!("--- pd\n{}", self.pd.log());
+        let mut out = String::new();
+        for (i, p) in self.pd.iter().enumerate() {
+            out += &format!("--- pd{}\n{}", i + 1, p.log());
+        }
         for (i, p) in self.kv.iter().enumerate() {
             out += &format!("--- kv{}\n{}", i + 1, p.log());
         }
@@ -338,7 +375,7 @@ impl Drop for Cluster {
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
         ));
-        let processes = std::iter::once(&self.pd).chain(&self.kv).chain(&self.sql);
+        let processes = self.pd.iter().chain(&self.kv).chain(&self.sql);
         let copied = std::fs::create_dir_all(&kept).is_ok()
             && processes.into_iter().all(|p| {
                 p.log
