@@ -273,7 +273,8 @@ impl Group {
         self.state.lock()
     }
 
-    /// Terms in which this member became a ready leader, in order.
+    /// Terms in which this member became a ready leader, in order (a wake-up: the term is in
+    /// [`Group::role`] before it is sent).
     pub fn leading(&self) -> &Receiver<u64> {
         &self.leading
     }
@@ -635,17 +636,18 @@ impl Driver {
                 }
             }
         }
-        if ready && self.announced_term != term {
-            self.announced_term = term;
-            info!(term, "this placement driver leads");
-            let _ = self.leading.send(term);
-        }
         *self.role.lock() = Role {
             leader_id: self.peer.leader_id(),
             term,
             ready,
             lease_until: if ready { self.lease_until } else { None },
         };
+        // Announced after the role is visible: whoever wakes up sees it.
+        if ready && self.announced_term != term {
+            self.announced_term = term;
+            info!(term, "this placement driver leads");
+            let _ = self.leading.send(term);
+        }
     }
 }
 

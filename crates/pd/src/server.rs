@@ -286,24 +286,22 @@ fn lead(service: Weak<PdService>) {
     let Some(leading) = service.upgrade().map(|s| s.group.leading().clone()) else {
         return;
     };
-    let mut unprepared: Option<u64> = None;
+    // The term this member last prepared to lead in; decided from the role, not from the
+    // wake-ups, so that none is missed.
+    let mut prepared = 0;
     loop {
         match leading.recv_timeout(TSO_CHECK_INTERVAL) {
-            Ok(term) => unprepared = Some(term),
-            Err(crossbeam::channel::RecvTimeoutError::Timeout) => {}
+            Ok(_) | Err(crossbeam::channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam::channel::RecvTimeoutError::Disconnected) => return,
         }
         let Some(service) = service.upgrade() else {
             return;
         };
-        if let Some(term) = unprepared {
-            let role = service.group.role();
-            if role.term != term || !role.ready {
-                unprepared = None;
-            } else if let Err(e) = service.start_leading(term) {
-                warn!(term, error = %e, "preparing to lead failed; retrying");
-            } else {
-                unprepared = None;
+        let role = service.group.role();
+        if role.ready && role.term != prepared {
+            match service.start_leading(role.term) {
+                Ok(()) => prepared = role.term,
+                Err(e) => warn!(term = role.term, error = %e, "preparing to lead failed; retrying"),
             }
         }
         service.keep_tso_ahead();
