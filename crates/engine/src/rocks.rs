@@ -99,6 +99,13 @@ impl RocksEngine {
         Ok(RocksEngine { db: Arc::new(db) })
     }
 
+    /// Stops flushes and compactions and waits for the running ones, before the process exits:
+    /// RocksDB's background threads must not outlive the process's static state (they abort
+    /// it). Committed writes are already in the synced write-ahead log.
+    pub fn stop_background_work(&self) {
+        self.db.cancel_all_background_work(true);
+    }
+
     fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
         self.db
             .cf_handle(cf.name())

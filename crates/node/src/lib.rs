@@ -83,6 +83,7 @@ pub struct KvNode {
     heartbeat: Option<std::thread::JoinHandle<()>>,
     split_check: Option<std::thread::JoinHandle<()>>,
     gc: Option<GcWorker>,
+    rocks: Arc<RocksEngine>,
 }
 
 impl KvNode {
@@ -139,7 +140,7 @@ impl KvNode {
         let split_check = split::start(
             pd.clone(),
             router.clone(),
-            rocks,
+            rocks.clone(),
             config.split,
             stop.clone(),
         )?;
@@ -154,6 +155,7 @@ impl KvNode {
             heartbeat: Some(heartbeat),
             split_check: Some(split_check),
             gc: Some(gc),
+            rocks,
         })
     }
 
@@ -182,6 +184,7 @@ impl KvNode {
         if let Some(raftstore) = self.raftstore.take() {
             raftstore.stop();
         }
+        self.rocks.stop_background_work();
     }
 }
 

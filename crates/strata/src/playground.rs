@@ -63,6 +63,7 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let what = format!("playground (data in {})", args.data_dir.display());
     crate::roles::serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
     gc.stop();
+    engine.stop_background_work();
     eprintln!("Strata playground stopped");
     Ok(())
 }
