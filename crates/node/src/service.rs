@@ -10,6 +10,7 @@ use strata_proto::kv::{self as pb, kv_server};
 use strata_proto::{key_error_to_pb, mutation_from_pb, secondary_locks_to_pb, txn_status_to_pb};
 use strata_raftstore::{NotServing, Router};
 use strata_types::{Key, Timestamp};
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 /// Checks that a request's region is served here, its epoch is current and `keys` (and the
@@ -124,7 +125,63 @@ fn write_response(result: Result<(), KvError>) -> Response<pb::WriteResponse> {
     })
 }
 
+/// Answers queued on one stream of point reads before its reader waits for the client.
+pub const GET_STREAM_ANSWERS_QUEUED: usize = 1024;
+
+fn get_response(result: Result<Option<Vec<u8>>, KvError>) -> pb::GetResponse {
+    match result {
+        Ok(value) => pb::GetResponse {
+            error: None,
+            found: value.is_some(),
+            value: value.unwrap_or_default(),
+        },
+        Err(e) => pb::GetResponse {
+            error: key_error(&e),
+            ..Default::default()
+        },
+    }
+}
+
 impl KvService {
+    /// A point read that needs no wait, answered on the calling (gRPC worker) thread: they are
+    /// short (a seek or two), and a hop to the blocking pool costs more than they do. One that
+    /// must wait for a commit in flight is handed back for [`KvService::get_waiting`]: the
+    /// worker also receives the Raft messages that commit waits for.
+    // Hot path: every point read of a cluster.
+    fn get_now(&self, r: pb::GetRequest) -> Result<pb::GetResponse, pb::GetRequest> {
+        if let Err(e) = check(&self.router, &r.context, [&r.key[..]], None) {
+            return Ok(pb::GetResponse {
+                error: region_error(e),
+                ..Default::default()
+            });
+        }
+        let ts = Timestamp(r.ts);
+        let Some(values) = self.storage.try_batch_get(std::slice::from_ref(&r.key), ts) else {
+            return Err(r);
+        };
+        if let Err(e) = still_serving(&self.router, &r.context) {
+            return Ok(pb::GetResponse {
+                error: region_error(e),
+                ..Default::default()
+            });
+        }
+        Ok(get_response(values.map(|mut v| v.pop().flatten())))
+    }
+
+    /// A point read that waits for a commit in flight, on the blocking pool.
+    async fn get_waiting(&self, r: pb::GetRequest) -> Result<pb::GetResponse, Status> {
+        let storage = self.storage.clone();
+        let (key, ts) = (r.key.clone(), Timestamp(r.ts));
+        let result = blocking(move || storage.get(&key, ts)).await?;
+        if let Err(e) = still_serving(&self.router, &r.context) {
+            return Ok(pb::GetResponse {
+                error: region_error(e),
+                ..Default::default()
+            });
+        }
+        Ok(get_response(result))
+    }
+
     pub fn new(storage: Arc<Storage>, router: Router, store_id: u64) -> KvService {
         KvService {
             storage,
@@ -174,41 +231,66 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::GetRequest>,
     ) -> Result<Response<pb::GetResponse>, Status> {
-        let r = request.into_inner();
-        if let Err(e) = check(&self.router, &r.context, [&r.key[..]], None) {
-            return Ok(Response::new(pb::GetResponse {
-                error: region_error(e),
-                ..Default::default()
-            }));
-        }
-        // Point reads run on the gRPC worker: they are short (a seek or two), and a hop to the
-        // blocking pool costs more than they do. One that must wait for a commit in flight
-        // hops: the worker also receives the Raft messages that commit waits for.
-        let ts = Timestamp(r.ts);
-        let result = match self.storage.try_batch_get(std::slice::from_ref(&r.key), ts) {
-            Some(values) => values.map(|mut v| v.pop().flatten()),
-            None => {
-                let storage = self.storage.clone();
-                blocking(move || storage.get(&r.key, ts)).await?
-            }
+        let response = match self.get_now(request.into_inner()) {
+            Ok(response) => response,
+            Err(request) => self.get_waiting(request).await?,
         };
-        if let Err(e) = still_serving(&self.router, &r.context) {
-            return Ok(Response::new(pb::GetResponse {
-                error: region_error(e),
-                ..Default::default()
-            }));
-        }
-        Ok(Response::new(match result {
-            Ok(value) => pb::GetResponse {
-                error: None,
-                found: value.is_some(),
-                value: value.unwrap_or_default(),
-            },
-            Err(e) => pb::GetResponse {
-                error: key_error(&e),
-                ..Default::default()
-            },
-        }))
+        Ok(Response::new(response))
+    }
+
+    type GetStreamStream = ReceiverStream<Result<pb::GetAnswers, Status>>;
+
+    async fn get_stream(
+        &self,
+        request: Request<tonic::Streaming<pb::GetBatch>>,
+    ) -> Result<Response<Self::GetStreamStream>, Status> {
+        let mut incoming = request.into_inner();
+        let (answers, stream) = tokio::sync::mpsc::channel(GET_STREAM_ANSWERS_QUEUED);
+        let service = self.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(batch)) = incoming.message().await {
+                let mut ready = Vec::with_capacity(batch.gets.len());
+                for tagged in batch.gets {
+                    let id = tagged.id;
+                    let request = tagged.request.unwrap_or_default();
+                    match service.get_now(request) {
+                        Ok(response) => ready.push(pb::TaggedGetResponse {
+                            id,
+                            response: Some(response),
+                        }),
+                        Err(request) => {
+                            // It waits for a commit in flight: it answers alone, later.
+                            let (service, answers) = (service.clone(), answers.clone());
+                            tokio::spawn(async move {
+                                let response = service.get_waiting(request).await;
+                                let response = response.unwrap_or_else(|status| pb::GetResponse {
+                                    error: key_error(&KvError::Storage(
+                                        status.message().to_string(),
+                                    )),
+                                    ..Default::default()
+                                });
+                                let answer = pb::GetAnswers {
+                                    answers: vec![pb::TaggedGetResponse {
+                                        id,
+                                        response: Some(response),
+                                    }],
+                                };
+                                let _ = answers.send(Ok(answer)).await;
+                            });
+                        }
+                    }
+                }
+                if !ready.is_empty()
+                    && answers
+                        .send(Ok(pb::GetAnswers { answers: ready }))
+                        .await
+                        .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(stream)))
     }
 
     async fn batch_get(
