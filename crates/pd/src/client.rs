@@ -58,6 +58,25 @@ struct Members {
 }
 
 impl Members {
+    /// The member believed to lead.
+    fn current(&self) -> usize {
+        self.leader.load(Ordering::Relaxed) % self.clients.len()
+    }
+
+    /// Moves on from member `tried` after a failure: to the leader `status` names, or to the
+    /// next member. Returns whether a member named another leader (worth trying at once).
+    fn move_on(&self, tried: usize, status: Option<&tonic::Status>) -> bool {
+        let hint = status
+            .and_then(|s| s.metadata().get(crate::PD_LEADER_HEADER))
+            .and_then(|v| v.to_str().ok())
+            .and_then(|a| self.addresses.iter().position(|m| m == a));
+        let next = hint.unwrap_or((tried + 1) % self.clients.len());
+        let _ = self
+            .leader
+            .compare_exchange(tried, next, Ordering::Relaxed, Ordering::Relaxed);
+        hint.is_some_and(|h| h != tried)
+    }
+
     /// Runs `call` against the leader, following the members' hints, until it succeeds, fails
     /// for a reason other than leadership or reachability, or [`PD_REQUEST_TIMEOUT`] passes.
     async fn call<T, F>(&self, call: impl Fn(RawClient<Channel>) -> F) -> Result<T, PdError>
@@ -67,40 +86,105 @@ impl Members {
         let deadline = Instant::now() + PD_REQUEST_TIMEOUT;
         let mut failed_in_a_row = 0;
         loop {
-            let tried = self.leader.load(Ordering::Relaxed) % self.clients.len();
+            let tried = self.current();
             let left = deadline.saturating_duration_since(Instant::now());
             let attempt = call(self.clients[tried].clone());
             let error = match tokio::time::timeout(left.min(PD_ATTEMPT_TIMEOUT), attempt).await {
                 Ok(Ok(response)) => return Ok(response.into_inner()),
                 Ok(Err(status)) if !retryable(&status) => return Err(PdError::from(status)),
                 Ok(Err(status)) => {
-                    let hint = status
-                        .metadata()
-                        .get(crate::PD_LEADER_HEADER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|a| self.addresses.iter().position(|m| m == a));
-                    let next = hint.unwrap_or((tried + 1) % self.clients.len());
-                    let _ = self.leader.compare_exchange(
-                        tried,
-                        next,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
-                    if hint.is_some() && next != tried {
-                        // A member named the leader: go there at once.
+                    if self.move_on(tried, Some(&status)) {
                         continue;
                     }
                     PdError::from(status)
                 }
                 Err(_) => {
-                    let next = (tried + 1) % self.clients.len();
-                    let _ = self.leader.compare_exchange(
-                        tried,
-                        next,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
+                    self.move_on(tried, None);
                     PdError::Rpc("placement driver request timed out".into())
+                }
+            };
+            if Instant::now() >= deadline {
+                return Err(error);
+            }
+            failed_in_a_row += 1;
+            if failed_in_a_row % self.clients.len() == 0 {
+                tokio::time::sleep(PD_RETRY_BACKOFF.min(deadline - Instant::now())).await;
+            }
+        }
+    }
+}
+
+/// A stream of timestamp requests to one member (see `TsoStream` in pd.proto).
+struct TsoStream {
+    member: usize,
+    requests: mpsc::Sender<pb::TsoRequest>,
+    answers: tonic::Streaming<pb::TsoResponse>,
+}
+
+/// Timestamp requests queued on a stream before the client waits (one is in flight at a time).
+const TSO_STREAM_REQUESTS_QUEUED: usize = 4;
+
+impl Members {
+    /// Opens a timestamp stream to the member believed to lead.
+    async fn open_tso_stream(&self) -> Result<TsoStream, tonic::Status> {
+        let member = self.current();
+        let (requests, outgoing) = mpsc::channel(TSO_STREAM_REQUESTS_QUEUED);
+        let mut client = self.clients[member].clone();
+        let answers = client
+            .tso_stream(tokio_stream::wrappers::ReceiverStream::new(outgoing))
+            .await?
+            .into_inner();
+        Ok(TsoStream {
+            member,
+            requests,
+            answers,
+        })
+    }
+
+    /// `count` consecutive timestamps (the last of them) over `stream`, opened or opened again
+    /// at the leader as needed, until [`PD_REQUEST_TIMEOUT`] passes.
+    async fn tso(&self, stream: &mut Option<TsoStream>, count: u32) -> Result<u64, PdError> {
+        let deadline = Instant::now() + PD_REQUEST_TIMEOUT;
+        let mut failed_in_a_row = 0;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let tried = stream.as_ref().map_or_else(|| self.current(), |s| s.member);
+            let attempt = async {
+                if stream.is_none() {
+                    *stream = Some(self.open_tso_stream().await?);
+                }
+                let open = stream.as_mut().expect("opened above");
+                if open.requests.send(pb::TsoRequest { count }).await.is_err() {
+                    return Err(tonic::Status::unavailable("the timestamp stream closed"));
+                }
+                match open.answers.message().await? {
+                    Some(answer) => Ok(answer),
+                    None => Err(tonic::Status::unavailable("the timestamp stream ended")),
+                }
+            };
+            let error = match tokio::time::timeout(left.min(PD_ATTEMPT_TIMEOUT), attempt).await {
+                Ok(Ok(answer)) if answer.count == count => return Ok(answer.last),
+                Ok(Ok(answer)) => {
+                    *stream = None;
+                    return Err(PdError::Rpc(format!(
+                        "asked for {count} timestamps, got {}",
+                        answer.count
+                    )));
+                }
+                Ok(Err(status)) => {
+                    *stream = None;
+                    if !retryable(&status) {
+                        return Err(PdError::from(status));
+                    }
+                    if self.move_on(tried, Some(&status)) {
+                        continue;
+                    }
+                    PdError::from(status)
+                }
+                Err(_) => {
+                    *stream = None;
+                    self.move_on(tried, None);
+                    PdError::Rpc("timestamp request timed out".into())
                 }
             };
             if Instant::now() >= deadline {
@@ -361,8 +445,10 @@ impl TimestampOracle for PdClient {
     }
 }
 
-/// Serves queued timestamp requests, one RPC for everyone queued while the last one ran.
+/// Serves queued timestamp requests, one request for everyone queued while the last one ran.
 async fn serve_tso_batches(members: Arc<Members>, mut queue: mpsc::Receiver<TsoWaiter>) {
+    // One long-lived stream to the leader: a unary call per batch costs an HTTP/2 stream.
+    let mut stream = None;
     while let Some(first) = queue.recv().await {
         let mut waiters = vec![first];
         while waiters.len() < TSO_BATCH_MAX {
@@ -372,19 +458,7 @@ async fn serve_tso_batches(members: Arc<Members>, mut queue: mpsc::Receiver<TsoW
             }
         }
         let count = waiters.len() as u32;
-        let result = members
-            .call(|mut c| async move { c.tso(pb::TsoRequest { count }).await })
-            .await
-            .and_then(|response| {
-                if response.count == count {
-                    Ok(response.last)
-                } else {
-                    Err(PdError::Rpc(format!(
-                        "asked for {count} timestamps, got {}",
-                        response.count
-                    )))
-                }
-            });
+        let result = members.tso(&mut stream, count).await;
         match result {
             Ok(last) => {
                 let first = last - u64::from(count) + 1;

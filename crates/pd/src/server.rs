@@ -23,6 +23,7 @@ use strata_proto::kv::RegionEpoch;
 use strata_proto::pd::{self as pb, pd_server};
 use strata_types::deadlock::WaitForGraph;
 use strata_types::Timestamp;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use tracing::{info, warn};
 
@@ -34,6 +35,8 @@ use crate::{PdError, SystemClock, TSO_SAVE_INTERVAL_MS};
 
 /// The most timestamps one TSO request may ask for.
 pub const TSO_MAX_BATCH: u32 = 1 << 16;
+/// Answers queued on one timestamp stream before its reader waits for the client.
+pub const TSO_STREAM_ANSWERS_QUEUED: usize = 64;
 /// The most regions one scan returns.
 pub const SCAN_REGIONS_MAX: usize = 1024;
 /// A lock wait that its KV node has not reported again for this long no longer counts in
@@ -258,6 +261,25 @@ impl PdService {
         Ok(())
     }
 
+    /// Issues `count` consecutive timestamps (clamped to [`TSO_MAX_BATCH`]), if this member
+    /// leads and holds the lease.
+    // Hot path: every timestamp batch of every SQL node.
+    fn issue_tso(&self, count: u32) -> Result<pb::TsoResponse, Status> {
+        let count = count.clamp(1, TSO_MAX_BATCH);
+        let role = self.group.role();
+        let window = match &*self.tso.read() {
+            Some((term, window)) if *term == role.term && role.holds_lease() => window.clone(),
+            _ => return Err(self.not_leader(role)),
+        };
+        let last = window
+            .issue(count)
+            .map_err(|_| Status::unavailable("the timestamp limit is being raised"))?;
+        Ok(pb::TsoResponse {
+            last: last.0,
+            count,
+        })
+    }
+
     /// Keeps the replicated timestamp limit ahead of the timestamps issued.
     fn keep_tso_ahead(&self) {
         let role = self.group.role();
@@ -445,19 +467,30 @@ impl pd_server::Pd for Handler {
         &self,
         request: Request<pb::TsoRequest>,
     ) -> Result<Response<pb::TsoResponse>, Status> {
-        let count = request.into_inner().count.clamp(1, TSO_MAX_BATCH);
-        let role = self.0.group.role();
-        let window = match &*self.0.tso.read() {
-            Some((term, window)) if *term == role.term && role.holds_lease() => window.clone(),
-            _ => return Err(self.0.not_leader(role)),
-        };
-        let last = window
-            .issue(count)
-            .map_err(|_| Status::unavailable("the timestamp limit is being raised"))?;
-        Ok(Response::new(pb::TsoResponse {
-            last: last.0,
-            count,
-        }))
+        self.0
+            .issue_tso(request.into_inner().count)
+            .map(Response::new)
+    }
+
+    type TsoStreamStream = ReceiverStream<Result<pb::TsoResponse, Status>>;
+
+    async fn tso_stream(
+        &self,
+        request: Request<tonic::Streaming<pb::TsoRequest>>,
+    ) -> Result<Response<Self::TsoStreamStream>, Status> {
+        let mut incoming = request.into_inner();
+        let (answers, stream) = tokio::sync::mpsc::channel(TSO_STREAM_ANSWERS_QUEUED);
+        let service = self.0.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(request)) = incoming.message().await {
+                let answer = service.issue_tso(request.count);
+                let failed = answer.is_err();
+                if answers.send(answer).await.is_err() || failed {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(stream)))
     }
 
     async fn alloc_id(
