@@ -83,11 +83,10 @@ impl Members {
     where
         F: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let deadline = Instant::now() + PD_REQUEST_TIMEOUT;
-        let mut failed_in_a_row = 0;
+        let mut retries = Retries::new();
         loop {
             let tried = self.current();
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = retries.left();
             let attempt = call(self.clients[tried].clone());
             let error = match tokio::time::timeout(left.min(PD_ATTEMPT_TIMEOUT), attempt).await {
                 Ok(Ok(response)) => return Ok(response.into_inner()),
@@ -103,13 +102,7 @@ impl Members {
                     PdError::Rpc("placement driver request timed out".into())
                 }
             };
-            if Instant::now() >= deadline {
-                return Err(error);
-            }
-            failed_in_a_row += 1;
-            if failed_in_a_row % self.clients.len() == 0 {
-                tokio::time::sleep(PD_RETRY_BACKOFF.min(deadline - Instant::now())).await;
-            }
+            retries.failed(error, self.clients.len()).await?;
         }
     }
 }
@@ -144,10 +137,9 @@ impl Members {
     /// `count` consecutive timestamps (the last of them) over `stream`, opened or opened again
     /// at the leader as needed, until [`PD_REQUEST_TIMEOUT`] passes.
     async fn tso(&self, stream: &mut Option<TsoStream>, count: u32) -> Result<u64, PdError> {
-        let deadline = Instant::now() + PD_REQUEST_TIMEOUT;
-        let mut failed_in_a_row = 0;
+        let mut retries = Retries::new();
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = retries.left();
             let tried = stream.as_ref().map_or_else(|| self.current(), |s| s.member);
             let attempt = async {
                 if stream.is_none() {
@@ -187,14 +179,41 @@ impl Members {
                     PdError::Rpc("timestamp request timed out".into())
                 }
             };
-            if Instant::now() >= deadline {
-                return Err(error);
-            }
-            failed_in_a_row += 1;
-            if failed_in_a_row % self.clients.len() == 0 {
-                tokio::time::sleep(PD_RETRY_BACKOFF.min(deadline - Instant::now())).await;
-            }
+            retries.failed(error, self.clients.len()).await?;
         }
+    }
+}
+
+/// The tries of one request: until [`PD_REQUEST_TIMEOUT`], pausing [`PD_RETRY_BACKOFF`] each
+/// time every member was tried.
+struct Retries {
+    deadline: Instant,
+    failed_in_a_row: usize,
+}
+
+impl Retries {
+    fn new() -> Retries {
+        Retries {
+            deadline: Instant::now() + PD_REQUEST_TIMEOUT,
+            failed_in_a_row: 0,
+        }
+    }
+
+    /// The time left for the request.
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Counts a failed try among `members`; gives up with `error` once the deadline passed.
+    async fn failed(&mut self, error: PdError, members: usize) -> Result<(), PdError> {
+        if Instant::now() >= self.deadline {
+            return Err(error);
+        }
+        self.failed_in_a_row += 1;
+        if self.failed_in_a_row % members == 0 {
+            tokio::time::sleep(PD_RETRY_BACKOFF.min(self.left())).await;
+        }
+        Ok(())
     }
 }
 
