@@ -18,6 +18,12 @@
 //!
 //! Pessimistic locks live only here, not on disk: on one node every transaction dies with its
 //! process, so a lock that outlives a crash would only block. Readers ignore them.
+//!
+//! Each latch slot also keeps a *write floor*: a timestamp at or above every commit or
+//! rollback record written since this node started leading to a key of the slot. Records are
+//! only written under their key's latch, so a writer holding a key's latch whose floor lies at
+//! or below its conflict timestamp knows that no newer commit of the key exists, without
+//! reading the key's versions. Until the node starts leading, a floor is unknown.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,7 +63,12 @@ pub struct ConcurrencyManager {
     /// Which transaction waits for which, among the lock waits served here.
     waits_for: Mutex<WaitForGraph>,
     latches: Vec<Mutex<()>>,
+    /// Per latch slot, the write floor ([`FLOOR_UNKNOWN`] before the node leads).
+    write_floors: Vec<AtomicU64>,
 }
+
+/// A write floor not known yet: every write must read the key's versions.
+const FLOOR_UNKNOWN: u64 = u64::MAX;
 
 impl Default for ConcurrencyManager {
     fn default() -> Self {
@@ -70,6 +81,9 @@ impl Default for ConcurrencyManager {
             released: Condvar::new(),
             waits_for: Mutex::new(WaitForGraph::default()),
             latches: (0..LATCH_SLOTS).map(|_| Mutex::new(())).collect(),
+            write_floors: (0..LATCH_SLOTS)
+                .map(|_| AtomicU64::new(FLOOR_UNKNOWN))
+                .collect(),
         }
     }
 }
@@ -151,6 +165,37 @@ impl ConcurrencyManager {
     /// The highest read timestamp seen (the floor of every commit_ts chosen here).
     pub fn max_read_ts(&self) -> Timestamp {
         Timestamp(self.max_read_ts.load(Ordering::SeqCst))
+    }
+
+    /// Records that a commit or rollback record at `ts` is written to `key`. The caller holds
+    /// the key's latch and calls this before the record becomes visible.
+    pub fn note_write(&self, key: &[u8], ts: Timestamp) {
+        self.write_floors[slot_of(key)].fetch_max(ts.0, Ordering::SeqCst);
+    }
+
+    /// Whether `key` may have a commit or rollback record above `ts`; false means it surely
+    /// has none. The caller holds the key's latch.
+    pub fn may_have_written_since(&self, key: &[u8], ts: Timestamp) -> bool {
+        self.write_floors[slot_of(key)].load(Ordering::SeqCst) > ts.0
+    }
+
+    /// Makes every write floor known, at `now` or above: the node starts leading keys that
+    /// others wrote until now, all at or below `now` (a timestamp taken after they stopped).
+    pub fn raise_write_floors(&self, now: Timestamp) {
+        for floor in &self.write_floors {
+            let mut current = floor.load(Ordering::SeqCst);
+            loop {
+                let raised = if current == FLOOR_UNKNOWN {
+                    now.0
+                } else {
+                    current.max(now.0)
+                };
+                match floor.compare_exchange(current, raised, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(_) => break,
+                    Err(seen) => current = seen,
+                }
+            }
+        }
     }
 
     /// Returns the pessimistic lock on `key`, if any.

@@ -92,10 +92,13 @@ impl Storage {
     }
 
     /// Prepares to lead the keys in `[start, end)` (`end` empty: unbounded) after another
-    /// replica led them: one-phase commits start above `now` (a fresh timestamp, above any read
-    /// the previous leader served) and in-memory pessimistic locks of earlier terms are dropped.
+    /// replica led them (or, on a single node, after a restart): one-phase commits start above
+    /// `now` (a fresh timestamp, above any read the previous leader served), writes may trust
+    /// the write floors from `now` on, and in-memory pessimistic locks of earlier terms are
+    /// dropped.
     pub fn start_leading(&self, start: &[u8], end: &[u8], now: Timestamp) {
         self.raise_max_read_ts(now);
+        self.cm.raise_write_floors(now);
         self.cm.forget_pessimistic_locks(start, end);
     }
 
@@ -178,18 +181,26 @@ impl Storage {
     }
 
     /// Checks that `key` may be written by `start_ts`: no other transaction's lock, no commit
-    /// newer than `conflict_ts`, and (for an insert) no committed version.
+    /// newer than `conflict_ts`, (for an insert) no committed version, and (when
+    /// `rollback_matters`) no rollback record of `start_ts`. The caller holds the key's latch.
+    // Hot path: every write's conflict check.
     fn check_write(
         &self,
         key: &[u8],
         start_ts: Timestamp,
         conflict_ts: Timestamp,
         must_not_exist: bool,
+        rollback_matters: bool,
     ) -> Result<(), KvError> {
         if let Some(lock) = self.load_lock(key)? {
             if lock.start_ts != start_ts {
                 return Err(locked(key, &lock));
             }
+        }
+        // No record above conflict_ts in the key's latch slot: nothing newer to find.
+        if !must_not_exist && !rollback_matters && !self.cm.may_have_written_since(key, conflict_ts)
+        {
+            return Ok(());
         }
         let history = self.reader().key_history(key, start_ts)?;
         if must_not_exist && history.exists {
@@ -210,8 +221,10 @@ impl Storage {
         Ok(())
     }
 
-    /// Puts the commit record (and long value) of one mutation into `batch`.
+    /// Puts the commit record (and long value) of one mutation into `batch`. The caller holds
+    /// the key's latch.
     fn commit_mutation(
+        &self,
         batch: &mut WriteBatch,
         key: &[u8],
         kind: WriteKind,
@@ -236,6 +249,7 @@ impl Storage {
             start_ts,
             short_value,
         };
+        self.cm.note_write(key, commit_ts);
         batch.put(
             Cf::Write,
             mvcc::append_ts(encoded, commit_ts),
@@ -256,7 +270,7 @@ impl Storage {
                 Mutation::Delete(_) => (WriteKind::Delete, None),
                 Mutation::Lock(_) => (WriteKind::Lock, None),
             };
-            Self::commit_mutation(
+            self.commit_mutation(
                 &mut batch,
                 mutation.key(),
                 kind,
@@ -290,7 +304,7 @@ impl Storage {
                             LockKind::Lock => WriteKind::Lock,
                         };
                         if let Some(value) = &lock.short_value {
-                            Self::commit_mutation(
+                            self.commit_mutation(
                                 batch,
                                 key,
                                 kind,
@@ -299,7 +313,7 @@ impl Storage {
                                 commit_ts,
                             );
                         } else {
-                            Self::commit_mutation(batch, key, kind, None, start_ts, commit_ts);
+                            self.commit_mutation(batch, key, kind, None, start_ts, commit_ts);
                             // A long value was written to the default CF at prewrite: keep it.
                         }
                     }
@@ -355,6 +369,7 @@ impl Storage {
             start_ts,
             short_value: None,
         };
+        self.cm.note_write(key, start_ts);
         batch.put(Cf::Write, versioned, write.encode());
         Ok(())
     }
@@ -490,7 +505,15 @@ impl KvApi for Storage {
                         None if pessimistic => request.for_update_ts,
                         None => request.start_ts,
                     };
-                    self.check_write(key, request.start_ts, conflict_ts, must_not_exist)?;
+                    // A one-phase commit leaves no lock that another transaction could
+                    // have rolled back, so no rollback record of its own can stand in its way.
+                    self.check_write(
+                        key,
+                        request.start_ts,
+                        conflict_ts,
+                        must_not_exist,
+                        !request.try_one_pc,
+                    )?;
                 }
             }
         }
@@ -644,7 +667,7 @@ impl Storage {
             let blocker = {
                 let _latches = self.cm.latch(request.keys.iter());
                 for key in &request.keys {
-                    self.check_write(key, request.start_ts, request.for_update_ts, false)?;
+                    self.check_write(key, request.start_ts, request.for_update_ts, false, true)?;
                 }
                 match self.cm.try_lock_all(&request.keys, &lock) {
                     Ok(()) => return Ok(()),

@@ -11,8 +11,12 @@ use strata_types::Timestamp;
 
 use crate::Storage;
 
+/// A single node's storage, leading every key from timestamp 1 on (as a playground does once
+/// it has a timestamp), so writes may skip reading versions where the write floors allow.
 fn storage() -> Storage {
-    Storage::new(Arc::new(MemoryEngine::new())).unwrap()
+    let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
+    s.start_leading(b"", b"", ts(1));
+    s
 }
 
 fn ts(t: u64) -> Timestamp {
@@ -112,6 +116,55 @@ fn write_conflict_and_lock_conflict() {
     s.resolve_lock(&[b"a".to_vec()], ts(100), Some(ts(150)))
         .unwrap();
     assert_eq!(s.get(b"a", ts(150)).unwrap(), Some(b"3".to_vec()));
+}
+
+#[test]
+fn one_pc_writes_meet_newer_commits_with_or_without_known_write_floors() {
+    let engine = Arc::new(MemoryEngine::new());
+    let s = Storage::new(engine.clone()).unwrap();
+    // Before the node leads, floors are unknown: versions are read.
+    let first = prewrite(&s, vec![put(b"a", b"1")], 10, true)
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        prewrite(&s, vec![put(b"a", b"2")], 5, true),
+        Err(KvError::WriteConflict { conflict_commit_ts, .. }) if conflict_commit_ts == first
+    ));
+    // Leading from 50 on, a commit at or below 50 must not be skipped over...
+    s.start_leading(b"", b"", ts(50));
+    assert!(matches!(
+        prewrite(&s, vec![put(b"a", b"2")], 9, true),
+        Err(KvError::WriteConflict { .. })
+    ));
+    // ...nor one made since, by a one-phase or a two-phase commit, or on a key of another slot.
+    let second = prewrite(&s, vec![put(b"b", b"1"), put(b"c", b"1")], 60, true)
+        .unwrap()
+        .unwrap();
+    for key in [b"b", b"c"] {
+        assert!(matches!(
+            prewrite(&s, vec![put(key, b"2")], second.0 - 1, true),
+            Err(KvError::WriteConflict { conflict_commit_ts, .. }) if conflict_commit_ts == second
+        ));
+    }
+    prewrite(&s, vec![put(b"d", b"1")], 70, false).unwrap();
+    s.commit(&[b"d".to_vec()], ts(70), ts(80)).unwrap();
+    assert!(matches!(
+        prewrite(&s, vec![put(b"d", b"2")], 75, true),
+        Err(KvError::WriteConflict { conflict_commit_ts, .. }) if conflict_commit_ts == ts(80)
+    ));
+    // Transactions that started after the newest commits write without conflict.
+    assert!(prewrite(&s, vec![put(b"a", b"3"), put(b"d", b"3")], 90, true).is_ok());
+    // After a restart the new storage knows nothing of earlier commits until it leads again,
+    // from a timestamp above them.
+    let restarted = Storage::new(engine).unwrap();
+    let newest = restarted.get(b"a", Timestamp::MAX).unwrap();
+    assert_eq!(newest, Some(b"3".to_vec()));
+    restarted.start_leading(b"", b"", ts(200));
+    assert!(matches!(
+        prewrite(&restarted, vec![put(b"a", b"4")], 85, true),
+        Err(KvError::WriteConflict { .. })
+    ));
+    assert!(prewrite(&restarted, vec![put(b"a", b"4")], 201, true).is_ok());
 }
 
 #[test]
