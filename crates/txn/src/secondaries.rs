@@ -2,6 +2,7 @@
 //! threads: until they are committed, their locks make other writers of those keys wait.
 
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use crossbeam::channel::{self, Sender, TrySendError};
 use strata_kvapi::KvApi;
@@ -24,15 +25,16 @@ struct Job {
 pub struct SecondaryCommitter {
     kv: Arc<dyn KvApi>,
     queue: Option<Sender<Job>>,
+    workers: Vec<JoinHandle<()>>,
 }
 
 impl SecondaryCommitter {
     pub fn start(kv: Arc<dyn KvApi>) -> SecondaryCommitter {
         let (queue, jobs) = channel::bounded::<Job>(SECONDARY_QUEUE);
-        let mut started = false;
+        let mut workers = Vec::with_capacity(SECONDARY_COMMIT_THREADS);
         for _ in 0..SECONDARY_COMMIT_THREADS {
             let (worker, jobs) = (kv.clone(), jobs.clone());
-            started |= std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("commit-secondaries".into())
                 .spawn(move || {
                     for job in jobs {
@@ -41,12 +43,13 @@ impl SecondaryCommitter {
                             debug!(%e, start_ts = job.start_ts.0, "background commit failed");
                         }
                     }
-                })
-                .is_ok();
+                });
+            workers.extend(spawned.ok());
         }
         SecondaryCommitter {
             kv,
-            queue: started.then_some(queue),
+            queue: (!workers.is_empty()).then_some(queue),
+            workers,
         }
     }
 
@@ -65,5 +68,17 @@ impl SecondaryCommitter {
             None => job,
         };
         let _ = self.kv.commit(&job.keys, job.start_ts, job.commit_ts);
+    }
+}
+
+impl Drop for SecondaryCommitter {
+    /// Closes the queue and waits for the threads to commit what it held. Their handles on
+    /// the storage go with them, before the owner goes on: a process that exits next must not
+    /// close its storage on one of these threads while it tears down.
+    fn drop(&mut self) {
+        self.queue.take();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
     }
 }
