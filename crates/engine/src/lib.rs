@@ -25,7 +25,7 @@ mod memory;
 mod rocks;
 
 pub use memory::MemoryEngine;
-pub use rocks::{RocksEngine, RocksOptions};
+pub use rocks::{RocksEngine, RocksOptions, BLOCK_CACHE_BYTES_DEFAULT, WRITE_BUFFER_BYTES_DEFAULT};
 
 /// Column families of the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -68,7 +68,8 @@ pub struct NodeConfig {
     pub data_dir: PathBuf,
     /// The address other processes reach this node at (also where it listens).
     pub advertise: SocketAddr,
-    pub block_cache_bytes: usize,
+    /// The RocksDB engine's block cache and memtable sizes.
+    pub rocks: RocksOptions,
     pub split: SplitConfig,
     pub store: strata_raftstore::StoreConfig,
 }
@@ -91,11 +92,10 @@ impl KvNode {
     /// peers of its regions.
     pub fn start(config: &NodeConfig) -> Result<KvNode, NodeError> {
         fs::create_dir_all(&config.data_dir)?;
-        let options = RocksOptions {
-            block_cache_bytes: config.block_cache_bytes,
-            ..RocksOptions::default()
-        };
-        let rocks = Arc::new(RocksEngine::open(&config.data_dir.join("kv"), &options)?);
+        let rocks = Arc::new(RocksEngine::open(
+            &config.data_dir.join("kv"),
+            &config.rocks,
+        )?);
         let log = Arc::new(RaftLog::open(&config.data_dir.join("raft"))?);
         let pd = PdClient::connect(&config.pd)?;
 

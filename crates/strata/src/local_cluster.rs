@@ -182,6 +182,8 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 dir(&format!("kv{}", i + 1)),
                 "--block-cache-mib".into(),
                 args.block_cache_mib.to_string(),
+                "--write-buffer-mib".into(),
+                args.write_buffer_mib.to_string(),
             ],
             address,
             &logs,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use strata_engine::{RocksEngine, RocksOptions};
+use strata_engine::{RocksEngine, RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
 use strata_kv::Storage;
 use strata_pd::{LocalTso, TimestampOracle};
 use strata_sql::SqlServer;
@@ -26,6 +26,9 @@ pub struct PlaygroundArgs {
     /// RocksDB block cache size, in MiB (per KV node in a cluster).
     #[arg(long, default_value_t = 2048)]
     pub block_cache_mib: usize,
+    /// Size of one RocksDB memtable, in MiB: writes are flushed to files in pieces this big.
+    #[arg(long, default_value_t = WRITE_BUFFER_BYTES_DEFAULT >> 20)]
+    pub write_buffer_mib: usize,
     /// Starts a local cluster with this many KV node processes instead of one process.
     #[arg(long)]
     pub kv: Option<usize>,
@@ -51,7 +54,7 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&args.data_dir)?;
     let options = RocksOptions {
         block_cache_bytes: args.block_cache_mib << 20,
-        ..RocksOptions::default()
+        write_buffer_bytes: args.write_buffer_mib.max(1) << 20,
     };
     let engine = Arc::new(RocksEngine::open(&args.data_dir.join("kv"), &options)?);
     let storage = Arc::new(Storage::new(engine.clone())?);

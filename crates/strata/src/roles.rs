@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use strata_engine::{RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
 use strata_mysql::{MysqlServer, ServerConfig};
 use strata_node::{KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdClient, PdConfig, PdService};
@@ -91,6 +92,9 @@ pub struct KvArgs {
     /// RocksDB block cache size, in MiB.
     #[arg(long, default_value_t = 1024)]
     pub block_cache_mib: usize,
+    /// Size of one RocksDB memtable, in MiB: writes are flushed to files in pieces this big.
+    #[arg(long, default_value_t = WRITE_BUFFER_BYTES_DEFAULT >> 20)]
+    pub write_buffer_mib: usize,
     /// A region holding more than this many bytes of committed versions splits in two.
     #[arg(long, default_value_t = SplitConfig::default().region_max_bytes)]
     pub region_split_bytes: u64,
@@ -166,7 +170,10 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         pd: args.pd.clone(),
         data_dir: args.data_dir.clone(),
         advertise: args.listen,
-        block_cache_bytes: args.block_cache_mib << 20,
+        rocks: RocksOptions {
+            block_cache_bytes: args.block_cache_mib << 20,
+            write_buffer_bytes: args.write_buffer_mib.max(1) << 20,
+        },
         split: SplitConfig {
             region_max_bytes: args.region_split_bytes.max(1),
             region_max_keys: args.region_split_keys.max(2),

@@ -35,6 +35,9 @@ const LOAD_MS_MIN: u64 = 500;
 const LOAD_MS_MAX: u64 = 2_000;
 /// Client `c` numbers its batches and rows from `c * CLIENT_ID_SPAN`.
 const CLIENT_ID_SPAN: u64 = 1_000_000;
+/// Memtables this small (MiB) are flushed many times a round, so kills also strike while
+/// flushes run and while the write-ahead log is a recycled file.
+const PLAYGROUND_ARGS: &[&str] = &["--write-buffer-mib", "1"];
 /// How long the clients of a round may take to notice the kill and stop.
 const CLIENT_STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -118,7 +121,7 @@ fn acknowledged_transactions_survive_kill_9_whole() {
     std::fs::create_dir(&data_dir).unwrap();
     let _log = LogOnFailure(data_dir.with_extension("log"));
     let port = common::free_port();
-    let mut playground = Playground::start_in(&data_dir, port);
+    let mut playground = Playground::start_in_with(&data_dir, port, PLAYGROUND_ARGS);
     playground.sql(
         None,
         "CREATE DATABASE crash; USE crash; \
@@ -171,7 +174,7 @@ fn acknowledged_transactions_survive_kill_9_whole() {
             "round {round}: no transaction committed in {load:?} (seed {seed})"
         );
 
-        playground = Playground::start_in(&data_dir, port);
+        playground = Playground::start_in_with(&data_dir, port, PLAYGROUND_ARGS);
         let verified = runtime.block_on(verify(&playground, &mut ledger));
         println!(
             "round {round}: killed after {load:?}; {acknowledged_in_round} transactions acknowledged; \
@@ -200,6 +203,17 @@ fn acknowledged_transactions_survive_kill_9_whole() {
         ),
     );
     assert_eq!(out, "v\nupdated\nafter the crashes\n", "seed {seed}");
+    let tables = std::fs::read_dir(data_dir.join("kv"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "sst"))
+        })
+        .count();
+    assert!(
+        tables > 0,
+        "no memtable was flushed: the kills never met flushed data (seed {seed})"
+    );
 }
 
 /// Prints the end of the server log when the test fails, before the temporary folder goes.

@@ -106,6 +106,11 @@ impl Playground {
 
     /// Starts a playground on an existing data folder (a restart).
     pub fn start_in(data_dir: &Path, port: u16) -> Playground {
+        Playground::start_in_with(data_dir, port, &[])
+    }
+
+    /// [`Playground::start_in`] with more command-line arguments.
+    pub fn start_in_with(data_dir: &Path, port: u16, extra: &[&str]) -> Playground {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -115,6 +120,7 @@ impl Playground {
             .args(["playground", "--data-dir"])
             .arg(data_dir)
             .args(["--port", &port.to_string(), "--block-cache-mib", "256"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
