@@ -21,6 +21,7 @@
 //! RocksDB groups concurrent synced writers so that many commits share one `fsync` (group
 //! commit); the engine adds nothing on top of that.
 
+mod group_commit;
 mod memory;
 mod rocks;
 

@@ -8,6 +8,7 @@ use rocksdb::{
     DBRawIteratorWithThreadMode, Options, ReadOptions, SliceTransform, WriteOptions, DB,
 };
 
+use crate::group_commit::GroupCommit;
 use crate::{BatchOp, Cf, Engine, EngineError, EngineIterator, WriteBatch};
 
 /// Default size of the block cache shared by all column families.
@@ -37,6 +38,7 @@ impl Default for RocksOptions {
 /// RocksDB with the `default`, `lock` and `write` column families.
 pub struct RocksEngine {
     db: Arc<DB>,
+    synced_writes: GroupCommit,
 }
 
 fn storage_error(e: rocksdb::Error) -> EngineError {
@@ -102,7 +104,10 @@ impl RocksEngine {
             ColumnFamilyDescriptor::new(cf.name(), cf_options)
         });
         let db = DB::open_cf_descriptors(&db_options, path, descriptors).map_err(storage_error)?;
-        Ok(RocksEngine { db: Arc::new(db) })
+        Ok(RocksEngine {
+            db: Arc::new(db),
+            synced_writes: GroupCommit::default(),
+        })
     }
 
     /// Stops flushes and compactions and waits for the running ones, before the process exits:
@@ -110,6 +115,22 @@ impl RocksEngine {
     /// it). Committed writes are already in the synced write-ahead log.
     pub fn stop_background_work(&self) {
         self.db.cancel_all_background_work(true);
+    }
+
+    /// Writes `batches` as one atomic RocksDB batch.
+    fn write_batches(&self, batches: &[&WriteBatch], sync: bool) -> Result<(), EngineError> {
+        let mut rocks_batch = rocksdb::WriteBatch::default();
+        for op in batches.iter().flat_map(|b| b.ops()) {
+            match op {
+                BatchOp::Put { cf, key, value } => rocks_batch.put_cf(self.handle(*cf), key, value),
+                BatchOp::Delete { cf, key } => rocks_batch.delete_cf(self.handle(*cf), key),
+            }
+        }
+        let mut write_options = WriteOptions::default();
+        write_options.set_sync(sync);
+        self.db
+            .write_opt(rocks_batch, &write_options)
+            .map_err(storage_error)
     }
 
     fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
@@ -125,18 +146,12 @@ impl Engine for RocksEngine {
     }
 
     fn write(&self, batch: &WriteBatch, sync: bool) -> Result<(), EngineError> {
-        let mut rocks_batch = rocksdb::WriteBatch::default();
-        for op in batch.ops() {
-            match op {
-                BatchOp::Put { cf, key, value } => rocks_batch.put_cf(self.handle(*cf), key, value),
-                BatchOp::Delete { cf, key } => rocks_batch.delete_cf(self.handle(*cf), key),
-            }
+        if sync {
+            self.synced_writes
+                .write(batch, |group| self.write_batches(group, true))
+        } else {
+            self.write_batches(&[batch], false)
         }
-        let mut write_options = WriteOptions::default();
-        write_options.set_sync(sync);
-        self.db
-            .write_opt(rocks_batch, &write_options)
-            .map_err(storage_error)
     }
 
     fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_> {
