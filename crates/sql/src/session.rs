@@ -233,6 +233,16 @@ impl StatementError {
         }
     }
 
+    /// Whether an autocommit statement may run again from scratch: also when a reader rolled
+    /// its transaction back before the commit landed (nothing was committed or returned).
+    fn autocommit_may_retry(&self) -> bool {
+        self.is_retryable()
+            || matches!(
+                self,
+                StatementError::Txn(TxnError::Kv(KvError::TxnAborted { .. }))
+            )
+    }
+
     fn into_sql(self) -> SqlError {
         match self {
             StatementError::Txn(e) => e.into(),
@@ -834,7 +844,7 @@ impl Session {
                 .and_then(|r| txn.commit().map(|_| r).map_err(StatementError::Txn));
             match outcome {
                 Ok(r) => return Ok(r),
-                Err(e) if e.is_retryable() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
+                Err(e) if e.autocommit_may_retry() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
                 Err(e) => return Err(self.commit_error(e)),
             }
         }

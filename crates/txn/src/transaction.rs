@@ -127,10 +127,15 @@ impl Transaction {
                 .client
                 .kv()
                 .pessimistic_rollback(&released, self.start_ts);
-            if self.primary.as_ref().is_some_and(|p| released.contains(p)) && self.buffer.is_empty()
-            {
-                self.primary = None;
-            }
+        }
+        // A primary the statement wrote or locked first goes with it: the next key chosen
+        // must be one the commit writes (and, pessimistic, one that is locked).
+        if self
+            .primary
+            .as_ref()
+            .is_some_and(|p| !self.buffer.contains_key(p))
+        {
+            self.primary = None;
         }
     }
 
@@ -245,7 +250,8 @@ impl Transaction {
     }
 
     fn buffer_op(&mut self, key: Key, op: BufferedOp) {
-        if self.primary.is_none() {
+        // A pessimistic transaction's primary is its first locked key (see `lock_keys`).
+        if self.primary.is_none() && self.mode == TxnMode::Optimistic {
             self.primary = Some(key.clone());
         }
         let previous = self.buffer.insert(key.clone(), op);
@@ -343,10 +349,18 @@ impl Transaction {
             return Ok(self.start_ts);
         }
         let buffer = std::mem::take(&mut self.buffer);
-        let primary = self
-            .primary
-            .clone()
-            .unwrap_or_else(|| buffer.keys().next().expect("non-empty").clone());
+        // The primary must be among the keys prewritten: readers that meet a secondary lock
+        // decide the transaction from it. A pessimistic one prefers a locked key, whose lock
+        // tells those readers that the transaction still runs before its prewrite lands.
+        let primary = match &self.primary {
+            Some(p) if buffer.contains_key(p) => p.clone(),
+            _ => self
+                .locked
+                .iter()
+                .find(|k| buffer.contains_key(*k))
+                .unwrap_or_else(|| buffer.keys().next().expect("non-empty"))
+                .clone(),
+        };
         let mutations: Vec<Mutation> = buffer
             .into_iter()
             .map(|(k, op)| match op {

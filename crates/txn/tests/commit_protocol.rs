@@ -21,6 +21,8 @@ struct Recording {
     inner: Storage,
     /// `try_one_pc` and `async_commit` of each prewrite, and the keys of each commit call.
     prewrites: Mutex<Vec<(bool, bool)>>,
+    /// The primary and the keys of each prewrite.
+    primaries: Mutex<Vec<(Key, Vec<Key>)>>,
     commits: Mutex<Vec<usize>>,
 }
 
@@ -44,6 +46,10 @@ impl KvApi for Recording {
         self.prewrites
             .lock()
             .push((request.try_one_pc, request.async_commit));
+        self.primaries.lock().push((
+            request.primary.clone(),
+            request.mutations.iter().map(|m| m.key().to_vec()).collect(),
+        ));
         self.inner.prewrite(request)
     }
     fn commit(
@@ -98,6 +104,7 @@ fn the_commit_protocol_follows_the_switches() {
     let kv = Arc::new(Recording {
         inner: Storage::new(Arc::new(MemoryEngine::new())).unwrap(),
         prewrites: Mutex::new(Vec::new()),
+        primaries: Mutex::new(Vec::new()),
         commits: Mutex::new(Vec::new()),
     });
     let client = TxnClient::new(kv.clone(), Arc::new(LocalTso::open(dir.path()).unwrap()));
@@ -144,4 +151,52 @@ fn the_commit_protocol_follows_the_switches() {
         .map(|v| Some(v.to_vec()))
         .collect();
     assert_eq!(values, expected);
+}
+
+#[test]
+fn the_primary_is_a_key_the_commit_writes_and_pessimistically_one_it_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let kv = Arc::new(Recording {
+        inner: Storage::new(Arc::new(MemoryEngine::new())).unwrap(),
+        prewrites: Mutex::new(Vec::new()),
+        primaries: Mutex::new(Vec::new()),
+        commits: Mutex::new(Vec::new()),
+    });
+    let client = TxnClient::new(kv.clone(), Arc::new(LocalTso::open(dir.path()).unwrap()));
+
+    // An UPDATE buffers an index entry before it locks the row: the row is the primary, so
+    // a reader that meets another key's lock finds the transaction alive at the primary.
+    let mut txn = client.begin(TxnMode::Pessimistic).unwrap();
+    txn.set_one_pc(false);
+    txn.set_async_commit(true);
+    txn.begin_statement(true).unwrap();
+    txn.delete(b"i-old".to_vec());
+    txn.put(b"i-new".to_vec(), Vec::new());
+    txn.put(b"r".to_vec(), b"row".to_vec());
+    txn.lock_keys(vec![b"r".to_vec()], 1000).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(kv.primaries.lock()[0].0, b"r".to_vec());
+
+    // A statement undone after it wrote the first key takes the primary with it.
+    for mode in [TxnMode::Optimistic, TxnMode::Pessimistic] {
+        let mut txn = client.begin(mode).unwrap();
+        txn.set_one_pc(false);
+        txn.begin_statement(true).unwrap();
+        txn.put(b"x".to_vec(), b"1".to_vec());
+        txn.lock_keys(vec![b"x".to_vec()], 1000).unwrap();
+        txn.rollback_statement();
+        txn.begin_statement(true).unwrap();
+        txn.put(b"y".to_vec(), b"2".to_vec());
+        txn.put(b"z".to_vec(), b"3".to_vec());
+        txn.lock_keys(vec![b"z".to_vec()], 1000).unwrap();
+        txn.commit().unwrap();
+        let (primary, keys) = kv.primaries.lock().last().unwrap().clone();
+        assert!(
+            keys.contains(&primary),
+            "{mode:?}: primary {primary:?} not in {keys:?}"
+        );
+        if mode == TxnMode::Pessimistic {
+            assert_eq!(primary, b"z".to_vec());
+        }
+    }
 }
