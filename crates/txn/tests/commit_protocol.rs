@@ -98,8 +98,8 @@ fn wait_for_commits(kv: &Recording, n: usize) {
     }
 }
 
-#[test]
-fn the_commit_protocol_follows_the_switches() {
+/// A client over a recording local storage (the folder holds the timestamp oracle's file).
+fn recording_client() -> (tempfile::TempDir, Arc<Recording>, TxnClient) {
     let dir = tempfile::tempdir().unwrap();
     let kv = Arc::new(Recording {
         inner: Storage::new(Arc::new(MemoryEngine::new())).unwrap(),
@@ -108,6 +108,12 @@ fn the_commit_protocol_follows_the_switches() {
         commits: Mutex::new(Vec::new()),
     });
     let client = TxnClient::new(kv.clone(), Arc::new(LocalTso::open(dir.path()).unwrap()));
+    (dir, kv, client)
+}
+
+#[test]
+fn the_commit_protocol_follows_the_switches() {
+    let (_dir, kv, client) = recording_client();
 
     // One-phase commit (the default): no commit call.
     let mut txn = client.begin(TxnMode::Optimistic).unwrap();
@@ -155,14 +161,7 @@ fn the_commit_protocol_follows_the_switches() {
 
 #[test]
 fn the_primary_is_a_key_the_commit_writes_and_pessimistically_one_it_locked() {
-    let dir = tempfile::tempdir().unwrap();
-    let kv = Arc::new(Recording {
-        inner: Storage::new(Arc::new(MemoryEngine::new())).unwrap(),
-        prewrites: Mutex::new(Vec::new()),
-        primaries: Mutex::new(Vec::new()),
-        commits: Mutex::new(Vec::new()),
-    });
-    let client = TxnClient::new(kv.clone(), Arc::new(LocalTso::open(dir.path()).unwrap()));
+    let (_dir, kv, client) = recording_client();
 
     // An UPDATE buffers an index entry before it locks the row: the row is the primary, so
     // a reader that meets another key's lock finds the transaction alive at the primary.
