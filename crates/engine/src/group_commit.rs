@@ -8,6 +8,7 @@
 //! writer that queued meanwhile. So RocksDB sees one synced writer at a time, and the data of a
 //! group becomes visible only once it is on disk, as with RocksDB's own groups.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::thread::{self, Thread};
 
@@ -84,7 +85,16 @@ impl GroupCommit {
         }
         let group = std::mem::take(&mut self.queue.lock().waiting);
         let batches: Vec<&WriteBatch> = group.iter().map(|(b, _)| b).collect();
-        let result = write_group(&batches);
+        // A panic while writing must not leave the others asleep and the lead taken: they
+        // hear of a failure, the lead passes on, and then the panic goes on in this thread.
+        let written = panic::catch_unwind(AssertUnwindSafe(|| write_group(&batches)));
+        let (result, panicked) = match written {
+            Ok(result) => (result, None),
+            Err(payload) => (
+                Err(EngineError::Storage("the group's write panicked".into())),
+                Some(payload),
+            ),
+        };
         let shared = result.as_ref().map(|_| ()).map_err(|e| e.to_string());
         for (_, writer) in &group {
             if !Arc::ptr_eq(writer, &me) {
@@ -95,6 +105,10 @@ impl GroupCommit {
         match queue.waiting.first() {
             Some((_, next)) => next.tell(Turn::Lead),
             None => queue.leading = false,
+        }
+        drop(queue);
+        if let Some(payload) = panicked {
+            panic::resume_unwind(payload);
         }
         result
     }
@@ -159,6 +173,32 @@ mod tests {
                 "writer of {key:?} heard another outcome"
             );
         }
+    }
+
+    #[test]
+    fn a_panicking_leader_tells_its_group_and_passes_the_lead_on() {
+        let group_commit = Arc::new(GroupCommit::default());
+        let entered = Arc::new(std::sync::Barrier::new(2));
+        let leader = {
+            let (group_commit, entered) = (group_commit.clone(), entered.clone());
+            thread::spawn(move || {
+                let mut batch = WriteBatch::new();
+                batch.put(Cf::Default, b"a".to_vec(), Vec::new());
+                let _ = group_commit.write(&batch, |_| {
+                    entered.wait();
+                    // Let the other writer queue behind this group.
+                    thread::sleep(std::time::Duration::from_millis(50));
+                    panic!("engine bug");
+                });
+            })
+        };
+        entered.wait();
+        let mut batch = WriteBatch::new();
+        batch.put(Cf::Default, b"b".to_vec(), Vec::new());
+        // Queued behind the panicking group: it leads the next one and is written.
+        assert!(group_commit.write(&batch, |_| Ok(())).is_ok());
+        assert!(leader.join().is_err(), "the leader's own thread panics");
+        assert!(group_commit.write(&batch, |_| Ok(())).is_ok());
     }
 
     #[test]
