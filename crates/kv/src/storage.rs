@@ -627,8 +627,9 @@ impl KvApi for Storage {
         primary: &[u8],
         start_ts: Timestamp,
         current_ts: Timestamp,
+        rollback_if_missing: bool,
     ) -> Result<TxnStatus, KvError> {
-        self.txn_status(primary, start_ts, current_ts)
+        self.txn_status(primary, start_ts, current_ts, rollback_if_missing)
     }
 
     fn resolve_lock(
@@ -788,6 +789,7 @@ impl Storage {
         primary: &[u8],
         start_ts: Timestamp,
         current_ts: Timestamp,
+        rollback_if_missing: bool,
     ) -> Result<TxnStatus, KvError> {
         // The status is decided and a rollback written under the primary's latch: the
         // transaction's own commit of the primary takes it too, so an expired lock cannot be
@@ -825,6 +827,8 @@ impl Storage {
                 Ok(TxnStatus::Committed { commit_ts })
             }
             Some(_) => Ok(TxnStatus::RolledBack),
+            // The primary's prewrite may still be on its way.
+            None if !rollback_if_missing => Ok(TxnStatus::Locked { ttl_ms: 0 }),
             None => {
                 self.finish_latched_keys(&primary_key, start_ts, None)?;
                 Ok(TxnStatus::RolledBack)

@@ -71,7 +71,7 @@ fn prewrite_commit_then_read_at_snapshots() {
     assert_eq!(s.get(b"a", ts(20)).unwrap(), Some(b"1".to_vec()));
     assert_eq!(s.get(b"b", ts(u64::MAX)).unwrap(), Some(b"2".to_vec()));
     assert_eq!(
-        s.check_txn_status(b"a", ts(10), ts(30)).unwrap(),
+        s.check_txn_status(b"a", ts(10), ts(30), true).unwrap(),
         TxnStatus::Committed { commit_ts: ts(20) }
     );
 }
@@ -87,7 +87,7 @@ fn rollback_leaves_a_marker_that_fails_a_late_commit() {
         Err(KvError::TxnAborted { start_ts: ts(10) })
     );
     assert_eq!(
-        s.check_txn_status(b"a", ts(10), ts(30)).unwrap(),
+        s.check_txn_status(b"a", ts(10), ts(30), true).unwrap(),
         TxnStatus::RolledBack
     );
 }
@@ -372,11 +372,11 @@ fn async_commit_locks_sit_above_served_reads_and_resolve_from_their_secondaries(
     // (never "rolled back": every key may already be prewritten).
     let soon = Timestamp::compose(1_000_001, 0);
     assert!(matches!(
-        s.check_txn_status(b"a", start, soon).unwrap(),
+        s.check_txn_status(b"a", start, soon, true).unwrap(),
         TxnStatus::Locked { .. }
     ));
     let later = Timestamp::compose(1_010_000, 0);
-    let status = s.check_txn_status(b"a", start, later).unwrap();
+    let status = s.check_txn_status(b"a", start, later, true).unwrap();
     assert_eq!(
         status,
         TxnStatus::Undecided {
@@ -473,7 +473,7 @@ fn a_retried_async_commit_prewrite_keeps_its_locks_min_commit_ts() {
     let retried = prewrite_async(&s, &[b"a", b"b"], start).unwrap();
     assert_eq!(retried, first);
     let later = Timestamp::compose(9_000_000, 0);
-    let status = s.check_txn_status(b"a", start, later).unwrap();
+    let status = s.check_txn_status(b"a", start, later, true).unwrap();
     assert_eq!(
         status,
         TxnStatus::Undecided {
@@ -621,4 +621,52 @@ fn a_deadlock_across_two_nodes_is_found_by_the_shared_detector() {
     assert_eq!(first, Ok(()), "10 gets b once 20 is gone");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(!detector.0.lock().contains(ts(10)), "the wait ended");
+}
+
+#[test]
+fn a_primary_not_yet_prewritten_is_rolled_back_only_when_asked() {
+    let s = storage();
+    // Transaction 10 prewrites its secondary b before its primary a (different regions do
+    // this in parallel).
+    let request = |keys: Vec<Mutation>| PrewriteRequest {
+        mutations: keys,
+        primary: b"a".to_vec(),
+        start_ts: ts(10),
+        for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
+        lock_ttl_ms: 3000,
+        try_one_pc: false,
+        async_commit: false,
+        secondaries: Vec::new(),
+    };
+    s.prewrite(&request(vec![put(b"b", b"2")])).unwrap();
+    // A reader meets b's lock while it is young: the missing primary counts as running and
+    // nothing is written on it.
+    assert_eq!(
+        s.check_txn_status(b"a", ts(10), ts(30), false).unwrap(),
+        TxnStatus::Locked { ttl_ms: 0 }
+    );
+    s.prewrite(&request(vec![put(b"a", b"1")])).unwrap();
+    s.commit(&[b"a".to_vec(), b"b".to_vec()], ts(10), ts(20))
+        .unwrap();
+    assert_eq!(s.get(b"a", ts(25)).unwrap(), Some(b"1".to_vec()));
+    assert_eq!(s.get(b"b", ts(25)).unwrap(), Some(b"2".to_vec()));
+
+    // Transaction 40 likewise, but the reader finds b's lock expired: the primary is rolled
+    // back and its late prewrite fails.
+    let request = |keys: Vec<Mutation>| PrewriteRequest {
+        start_ts: ts(40),
+        ..request(keys)
+    };
+    s.prewrite(&request(vec![put(b"b", b"3")])).unwrap();
+    assert_eq!(
+        s.check_txn_status(b"a", ts(40), ts(50), true).unwrap(),
+        TxnStatus::RolledBack
+    );
+    assert_eq!(
+        s.prewrite(&request(vec![put(b"a", b"4")])),
+        Err(KvError::TxnAborted { start_ts: ts(40) })
+    );
+    s.resolve_lock(&[b"b".to_vec()], ts(40), None).unwrap();
+    assert_eq!(s.get(b"b", ts(60)).unwrap(), Some(b"2".to_vec()));
 }

@@ -157,7 +157,7 @@ pub enum TxnStatus {
         commit_ts: Timestamp,
     },
     RolledBack,
-    /// Still running; its lock lives this much longer.
+    /// Still running (or not yet prewritten); its lock lives this much longer (0 when unknown).
     Locked {
         ttl_ms: u64,
     },
@@ -228,11 +228,19 @@ pub trait KvApi: Send + Sync + 'static {
 
     /// Tells whether the transaction of `primary` committed, rolled back or still runs; rolls
     /// it back when its lock has expired by `current_ts`.
+    ///
+    /// A primary with neither a lock nor a record of the transaction was never prewritten, or
+    /// its prewrite has not arrived yet (a transaction prewrites its keys in parallel, so a
+    /// secondary may be locked first). With `rollback_if_missing` it is rolled back, and the
+    /// rollback record fails the late prewrite; without, the transaction counts as running
+    /// ([`TxnStatus::Locked`]). A caller asks for the rollback once the lock it met has
+    /// expired.
     fn check_txn_status(
         &self,
         primary: &[u8],
         start_ts: Timestamp,
         current_ts: Timestamp,
+        rollback_if_missing: bool,
     ) -> Result<TxnStatus, KvError>;
 
     /// Checks the secondaries of an undecided async-commit transaction: each key must hold the

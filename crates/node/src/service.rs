@@ -515,7 +515,12 @@ impl kv_server::Kv for KvService {
         }
         let storage = self.storage.clone();
         let result = blocking(move || {
-            storage.check_txn_status(&r.primary, Timestamp(r.start_ts), Timestamp(r.current_ts))
+            storage.check_txn_status(
+                &r.primary,
+                Timestamp(r.start_ts),
+                Timestamp(r.current_ts),
+                r.rollback_if_missing,
+            )
         })
         .await?;
         Ok(Response::new(match result {

@@ -889,6 +889,7 @@ impl KvApi for RemoteKv {
         primary: &[u8],
         start_ts: Timestamp,
         current_ts: Timestamp,
+        rollback_if_missing: bool,
     ) -> Result<TxnStatus, KvError> {
         self.on_region_of(primary, |region| {
             let request = pb::CheckTxnStatusRequest {
@@ -896,6 +897,7 @@ impl KvApi for RemoteKv {
                 primary: primary.to_vec(),
                 start_ts: start_ts.0,
                 current_ts: current_ts.0,
+                rollback_if_missing,
             };
             self.send(region, Duration::ZERO, |mut c| async move {
                 c.check_txn_status(request).await

@@ -17,9 +17,11 @@ pub const LOCK_TTL_MS: u64 = 3_000;
 /// The most keys a transaction commits with async commit (more keys make the primary's lock,
 /// which lists them, and a reader's check of them, too large).
 pub const ASYNC_COMMIT_KEYS_MAX: usize = 256;
-/// How many times a read backs off for a lock of a running transaction.
-const READ_LOCK_RETRIES_MAX: usize = 200;
-const READ_LOCK_BACKOFF: Duration = Duration::from_millis(5);
+const READ_LOCK_BACKOFF_MS: u64 = 5;
+const READ_LOCK_BACKOFF: Duration = Duration::from_millis(READ_LOCK_BACKOFF_MS);
+/// How many times a read backs off for a lock of a running transaction: enough to outlast a
+/// lock's TTL, after which the lock's transaction is rolled back (if it did not finish).
+const READ_LOCK_RETRIES_MAX: usize = ((LOCK_TTL_MS + 1_000) / READ_LOCK_BACKOFF_MS) as usize;
 
 /// Optimistic transactions detect conflicts at commit; pessimistic ones lock rows as their
 /// statements write them.
@@ -491,11 +493,17 @@ impl Transaction {
 
     fn resolve(&self, lock: &LockInfo) -> Result<(), TxnError> {
         let current_ts = self.client.current_ts()?;
-        match self
-            .client
-            .kv()
-            .check_txn_status(&lock.primary, lock.start_ts, current_ts)?
-        {
+        // Until the lock met expires, a primary without the transaction's lock may still be
+        // on its way (keys are prewritten in parallel): rolling it back then would abort a
+        // running transaction.
+        let expired =
+            current_ts.physical_ms() >= lock.start_ts.physical_ms().saturating_add(lock.ttl_ms);
+        match self.client.kv().check_txn_status(
+            &lock.primary,
+            lock.start_ts,
+            current_ts,
+            expired,
+        )? {
             TxnStatus::Committed { commit_ts } => self.client.kv().resolve_lock(
                 std::slice::from_ref(&lock.key),
                 lock.start_ts,

@@ -69,8 +69,10 @@ impl KvApi for Recording {
         primary: &[u8],
         start_ts: Timestamp,
         current_ts: Timestamp,
+        rollback_if_missing: bool,
     ) -> Result<TxnStatus, KvError> {
-        self.inner.check_txn_status(primary, start_ts, current_ts)
+        self.inner
+            .check_txn_status(primary, start_ts, current_ts, rollback_if_missing)
     }
     fn check_secondary_locks(
         &self,
