@@ -24,7 +24,7 @@ pub mod mvcc;
 pub mod reader;
 mod storage;
 
-pub use storage::{DeadlockDetector, Storage, LOCK_WAIT_RECHECK};
+pub use storage::{DeadlockDetector, LeaderLocks, Storage, LOCK_WAIT_RECHECK};
 
 #[cfg(test)]
 mod tests;

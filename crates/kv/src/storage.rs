@@ -53,6 +53,16 @@ pub struct Storage {
     counts_locks: bool,
 }
 
+/// What a node that starts leading keys does with the pessimistic locks it holds on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaderLocks {
+    /// They may be stale (another replica led the keys meanwhile, and its locks went with
+    /// it): drop them.
+    Forget,
+    /// The node led the keys without a gap (a region split off one it led): keep them.
+    Keep,
+}
+
 impl Storage {
     /// Opens storage over `engine`, counting the prewrite locks left on disk.
     pub fn new(engine: Arc<dyn Engine>) -> Result<Storage, KvError> {
@@ -95,11 +105,13 @@ impl Storage {
     /// replica led them (or, on a single node, after a restart): one-phase commits start above
     /// `now` (a fresh timestamp, above any read the previous leader served), writes may trust
     /// the write floors from `now` on, and in-memory pessimistic locks of earlier terms are
-    /// dropped.
-    pub fn start_leading(&self, start: &[u8], end: &[u8], now: Timestamp) {
+    /// dropped unless `locks` says they are current.
+    pub fn start_leading(&self, start: &[u8], end: &[u8], now: Timestamp, locks: LeaderLocks) {
         self.raise_max_read_ts(now);
         self.cm.raise_write_floors(now);
-        self.cm.forget_pessimistic_locks(start, end);
+        if locks == LeaderLocks::Forget {
+            self.cm.forget_pessimistic_locks(start, end);
+        }
     }
 
     /// Reads `keys` at `ts` unless a commit in flight at or below `ts` holds one of them, in

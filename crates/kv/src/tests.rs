@@ -9,13 +9,13 @@ use strata_kvapi::{
 };
 use strata_types::Timestamp;
 
-use crate::Storage;
+use crate::{LeaderLocks, Storage};
 
 /// A single node's storage, leading every key from timestamp 1 on (as a playground does once
 /// it has a timestamp), so writes may skip reading versions where the write floors allow.
 fn storage() -> Storage {
     let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
-    s.start_leading(b"", b"", ts(1));
+    s.start_leading(b"", b"", ts(1), LeaderLocks::Forget);
     s
 }
 
@@ -131,7 +131,7 @@ fn one_pc_writes_meet_newer_commits_with_or_without_known_write_floors() {
         Err(KvError::WriteConflict { conflict_commit_ts, .. }) if conflict_commit_ts == first
     ));
     // Leading from 50 on, a commit at or below 50 must not be skipped over...
-    s.start_leading(b"", b"", ts(50));
+    s.start_leading(b"", b"", ts(50), LeaderLocks::Forget);
     assert!(matches!(
         prewrite(&s, vec![put(b"a", b"2")], 9, true),
         Err(KvError::WriteConflict { .. })
@@ -159,7 +159,7 @@ fn one_pc_writes_meet_newer_commits_with_or_without_known_write_floors() {
     let restarted = Storage::new(engine).unwrap();
     let newest = restarted.get(b"a", Timestamp::MAX).unwrap();
     assert_eq!(newest, Some(b"3".to_vec()));
-    restarted.start_leading(b"", b"", ts(200));
+    restarted.start_leading(b"", b"", ts(200), LeaderLocks::Forget);
     assert!(matches!(
         prewrite(&restarted, vec![put(b"a", b"4")], 85, true),
         Err(KvError::WriteConflict { .. })
@@ -511,7 +511,7 @@ fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_loc
     };
     // Transaction 10 locks (and reads) r at 10; then its lock goes with a change of leader.
     s.pessimistic_lock(&lock(10, 10)).unwrap();
-    s.start_leading(b"", b"", ts(11));
+    s.start_leading(b"", b"", ts(11), LeaderLocks::Forget);
     // Transaction 20 locks r and commits a new value.
     s.pessimistic_lock(&lock(20, 20)).unwrap();
     let committed = pessimistic_put(20, 20, 20, b"90")
@@ -528,7 +528,7 @@ fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_loc
     assert_eq!(s.get(b"r", ts(later + 1)).unwrap(), Some(b"90".to_vec()));
     // Without a commit since it was locked, a key whose lock was lost is written.
     s.pessimistic_lock(&lock(later + 1, later + 1)).unwrap();
-    s.start_leading(b"", b"", ts(later + 2));
+    s.start_leading(b"", b"", ts(later + 2), LeaderLocks::Forget);
     let written = pessimistic_put(later + 1, later + 3, later + 1, b"80")
         .unwrap()
         .one_pc_commit_ts

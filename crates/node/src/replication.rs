@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use strata_engine::{BatchOp, Cf, Engine, EngineError, EngineIterator, RocksEngine, WriteBatch};
-use strata_kv::{mvcc, Storage};
+use strata_kv::{mvcc, LeaderLocks, Storage};
 use strata_pd::{PdClient, TimestampOracle};
 use strata_proto::raft::{self as pb, raft_client::RaftClient, raft_server};
-use strata_raftstore::{LeaderHook, Message, RegionMeta, Router, Transport};
+use strata_raftstore::{LeaderHook, LeaderStart, Message, Router, Transport};
 use tokio::sync::mpsc;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
@@ -273,7 +273,8 @@ impl NodeLeaderHook {
 }
 
 impl LeaderHook for NodeLeaderHook {
-    fn start_leading(&self, region: &RegionMeta, peer: u64, term: u64) -> bool {
+    fn start_leading(&self, start: &LeaderStart) -> bool {
+        let (region, peer, term) = (&start.region, start.peer, start.term);
         let Some(storage) = self.storage.get() else {
             return false;
         };
@@ -284,7 +285,12 @@ impl LeaderHook for NodeLeaderHook {
                 return false;
             }
         };
-        storage.start_leading(&region.start_key, &region.end_key, now);
+        let locks = if start.continues_parent {
+            LeaderLocks::Keep
+        } else {
+            LeaderLocks::Forget
+        };
+        storage.start_leading(&region.start_key, &region.end_key, now, locks);
         // What the placement driver asks in reply waits for the next regular heartbeat.
         if let Err(e) = self
             .pd

@@ -49,6 +49,7 @@ pub use raft::storage::MemStorage;
 pub use region::{PeerMeta, RegionMeta};
 pub use snapshot::{KeySpace, DATA_CFS};
 pub use store::{
-    LeaderHook, NotServing, PeerChange, ProposeFailure, RaftStore, Router, StoreConfig, StoreIo,
-    Transport, COMPACT_LOG_GAP, ELECTION_TICKS, LEASE, SNAPSHOT_MAX_BYTES, TICK_INTERVAL,
+    LeaderHook, LeaderStart, NotServing, PeerChange, ProposeFailure, RaftStore, Router,
+    StoreConfig, StoreIo, Transport, COMPACT_LOG_GAP, ELECTION_TICKS, LEASE, SNAPSHOT_MAX_BYTES,
+    TICK_INTERVAL,
 };

@@ -17,7 +17,7 @@ use crate::peer::{Peer, PeerConfig, ProposalOutcome, ProposeError};
 use crate::region::{region_key, Command, RegionMeta};
 use crate::snapshot::{restore_batch, KeySpace, RegionSnapshots};
 use crate::store::{
-    Msg, PeerChange, ProposeFailure, Reply, Status, StoreConfig, StoreIo, Transport,
+    LeaderStart, Msg, PeerChange, ProposeFailure, Reply, Status, StoreConfig, StoreIo, Transport,
     COMPACT_LOG_GAP, ELECTION_TICKS, HEARTBEAT_TICKS, LEASE, LOG_PURGE_INTERVAL,
     ORPHAN_MESSAGES_MAX, ORPHAN_REGIONS_MAX, ORPHAN_TTL, POLL_BATCH_MAX, PROPOSE_TIMEOUT,
     TICK_INTERVAL,
@@ -62,6 +62,8 @@ struct RegionPeer {
     peer: Peer<Applier>,
     /// The term the leader hook was last asked about, and when.
     hooked: Option<(u64, Instant)>,
+    /// Split off a region this store served as leader (see [`LeaderStart::continues_parent`]).
+    split_from_serving_leader: bool,
 }
 
 /// How long the leader hook has to prepare a region before it is asked again.
@@ -70,7 +72,7 @@ const HOOK_RETRY: Duration = Duration::from_secs(1);
 impl RegionPeer {
     /// Asks the leader hook to prepare this peer's term unless it is prepared or being
     /// prepared.
-    fn hook_if_needed(&mut self, serving_term: u64, hook: &Sender<(RegionMeta, u64, u64)>) {
+    fn hook_if_needed(&mut self, serving_term: u64, hook: &Sender<LeaderStart>) {
         let term = self.peer.term();
         if !self.peer.is_ready_leader() || serving_term == term {
             return;
@@ -80,7 +82,14 @@ impl RegionPeer {
             .is_some_and(|(t, at)| t == term && at.elapsed() < HOOK_RETRY);
         if !asked {
             self.hooked = Some((term, Instant::now()));
-            let _ = hook.send((self.meta.clone(), self.peer.id(), term));
+            // A region split off starts at INIT_TERM with no leader: the campaign of the peer
+            // next to the old leader makes the first term.
+            let _ = hook.send(LeaderStart {
+                region: self.meta.clone(),
+                peer: self.peer.id(),
+                term,
+                continues_parent: self.split_from_serving_leader && term == INIT_TERM + 1,
+            });
         }
     }
 }
@@ -99,7 +108,7 @@ pub(crate) struct Poller {
     transport: Arc<dyn Transport>,
     peers: HashMap<u64, RegionPeer>,
     status: Arc<RwLock<HashMap<u64, Status>>>,
-    hook: Sender<(RegionMeta, u64, u64)>,
+    hook: Sender<LeaderStart>,
     next_id: u64,
     pending: HashMap<u64, Pending>,
     /// Messages for regions this store does not hold yet, with when they came.
@@ -120,7 +129,7 @@ impl Poller {
         store_id: u64,
         io: StoreIo,
         status: Arc<RwLock<HashMap<u64, Status>>>,
-        hook: Sender<(RegionMeta, u64, u64)>,
+        hook: Sender<LeaderStart>,
         config: StoreConfig,
     ) -> Poller {
         Poller {
@@ -207,6 +216,7 @@ impl Poller {
                 meta,
                 peer,
                 hooked: None,
+                split_from_serving_leader: false,
             },
         );
         if let Some(orphans) = self.orphans.remove(&id) {
@@ -695,15 +705,18 @@ impl Poller {
         let p = self.peers.get_mut(&id).expect("split peers exist");
         let leading = p.peer.is_leader();
         p.meta = meta.clone();
+        let mut serving = false;
         if let Some(s) = self.status.write().get_mut(&id) {
             s.meta = meta;
+            serving = leading && s.serving_term == p.peer.term();
         }
         for new in new_regions {
             let new_id = new.id;
             info!(region = id, new_region = new_id, split_key = ?new.start_key, "region split");
             self.open_region(new, Origin::New)?;
-            if leading {
-                if let Some(p) = self.peers.get_mut(&new_id) {
+            if let Some(p) = self.peers.get_mut(&new_id) {
+                p.split_from_serving_leader = serving;
+                if leading {
                     p.peer.campaign();
                 }
             }

@@ -107,11 +107,23 @@ pub trait Transport: Send + Sync + 'static {
     fn send(&self, to_store: u64, region: u64, message: Message);
 }
 
+/// A peer of this node that leads its region, with its log applied, and is about to serve.
+#[derive(Clone, Debug)]
+pub struct LeaderStart {
+    pub region: RegionMeta,
+    pub peer: u64,
+    pub term: u64,
+    /// This node has led the region's keys without a gap: the region was split off a region
+    /// this node served as leader, and this is the new region's first term. What the node
+    /// keeps in memory for those keys (pessimistic locks) is still current.
+    pub continues_parent: bool,
+}
+
 /// What the node does before one of its peers starts serving as leader.
 pub trait LeaderHook: Send + Sync + 'static {
-    /// Called on the hook thread when this node's peer `peer` of `region` leads in `term` with
-    /// its log applied; the region serves once it returns true (false: asked again later).
-    fn start_leading(&self, region: &RegionMeta, peer: u64, term: u64) -> bool;
+    /// Called on the hook thread when one of this node's peers leads; the region serves once
+    /// it returns true (false: asked again later).
+    fn start_leading(&self, start: &LeaderStart) -> bool;
 }
 
 /// Why this node does not serve a region now.
@@ -423,7 +435,7 @@ impl RaftStore {
         config: StoreConfig,
     ) -> Result<RaftStore, crate::log::LogError> {
         let (mailbox, inbox) = channel::bounded(MAILBOX_CAPACITY);
-        let (hook_tx, hook_rx) = channel::unbounded::<(RegionMeta, u64, u64)>();
+        let (hook_tx, hook_rx) = channel::unbounded::<LeaderStart>();
         let status = Arc::new(RwLock::new(HashMap::new()));
         let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let purge = {
@@ -450,9 +462,9 @@ impl RaftStore {
         let hook = std::thread::Builder::new()
             .name("leader-hook".into())
             .spawn(move || {
-                for (meta, peer, term) in hook_rx {
-                    if hook.start_leading(&meta, peer, term) {
-                        let region = meta.id;
+                for start in hook_rx {
+                    if hook.start_leading(&start) {
+                        let (region, term) = (start.region.id, start.term);
                         if hook_mailbox.send(Msg::Serving { region, term }).is_err() {
                             return;
                         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use strata_engine::{RocksEngine, RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
-use strata_kv::Storage;
+use strata_kv::{LeaderLocks, Storage};
 use strata_pd::{LocalTso, TimestampOracle};
 use strata_sql::SqlServer;
 use strata_txn::TxnClient;
@@ -60,7 +60,7 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let storage = Arc::new(Storage::new(engine.clone())?);
     let tso = Arc::new(LocalTso::open(&args.data_dir.join("pd"))?);
     // Every key was written before this timestamp: the node leads them all from here on.
-    storage.start_leading(b"", b"", tso.get_ts()?);
+    storage.start_leading(b"", b"", tso.get_ts()?, LeaderLocks::Forget);
     let client = TxnClient::new(storage.clone(), tso);
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
     let gc = strata_kv::gc::GcWorker::start(storage.clone(), client_safe_point(client));

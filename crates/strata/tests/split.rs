@@ -134,3 +134,83 @@ fn a_node_killed_while_regions_split_catches_up_after_its_restart() {
     acked::assert_present(a, &acknowledged);
     acked::assert_present(b, &acknowledged);
 }
+
+/// The row a transaction holds locked while its region splits.
+const LOCKED_ID: u64 = 1_000_000;
+
+#[test]
+fn a_row_locked_before_its_region_splits_stays_locked() {
+    use mysql_async::prelude::Queryable;
+    // One KV node: regions split there, and nothing moves their leaders elsewhere.
+    let cluster = Cluster::start_with(1, 1, &["--region-split-keys", SPLIT_KEYS]);
+    let port = cluster.sql[0].port;
+    sql_at(
+        port,
+        None,
+        &format!(
+            "CREATE DATABASE l; CREATE TABLE l.t (id BIGINT PRIMARY KEY, v INT); \
+             INSERT INTO l.t VALUES ({LOCKED_ID}, 0)"
+        ),
+    );
+    let regions_before = cluster.regions().len();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = format!("mysql://root@127.0.0.1:{port}/l");
+    let (mut holder, mut other) = runtime.block_on(async {
+        let mut holder = common::connect(&url).await.expect("connect");
+        common::bounded(holder.query_drop("BEGIN")).await.unwrap();
+        let locked: Option<i64> = common::bounded(
+            holder.query_first(format!("SELECT v FROM t WHERE id = {LOCKED_ID} FOR UPDATE")),
+        )
+        .await
+        .unwrap();
+        assert_eq!(locked, Some(0));
+
+        // Rows below the locked one: the regions split, and the locked row, the table's last
+        // key, moves into a region split off each time.
+        let mut other = common::connect(&url).await.expect("connect");
+        for batch in 0..20u64 {
+            let rows: Vec<String> = (0..100)
+                .map(|i| format!("({}, 1)", batch * 100 + i + 1))
+                .collect();
+            let insert = format!("INSERT INTO t VALUES {}", rows.join(","));
+            common::bounded(other.query_drop(insert)).await.unwrap();
+        }
+        (holder, other)
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cluster.regions().len() < regions_before + 2 {
+        assert!(
+            Instant::now() < deadline,
+            "{} regions after 2,000 inserts with a {SPLIT_KEYS}-key limit (before: {regions_before})",
+            cluster.regions().len()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    runtime.block_on(async {
+        // The lock is still there: another writer waits for it and times out.
+        common::bounded(other.query_drop("SET innodb_lock_wait_timeout = 1"))
+            .await
+            .unwrap();
+        let update = format!("UPDATE t SET v = v + 1 WHERE id = {LOCKED_ID}");
+        let blocked = common::bounded(other.query_drop(update)).await;
+        assert_eq!(
+            blocked.as_ref().err().and_then(|e| e.server_code()),
+            Some(1205),
+            "a write of the locked row after the splits: {blocked:?}"
+        );
+        // And the holder's transaction commits its write.
+        let update = format!("UPDATE t SET v = 42 WHERE id = {LOCKED_ID}");
+        common::bounded(holder.query_drop(update)).await.unwrap();
+        common::bounded(holder.query_drop("COMMIT")).await.unwrap();
+    });
+    let out = sql_at(
+        port,
+        Some("l"),
+        &format!("SELECT v FROM t WHERE id = {LOCKED_ID}"),
+    );
+    assert_eq!(out.lines().nth(1), Some("42"), "{out}");
+}

@@ -22,6 +22,11 @@ const READ_LOCK_BACKOFF: Duration = Duration::from_millis(READ_LOCK_BACKOFF_MS);
 /// How many times a read backs off for a lock of a running transaction: enough to outlast a
 /// lock's TTL, after which the lock's transaction is rolled back (if it did not finish).
 const READ_LOCK_RETRIES_MAX: usize = ((LOCK_TTL_MS + 1_000) / READ_LOCK_BACKOFF_MS) as usize;
+/// How many times a prewrite backs off (one second in all) for another transaction's
+/// pessimistic lock, which lives as long as that transaction, before it fails. (An autocommit
+/// statement then runs again in pessimistic mode, where it waits as long as
+/// `innodb_lock_wait_timeout` says.)
+const PESSIMISTIC_LOCK_BACKOFFS_MAX: usize = 200;
 
 /// Optimistic transactions detect conflicts at commit; pessimistic ones lock rows as their
 /// statements write them.
@@ -407,11 +412,16 @@ impl Transaction {
         // committed that key (a secondary): resolve it from its primary and prewrite again.
         // A pessimistic lock belongs to a transaction still running: wait for it instead.
         let mut prewritten = self.client.kv().prewrite(&request);
+        let mut pessimistic_backoffs = 0;
         for _ in 0..READ_LOCK_RETRIES_MAX {
             let Err(KvError::KeyIsLocked(lock)) = &prewritten else {
                 break;
             };
             if lock.ttl_ms == 0 {
+                pessimistic_backoffs += 1;
+                if pessimistic_backoffs > PESSIMISTIC_LOCK_BACKOFFS_MAX {
+                    break;
+                }
                 std::thread::sleep(READ_LOCK_BACKOFF);
             } else if let Err(e) = self.resolve(lock) {
                 prewritten = Err(match e {
