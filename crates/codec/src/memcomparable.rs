@@ -311,7 +311,7 @@ fn encode_decimal(buf: &mut Vec<u8>, value: &Decimal) {
     };
     let mut magnitude = value.mantissa().unsigned_abs();
     let mut trailing_zeros = 0;
-    while magnitude % 10 == 0 {
+    while magnitude.is_multiple_of(10) {
         magnitude /= 10;
         trailing_zeros += 1;
     }

@@ -208,6 +208,60 @@ pub trait EngineIterator {
     fn prev(&mut self);
 }
 
+/// Length of the timestamp that ends every key of the write CF.
+const TIMESTAMP_SUFFIX_BYTES: usize = 8;
+
+/// The part of a write-CF key that its versions share: all but the timestamp.
+fn strip_timestamp(key: &[u8]) -> &[u8] {
+    &key[..key.len().saturating_sub(TIMESTAMP_SUFFIX_BYTES)]
+}
+
+/// A total-order cursor confined to the versions of the key it last sought: the default
+/// [`Engine::versions_iterator`].
+struct VersionsCursor<'a> {
+    inner: Box<dyn EngineIterator + 'a>,
+    prefix: Vec<u8>,
+}
+
+impl VersionsCursor<'_> {
+    fn aim(&mut self, key: &[u8]) {
+        self.prefix.clear();
+        self.prefix.extend_from_slice(strip_timestamp(key));
+    }
+}
+
+impl EngineIterator for VersionsCursor<'_> {
+    fn seek(&mut self, key: &[u8]) {
+        self.aim(key);
+        self.inner.seek(key);
+    }
+
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        self.aim(key);
+        self.inner.seek_for_prev(key);
+    }
+
+    fn valid(&self) -> Result<bool, EngineError> {
+        Ok(self.inner.valid()? && strip_timestamp(self.inner.key()) == self.prefix.as_slice())
+    }
+
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+
+    fn next(&mut self) {
+        self.inner.next();
+    }
+
+    fn prev(&mut self) {
+        self.inner.prev();
+    }
+}
+
 /// The ordered key-value store.
 pub trait Engine: Send + Sync + 'static {
     /// Returns the value stored under `key` in `cf`.
@@ -221,10 +275,13 @@ pub trait Engine: Send + Sync + 'static {
     fn iterator(&self, cf: Cf, lower: &[u8], upper: Option<&[u8]>) -> Box<dyn EngineIterator + '_>;
 
     /// Opens a cursor over the versions of one key in the write CF: every seek names a key
-    /// whose last 8 bytes are a timestamp, and the cursor stays among keys that share the rest
-    /// (so the engine can skip files by a prefix bloom filter). `upper` bounds it as well.
-    fn versions_iterator(&self, upper: &[u8]) -> Box<dyn EngineIterator + '_> {
-        self.iterator(Cf::Write, b"", Some(upper))
+    /// whose last 8 bytes are a timestamp, and the cursor stays among the keys that share the
+    /// rest with the key last sought (so the engine can skip files by a prefix bloom filter).
+    fn versions_iterator(&self) -> Box<dyn EngineIterator + '_> {
+        Box::new(VersionsCursor {
+            inner: self.iterator(Cf::Write, b"", None),
+            prefix: Vec::new(),
+        })
     }
 
     /// Returns the approximate bytes on disk (0 for memory).
@@ -273,8 +330,7 @@ mod tests {
             batch.put(Cf::Write, version(key, ts), vec![ts]);
         }
         engine.write(&batch, false).unwrap();
-        let upper = [&b"k"[..], &[0xFF; 9]].concat();
-        let mut it = engine.versions_iterator(&upper);
+        let mut it = engine.versions_iterator();
         it.seek(&version(b"k", 0));
         let mut seen = Vec::new();
         while it.valid().unwrap() {
@@ -287,7 +343,22 @@ mod tests {
             "only the versions of k, oldest timestamp bytes first"
         );
         it.seek(&version(b"i", 0));
-        assert!(!it.valid().unwrap() || it.key().starts_with(b"j") || it.key().starts_with(b"k"));
+        assert!(!it.valid().unwrap(), "no version of i, and j's are not i's");
+        it.seek(&version(b"l", 0));
+        assert_eq!((it.valid().unwrap(), it.value()), (true, &[9u8][..]));
+        it.next();
+        assert!(!it.valid().unwrap());
+        drop(it);
+
+        // A cursor taken after a write sees it, whether new or reused.
+        for ts in [3u8, 4] {
+            let mut batch = WriteBatch::new();
+            batch.put(Cf::Write, version(b"k", ts), vec![ts]);
+            engine.write(&batch, true).unwrap();
+            let mut it = engine.versions_iterator();
+            it.seek(&version(b"k", ts));
+            assert_eq!((it.valid().unwrap(), it.value()), (true, &[ts][..]));
+        }
     }
 
     #[test]

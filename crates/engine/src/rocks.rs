@@ -3,13 +3,17 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType,
     DBRawIteratorWithThreadMode, Options, ReadOptions, SliceTransform, WriteOptions, DB,
 };
 
 use crate::group_commit::GroupCommit;
-use crate::{BatchOp, Cf, Engine, EngineError, EngineIterator, WriteBatch};
+use crate::{
+    strip_timestamp, BatchOp, Cf, Engine, EngineError, EngineIterator, WriteBatch,
+    TIMESTAMP_SUFFIX_BYTES,
+};
 
 /// Default size of the block cache shared by all column families.
 pub const BLOCK_CACHE_BYTES_DEFAULT: usize = 2 << 30;
@@ -18,6 +22,10 @@ pub const WRITE_BUFFER_BYTES_DEFAULT: usize = 64 << 20;
 
 /// Write-ahead log files kept for reuse once their memtables are flushed.
 const WAL_RECYCLE_FILES: usize = 4;
+/// Idle versions cursors kept for reuse. Each pins the memtables and files current at its last
+/// use until it is used again, so the pool stays small: about the number of threads reading at
+/// once on this machine's cores.
+const VERSIONS_CURSORS_IDLE_MAX: usize = 16;
 
 /// Tunables of [`RocksEngine`].
 #[derive(Clone, Debug)]
@@ -39,7 +47,19 @@ impl Default for RocksOptions {
 pub struct RocksEngine {
     db: Arc<DB>,
     synced_writes: GroupCommit,
+    versions_cursors: Mutex<Vec<OwnedCursor>>,
 }
+
+type RawCursor<'db> = DBRawIteratorWithThreadMode<'db, DB>;
+
+self_cell::self_cell!(
+    /// A RocksDB iterator together with the database it reads, so it can wait in a pool.
+    struct OwnedCursor {
+        owner: Arc<DB>,
+        #[covariant]
+        dependent: RawCursor,
+    }
+);
 
 fn storage_error(e: rocksdb::Error) -> EngineError {
     EngineError::Storage(e.into_string())
@@ -107,6 +127,7 @@ impl RocksEngine {
         Ok(RocksEngine {
             db: Arc::new(db),
             synced_writes: GroupCommit::default(),
+            versions_cursors: Mutex::new(Vec::new()),
         })
     }
 
@@ -131,6 +152,18 @@ impl RocksEngine {
         self.db
             .write_opt(rocks_batch, &write_options)
             .map_err(storage_error)
+    }
+
+    /// A fresh cursor over the write CF that stays within the versions of the key it seeks.
+    fn new_versions_cursor(&self) -> OwnedCursor {
+        OwnedCursor::new(Arc::clone(&self.db), |db| {
+            let mut read_options = ReadOptions::default();
+            read_options.set_prefix_same_as_start(true);
+            let write = db
+                .cf_handle(Cf::Write.name())
+                .expect("column families are created at open");
+            db.raw_iterator_cf_opt(write, read_options)
+        })
     }
 
     fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
@@ -169,15 +202,21 @@ impl Engine for RocksEngine {
         })
     }
 
-    // Hot path: every point read.
-    fn versions_iterator(&self, upper: &[u8]) -> Box<dyn EngineIterator + '_> {
-        let mut read_options = ReadOptions::default();
-        read_options.set_prefix_same_as_start(true);
-        read_options.set_iterate_upper_bound(upper.to_vec());
-        Box::new(RocksIterator {
-            inner: self
-                .db
-                .raw_iterator_cf_opt(self.handle(Cf::Write), read_options),
+    // Hot path: every point read. Creating a RocksDB iterator (its view of every memtable and
+    // file) costs about as much as the seek that follows, while refreshing an idle one costs
+    // almost nothing as long as no flush or compaction has changed that set since.
+    fn versions_iterator(&self) -> Box<dyn EngineIterator + '_> {
+        let reused = self.versions_cursors.lock().pop();
+        let cursor = match reused {
+            Some(mut cursor) => match cursor.with_dependent_mut(|_, it| it.refresh()) {
+                Ok(()) => cursor,
+                Err(_) => self.new_versions_cursor(),
+            },
+            None => self.new_versions_cursor(),
+        };
+        Box::new(PooledCursor {
+            cursor: Some(cursor),
+            pool: &self.versions_cursors,
         })
     }
 
@@ -194,19 +233,19 @@ impl Engine for RocksEngine {
     }
 }
 
-/// Length of the timestamp suffix of write-CF keys.
-const TIMESTAMP_SUFFIX_BYTES: usize = 8;
-
-fn strip_timestamp(key: &[u8]) -> &[u8] {
-    &key[..key.len().saturating_sub(TIMESTAMP_SUFFIX_BYTES)]
-}
-
 fn has_timestamp(key: &[u8]) -> bool {
     key.len() >= TIMESTAMP_SUFFIX_BYTES
 }
 
 struct RocksIterator<'a> {
-    inner: DBRawIteratorWithThreadMode<'a, DB>,
+    inner: RawCursor<'a>,
+}
+
+fn cursor_valid(cursor: &RawCursor<'_>) -> Result<bool, EngineError> {
+    if cursor.valid() {
+        return Ok(true);
+    }
+    cursor.status().map(|_| false).map_err(storage_error)
 }
 
 impl EngineIterator for RocksIterator<'_> {
@@ -219,10 +258,7 @@ impl EngineIterator for RocksIterator<'_> {
     }
 
     fn valid(&self) -> Result<bool, EngineError> {
-        if self.inner.valid() {
-            return Ok(true);
-        }
-        self.inner.status().map(|_| false).map_err(storage_error)
+        cursor_valid(&self.inner)
     }
 
     fn key(&self) -> &[u8] {
@@ -239,5 +275,70 @@ impl EngineIterator for RocksIterator<'_> {
 
     fn prev(&mut self) {
         self.inner.prev();
+    }
+}
+
+/// A versions cursor on loan from the engine's pool; dropping it gives it back.
+struct PooledCursor<'a> {
+    /// Always `Some` until dropped.
+    cursor: Option<OwnedCursor>,
+    pool: &'a Mutex<Vec<OwnedCursor>>,
+}
+
+impl PooledCursor<'_> {
+    fn raw(&self) -> &RawCursor<'_> {
+        self.cursor
+            .as_ref()
+            .expect("held until drop")
+            .borrow_dependent()
+    }
+
+    fn with_raw(&mut self, f: impl FnOnce(&mut RawCursor<'_>)) {
+        self.cursor
+            .as_mut()
+            .expect("held until drop")
+            .with_dependent_mut(|_, it| f(it));
+    }
+}
+
+impl EngineIterator for PooledCursor<'_> {
+    fn seek(&mut self, key: &[u8]) {
+        self.with_raw(|it| it.seek(key));
+    }
+
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        self.with_raw(|it| it.seek_for_prev(key));
+    }
+
+    fn valid(&self) -> Result<bool, EngineError> {
+        cursor_valid(self.raw())
+    }
+
+    fn key(&self) -> &[u8] {
+        self.raw().key().expect("iterator is valid")
+    }
+
+    fn value(&self) -> &[u8] {
+        self.raw().value().expect("iterator is valid")
+    }
+
+    fn next(&mut self) {
+        self.with_raw(|it| it.next());
+    }
+
+    fn prev(&mut self) {
+        self.with_raw(|it| it.prev());
+    }
+}
+
+impl Drop for PooledCursor<'_> {
+    fn drop(&mut self) {
+        let Some(cursor) = self.cursor.take() else {
+            return;
+        };
+        let mut idle = self.pool.lock();
+        if idle.len() < VERSIONS_CURSORS_IDLE_MAX {
+            idle.push(cursor);
+        }
     }
 }

@@ -40,10 +40,7 @@ impl<'a> MvccReader<'a> {
     pub fn get(&self, key: &[u8], ts: Timestamp) -> Result<Option<Value>, KvError> {
         let encoded = mvcc::encode_user_key(key);
         let seek_key = mvcc::append_ts(encoded.clone(), ts);
-        let mut upper = encoded.clone();
-        upper.extend_from_slice(&[0xFF; 9]);
-        // No lower bound: the cursor only moves forward from the seek.
-        let mut it = self.engine.versions_iterator(&upper);
+        let mut it = self.engine.versions_iterator();
         it.seek(&seek_key);
         self.visible_value(&mut *it, &encoded)
     }
@@ -87,8 +84,7 @@ impl<'a> MvccReader<'a> {
     // Hot path: every write's conflict check.
     pub fn key_history(&self, key: &[u8], start_ts: Timestamp) -> Result<KeyHistory, KvError> {
         let encoded = mvcc::encode_user_key(key);
-        let upper = versions_upper_bound(&encoded);
-        let mut it = self.engine.versions_iterator(&upper);
+        let mut it = self.engine.versions_iterator();
         // The newest version sorts first: its key carries !MAX = 0.
         it.seek(&mvcc::append_ts(encoded.clone(), Timestamp::MAX));
         let mut history = KeyHistory::default();
@@ -122,8 +118,7 @@ impl<'a> MvccReader<'a> {
         start_ts: Timestamp,
     ) -> Result<Option<(Timestamp, WriteKind)>, KvError> {
         let encoded = mvcc::encode_user_key(key);
-        let upper = versions_upper_bound(&encoded);
-        let mut it = self.engine.versions_iterator(&upper);
+        let mut it = self.engine.versions_iterator();
         // The newest version sorts first: its key carries !MAX = 0.
         it.seek(&mvcc::append_ts(encoded.clone(), Timestamp::MAX));
         while it.valid().map_err(storage)? {

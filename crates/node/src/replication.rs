@@ -103,8 +103,8 @@ impl Engine for ReplicatedEngine {
         self.rocks.iterator(cf, lower, upper)
     }
 
-    fn versions_iterator(&self, upper: &[u8]) -> Box<dyn EngineIterator + '_> {
-        self.rocks.versions_iterator(upper)
+    fn versions_iterator(&self) -> Box<dyn EngineIterator + '_> {
+        self.rocks.versions_iterator()
     }
 
     fn approximate_size_bytes(&self) -> u64 {

@@ -210,7 +210,7 @@ impl Retries {
             return Err(error);
         }
         self.failed_in_a_row += 1;
-        if self.failed_in_a_row % members == 0 {
+        if self.failed_in_a_row.is_multiple_of(members) {
             tokio::time::sleep(PD_RETRY_BACKOFF.min(self.left())).await;
         }
         Ok(())

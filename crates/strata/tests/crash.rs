@@ -267,7 +267,7 @@ async fn write_until_error(url: &str, client: u64, first_sequence: u64) -> Clien
 /// clients with one multi-row INSERT in the text protocol.
 async fn insert_batch(conn: &mut Conn, client: u64, batch: Batch) -> Result<(), ClientError> {
     bounded(conn.query_drop("BEGIN")).await?;
-    if client % 2 == 0 {
+    if client.is_multiple_of(2) {
         for id in batch.row_ids() {
             bounded(conn.exec_drop(
                 "INSERT INTO acked (id, batch, v) VALUES (?, ?, ?)",
