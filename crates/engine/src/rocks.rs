@@ -1,7 +1,9 @@
 //! The production engine: RocksDB on disk with one column family per [`Cf`].
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rocksdb::{
@@ -22,10 +24,14 @@ pub const WRITE_BUFFER_BYTES_DEFAULT: usize = 64 << 20;
 
 /// Write-ahead log files kept for reuse once their memtables are flushed.
 const WAL_RECYCLE_FILES: usize = 4;
-/// Idle versions cursors kept for reuse. Each pins the memtables and files current at its last
-/// use until it is used again, so the pool stays small: about the number of threads reading at
-/// once on this machine's cores.
-const VERSIONS_CURSORS_IDLE_MAX: usize = 16;
+/// Idle versions cursors kept for reuse. A read holds one only for a seek and a step or two,
+/// so few are out at once, and the most recently returned is reused first.
+const VERSIONS_CURSORS_IDLE_MAX: usize = 4;
+/// How long a cursor may wait in the pool. An idle cursor keeps the memtables and files of its
+/// last refresh alive (files that compaction replaced stay on disk), so one that waited longer
+/// is dropped instead of reused; while no read comes at all, at most
+/// [`VERSIONS_CURSORS_IDLE_MAX`] such views stay pinned.
+const VERSIONS_CURSOR_IDLE_FOR_MAX: Duration = Duration::from_secs(1);
 
 /// Tunables of [`RocksEngine`].
 #[derive(Clone, Debug)]
@@ -47,8 +53,11 @@ impl Default for RocksOptions {
 pub struct RocksEngine {
     db: Arc<DB>,
     synced_writes: GroupCommit,
-    versions_cursors: Mutex<Vec<OwnedCursor>>,
+    versions_cursors: Mutex<IdleCursors>,
 }
+
+/// Idle versions cursors, oldest first, each with when it was returned.
+type IdleCursors = VecDeque<(OwnedCursor, Instant)>;
 
 type RawCursor<'db> = DBRawIteratorWithThreadMode<'db, DB>;
 
@@ -127,7 +136,7 @@ impl RocksEngine {
         Ok(RocksEngine {
             db: Arc::new(db),
             synced_writes: GroupCommit::default(),
-            versions_cursors: Mutex::new(Vec::new()),
+            versions_cursors: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -206,7 +215,17 @@ impl Engine for RocksEngine {
     // file) costs about as much as the seek that follows, while refreshing an idle one costs
     // almost nothing as long as no flush or compaction has changed that set since.
     fn versions_iterator(&self) -> Box<dyn EngineIterator + '_> {
-        let reused = self.versions_cursors.lock().pop();
+        let (reused, stale) = {
+            let mut idle = self.versions_cursors.lock();
+            let stale = idle
+                .front()
+                .is_some_and(|(_, since)| since.elapsed() > VERSIONS_CURSOR_IDLE_FOR_MAX)
+                .then(|| idle.pop_front())
+                .flatten();
+            (idle.pop_back().map(|(cursor, _)| cursor), stale)
+        };
+        // Dropped (and its view released) outside the lock.
+        drop(stale);
         let cursor = match reused {
             Some(mut cursor) => match cursor.with_dependent_mut(|_, it| it.refresh()) {
                 Ok(()) => cursor,
@@ -282,7 +301,7 @@ impl EngineIterator for RocksIterator<'_> {
 struct PooledCursor<'a> {
     /// Always `Some` until dropped.
     cursor: Option<OwnedCursor>,
-    pool: &'a Mutex<Vec<OwnedCursor>>,
+    pool: &'a Mutex<IdleCursors>,
 }
 
 impl PooledCursor<'_> {
@@ -336,9 +355,50 @@ impl Drop for PooledCursor<'_> {
         let Some(cursor) = self.cursor.take() else {
             return;
         };
+        let now = Instant::now();
         let mut idle = self.pool.lock();
-        if idle.len() < VERSIONS_CURSORS_IDLE_MAX {
-            idle.push(cursor);
-        }
+        idle.push_back((cursor, now));
+        let oldest = (idle.len() > VERSIONS_CURSORS_IDLE_MAX)
+            .then(|| idle.pop_front())
+            .flatten();
+        drop(idle);
+        drop(oldest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cursor_pool_stays_small_and_drops_cursors_idle_too_long() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = RocksEngine::open(dir.path(), &RocksOptions::default()).unwrap();
+        let idle = || engine.versions_cursors.lock().len();
+        let out: Vec<_> = (0..VERSIONS_CURSORS_IDLE_MAX + 2)
+            .map(|_| engine.versions_iterator())
+            .collect();
+        assert_eq!(idle(), 0);
+        drop(out);
+        assert_eq!(
+            idle(),
+            VERSIONS_CURSORS_IDLE_MAX,
+            "the pool keeps no more than its cap"
+        );
+
+        let reused = engine.versions_iterator();
+        assert_eq!(
+            idle(),
+            VERSIONS_CURSORS_IDLE_MAX - 1,
+            "a fresh idle cursor is reused"
+        );
+        drop(reused);
+        std::thread::sleep(VERSIONS_CURSOR_IDLE_FOR_MAX + Duration::from_millis(100));
+        let _reused = engine.versions_iterator();
+        assert_eq!(
+            idle(),
+            VERSIONS_CURSORS_IDLE_MAX - 2,
+            "the oldest cursor, idle too long, is dropped as another is taken"
+        );
     }
 }
