@@ -20,14 +20,18 @@ use strata_pd::{PdClient, TimestampOracle};
 use strata_proto::raft::{self as pb, raft_client::RaftClient, raft_server};
 use strata_raftstore::{LeaderHook, LeaderStart, Message, Router, Transport};
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 use tracing::{debug, warn};
 
 /// Raft messages queued for one other node; more are dropped (Raft resends).
 pub const RAFT_SEND_QUEUE: usize = 8192;
-/// Messages sent to one node in one gRPC call.
+/// Messages sent to one node in one message of its stream.
 pub const RAFT_SEND_BATCH: usize = 1024;
+/// Batches waiting for room in one node's stream (HTTP/2 flow control); while they wait,
+/// messages queue in [`RAFT_SEND_QUEUE`].
+pub const RAFT_STREAM_BATCHES_QUEUED: usize = 8;
 /// The largest gRPC message of Raft: a batch of messages fills up to [`MAX_MESSAGE_BYTES`]
 /// (more go in the next call), and one message may be a snapshot of a whole region.
 ///
@@ -170,48 +174,94 @@ impl Transport for GrpcTransport {
     }
 }
 
-/// Delivers the queued messages for one node, a batch per call, reconnecting after failures.
+/// Takes `first` and the messages queued behind it, up to [`RAFT_SEND_BATCH`] messages or
+/// [`MAX_MESSAGE_BYTES`](strata_proto::MAX_MESSAGE_BYTES) of them.
+fn take_batch(
+    first: pb::RaftEnvelope,
+    queue: &mut mpsc::Receiver<pb::RaftEnvelope>,
+) -> pb::RaftBatch {
+    let mut bytes = first.message.len();
+    let mut messages = vec![first];
+    while messages.len() < RAFT_SEND_BATCH && bytes < strata_proto::MAX_MESSAGE_BYTES {
+        match queue.try_recv() {
+            Ok(m) => {
+                bytes += m.message.len();
+                messages.push(m);
+            }
+            Err(_) => break,
+        }
+    }
+    pb::RaftBatch { messages }
+}
+
+/// Opens a client of `store`'s Raft service, or says why not.
+async fn connect(pd: &PdClient, store: u64) -> Option<RaftClient<Channel>> {
+    let lookup = pd.clone();
+    let address = tokio::task::spawn_blocking(move || lookup.store_address(store)).await;
+    match address {
+        Ok(Ok(address)) => match strata_pd::channel(&address, pd.runtime()) {
+            Ok(channel) => Some(
+                RaftClient::new(channel)
+                    .max_decoding_message_size(RAFT_MESSAGE_MAX_BYTES)
+                    .max_encoding_message_size(RAFT_MESSAGE_MAX_BYTES),
+            ),
+            Err(e) => {
+                debug!(store, %e, "cannot reach a node for Raft");
+                None
+            }
+        },
+        Ok(Err(e)) => {
+            debug!(store, %e, "cannot look up a node for Raft");
+            None
+        }
+        Err(e) => {
+            debug!(store, %e, "address lookup failed");
+            None
+        }
+    }
+}
+
+/// Delivers the queued messages for one node over one long-lived stream, a batch per stream
+/// message, opening a new stream (after a pause) when one fails. Messages in flight on a
+/// failed stream are lost; Raft resends them.
 async fn send_loop(pd: PdClient, store: u64, mut queue: mpsc::Receiver<pb::RaftEnvelope>) {
     let mut client: Option<RaftClient<Channel>> = None;
-    while let Some(first) = queue.recv().await {
-        let mut bytes = first.message.len();
-        let mut messages = vec![first];
-        while messages.len() < RAFT_SEND_BATCH && bytes < strata_proto::MAX_MESSAGE_BYTES {
-            match queue.try_recv() {
-                Ok(m) => {
-                    bytes += m.message.len();
-                    messages.push(m);
-                }
-                Err(_) => break,
-            }
-        }
+    loop {
+        // A stream opens with the first message to send, so an idle pair of nodes holds none.
+        let Some(first) = queue.recv().await else {
+            return;
+        };
         if client.is_none() {
-            let lookup = pd.clone();
-            let address = tokio::task::spawn_blocking(move || lookup.store_address(store)).await;
-            match address {
-                Ok(Ok(address)) => match strata_pd::channel(&address, pd.runtime()) {
-                    Ok(channel) => {
-                        client = Some(
-                            RaftClient::new(channel)
-                                .max_decoding_message_size(RAFT_MESSAGE_MAX_BYTES)
-                                .max_encoding_message_size(RAFT_MESSAGE_MAX_BYTES),
-                        )
-                    }
-                    Err(e) => debug!(store, %e, "cannot reach a node for Raft"),
-                },
-                Ok(Err(e)) => debug!(store, %e, "cannot look up a node for Raft"),
-                Err(e) => debug!(store, %e, "address lookup failed"),
-            }
+            client = connect(&pd, store).await;
         }
-        let Some(c) = client.as_mut() else {
+        // Clients share their connection: this one's call borrows only the clone.
+        let Some(mut c) = client.clone() else {
             tokio::time::sleep(RAFT_RECONNECT_PAUSE).await;
             continue;
         };
-        if let Err(status) = c.send(pb::RaftBatch { messages }).await {
-            debug!(store, %status, "sending Raft messages failed");
-            client = None;
-            tokio::time::sleep(RAFT_RECONNECT_PAUSE).await;
-        }
+        let (batches, outgoing) = mpsc::channel(RAFT_STREAM_BATCHES_QUEUED);
+        let _ = batches.try_send(take_batch(first, &mut queue));
+        let call = c.send(ReceiverStream::new(outgoing));
+        let mut call = std::pin::pin!(call);
+        let why = loop {
+            tokio::select! {
+                ended = &mut call => break match ended {
+                    Ok(_) => "the node ended the stream".to_string(),
+                    Err(status) => status.to_string(),
+                },
+                next = queue.recv() => {
+                    let Some(next) = next else {
+                        return;
+                    };
+                    if batches.send(take_batch(next, &mut queue)).await.is_err() {
+                        break "the stream closed".to_string();
+                    }
+                }
+            }
+        };
+        debug!(store, %why, "the stream of Raft messages ended");
+        client = None;
+        tokio::time::sleep(RAFT_RECONNECT_PAUSE).await;
     }
 }
 
@@ -237,12 +287,15 @@ impl RaftService {
 impl raft_server::Raft for RaftService {
     async fn send(
         &self,
-        request: Request<pb::RaftBatch>,
+        request: Request<tonic::Streaming<pb::RaftBatch>>,
     ) -> Result<Response<pb::RaftDone>, Status> {
-        for envelope in request.into_inner().messages {
-            match strata_raftstore::decode_message(&envelope.message) {
-                Ok(message) => self.router.step(envelope.region_id, message),
-                Err(e) => warn!(from = envelope.from_store, %e, "a corrupt Raft message"),
+        let mut incoming = request.into_inner();
+        while let Some(batch) = incoming.message().await? {
+            for envelope in batch.messages {
+                match strata_raftstore::decode_message(&envelope.message) {
+                    Ok(message) => self.router.step(envelope.region_id, message),
+                    Err(e) => warn!(from = envelope.from_store, %e, "a corrupt Raft message"),
+                }
             }
         }
         Ok(Response::new(pb::RaftDone {}))

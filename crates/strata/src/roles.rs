@@ -20,6 +20,8 @@ use crate::signals;
 const GRPC_WORKER_THREADS: usize = 2;
 /// Threads that run a KV node's storage commands (each may wait for a row lock).
 const KV_COMMAND_THREADS_MAX: usize = 1024;
+/// How long a stopping server lets the requests and streams in flight finish.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// How long a SQL node waits for the cluster to answer when it starts.
 const SQL_STARTUP_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -138,10 +140,26 @@ fn serve_until_signal(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let listener = runtime.block_on(tokio::net::TcpListener::bind(listen))?;
     println!("Strata {role} listening on {}", listener.local_addr()?);
-    runtime.block_on(router.serve_with_incoming_shutdown(
-        TcpIncoming::from(listener).with_nodelay(Some(true)),
-        signals::wait(),
-    ))?;
+    let (stopping, stop) = tokio::sync::oneshot::channel::<()>();
+    runtime.block_on(async move {
+        let serve = router.serve_with_incoming_shutdown(
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            async move {
+                signals::wait().await;
+                let _ = stopping.send(());
+            },
+        );
+        // Long-lived streams (Raft messages from other nodes, point reads from SQL nodes) end
+        // only when their senders stop: they get a grace period, not an open-ended wait.
+        let grace = async move {
+            let _ = stop.await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        };
+        tokio::select! {
+            served = serve => served,
+            () = grace => Ok(()),
+        }
+    })?;
     Ok(())
 }
 
