@@ -16,8 +16,14 @@ use tonic::transport::server::TcpIncoming;
 
 use crate::signals;
 
-/// Worker threads of a role's gRPC server.
-const GRPC_WORKER_THREADS: usize = 2;
+/// Worker threads of a role's gRPC server: one per two CPUs, at least one. They carry the
+/// network and point reads; storage commands run on threads of their own. A second worker on
+/// a 2-vCPU machine mostly added hand-offs between the workers, each a wake-up of an idle
+/// vCPU (tens of microseconds there): with one, the cluster's point select was 3–8 % faster,
+/// read_only 0–3 %, and update_index unchanged (`docs/benchmarks.md`, session 11).
+fn grpc_worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
+}
 /// Threads that run a KV node's storage commands (each may wait for a row lock).
 const KV_COMMAND_THREADS_MAX: usize = 1024;
 /// How long a stopping server lets the requests and streams in flight finish.
@@ -124,7 +130,7 @@ pub struct ServerArgs {
 
 fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(GRPC_WORKER_THREADS)
+        .worker_threads(grpc_worker_threads())
         .max_blocking_threads(KV_COMMAND_THREADS_MAX)
         .thread_name(name)
         .enable_all()
