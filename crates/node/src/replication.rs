@@ -33,7 +33,7 @@ pub const RAFT_SEND_BATCH: usize = 1024;
 /// messages queue in [`RAFT_SEND_QUEUE`].
 pub const RAFT_STREAM_BATCHES_QUEUED: usize = 8;
 /// The largest gRPC message of Raft: a batch of messages fills up to [`MAX_MESSAGE_BYTES`]
-/// (more go in the next call), and one message may be a snapshot of a whole region.
+/// (more go in the next one), and one message may be a snapshot of a whole region.
 ///
 /// [`MAX_MESSAGE_BYTES`]: strata_proto::MAX_MESSAGE_BYTES
 pub const RAFT_MESSAGE_MAX_BYTES: usize =
@@ -227,7 +227,7 @@ async fn connect(pd: &PdClient, store: u64) -> Option<RaftClient<Channel>> {
 async fn send_loop(pd: PdClient, store: u64, mut queue: mpsc::Receiver<pb::RaftEnvelope>) {
     let mut client: Option<RaftClient<Channel>> = None;
     loop {
-        // A stream opens with the first message to send, so an idle pair of nodes holds none.
+        // A stream opens with the first message to send after a start or a failure.
         let Some(first) = queue.recv().await else {
             return;
         };
