@@ -11,10 +11,10 @@
 //! public.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use sqlparser::ast;
 use strata_codec::{keys, Datum};
 use strata_txn::{Transaction, TxnClient, TxnError, TxnMode};
@@ -32,10 +32,13 @@ use crate::rows;
 
 /// Rows per backfill or delete transaction.
 const DDL_BATCH_ROWS: usize = 1024;
-/// How often a SQL node of a cluster checks whether another node changed the schema.
-pub const SCHEMA_SYNC_INTERVAL: Duration = Duration::from_millis(100);
 /// How long index creation waits for transactions that predate it.
 const DDL_WAIT_OLD_TXNS: Duration = Duration::from_secs(120);
+/// How long a DDL statement waits for the other SQL nodes to load its change before it
+/// returns all the same (they load it on their next successful check).
+const DDL_WAIT_LOADED: Duration = Duration::from_secs(10);
+/// Pause between two looks at the transactions or nodes a DDL statement waits for.
+const DDL_WAIT_POLL: Duration = Duration::from_millis(10);
 /// Retries of one backfill batch that met a concurrent write.
 const BACKFILL_RETRIES_MAX: usize = 100;
 /// How long a backfill batch waits for a row lock held by a writer.
@@ -70,6 +73,8 @@ pub struct Catalog {
     schema: RwLock<Arc<Schema>>,
     ddl: Mutex<()>,
     active: Mutex<BTreeMap<u64, usize>>,
+    /// This node's id in the cluster's schema reports, once it joined them (schema_sync.rs).
+    pub(crate) member: OnceLock<u64>,
     pub autoids: AutoIds,
 }
 
@@ -82,6 +87,7 @@ impl Catalog {
             schema: RwLock::new(Arc::new(schema)),
             ddl: Mutex::new(()),
             active: Mutex::new(BTreeMap::new()),
+            member: OnceLock::new(),
         }))
     }
 
@@ -96,16 +102,24 @@ impl Catalog {
     }
 
     /// Loads the schema again if another SQL node changed it; returns whether it did. SQL nodes
-    /// of a cluster call this every [`SCHEMA_SYNC_INTERVAL`], so a change made on one node is
-    /// seen on the others within that interval (the schema lease).
+    /// of a cluster call this every `SCHEMA_SYNC_INTERVAL` (schema_sync.rs). While a DDL
+    /// statement of this node runs, this leaves the schema to it and returns false, so the
+    /// node's reports go on while that statement waits for other nodes.
     pub fn reload_if_changed(&self) -> Result<bool> {
+        match self.ddl.try_lock() {
+            Some(_ddl) => self.reload_locked(),
+            None => Ok(false),
+        }
+    }
+
+    /// Loads the schema again if the stored version is newer; the caller holds `ddl`.
+    fn reload_locked(&self) -> Result<bool> {
         let mut txn = self.client.begin(TxnMode::Optimistic)?;
         let stored = read_u64(&mut txn, META_VERSION_KEY)?;
         drop(txn);
         if stored <= self.schema.read().version {
             return Ok(false);
         }
-        let _ddl = self.ddl.lock();
         let schema = load_schema(&self.client)?;
         let mut current = self.schema.write();
         if schema.version > current.version {
@@ -113,6 +127,22 @@ impl Catalog {
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// Takes the DDL lock of this node with the newest stored schema loaded, so that a change
+    /// is made to what other nodes changed before it, not to a copy from before their change.
+    fn lock_for_ddl(&self) -> Result<MutexGuard<'_, ()>> {
+        let guard = self.ddl.lock();
+        self.reload_locked()?;
+        Ok(guard)
+    }
+
+    /// The schema version this node has loaded, and the oldest version a write still running
+    /// here was planned with (the loaded one when none runs).
+    pub(crate) fn versions_in_use(&self) -> (u64, u64) {
+        let loaded = self.schema.read().version;
+        let oldest = self.active.lock().keys().next().copied();
+        (loaded, oldest.unwrap_or(loaded).min(loaded))
     }
 
     /// Registers a transaction starting under the current schema.
@@ -125,16 +155,39 @@ impl Catalog {
         }
     }
 
-    fn wait_for_older_txns(&self, version: u64) -> Result<()> {
+    /// Waits until no transaction of this node and no write of any other SQL node of the
+    /// cluster runs under a schema older than `version` (1205 after [`DDL_WAIT_OLD_TXNS`]).
+    fn wait_for_older_writers(&self, version: u64) -> Result<()> {
         let deadline = Instant::now() + DDL_WAIT_OLD_TXNS;
         loop {
-            if self.active.lock().range(..version).next().is_none() {
+            if self.active.lock().range(..version).next().is_none()
+                && self.others_reached(version, true)?
+            {
                 return Ok(());
             }
             if Instant::now() > deadline {
                 return Err(error::lock_wait_timeout());
             }
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(DDL_WAIT_POLL);
+        }
+    }
+
+    /// Waits until every other SQL node of the cluster has loaded `version`, or for
+    /// [`DDL_WAIT_LOADED`]: the change is committed, so a node that is slow to load it (or a
+    /// failed look at the reports) delays the statement's answer but does not fail it.
+    fn wait_until_loaded(&self, version: u64) {
+        let deadline = Instant::now() + DDL_WAIT_LOADED;
+        loop {
+            match self.others_reached(version, false) {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(error) => tracing::debug!(%error, "reading the schema reports failed"),
+            }
+            if Instant::now() > deadline {
+                tracing::warn!(version, "other SQL nodes have not loaded the schema yet");
+                return;
+            }
+            std::thread::sleep(DDL_WAIT_POLL);
         }
     }
 
@@ -153,6 +206,7 @@ impl Catalog {
         schema.version = version;
         let schema = Arc::new(schema);
         *self.schema.write() = schema.clone();
+        self.wait_until_loaded(version);
         Ok(schema)
     }
 
@@ -163,7 +217,7 @@ impl Catalog {
     }
 
     pub fn create_database(&self, name: &str, if_not_exists: bool) -> Result<bool> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         check_identifier(name)?;
         if self.schema().databases.contains_key(name) {
             return if if_not_exists {
@@ -184,7 +238,7 @@ impl Catalog {
     }
 
     pub fn drop_database(&self, name: &str, if_exists: bool) -> Result<u64> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         let schema = self.schema();
         if !schema.databases.contains_key(name) {
             return if if_exists {
@@ -215,7 +269,7 @@ impl Catalog {
     }
 
     pub fn create_table(&self, create: &ast::CreateTable, database: Option<&str>) -> Result<()> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         let (db, name) = crate::query::split_name(&create.name, database)?;
         check_identifier(&name)?;
         let schema = self.schema();
@@ -249,7 +303,7 @@ impl Catalog {
 
     /// Drops tables; returns the names that did not exist (an error unless `if_exists`).
     pub fn drop_tables(&self, names: &[(String, String)], if_exists: bool) -> Result<()> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         let schema = self.schema();
         let mut found = Vec::new();
         let mut missing = Vec::new();
@@ -280,7 +334,7 @@ impl Catalog {
 
     /// Empties a table by giving it a new id (the old rows are deleted afterwards).
     pub fn truncate_table(&self, db: &str, name: &str) -> Result<()> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         let old = self.schema().table(db, name)?.clone();
         self.change(|schema, txn| {
             let mut def = (*old).clone();
@@ -332,7 +386,7 @@ impl Catalog {
         unique: bool,
         if_not_exists: bool,
     ) -> Result<()> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         check_identifier(name)?;
         let def = self.schema().table(db, table)?.clone();
         if def
@@ -378,7 +432,7 @@ impl Catalog {
         // Step 1: maintained by writes, invisible to reads.
         let schema = self.publish_table(db, table, |t| t.indexes.push(index.clone()))?;
         let result = self
-            .wait_for_older_txns(schema.version)
+            .wait_for_older_writers(schema.version)
             .and_then(|_| self.backfill(db, table, index_id));
         match result {
             Ok(()) => {
@@ -510,7 +564,7 @@ impl Catalog {
     }
 
     pub fn drop_index(&self, db: &str, table: &str, name: &str, if_exists: bool) -> Result<()> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         let def = self.schema().table(db, table)?.clone();
         let Some(index) = def
             .indexes
@@ -549,7 +603,7 @@ impl Catalog {
         let mut txn = self.client.begin(TxnMode::Optimistic)?;
         txn.put(stats_key(def.id), encode_json(&stats));
         txn.commit()?;
-        let _ddl = self.ddl.lock();
+        let _ddl = self.lock_for_ddl()?;
         let mut schema = (*self.schema()).clone();
         schema.stats.insert(def.id, Arc::new(stats));
         *self.schema.write() = Arc::new(schema);

@@ -25,6 +25,7 @@ mod join;
 mod parse;
 mod query;
 mod rows;
+mod schema_sync;
 mod session;
 mod show;
 mod subquery;

@@ -55,22 +55,11 @@ impl SqlServer {
         }))
     }
 
-    /// Starts a thread that picks up schema changes made by other SQL nodes of the cluster;
-    /// it ends when the server is dropped.
-    pub fn start_schema_sync(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
-        let server = Arc::downgrade(self);
-        std::thread::Builder::new()
-            .name("schema-sync".into())
-            .spawn(move || loop {
-                std::thread::sleep(crate::ddl::SCHEMA_SYNC_INTERVAL);
-                let Some(server) = server.upgrade() else {
-                    return;
-                };
-                if let Err(error) = server.catalog.reload_if_changed() {
-                    tracing::warn!(%error, "reloading the schema failed");
-                }
-            })
-            .expect("spawn the schema sync thread")
+    /// Starts a thread that picks up schema changes made by other SQL nodes of the cluster
+    /// and reports this node's schema versions to them (see schema_sync.rs); it ends when the
+    /// server is dropped.
+    pub fn start_schema_sync(self: &Arc<Self>) -> Result<std::thread::JoinHandle<()>> {
+        self.catalog.start_sync()
     }
 
     /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).

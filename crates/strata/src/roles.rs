@@ -237,7 +237,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
             Err(e) => return Err(e.to_string().into()),
         }
     };
-    let _schema_sync = sql.start_schema_sync();
+    let _schema_sync = sql.start_schema_sync().map_err(|e| e.to_string())?;
     let what = format!("SQL node (placement drivers {})", args.pd);
     serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
     eprintln!("Strata SQL node stopped");

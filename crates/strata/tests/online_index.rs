@@ -1,5 +1,7 @@
 //! CREATE INDEX on a loaded table while writers keep updating, inserting and deleting rows:
-//! afterwards the index holds exactly one entry per row, with the row's current value.
+//! afterwards the index holds exactly one entry per row, with the row's current value. On the
+//! playground, and on a cluster where the writers use one SQL node and the index is created
+//! through the other.
 
 mod common;
 
@@ -7,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{bounded, connect, Playground};
+use common::cluster::Cluster;
+use common::{bounded, connect, sql_at, Playground};
 use mysql_async::prelude::Queryable;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -18,22 +21,44 @@ const WRITERS: u64 = 4;
 #[test]
 fn create_index_while_writes_continue() {
     let p = Playground::start();
-    p.sql(None, "CREATE DATABASE o");
-    p.sql(
+    index_built_while_writes_continue(p.port, p.port, ROWS);
+}
+
+#[test]
+fn create_index_on_one_sql_node_while_another_writes() {
+    let cluster = Cluster::start(1, 2);
+    // The writers' node plans with the schema it has loaded: the index creation must wait
+    // until that node maintains the new index before it backfills.
+    index_built_while_writes_continue(cluster.sql[0].port, cluster.sql[1].port, ROWS / 4);
+}
+
+fn url(port: u16) -> String {
+    format!("mysql://root@127.0.0.1:{port}/o")
+}
+
+/// Creates the table through `ddl_port` and loads `rows` rows through `writer_port`, then
+/// creates the index through `ddl_port` while writers change rows through `writer_port`, and
+/// checks the index against the table.
+fn index_built_while_writes_continue(ddl_port: u16, writer_port: u16, rows: u64) {
+    // No wait between the nodes: a DDL statement returns once every SQL node has loaded it.
+    sql_at(ddl_port, None, "CREATE DATABASE o");
+    sql_at(
+        ddl_port,
         Some("o"),
         "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(20))",
     );
-    for chunk in 0..(ROWS / 1000) {
+    for chunk in 0..(rows / 1000) {
         let values: Vec<String> = (chunk * 1000 + 1..=chunk * 1000 + 1000)
             .map(|i| format!("({i}, {}, 'r{i}')", i % 97))
             .collect();
-        p.sql(
+        sql_at(
+            writer_port,
             Some("o"),
             &format!("INSERT INTO t VALUES {}", values.join(",")),
         );
     }
     let seed = common::test_seed("online_index");
-    let url = p.url("o");
+    let (url, ddl_url) = (url(writer_port), url(ddl_port));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -48,9 +73,9 @@ fn create_index_while_writes_continue() {
             tasks.push(tokio::spawn(async move {
                 let mut rng = StdRng::seed_from_u64(seed.wrapping_add(w));
                 let mut conn = connect(&url).await.expect("connect");
-                let mut next_id = ROWS + 1 + w * 1_000_000;
+                let mut next_id = rows + 1 + w * 1_000_000;
                 while !stop.load(Ordering::SeqCst) {
-                    let id = rng.gen_range(1..=ROWS);
+                    let id = rng.gen_range(1..=rows);
                     let result = match rng.gen_range(0..4) {
                         0 | 1 => {
                             bounded(conn.exec_drop(
@@ -82,7 +107,7 @@ fn create_index_while_writes_continue() {
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
         let before = writes.load(Ordering::SeqCst);
-        let mut ddl = connect(&url).await.expect("connect");
+        let mut ddl = connect(&ddl_url).await.expect("connect");
         tokio::time::timeout(
             Duration::from_secs(120),
             ddl.query_drop("CREATE INDEX k_idx ON t (k)"),

@@ -1,0 +1,217 @@
+//! Schema versions across the SQL nodes of a cluster.
+//!
+//! Every SQL node of a cluster keeps the catalog in memory and checks every
+//! [`SCHEMA_SYNC_INTERVAL`] whether another node changed it. So that a DDL statement returns
+//! only once the whole cluster uses its result (as TiDB's DDL owner waits for every TiDB's
+//! schema version), each node also reports, under its own catalog key, which version it has
+//! loaded and the oldest version a write still running on it was planned with:
+//!
+//! ```text
+//!   m/sql_node/{member id}    -> loaded version, oldest writer's version, report timestamp
+//! ```
+//!
+//! A DDL statement commits its change, then waits until every node that reported within
+//! [`SCHEMA_LEASE`] has loaded the new version; online index creation also waits until no node
+//! runs a write planned under an older one. A node that has not reported for a lease (killed,
+//! or cut off) is not waited for. The report's timestamp comes from the timestamp oracle, so
+//! the nodes' clocks need not agree.
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use strata_txn::{TxnClient, TxnMode};
+use strata_types::Timestamp;
+
+use crate::ddl::Catalog;
+use crate::error::Result;
+
+/// How often a SQL node of a cluster checks whether another node changed the schema.
+pub const SCHEMA_SYNC_INTERVAL: Duration = Duration::from_millis(100);
+/// A node that reported nothing for this long is not waited for.
+pub const SCHEMA_LEASE: Duration = Duration::from_secs(3);
+/// How often a node reports when its versions did not change.
+const REPORT_INTERVAL: Duration = Duration::from_secs(1);
+/// Reports older than this are deleted by the next DDL that reads them.
+const REPORT_FORGOTTEN_AFTER: Duration = Duration::from_secs(600);
+const MEMBER_PREFIX: &[u8] = b"m/sql_node/";
+
+fn member_key(id: u64) -> Vec<u8> {
+    [MEMBER_PREFIX, &id.to_be_bytes()[..]].concat()
+}
+
+/// What one SQL node last said of its schema.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Report {
+    loaded: u64,
+    /// The oldest version a running write was planned with (`loaded` when none runs).
+    oldest_writer: u64,
+    at: Timestamp,
+}
+
+impl Report {
+    fn encode(&self) -> Vec<u8> {
+        [self.loaded, self.oldest_writer, self.at.0]
+            .iter()
+            .flat_map(|n| n.to_be_bytes())
+            .collect()
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Report> {
+        let word = |i: usize| {
+            let part = bytes.get(i * 8..i * 8 + 8)?;
+            Some(u64::from_be_bytes(part.try_into().ok()?))
+        };
+        (bytes.len() == 24).then_some(())?;
+        Some(Report {
+            loaded: word(0)?,
+            oldest_writer: word(1)?,
+            at: Timestamp(word(2)?),
+        })
+    }
+
+    fn age_ms(&self, now: Timestamp) -> u64 {
+        now.physical_ms().saturating_sub(self.at.physical_ms())
+    }
+}
+
+impl Catalog {
+    /// Joins the cluster's schema reports and starts the thread that picks up other nodes'
+    /// changes and reports this node's versions; it ends when the catalog is dropped. The
+    /// first report is written before this returns, so a node reports before it serves.
+    pub fn start_sync(self: &Arc<Self>) -> Result<std::thread::JoinHandle<()>> {
+        let id = self.client().current_ts()?.0;
+        let _ = self.member.set(id);
+        let mut reporter = Reporter { id, last: None };
+        reporter.tick(self);
+        let catalog: Weak<Catalog> = Arc::downgrade(self);
+        Ok(std::thread::Builder::new()
+            .name("schema-sync".into())
+            .spawn(move || loop {
+                std::thread::sleep(SCHEMA_SYNC_INTERVAL);
+                let Some(catalog) = catalog.upgrade() else {
+                    return;
+                };
+                reporter.tick(&catalog);
+            })
+            .expect("spawn the schema sync thread"))
+    }
+
+    /// Whether every other SQL node that reported within the lease has loaded `version` and,
+    /// with `writers`, runs no write planned under an older one.
+    pub(crate) fn others_reached(&self, version: u64, writers: bool) -> Result<bool> {
+        let mut txn = self.client().begin(TxnMode::Optimistic)?;
+        let now = txn.start_ts();
+        let end = strata_codec::keys::prefix_next(MEMBER_PREFIX);
+        let own = self.member.get().map(|id| member_key(*id));
+        let mut forgotten = Vec::new();
+        let mut reached = true;
+        let mut start = MEMBER_PREFIX.to_vec();
+        loop {
+            let page = txn.scan(&start, &end, MEMBERS_PAGE, false)?;
+            let done = page.len() < MEMBERS_PAGE;
+            for (key, value) in &page {
+                if Some(key) == own.as_ref() {
+                    continue;
+                }
+                let Some(report) = Report::decode(value) else {
+                    continue;
+                };
+                let age = report.age_ms(now);
+                if age > REPORT_FORGOTTEN_AFTER.as_millis() as u64 {
+                    forgotten.push(key.clone());
+                } else if age <= SCHEMA_LEASE.as_millis() as u64 {
+                    let seen = if writers {
+                        report.oldest_writer.min(report.loaded)
+                    } else {
+                        report.loaded
+                    };
+                    reached &= seen >= version;
+                }
+            }
+            match page.last() {
+                Some((last, _)) if !done => start = [last.as_slice(), b"\0"].concat(),
+                _ => break,
+            }
+        }
+        txn.rollback();
+        if !forgotten.is_empty() {
+            forget(self.client(), forgotten);
+        }
+        Ok(reached)
+    }
+}
+
+/// Member reports read in one go.
+const MEMBERS_PAGE: usize = 1024;
+
+/// Deletes the reports of nodes long gone; another DDL tries again if this one fails.
+fn forget(client: &TxnClient, keys: Vec<Vec<u8>>) {
+    let Ok(mut txn) = client.begin(TxnMode::Optimistic) else {
+        return;
+    };
+    for key in keys {
+        txn.delete(key);
+    }
+    if let Err(error) = txn.commit() {
+        tracing::debug!(%error, "forgetting old schema reports failed");
+    }
+}
+
+/// One node's side of the reports.
+struct Reporter {
+    id: u64,
+    /// What was last written, and when.
+    last: Option<(u64, u64, Instant)>,
+}
+
+impl Reporter {
+    fn tick(&mut self, catalog: &Catalog) {
+        if let Err(error) = catalog.reload_if_changed() {
+            tracing::warn!(%error, "reloading the schema failed");
+        }
+        let (loaded, oldest_writer) = catalog.versions_in_use();
+        let due = match self.last {
+            None => true,
+            Some((l, o, at)) => {
+                (l, o) != (loaded, oldest_writer) || at.elapsed() >= REPORT_INTERVAL
+            }
+        };
+        if !due {
+            return;
+        }
+        match write_report(catalog.client(), self.id, loaded, oldest_writer) {
+            Ok(()) => self.last = Some((loaded, oldest_writer, Instant::now())),
+            Err(error) => tracing::warn!(%error, "reporting the schema version failed"),
+        }
+    }
+}
+
+fn write_report(client: &TxnClient, id: u64, loaded: u64, oldest_writer: u64) -> Result<()> {
+    let mut txn = client.begin(TxnMode::Optimistic)?;
+    let report = Report {
+        loaded,
+        oldest_writer,
+        at: txn.start_ts(),
+    };
+    txn.put(member_key(id), report.encode());
+    txn.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_round_trips_and_bad_bytes_are_no_report() {
+        let report = Report {
+            loaded: 7,
+            oldest_writer: 5,
+            at: Timestamp::compose(1_000, 3),
+        };
+        assert_eq!(Report::decode(&report.encode()), Some(report));
+        assert_eq!(Report::decode(&report.encode()[..23]), None);
+        assert_eq!(report.age_ms(Timestamp::compose(4_500, 0)), 3_500);
+        assert_eq!(report.age_ms(Timestamp::compose(900, 0)), 0);
+    }
+}
