@@ -600,13 +600,16 @@ impl Catalog {
             stats.index_bytes += bytes;
         }
         txn.rollback();
-        let mut txn = self.client.begin(TxnMode::Optimistic)?;
-        txn.put(stats_key(def.id), encode_json(&stats));
-        txn.commit()?;
+        // Published as a schema change, so every SQL node plans with the new statistics.
         let _ddl = self.lock_for_ddl()?;
-        let mut schema = (*self.schema()).clone();
-        schema.stats.insert(def.id, Arc::new(stats));
-        *self.schema.write() = Arc::new(schema);
+        self.change(|schema, txn| {
+            if schema.table(db, table)?.id != def.id {
+                return Ok(()); // dropped or truncated meanwhile: the counts are of nothing
+            }
+            txn.put(stats_key(def.id), encode_json(&stats));
+            schema.stats.insert(def.id, Arc::new(stats.clone()));
+            Ok(())
+        })?;
         Ok(())
     }
 }

@@ -42,6 +42,18 @@ fn two_sql_nodes_share_data_and_schema() {
         String::from_utf8_lossy(&duplicate.stderr)
     );
 
+    // Statistics gathered on one node are in force on the other when ANALYZE returns.
+    sql_at(a, Some("app"), "ANALYZE TABLE t");
+    assert_eq!(
+        sql_at(
+            b,
+            None,
+            "SELECT TABLE_ROWS FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 't'"
+        ),
+        "TABLE_ROWS\n4\n"
+    );
+
     // Auto-increment ids allocated by both nodes never collide.
     sql_at(
         a,
