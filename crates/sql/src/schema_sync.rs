@@ -77,7 +77,8 @@ impl Report {
 impl Catalog {
     /// Joins the cluster's schema reports and starts the thread that picks up other nodes'
     /// changes and reports this node's versions; it ends when the catalog is dropped. The
-    /// first report is written before this returns, so a node reports before it serves.
+    /// first report is made before this returns, so a node reports before it serves (a failed
+    /// report is tried again on the next check).
     pub fn start_sync(self: &Arc<Self>) -> Result<std::thread::JoinHandle<()>> {
         let id = self.client().current_ts()?.0;
         let _ = self.member.set(id);

@@ -225,11 +225,14 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     let pd = PdClient::connect(&args.pd)?;
     let kv = Arc::new(RemoteKv::new(pd.clone()));
     let client = TxnClient::new(kv, Arc::new(pd));
-    // The cluster may still be starting: wait for it to answer.
+    // The cluster may still be starting: wait for it to answer. The node serves only once it
+    // has loaded the schema and reported its version to the other SQL nodes.
     let deadline = Instant::now() + SQL_STARTUP_DEADLINE;
-    let sql = loop {
-        match SqlServer::open(client.clone()) {
-            Ok(sql) => break sql,
+    let (sql, _schema_sync) = loop {
+        let started = SqlServer::open(client.clone())
+            .and_then(|sql| sql.start_schema_sync().map(|sync| (sql, sync)));
+        match started {
+            Ok(started) => break started,
             Err(e) if Instant::now() < deadline => {
                 tracing::warn!(error = %e, "cluster not ready; retrying");
                 std::thread::sleep(Duration::from_millis(500));
@@ -237,7 +240,6 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
             Err(e) => return Err(e.to_string().into()),
         }
     };
-    let _schema_sync = sql.start_schema_sync().map_err(|e| e.to_string())?;
     let what = format!("SQL node (placement drivers {})", args.pd);
     serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
     eprintln!("Strata SQL node stopped");
