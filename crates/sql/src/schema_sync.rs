@@ -13,7 +13,7 @@
 //! A DDL statement commits its change, then waits until every node that reported within
 //! [`SCHEMA_LEASE`] has loaded the new version; online index creation also waits until no node
 //! runs a write planned under an older one. A node that has not reported for a lease (killed,
-//! or cut off) is not waited for. The report's timestamp comes from the timestamp oracle, so
+//! or cut off) is not waited for; one that stops cleanly withdraws its report. The report's timestamp comes from the timestamp oracle, so
 //! the nodes' clocks need not agree.
 
 use std::sync::{Arc, Weak};
@@ -27,8 +27,10 @@ use crate::error::Result;
 
 /// How often a SQL node of a cluster checks whether another node changed the schema.
 pub const SCHEMA_SYNC_INTERVAL: Duration = Duration::from_millis(100);
-/// A node that reported nothing for this long is not waited for.
-pub const SCHEMA_LEASE: Duration = Duration::from_secs(3);
+/// A node that reported nothing for this long is not waited for. Longer than a region's
+/// failover (a report waits for the region of the catalog keys to have a leader again) plus
+/// [`REPORT_INTERVAL`]; a node that stops cleanly withdraws its report at once.
+pub const SCHEMA_LEASE: Duration = Duration::from_secs(10);
 /// How often a node reports when its versions did not change.
 const REPORT_INTERVAL: Duration = Duration::from_secs(1);
 /// Reports older than this are deleted by the next DDL that reads them.
@@ -95,6 +97,24 @@ impl Catalog {
                 reporter.tick(&catalog);
             })
             .expect("spawn the schema sync thread"))
+    }
+
+    /// Withdraws this node's report, so that DDL statements stop waiting for it; for a node
+    /// that stops serving.
+    pub fn leave_sync(&self) {
+        let Some(id) = self.member.get() else {
+            return;
+        };
+        if let Err(error) = self
+            .client()
+            .begin(TxnMode::Optimistic)
+            .and_then(|mut txn| {
+                txn.delete(member_key(*id));
+                txn.commit().map(|_| ())
+            })
+        {
+            tracing::warn!(%error, "withdrawing the schema report failed");
+        }
     }
 
     /// Whether every other SQL node that reported within the lease has loaded `version` and,

@@ -62,6 +62,11 @@ impl SqlServer {
         self.catalog.start_sync()
     }
 
+    /// Withdraws this node's schema report when it stops serving (see schema_sync.rs).
+    pub fn leave_schema_sync(&self) {
+        self.catalog.leave_sync();
+    }
+
     /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).
     pub fn new_session(self: &Arc<Self>, user: &str, database: Option<&str>) -> Result<Session> {
         if let Some(db) = database {

@@ -241,7 +241,8 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let what = format!("SQL node (placement drivers {})", args.pd);
-    serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
+    serve_mysql(sql.clone(), SocketAddr::new(args.host, args.port), &what)?;
+    sql.leave_schema_sync();
     eprintln!("Strata SQL node stopped");
     Ok(())
 }

@@ -83,6 +83,45 @@ fn two_sql_nodes_share_data_and_schema() {
     );
 }
 
+/// How long a DDL statement may take when no SQL node that reports lags: well under the
+/// 10 s lease after which a silent node is no longer waited for.
+const DDL_WITHOUT_WAITING: Duration = Duration::from_secs(5);
+
+#[test]
+fn ddl_waits_for_sql_nodes_that_report_and_not_for_one_that_stopped() {
+    let mut cluster = Cluster::start(1, 3);
+    let (a, b, c) = (
+        cluster.sql[0].port,
+        cluster.sql[1].port,
+        cluster.sql[2].port,
+    );
+    // Used on another node the moment it returns, with no wait in between.
+    sql_at(a, None, "CREATE DATABASE d");
+    sql_at(b, None, "CREATE TABLE d.t (id INT PRIMARY KEY)");
+    sql_at(c, None, "INSERT INTO d.t VALUES (1)");
+
+    // A node stopped with SIGTERM withdraws its report: DDL does not wait out its lease.
+    cluster.sql[2].stop();
+    let started = Instant::now();
+    sql_at(a, None, "CREATE TABLE d.u (id INT PRIMARY KEY)");
+    let took = started.elapsed();
+    assert!(
+        took < DDL_WITHOUT_WAITING,
+        "CREATE TABLE took {took:?} after a SQL node stopped:\n{}",
+        cluster.logs()
+    );
+    sql_at(b, None, "INSERT INTO d.u VALUES (1)");
+
+    // A node killed outright stops reporting; DDL goes on once its lease has run out.
+    cluster.sql[1].kill9();
+    sql_at(a, None, "CREATE TABLE d.v (id INT PRIMARY KEY)");
+    sql_at(a, None, "INSERT INTO d.v VALUES (1)");
+    assert_eq!(
+        sql_at(a, Some("d"), "SELECT (SELECT COUNT(*) FROM t) + (SELECT COUNT(*) FROM u) + (SELECT COUNT(*) FROM v) AS n"),
+        "n\n3\n"
+    );
+}
+
 #[test]
 fn concurrent_point_reads_each_get_their_own_row() {
     // Point reads travel many to a message on one stream per KV node, answered by number:

@@ -12,6 +12,8 @@ use super::free_port;
 const START_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a region may go without a leader the placement driver knows of.
 const LEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a process may take to stop on SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One role's process.
 pub struct Process {
@@ -106,6 +108,30 @@ impl Process {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Stops the process with SIGTERM, as an operator would, and waits until it exits (SIGKILL
+    /// after [`STOP_TIMEOUT`]).
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "strata {:?} did not stop on SIGTERM within {STOP_TIMEOUT:?}",
+            self.args
+        );
     }
 
     pub fn log(&self) -> String {
