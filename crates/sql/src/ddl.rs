@@ -160,10 +160,13 @@ impl Catalog {
     fn wait_for_older_writers(&self, version: u64) -> Result<()> {
         let deadline = Instant::now() + DDL_WAIT_OLD_TXNS;
         loop {
-            if self.active.lock().range(..version).next().is_none()
-                && self.others_reached(version, true)?
-            {
-                return Ok(());
+            if self.active.lock().range(..version).next().is_none() {
+                // A failed look at the reports (a region changing leaders) is tried again.
+                match self.others_reached(version, true) {
+                    Ok(true) => return Ok(()),
+                    Ok(false) => {}
+                    Err(error) => tracing::debug!(%error, "reading the schema reports failed"),
+                }
             }
             if Instant::now() > deadline {
                 return Err(error::lock_wait_timeout());
