@@ -252,7 +252,8 @@ pub fn load_schema(client: &TxnClient) -> Result<Schema> {
     Ok(schema)
 }
 
-fn scan_all(txn: &mut Transaction, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+/// Every catalog record under `prefix`, read page by page.
+pub(crate) fn scan_all(txn: &mut Transaction, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let end = strata_codec::keys::prefix_next(prefix);
     let mut start = prefix.to_vec();
     let mut out = Vec::new();

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use strata_txn::{TxnClient, TxnMode};
 use strata_types::Timestamp;
 
+use crate::catalog::scan_all;
 use crate::ddl::Catalog;
 use crate::error::Result;
 
@@ -122,36 +123,26 @@ impl Catalog {
     pub(crate) fn others_reached(&self, version: u64, writers: bool) -> Result<bool> {
         let mut txn = self.client().begin(TxnMode::Optimistic)?;
         let now = txn.start_ts();
-        let end = strata_codec::keys::prefix_next(MEMBER_PREFIX);
         let own = self.member.get().map(|id| member_key(*id));
         let mut forgotten = Vec::new();
         let mut reached = true;
-        let mut start = MEMBER_PREFIX.to_vec();
-        loop {
-            let page = txn.scan(&start, &end, MEMBERS_PAGE, false)?;
-            let done = page.len() < MEMBERS_PAGE;
-            for (key, value) in &page {
-                if Some(key) == own.as_ref() {
-                    continue;
-                }
-                let Some(report) = Report::decode(value) else {
-                    continue;
-                };
-                let age = report.age_ms(now);
-                if age > REPORT_FORGOTTEN_AFTER.as_millis() as u64 {
-                    forgotten.push(key.clone());
-                } else if age <= SCHEMA_LEASE.as_millis() as u64 {
-                    let seen = if writers {
-                        report.oldest_writer.min(report.loaded)
-                    } else {
-                        report.loaded
-                    };
-                    reached &= seen >= version;
-                }
+        for (key, value) in scan_all(&mut txn, MEMBER_PREFIX)? {
+            if Some(&key) == own.as_ref() {
+                continue;
             }
-            match page.last() {
-                Some((last, _)) if !done => start = [last.as_slice(), b"\0"].concat(),
-                _ => break,
+            let Some(report) = Report::decode(&value) else {
+                continue;
+            };
+            let age = report.age_ms(now);
+            if age > REPORT_FORGOTTEN_AFTER.as_millis() as u64 {
+                forgotten.push(key);
+            } else if age <= SCHEMA_LEASE.as_millis() as u64 {
+                let seen = if writers {
+                    report.oldest_writer.min(report.loaded)
+                } else {
+                    report.loaded
+                };
+                reached &= seen >= version;
             }
         }
         txn.rollback();
@@ -161,9 +152,6 @@ impl Catalog {
         Ok(reached)
     }
 }
-
-/// Member reports read in one go.
-const MEMBERS_PAGE: usize = 1024;
 
 /// Deletes the reports of nodes long gone; another DDL tries again if this one fails.
 fn forget(client: &TxnClient, keys: Vec<Vec<u8>>) {
