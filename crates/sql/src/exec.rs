@@ -250,6 +250,45 @@ pub fn point_keys(source: &TableSource, ctx: &Ctx) -> Result<Vec<Key>> {
     Ok(keys)
 }
 
+/// The row a primary-key point access (`exprs`) finds for each of `prefixes`, the joined rows
+/// of an index nested-loop join, read together in one batched read: one round trip to the
+/// stores for many rows of the join, not one per row.
+pub fn point_lookups(
+    txn: &mut Transaction,
+    source: &TableSource,
+    exprs: &[Expr],
+    prefixes: &[Vec<Datum>],
+    ctx: &Ctx,
+) -> Result<Vec<Option<Vec<Datum>>>> {
+    let table = &*source.table;
+    let pk = table.primary_columns();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut slots: HashMap<Key, usize> = HashMap::new();
+    let mut wanted = Vec::with_capacity(prefixes.len());
+    for prefix in prefixes {
+        let Some(handle) = eval_prefix(table, &pk, exprs, &ctx.with_prefix(prefix))? else {
+            wanted.push(None);
+            continue;
+        };
+        let key = rows::row_key(table, &handle);
+        let slot = *slots.entry(key).or_insert_with_key(|key| {
+            keys.push(key.clone());
+            keys.len() - 1
+        });
+        wanted.push(Some(slot));
+    }
+    let decoder = rows::RowDecoder::new(table, source.columns.as_deref());
+    let found = txn
+        .batch_get(&keys)?
+        .into_iter()
+        .map(|value| value.map(|v| decoder.decode(&v)).transpose())
+        .collect::<Result<Vec<_>>>()?;
+    Ok(wanted
+        .into_iter()
+        .map(|slot| slot.and_then(|i| found[i].clone()))
+        .collect())
+}
+
 /// Visits the rows an access path finds, with their row keys, until `visit` returns false.
 /// `limit_hint` sizes scan pages when the caller will stop early.
 pub fn scan_source(

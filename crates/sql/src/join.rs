@@ -6,7 +6,9 @@
 //! step of the plan fills its relation's slots:
 //!
 //! - an **index nested-loop** step looks its rows up per row of the steps before it, through an
-//!   ordinary access path whose key expressions read earlier columns as `Expr::Prefix`;
+//!   ordinary access path whose key expressions read earlier columns as `Expr::Prefix`; a
+//!   primary-key lookup reads the rows of a whole batch of earlier rows with one batched read
+//!   (on a cluster, one round trip per region instead of one per row);
 //! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
 //!   earlier relations, and probes with each row;
 //! - a **LEFT JOIN** step pads a row that nothing matched with NULLs.
@@ -558,37 +560,110 @@ struct Built {
     index: Option<HashMap<Vec<u8>, Vec<usize>>>,
 }
 
+/// Joined rows a step takes at a time: a primary-key lookup step reads the rows of all of
+/// them with one batched read.
+pub const JOIN_BATCH_ROWS: usize = 1024;
+
 /// Runs the join; returns the joined rows that pass every step.
 pub fn execute(plan: &JoinPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<Vec<Vec<Datum>>> {
     let mut built: Vec<Option<Built>> = (0..plan.steps.len()).map(|_| None).collect();
-    let mut row = vec![Datum::Null; plan.width];
     let mut out = Vec::new();
-    run_step(plan, 0, &mut row, txn, ctx, &mut built, &mut out)?;
+    run_step(
+        plan,
+        0,
+        vec![vec![Datum::Null; plan.width]],
+        txn,
+        ctx,
+        &mut built,
+        &mut out,
+    )?;
     Ok(out)
 }
 
+/// Joins step `k`'s relation to `rows` (rows of the steps before it, NULL from `k` on) and
+/// passes what matches to the next step, [`JOIN_BATCH_ROWS`] rows at a time. The output keeps
+/// the order of a row-at-a-time nested loop.
 fn run_step(
     plan: &JoinPlan,
     k: usize,
-    row: &mut Vec<Datum>,
+    rows: Vec<Vec<Datum>>,
     txn: &mut Transaction,
     ctx: &Ctx,
     built: &mut [Option<Built>],
     out: &mut Vec<Vec<Datum>>,
 ) -> Result<()> {
     let Some(step) = plan.steps.get(k) else {
-        out.push(row.clone());
+        out.extend(rows);
         return Ok(());
     };
-    let candidates: Vec<Vec<Datum>> = match &step.item {
+    let slots = step.offset..step.offset + step.width;
+    let mut next = Vec::new();
+    for chunk in rows.chunks(JOIN_BATCH_ROWS) {
+        let mut looked_up = match &step.item {
+            JoinItem::Lookup(source) => match &source.access {
+                Access::Point(exprs) => {
+                    Some(exec::point_lookups(txn, source, exprs, chunk, ctx)?.into_iter())
+                }
+                _ => None,
+            },
+            JoinItem::Build { .. } => None,
+        };
+        for row in chunk {
+            let found = match looked_up.as_mut() {
+                Some(rows) => rows.next().flatten().into_iter().collect(),
+                None => candidates(step, k, row, txn, ctx, built)?,
+            };
+            let mut row = row.clone();
+            let mut matched = false;
+            for candidate in found {
+                for (slot, value) in row[slots.clone()].iter_mut().zip(candidate) {
+                    *slot = value;
+                }
+                if holds(step.on.as_ref(), &row, ctx)? {
+                    matched = true;
+                    if holds(step.filter.as_ref(), &row, ctx)? {
+                        next.push(row.clone());
+                        if next.len() >= JOIN_BATCH_ROWS {
+                            let batch = std::mem::take(&mut next);
+                            run_step(plan, k + 1, batch, txn, ctx, built, out)?;
+                        }
+                    }
+                }
+            }
+            if step.left && !matched {
+                for slot in &mut row[slots.clone()] {
+                    *slot = Datum::Null;
+                }
+                if holds(step.filter.as_ref(), &row, ctx)? {
+                    next.push(row);
+                }
+            }
+        }
+    }
+    if !next.is_empty() {
+        run_step(plan, k + 1, next, txn, ctx, built, out)?;
+    }
+    Ok(())
+}
+
+/// The rows of step `k`'s relation that may match `row` (steps other than primary-key
+/// lookups, which [`run_step`] reads for many rows at once).
+fn candidates(
+    step: &JoinStep,
+    k: usize,
+    row: &[Datum],
+    txn: &mut Transaction,
+    ctx: &Ctx,
+    built: &mut [Option<Built>],
+) -> Result<Vec<Vec<Datum>>> {
+    match &step.item {
         JoinItem::Lookup(source) => {
-            let lookup_ctx = ctx.with_prefix(row);
-            let mut rows = Vec::new();
-            exec::scan_source(txn, source, &lookup_ctx, None, &mut |_, r| {
-                rows.push(r);
+            let mut found = Vec::new();
+            exec::scan_source(txn, source, &ctx.with_prefix(row), None, &mut |_, r| {
+                found.push(r);
                 Ok(true)
             })?;
-            rows
+            Ok(found)
         }
         JoinItem::Build { source, hash } => {
             if built[k].is_none() {
@@ -601,38 +676,18 @@ fn run_step(
                     for e in &hash.probe {
                         values.push(e.eval(row, ctx)?);
                     }
-                    match hash_key(&values) {
+                    Ok(match hash_key(&values) {
                         Some(key) => index
                             .get(&key)
                             .map(|ids| ids.iter().map(|&i| b.rows[i].clone()).collect())
                             .unwrap_or_default(),
                         None => Vec::new(),
-                    }
+                    })
                 }
-                _ => b.rows.clone(),
-            }
-        }
-    };
-    let slots = step.offset..step.offset + step.width;
-    let mut matched = false;
-    for candidate in candidates {
-        for (slot, value) in row[slots.clone()].iter_mut().zip(candidate) {
-            *slot = value;
-        }
-        if holds(step.on.as_ref(), row, ctx)? {
-            matched = true;
-            if holds(step.filter.as_ref(), row, ctx)? {
-                run_step(plan, k + 1, row, txn, ctx, built, out)?;
+                _ => Ok(b.rows.clone()),
             }
         }
     }
-    for slot in &mut row[slots] {
-        *slot = Datum::Null;
-    }
-    if step.left && !matched && holds(step.filter.as_ref(), row, ctx)? {
-        run_step(plan, k + 1, row, txn, ctx, built, out)?;
-    }
-    Ok(())
 }
 
 fn build(

@@ -294,6 +294,64 @@ error 1066 (42000): Not unique table/alias: 'a'
 > SELECT COUNT(*) FROM a x, a X
 error 1066 (42000): Not unique table/alias: 'X'
 
+# Joins through more rows than one batch of primary-key lookups (1024 rows): every row
+# of big is looked up in half, in batches.
+> CREATE TABLE big (id INT PRIMARY KEY, v INT)
+ok 0
+> INSERT INTO big VALUES (1, 1)
+ok 1
+> INSERT INTO big SELECT id + 1, v + 1 FROM big
+ok 1
+> INSERT INTO big SELECT id + 2, v + 2 FROM big
+ok 2
+> INSERT INTO big SELECT id + 4, v + 4 FROM big
+ok 4
+> INSERT INTO big SELECT id + 8, v + 8 FROM big
+ok 8
+> INSERT INTO big SELECT id + 16, v + 16 FROM big
+ok 16
+> INSERT INTO big SELECT id + 32, v + 32 FROM big
+ok 32
+> INSERT INTO big SELECT id + 64, v + 64 FROM big
+ok 64
+> INSERT INTO big SELECT id + 128, v + 128 FROM big
+ok 128
+> INSERT INTO big SELECT id + 256, v + 256 FROM big
+ok 256
+> INSERT INTO big SELECT id + 512, v + 512 FROM big
+ok 512
+> INSERT INTO big SELECT id + 1024, v + 1024 FROM big
+ok 1024
+> INSERT INTO big SELECT id + 2048, v + 2048 FROM big WHERE id <= 952
+ok 952
+> CREATE TABLE half (id INT PRIMARY KEY, w INT)
+ok 0
+> INSERT INTO half SELECT id, id * 2 FROM big WHERE id % 2 = 0
+ok 1500
+> SELECT COUNT(*), COUNT(h.id), SUM(h.w), MIN(b.id), MAX(b.id) FROM big b LEFT JOIN half h ON h.id = b.id
+COUNT(*)	COUNT(h.id)	SUM(h.w)	MIN(b.id)	MAX(b.id)
+3000	1500	4503000	1	3000
+> SELECT b.id, h.w FROM big b LEFT JOIN half h ON h.id = b.id WHERE b.id > 2995
+id	w
+2996	5992
+2997	NULL
+2998	5996
+2999	NULL
+3000	6000
+> SELECT b.id, h.w FROM big b JOIN half h ON h.id = b.id WHERE h.w > 5980
+id	w
+2992	5984
+2994	5988
+2996	5992
+2998	5996
+3000	6000
+> SELECT COUNT(*), SUM(a.v + b.v + h.w) FROM big a JOIN big b ON b.id = a.id JOIN half h ON h.id = b.id
+COUNT(*)	SUM(a.v + b.v + h.w)
+1500	9006000
+> SELECT COUNT(*) FROM big a LEFT JOIN half h ON h.id = a.id + 1 WHERE h.id IS NULL
+COUNT(*)
+1500
+
 # Errors.
 > SELECT c_id FROM customer, orders
 c_id
