@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
+use common::tpcc::{read_result, tpcc};
 use common::{
     acked, assert_sbtest_rows, bounded, connect, spawn_sysbench, sql_at, sysbench_output, wait_for,
 };
@@ -86,6 +87,83 @@ fn sysbench_keeps_running_while_the_leader_kv_node_is_killed_and_restarted() {
     }
     // read_write deletes and re-inserts the same id in one transaction: counts stay.
     assert_sbtest_rows(&[a, b], 2000);
+}
+
+/// TPC-C (pessimistic transactions over every table's regions) on one SQL node while the
+/// leading KV node is killed with `kill -9` and restarted: New-Orders keep committing once the
+/// regions have new leaders, and afterwards all the consistency checks pass on the other SQL
+/// node.
+#[test]
+fn tpcc_stays_consistent_while_the_leader_kv_node_is_killed_and_restarted() {
+    let mut cluster = Cluster::start(3, 2);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    let at = |port: u16, args: &[&str]| -> Vec<String> {
+        let port = port.to_string();
+        let mut all = vec![args[0], "-P", &port, "-D", "tpcc", "--warehouses", "1"];
+        all.extend_from_slice(&args[1..]);
+        all.into_iter().map(String::from).collect()
+    };
+    let (ok, stdout, stderr) = tpcc(&at(a, &["prepare", "-T", "2", "--seed", "11"]));
+    assert!(
+        ok,
+        "prepare failed:\n{stdout}\n{stderr}\n{}",
+        cluster.logs()
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tpcc.json");
+    // Errors of the failover window (1105) are counted, not fatal.
+    let run = at(
+        b,
+        &[
+            "run",
+            "-T",
+            "4",
+            "--time",
+            "30",
+            "--interval",
+            "2s",
+            "--ignore-error",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    let started = Instant::now();
+    let running = std::thread::spawn(move || tpcc(&run));
+    std::thread::sleep(Duration::from_secs(8));
+    let leader = cluster.leader_of(b"");
+    cluster.kv[leader].kill9();
+    let killed_at = started.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_secs(8));
+    cluster.kv[leader].start();
+    let (ok, stdout, stderr) = running.join().unwrap();
+    assert!(ok, "run failed:\n{stdout}\n{stderr}\n{}", cluster.logs());
+
+    let result = read_result(&out);
+    // From 6 s after the kill on, every 2-second interval has New-Orders.
+    let stalled: Vec<_> = result
+        .intervals
+        .iter()
+        .filter(|i| i.second - 2.0 >= killed_at + 6.0 && i.tpmc == 0.0)
+        .collect();
+    assert!(
+        result.intervals.len() >= 14 && stalled.is_empty(),
+        "intervals without New-Orders after the failover {stalled:?} of {:?}:\n{stdout}\n{}",
+        result.intervals,
+        cluster.logs()
+    );
+    let errors: u64 = result.transactions.values().map(|t| t.errors).sum();
+    println!(
+        "killed kv{} at {killed_at:.1}s; tpmC {:.0}; {errors} failed transactions",
+        leader + 1,
+        result.tpmc
+    );
+    let (ok, stdout, stderr) = tpcc(&at(a, &["check"]));
+    assert!(ok, "check failed:\n{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains("FAIL") && !stdout.contains("ERROR"),
+        "{stdout}"
+    );
 }
 
 #[test]

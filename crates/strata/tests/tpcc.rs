@@ -9,19 +9,16 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
+use common::tpcc::{read_result, run_bounded, tpcc};
 use mysql_async::prelude::Queryable;
-use strata_bench::result::BenchResult;
 
 /// The script that starts the MariaDB peer.
 const MARIADB_PEER: &str = "/work/shared/bench/mariadb-peer.sh";
 /// Bound on the peer script (it may install MariaDB with apt-get).
 const PEER_TIMEOUT: Duration = Duration::from_secs(900);
-/// Bound on each `strata bench tpcc` command; a 1-warehouse load takes about 10 s on MariaDB.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
 /// Seconds of the measured run.
 const RUN_SECONDS: u32 = 20;
 
@@ -92,63 +89,6 @@ impl Drop for Database<'_> {
     }
 }
 
-/// Runs a child process, killing it after `timeout`.
-fn run_bounded(command: &mut Command, timeout: Duration) -> Output {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {command:?}: {e}"));
-    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut text).ok();
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(&mut stderr, &mut text).ok();
-        text
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} did not finish within {timeout:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
-}
-
-/// `strata bench tpcc <args>`; returns (success, stdout, stderr).
-fn tpcc(args: &[String]) -> (bool, String, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
-    command.args(["bench", "tpcc"]).args(args);
-    let started = Instant::now();
-    let out = run_bounded(&mut command, COMMAND_TIMEOUT);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    eprintln!(
-        "strata bench tpcc {} ({:.1} s, {}):\n{stdout}{stderr}",
-        args.join(" "),
-        started.elapsed().as_secs_f64(),
-        out.status
-    );
-    (out.status.success(), stdout, stderr)
-}
-
 fn args(subcommand: &str, server: &Server, db: &str, extra: &[&str]) -> Vec<String> {
     let mut all = vec![subcommand.to_string()];
     all.extend(server.connection_args(db));
@@ -163,14 +103,6 @@ fn assert_checks_pass(server: &Server, db: &str, extra: &[&str]) {
         !stdout.contains("FAIL") && !stdout.contains("ERROR"),
         "{stdout}"
     );
-}
-
-fn read_result(path: &Path) -> strata_bench::result::TpccResult {
-    let text = std::fs::read_to_string(path).expect("the result file");
-    match serde_json::from_str::<BenchResult>(&text).expect("a strata bench result") {
-        BenchResult::Tpcc(result) => result,
-        other => panic!("not a TPC-C result: {other:?}"),
-    }
 }
 
 /// The whole driver against `server`, in a fresh database that is dropped at the end.

@@ -6,6 +6,7 @@
 pub mod acked;
 pub mod cluster;
 pub mod netns;
+pub mod tpcc;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,75 @@
+//! `strata bench tpcc` as a bounded child process, and the JSON result it writes.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use strata_bench::result::{BenchResult, TpccResult};
+
+/// Bound on each `strata bench tpcc` command; a 1-warehouse load takes about 10 s on MariaDB.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Runs a child process, killing it after `timeout`.
+pub fn run_bounded(command: &mut Command, timeout: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {command:?}: {e}"));
+    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut text).ok();
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut text).ok();
+        text
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// `strata bench tpcc <args>`; returns (success, stdout, stderr).
+pub fn tpcc(args: &[String]) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+    command.args(["bench", "tpcc"]).args(args);
+    let started = Instant::now();
+    let out = run_bounded(&mut command, COMMAND_TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprintln!(
+        "strata bench tpcc {} ({:.1} s, {}):\n{stdout}{stderr}",
+        args.join(" "),
+        started.elapsed().as_secs_f64(),
+        out.status
+    );
+    (out.status.success(), stdout, stderr)
+}
+
+pub fn read_result(path: &Path) -> TpccResult {
+    let text = std::fs::read_to_string(path).expect("the result file");
+    match serde_json::from_str::<BenchResult>(&text).expect("a strata bench result") {
+        BenchResult::Tpcc(result) => result,
+        other => panic!("not a TPC-C result: {other:?}"),
+    }
+}
