@@ -206,6 +206,12 @@ pub trait KvApi: Send + Sync + 'static {
     /// Returns up to `limit` visible entries of a key range.
     fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError>;
 
+    /// Runs several scans, returning their entries in the order of `requests`. A client of
+    /// remote stores sends the scans of one region together; here they run one by one.
+    fn batch_scan(&self, requests: &[ScanRequest]) -> Result<Vec<Vec<(Key, Value)>>, KvError> {
+        requests.iter().map(|r| self.scan(r)).collect()
+    }
+
     /// Acquires pessimistic locks, waiting for other transactions' locks up to the timeout.
     fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError>;
 

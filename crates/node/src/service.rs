@@ -385,6 +385,59 @@ impl kv_server::Kv for KvService {
         }))
     }
 
+    async fn batch_scan(
+        &self,
+        request: Request<pb::BatchScanRequest>,
+    ) -> Result<Response<pb::BatchScanResponse>, Status> {
+        let r = request.into_inner();
+        let refused = |e| {
+            Ok(Response::new(pb::BatchScanResponse {
+                error: region_error(e),
+                results: Vec::new(),
+            }))
+        };
+        for scan in &r.scans {
+            if let Err(e) = check(&self.router, &r.context, [&scan.start[..]], Some(&scan.end)) {
+                return refused(e);
+            }
+        }
+        let scans: Vec<ScanRequest> = r
+            .scans
+            .into_iter()
+            .map(|s| ScanRequest {
+                start: s.start,
+                end: s.end,
+                limit: usize::try_from(s.limit).unwrap_or(usize::MAX),
+                ts: Timestamp(s.ts),
+                reverse: s.reverse,
+                keys_only: s.keys_only,
+            })
+            .collect();
+        let storage = self.storage.clone();
+        let result = blocking(move || storage.batch_scan(&scans)).await?;
+        if let Err(e) = still_serving(&self.router, &r.context) {
+            return refused(e);
+        }
+        Ok(Response::new(match result {
+            Ok(results) => pb::BatchScanResponse {
+                error: None,
+                results: results
+                    .into_iter()
+                    .map(|pairs| pb::ScanResult {
+                        pairs: pairs
+                            .into_iter()
+                            .map(|(key, value)| pb::KvPair { key, value })
+                            .collect(),
+                    })
+                    .collect(),
+            },
+            Err(e) => pb::BatchScanResponse {
+                error: key_error(&e),
+                results: Vec::new(),
+            },
+        }))
+    }
+
     async fn pessimistic_lock(
         &self,
         request: Request<pb::PessimisticLockRequest>,

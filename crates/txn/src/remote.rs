@@ -136,6 +136,7 @@ kv_response!(
     pb::GetResponse,
     pb::BatchGetResponse,
     pb::ScanResponse,
+    pb::BatchScanResponse,
     pb::WriteResponse,
     pb::PrewriteResponse,
     pb::CheckTxnStatusResponse,
@@ -744,6 +745,87 @@ impl KvApi for RemoteKv {
             }
         }
         Ok(out)
+    }
+
+    fn batch_scan(&self, requests: &[ScanRequest]) -> Result<Vec<Vec<(Key, Value)>>, KvError> {
+        let mut results: Vec<Option<Vec<(Key, Value)>>> = vec![None; requests.len()];
+        // Forward scans of bounded ranges (a join's lookups) go together, one request per
+        // region; the others run alone.
+        let mut together = Vec::new();
+        for (i, request) in requests.iter().enumerate() {
+            if request.reverse || request.end.is_empty() || request.start >= request.end {
+                results[i] = Some(self.scan(request)?);
+            } else {
+                together.push(i);
+            }
+        }
+        let starts: Vec<&[u8]> = together.iter().map(|&i| &requests[i].start[..]).collect();
+        let parts = self.on_regions_of(&starts, |region, part| {
+            let scans = part
+                .iter()
+                .map(|&j| {
+                    let r = &requests[together[j]];
+                    // A range that runs past the region is read up to its end here, and on
+                    // from there afterwards.
+                    let end = if region.end_key.is_empty() {
+                        r.end.clone()
+                    } else {
+                        r.end.clone().min(region.end_key.clone())
+                    };
+                    pb::ScanRequest {
+                        context: None,
+                        start: r.start.clone(),
+                        end,
+                        limit: r.limit as u64,
+                        ts: r.ts.0,
+                        reverse: false,
+                        keys_only: r.keys_only,
+                    }
+                })
+                .collect::<Vec<_>>();
+            let expected = scans.len();
+            let request = pb::BatchScanRequest {
+                context: region.context(),
+                scans,
+            };
+            let region_end = region.end_key.clone();
+            let call = self.request(region, Duration::ZERO, |mut c| async move {
+                c.batch_scan(request).await
+            })?;
+            Ok(async move {
+                Ok(call.await?.and_then(|response| {
+                    if response.results.len() == expected {
+                        Ok((region_end, response.results))
+                    } else {
+                        Err(KvError::Storage(format!(
+                            "batch scan of {expected} ranges returned {} results",
+                            response.results.len()
+                        )))
+                    }
+                }))
+            })
+        })?;
+        for (part, (region_end, found)) in parts {
+            for (&j, found) in part.iter().zip(found) {
+                let i = together[j];
+                let request = &requests[i];
+                let mut pairs: Vec<(Key, Value)> =
+                    found.pairs.into_iter().map(|p| (p.key, p.value)).collect();
+                if pairs.len() < request.limit && !region_end.is_empty() && region_end < request.end
+                {
+                    pairs.extend(self.scan(&ScanRequest {
+                        start: region_end.clone(),
+                        limit: request.limit - pairs.len(),
+                        ..request.clone()
+                    })?);
+                }
+                results[i] = Some(pairs);
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.expect("every scan has a result"))
+            .collect())
     }
 
     fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError> {

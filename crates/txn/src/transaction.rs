@@ -200,9 +200,55 @@ impl Transaction {
         limit: usize,
         reverse: bool,
     ) -> Result<Vec<(Key, Value)>, TxnError> {
-        // An empty range (a contradictory WHERE, e.g. `id > 10 AND id < 5`) reads nothing.
-        if !end.is_empty() && start >= end {
+        let Some(planned) = self.plan_scan(start, end, limit, reverse) else {
             return Ok(Vec::new());
+        };
+        let stored = self.with_lock_resolution(|kv| kv.scan(&planned.request))?;
+        Ok(planned.merge(stored))
+    }
+
+    /// Forward scans of several ranges, each up to `limit` entries, as this transaction sees
+    /// them; the store reads those of one region together.
+    pub fn scan_many(
+        &mut self,
+        ranges: &[(Key, Key)],
+        limit: usize,
+    ) -> Result<Vec<Vec<(Key, Value)>>, TxnError> {
+        let planned: Vec<Option<PlannedScan>> = ranges
+            .iter()
+            .map(|(start, end)| self.plan_scan(start, end, limit, false))
+            .collect();
+        let requests: Vec<ScanRequest> = planned
+            .iter()
+            .flatten()
+            .map(|p| p.request.clone())
+            .collect();
+        let mut stored = if requests.is_empty() {
+            Vec::new()
+        } else {
+            self.with_lock_resolution(|kv| kv.batch_scan(&requests))?
+        }
+        .into_iter();
+        Ok(planned
+            .into_iter()
+            .map(|p| match p {
+                Some(p) => p.merge(stored.next().unwrap_or_default()),
+                None => Vec::new(),
+            })
+            .collect())
+    }
+
+    /// The request for a scan of `[start, end)` and the writes of this transaction in it, or
+    /// None for an empty range (a contradictory WHERE, e.g. `id > 10 AND id < 5`).
+    fn plan_scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+        reverse: bool,
+    ) -> Option<PlannedScan> {
+        if !end.is_empty() && start >= end {
+            return None;
         }
         let upper = if end.is_empty() {
             Bound::Unbounded
@@ -215,45 +261,18 @@ impl Transaction {
             .filter(|(_, op)| **op != BufferedOp::Lock)
             .map(|(k, op)| (k.clone(), op.clone()))
             .collect();
-        let request_limit = limit.saturating_add(buffered.len());
-        let request = ScanRequest {
-            start: start.to_vec(),
-            end: end.to_vec(),
-            limit: request_limit,
-            ts: self.read_ts(),
-            reverse,
-            keys_only: false,
-        };
-        let stored = self.with_lock_resolution(|kv| kv.scan(&request))?;
-        if buffered.is_empty() {
-            return Ok(stored);
-        }
-        // Stored rows past the last one returned are unknown: buffered puts beyond it wait for
-        // the next page.
-        let cut = (stored.len() == request_limit)
-            .then(|| stored.last().map(|(k, _)| k.clone()))
-            .flatten();
-        let mut merged: BTreeMap<Key, Value> = stored.into_iter().collect();
-        for (key, op) in buffered {
-            let beyond = cut
-                .as_ref()
-                .is_some_and(|c| if reverse { key < *c } else { key > *c });
-            match op {
-                BufferedOp::Put(v) | BufferedOp::Insert(v) if !beyond => {
-                    merged.insert(key, v);
-                }
-                BufferedOp::Delete => {
-                    merged.remove(&key);
-                }
-                _ => {}
-            }
-        }
-        let rows: Vec<(Key, Value)> = if reverse {
-            merged.into_iter().rev().take(limit).collect()
-        } else {
-            merged.into_iter().take(limit).collect()
-        };
-        Ok(rows)
+        Some(PlannedScan {
+            request: ScanRequest {
+                start: start.to_vec(),
+                end: end.to_vec(),
+                limit: limit.saturating_add(buffered.len()),
+                ts: self.read_ts(),
+                reverse,
+                keys_only: false,
+            },
+            buffered,
+            limit,
+        })
     }
 
     fn buffer_op(&mut self, key: Key, op: BufferedOp) {
@@ -555,6 +574,49 @@ impl Transaction {
 }
 
 /// Milliseconds of the wall clock since `ts` was issued (zero if the clock is behind it).
+/// A scan's request to the store and this transaction's writes in its range.
+struct PlannedScan {
+    request: ScanRequest,
+    buffered: Vec<(Key, BufferedOp)>,
+    /// Entries the caller asked for (the request asks for more when writes are buffered).
+    limit: usize,
+}
+
+impl PlannedScan {
+    /// The stored entries with this transaction's writes applied.
+    fn merge(self, stored: Vec<(Key, Value)>) -> Vec<(Key, Value)> {
+        if self.buffered.is_empty() {
+            return stored;
+        }
+        let reverse = self.request.reverse;
+        // Stored rows past the last one returned are unknown: buffered puts beyond it wait for
+        // the next page.
+        let cut = (stored.len() == self.request.limit)
+            .then(|| stored.last().map(|(k, _)| k.clone()))
+            .flatten();
+        let mut merged: BTreeMap<Key, Value> = stored.into_iter().collect();
+        for (key, op) in self.buffered {
+            let beyond = cut
+                .as_ref()
+                .is_some_and(|c| if reverse { key < *c } else { key > *c });
+            match op {
+                BufferedOp::Put(v) | BufferedOp::Insert(v) if !beyond => {
+                    merged.insert(key, v);
+                }
+                BufferedOp::Delete => {
+                    merged.remove(&key);
+                }
+                _ => {}
+            }
+        }
+        if reverse {
+            merged.into_iter().rev().take(self.limit).collect()
+        } else {
+            merged.into_iter().take(self.limit).collect()
+        }
+    }
+}
+
 fn elapsed_ms(ts: Timestamp) -> u64 {
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
