@@ -250,6 +250,138 @@ pub fn point_keys(source: &TableSource, ctx: &Ctx) -> Result<Vec<Key>> {
     Ok(keys)
 }
 
+/// The row-key range of a primary-key range access, or None when a prefix value is NULL.
+fn pk_range(
+    table: &TableDef,
+    prefix: &[Expr],
+    low: &Option<RangeBound>,
+    high: &Option<RangeBound>,
+    ctx: &Ctx,
+) -> Result<Option<(Key, Key)>> {
+    let pk = table.primary_columns();
+    let Some(prefix) = eval_prefix(table, &pk, prefix, ctx)? else {
+        return Ok(None);
+    };
+    let next_ty = &table.columns[pk[prefix.len().min(pk.len() - 1)]].ty;
+    let (low, high) = bounds(next_ty, low.as_ref(), high.as_ref(), ctx)?;
+    let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
+    let base = keys::record_prefix(table.table_id());
+    Ok(Some(key_range(base, &encode, &prefix, low, high)))
+}
+
+/// The entry-key range of a secondary-index range access, or None when a prefix value is
+/// NULL.
+fn index_range(
+    table: &TableDef,
+    index: &crate::catalog::IndexDef,
+    prefix: &[Expr],
+    low: &Option<RangeBound>,
+    high: &Option<RangeBound>,
+    ctx: &Ctx,
+) -> Result<Option<(Key, Key)>> {
+    let Some(prefix) = eval_prefix(table, &index.columns, prefix, ctx)? else {
+        return Ok(None);
+    };
+    let next_ty = &table.columns[index.columns[prefix.len().min(index.columns.len() - 1)]].ty;
+    let (low, high) = bounds(next_ty, low.as_ref(), high.as_ref(), ctx)?;
+    let encode = |values: &[Datum]| rows::index_values_key(table, index, values);
+    let base = keys::index_prefix(table.table_id(), strata_types::IndexId(index.id));
+    Ok(Some(key_range(base, &encode, &prefix, low, high)))
+}
+
+/// The rows a forward range access (primary-key or secondary-index range) finds for each of
+/// `prefixes`, the joined rows of an index nested-loop join, with the ranges of all of them
+/// read together (and, through an index, their rows with one batched read). None when
+/// `source` is not such an access; [`scan_source`] then reads row by row.
+pub fn range_lookups(
+    txn: &mut Transaction,
+    source: &TableSource,
+    prefixes: &[Vec<Datum>],
+    ctx: &Ctx,
+) -> Result<Option<Vec<Vec<Vec<Datum>>>>> {
+    let table = &*source.table;
+    if source.reverse {
+        return Ok(None);
+    }
+    let index = match &source.access {
+        Access::PkRange { .. } => None,
+        Access::Index { index, .. }
+            if txn.read_ts().0 >= table.indexes[*index].readable_from_ts =>
+        {
+            Some(&table.indexes[*index])
+        }
+        _ => return Ok(None),
+    };
+    let mut ranges = Vec::with_capacity(prefixes.len());
+    let mut of_row = Vec::with_capacity(prefixes.len());
+    for prefix in prefixes {
+        let lookup = ctx.with_prefix(prefix);
+        let range = match &source.access {
+            Access::PkRange { prefix, low, high } => pk_range(table, prefix, low, high, &lookup)?,
+            Access::Index {
+                prefix, low, high, ..
+            } => index_range(
+                table,
+                index.expect("an index access"),
+                prefix,
+                low,
+                high,
+                &lookup,
+            )?,
+            _ => unreachable!("checked above"),
+        };
+        of_row.push(range.is_some().then_some(ranges.len()));
+        ranges.extend(range);
+    }
+    let found = txn.scan_many(&ranges, SCAN_PAGE_ROWS)?;
+    let decoder = rows::RowDecoder::new(table, source.columns.as_deref());
+    // Row keys the index entries point at, with the row each belongs to.
+    let mut row_keys = Vec::new();
+    let mut out: Vec<Vec<Vec<Datum>>> = Vec::with_capacity(prefixes.len());
+    for (prefix, slot) in prefixes.iter().zip(of_row) {
+        let Some(entries) = slot.map(|i| &found[i]) else {
+            out.push(Vec::new());
+            continue;
+        };
+        if entries.len() >= SCAN_PAGE_ROWS {
+            // More than one page: this row's lookup reads on, page by page.
+            let mut rows = Vec::new();
+            scan_source(txn, source, &ctx.with_prefix(prefix), None, &mut |_, r| {
+                rows.push(r);
+                Ok(true)
+            })?;
+            out.push(rows);
+            continue;
+        }
+        match index {
+            None => out.push(
+                entries
+                    .iter()
+                    .map(|(_, value)| decoder.decode(value))
+                    .collect::<Result<_>>()?,
+            ),
+            Some(index) => {
+                for (key, value) in entries {
+                    let handle = rows::handle_from_index_entry(table, index, key, value)?;
+                    row_keys.push((out.len(), rows::row_key(table, &handle)));
+                }
+                out.push(Vec::new());
+            }
+        }
+    }
+    if !row_keys.is_empty() {
+        let keys: Vec<Key> = row_keys.iter().map(|(_, k)| k.clone()).collect();
+        let values = txn.batch_get(&keys)?;
+        for ((i, _), value) in row_keys.into_iter().zip(values) {
+            match value {
+                Some(v) => out[i].push(decoder.decode(&v)?),
+                None => return Err(error::internal("index entry points at a missing row")),
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
 /// The row a primary-key point access (`exprs`) finds for each of `prefixes`, the joined rows
 /// of an index nested-loop join, read together in one batched read: one round trip to the
 /// stores for many rows of the join, not one per row.
@@ -343,19 +475,9 @@ pub fn scan_source(
             }
         }
         Access::PkRange { prefix, low, high } => {
-            let Some(prefix) = eval_prefix(table, &pk, prefix, ctx)? else {
+            let Some((start, end)) = pk_range(table, prefix, low, high, ctx)? else {
                 return Ok(());
             };
-            let next_ty = &table.columns[pk[prefix.len().min(pk.len() - 1)]].ty;
-            let (low, high) = bounds(next_ty, low.as_ref(), high.as_ref(), ctx)?;
-            let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
-            let (start, end) = key_range(
-                keys::record_prefix(table.table_id()),
-                &encode,
-                &prefix,
-                low,
-                high,
-            );
             scan_rows(txn, &decoder, start, end, page, source.reverse, visit)?;
         }
         Access::PkPrefixes(list) => {
@@ -420,15 +542,10 @@ pub fn scan_source(
             high,
         } => {
             let index = &table.indexes[*index];
-            let Some(prefix) = eval_prefix(table, &index.columns, prefix, ctx)? else {
+            let Some((mut start, mut end)) = index_range(table, index, prefix, low, high, ctx)?
+            else {
                 return Ok(());
             };
-            let next_ty =
-                &table.columns[index.columns[prefix.len().min(index.columns.len() - 1)]].ty;
-            let (low, high) = bounds(next_ty, low.as_ref(), high.as_ref(), ctx)?;
-            let encode = |values: &[Datum]| rows::index_values_key(table, index, values);
-            let base = keys::index_prefix(table.table_id(), strata_types::IndexId(index.id));
-            let (mut start, mut end) = key_range(base, &encode, &prefix, low, high);
             loop {
                 let entries = txn.scan(&start, &end, page, source.reverse)?;
                 let done = entries.len() < page;

@@ -601,16 +601,20 @@ fn run_step(
     for chunk in rows.chunks(JOIN_BATCH_ROWS) {
         let mut looked_up = match &step.item {
             JoinItem::Lookup(source) => match &source.access {
-                Access::Point(exprs) => {
-                    Some(exec::point_lookups(txn, source, exprs, chunk, ctx)?.into_iter())
-                }
-                _ => None,
+                Access::Point(exprs) => Some(
+                    exec::point_lookups(txn, source, exprs, chunk, ctx)?
+                        .into_iter()
+                        .map(|found| found.into_iter().collect())
+                        .collect::<Vec<_>>()
+                        .into_iter(),
+                ),
+                _ => exec::range_lookups(txn, source, chunk, ctx)?.map(Vec::into_iter),
             },
             JoinItem::Build { .. } => None,
         };
         for row in chunk {
-            let found = match looked_up.as_mut() {
-                Some(rows) => rows.next().flatten().into_iter().collect(),
+            let found: Vec<Vec<Datum>> = match looked_up.as_mut() {
+                Some(rows) => rows.next().unwrap_or_default(),
                 None => candidates(step, k, row, txn, ctx, built)?,
             };
             let mut row = row.clone();
@@ -647,7 +651,7 @@ fn run_step(
 }
 
 /// The rows of step `k`'s relation that may match `row` (steps other than primary-key
-/// lookups, which [`run_step`] reads for many rows at once).
+/// lookups and forward range lookups, which [`run_step`] reads for many rows at once).
 fn candidates(
     step: &JoinStep,
     k: usize,

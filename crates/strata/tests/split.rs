@@ -79,6 +79,33 @@ fn regions_split_under_inserts_and_their_leaders_spread_over_the_nodes() {
     acked::assert_present(b, &acknowledged);
     assert_eq!(count(b), count(a));
 
+    // A join reads the lookups of many rows together, split by region: by primary key, and
+    // by ranges of ten ids, some of which run across the end of a region. Both agree with
+    // the table's own rows.
+    let ids: Vec<u64> = sql_at(b, Some("crash"), "SELECT id FROM acked")
+        .lines()
+        .skip(1)
+        .map(|l| l.parse().expect("an id"))
+        .collect();
+    let by_key = sql_at(
+        b,
+        Some("crash"),
+        "SELECT COUNT(*), SUM(y.v) FROM acked x JOIN acked y ON y.id = x.id",
+    );
+    let sum: u64 = ids.iter().sum();
+    assert_eq!(
+        by_key,
+        format!("COUNT(*)\tSUM(y.v)\n{}\t{sum}\n", ids.len())
+    );
+    let id_set: BTreeSet<u64> = ids.iter().copied().collect();
+    let in_ranges: usize = ids.iter().map(|&x| id_set.range(x..=x + 9).count()).sum();
+    let by_range = sql_at(
+        b,
+        Some("crash"),
+        "SELECT COUNT(*) FROM acked x JOIN acked y ON y.id BETWEEN x.id AND x.id + 9",
+    );
+    assert_eq!(by_range, format!("COUNT(*)\n{in_ranges}\n"));
+
     // Every store leads at least a quarter of the regions (a third each is even).
     let deadline = Instant::now() + BALANCE_TIMEOUT;
     loop {

@@ -351,6 +351,69 @@ COUNT(*)	SUM(a.v + b.v + h.w)
 > SELECT COUNT(*) FROM big a LEFT JOIN half h ON h.id = a.id + 1 WHERE h.id IS NULL
 COUNT(*)
 1500
+> CREATE TABLE lines (id INT, n INT, amount INT, PRIMARY KEY (id, n))
+ok 0
+> INSERT INTO lines SELECT id, 1, id FROM big WHERE id % 3 = 0
+ok 1000
+> INSERT INTO lines SELECT id, 2, 1 FROM big WHERE id % 6 = 0
+ok 500
+> EXPLAIN SELECT COUNT(*) FROM big b LEFT JOIN lines l ON l.id = b.id
+id	task	access object
+Projection	root	
+└─TableFullScan	cop[tikv]	table:big
+└─IndexJoin left TableRangeScan	root	table:lines, range on primary key
+> SELECT COUNT(*), COUNT(l.n), SUM(l.amount) FROM big b LEFT JOIN lines l ON l.id = b.id
+COUNT(*)	COUNT(l.n)	SUM(l.amount)
+3500	1500	1502000
+> SELECT b.id, l.n, l.amount FROM big b JOIN lines l ON l.id = b.id WHERE b.id > 2990
+id	n	amount
+2991	1	2991
+2994	1	2994
+2994	2	1
+2997	1	2997
+3000	1	3000
+3000	2	1
+> CREATE TABLE refs (id INT PRIMARY KEY, big_id INT, KEY (big_id))
+ok 0
+> INSERT INTO refs SELECT id, id % 1500 + 1 FROM big
+ok 3000
+> EXPLAIN SELECT COUNT(*) FROM big b LEFT JOIN refs r ON r.big_id = b.id
+id	task	access object
+Projection	root	
+└─TableFullScan	cop[tikv]	table:big
+└─IndexJoin left IndexLookUp	root	table:refs, index:big_id
+> SELECT COUNT(*), COUNT(r.id), SUM(r.id) FROM big b LEFT JOIN refs r ON r.big_id = b.id
+COUNT(*)	COUNT(r.id)	SUM(r.id)
+4500	3000	4501500
+> SELECT b.id, r.id FROM big b JOIN refs r ON r.big_id = b.id WHERE b.id < 3
+id	id
+2	1
+1	1500
+2	1501
+1	3000
+> BEGIN
+ok 0
+> INSERT INTO lines VALUES (1, 1, 100), (3, 3, 7)
+ok 2
+> DELETE FROM lines WHERE id = 6 AND n = 2
+ok 1
+> INSERT INTO refs VALUES (5000, 2999)
+ok 1
+> SELECT b.id, l.n, l.amount FROM big b JOIN lines l ON l.id = b.id WHERE b.id <= 6
+id	n	amount
+1	1	100
+3	1	3
+3	3	7
+6	1	6
+> SELECT b.id, r.id FROM big b LEFT JOIN refs r ON r.big_id = b.id WHERE b.id > 2998
+id	id
+2999	5000
+3000	NULL
+> ROLLBACK
+ok 0
+> SELECT COUNT(*), SUM(l.amount) FROM big b JOIN lines l ON l.id = b.id WHERE b.id <= 6
+COUNT(*)	SUM(l.amount)
+3	10
 
 # Errors.
 > SELECT c_id FROM customer, orders
