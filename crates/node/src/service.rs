@@ -125,6 +125,10 @@ fn write_response(result: Result<(), KvError>) -> Response<pb::WriteResponse> {
     })
 }
 
+/// Bytes of keys and values after which a batch scan answers the scans read so far and
+/// leaves the others to the client (a scan's own answer is bounded by its limit).
+pub const BATCH_SCAN_ANSWER_BYTES: usize = 4 << 20;
+
 /// Answers queued on one stream of point reads before its reader waits for the client.
 pub const GET_STREAM_ANSWERS_QUEUED: usize = 1024;
 
@@ -414,7 +418,22 @@ impl kv_server::Kv for KvService {
             })
             .collect();
         let storage = self.storage.clone();
-        let result = blocking(move || storage.batch_scan(&scans)).await?;
+        let result = blocking(move || {
+            // The scans in order until the answer holds BATCH_SCAN_ANSWER_BYTES; the client
+            // reads the rest on its own.
+            let mut results = Vec::with_capacity(scans.len());
+            let mut bytes = 0;
+            for scan in &scans {
+                if bytes >= BATCH_SCAN_ANSWER_BYTES {
+                    break;
+                }
+                let pairs = storage.scan(scan)?;
+                bytes += pairs.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
+                results.push(pairs);
+            }
+            Ok::<_, KvError>(results)
+        })
+        .await?;
         if let Err(e) = still_serving(&self.router, &r.context) {
             return refused(e);
         }

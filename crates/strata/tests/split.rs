@@ -105,6 +105,39 @@ fn regions_split_under_inserts_and_their_leaders_spread_over_the_nodes() {
         "SELECT COUNT(*) FROM acked x JOIN acked y ON y.id BETWEEN x.id AND x.id + 9",
     );
     assert_eq!(by_range, format!("COUNT(*)\n{in_ranges}\n"));
+    // Lookups whose rows are large: 150 rows of 61,440 bytes outgrow one answer of a batch
+    // scan (4 MiB), which then answers part of the scans and leaves the rest to the client.
+    sql_at(
+        a,
+        Some("crash"),
+        "CREATE TABLE wide (id BIGINT PRIMARY KEY, body TEXT); \
+         INSERT INTO wide SELECT id, 'abcdefghijklmno' FROM acked WHERE id <= 150",
+    );
+    for _ in 0..12 {
+        sql_at(
+            a,
+            Some("crash"),
+            "UPDATE wide SET body = CONCAT(body, body)",
+        );
+    }
+    let wide = sql_at(
+        b,
+        Some("crash"),
+        "SELECT COUNT(*), COUNT(w.id), SUM(LENGTH(w.body)) FROM acked x \
+         LEFT JOIN wide w ON w.id >= x.id AND w.id < x.id + 1 WHERE x.id <= 200",
+    );
+    let (outer, wide_rows) = (
+        ids.iter().filter(|&&id| id <= 200).count(),
+        ids.iter().filter(|&&id| id <= 150).count(),
+    );
+    assert!(wide_rows > 100, "{wide_rows} rows in wide");
+    assert_eq!(
+        wide,
+        format!(
+            "COUNT(*)\tCOUNT(w.id)\tSUM(LENGTH(w.body))\n{outer}\t{wide_rows}\t{}\n",
+            wide_rows * 61_440
+        )
+    );
 
     // Every store leads at least a quarter of the regions (a third each is even).
     let deadline = Instant::now() + BALANCE_TIMEOUT;
