@@ -192,6 +192,10 @@ pub struct RemoteKv {
 /// Point reads queued for one store's stream, each with where its answer goes.
 type GetQueue = mpsc::Sender<(pb::GetRequest, GetReply)>;
 
+/// The most keys one batch of point reads asks for; more go in several batches, one after
+/// another.
+pub const BATCH_GET_KEYS_MAX: usize = 256;
+
 /// Point reads waiting for one store's stream; more wait for room.
 pub const GET_STREAM_QUEUE: usize = 4096;
 /// The most point reads sent in one message of a stream.
@@ -661,6 +665,14 @@ impl KvApi for RemoteKv {
     }
 
     fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError> {
+        if keys.len() > BATCH_GET_KEYS_MAX {
+            // Keep each answer's size in bounds: a join reads the rows of a whole batch.
+            let mut values = Vec::with_capacity(keys.len());
+            for chunk in keys.chunks(BATCH_GET_KEYS_MAX) {
+                values.extend(self.batch_get(chunk, ts)?);
+            }
+            return Ok(values);
+        }
         let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
         let parts = self.on_regions_of(&refs, |region, part| {
             let request = pb::BatchGetRequest {
