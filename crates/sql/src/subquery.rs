@@ -82,9 +82,14 @@ impl SubqueryPlanner for Collector<'_> {
             scope,
             used: Cell::new(false),
         };
-        let plan = query::plan_select_in(query, self.schema, self.database, Some(&outer))?;
-        if !matches!(kind, SubqueryKind::Exists { .. }) && plan.columns.len() != 1 {
+        let mut plan = query::plan_select_in(query, self.schema, self.database, Some(&outer))?;
+        let exists = matches!(kind, SubqueryKind::Exists { .. });
+        if !exists && plan.columns.len() != 1 {
             return Err(error::operand_columns(1));
+        }
+        if exists && plan.limit.is_none() && plan.offset.is_none() {
+            // EXISTS asks whether the subquery has a row: its first row answers.
+            plan.limit = Some(Expr::Literal(Datum::Int(1)));
         }
         let mut plans = self.plans.borrow_mut();
         plans.push(SubqueryPlan {

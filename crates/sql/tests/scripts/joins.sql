@@ -415,6 +415,20 @@ ok 0
 COUNT(*)	SUM(l.amount)
 3	10
 
+# EXISTS stops at the subquery's first row (unless it has a LIMIT of its own).
+> SELECT COUNT(*) FROM half h WHERE EXISTS (SELECT * FROM big b WHERE b.id >= h.id)
+COUNT(*)
+1500
+> SELECT h.id FROM half h WHERE NOT EXISTS (SELECT * FROM big b WHERE b.id > h.id)
+id
+3000
+> SELECT EXISTS (SELECT COUNT(*) FROM big WHERE id < 0), EXISTS (SELECT id FROM big WHERE id < 0)
+EXISTS (SELECT COUNT(*) FROM big WHERE id < 0)	EXISTS (SELECT id FROM big WHERE id < 0)
+1	0
+> SELECT EXISTS (SELECT id FROM big LIMIT 5 OFFSET 2999), EXISTS (SELECT id FROM big LIMIT 5 OFFSET 3000)
+EXISTS (SELECT id FROM big LIMIT 5 OFFSET 2999)	EXISTS (SELECT id FROM big LIMIT 5 OFFSET 3000)
+1	0
+
 # Errors.
 > SELECT c_id FROM customer, orders
 c_id
