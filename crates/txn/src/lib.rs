@@ -21,6 +21,7 @@
 //! what is invisible to it: resolving a lock left by a finished transaction, or waiting for one
 //! that still runs.
 
+mod get_stream;
 mod remote;
 mod secondaries;
 mod transaction;

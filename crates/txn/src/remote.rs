@@ -24,9 +24,10 @@ use strata_proto::{
 };
 use strata_types::{Key, Timestamp, Value};
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tracing::debug;
+
+use crate::get_stream::{drive_get_stream, GetQueue, GET_STREAM_QUEUE};
 
 /// How long a request keeps retrying region errors and unreachable nodes before it fails.
 pub const REGION_RETRY_DEADLINE: Duration = Duration::from_secs(20);
@@ -189,97 +190,9 @@ pub struct RemoteKv {
     get_streams: RwLock<HashMap<u64, GetQueue>>,
 }
 
-/// Point reads queued for one store's stream, each with where its answer goes.
-type GetQueue = mpsc::Sender<(pb::GetRequest, GetReply)>;
-
 /// The most keys one batch of point reads asks for; more go in several batches, one after
 /// another.
 pub const BATCH_GET_KEYS_MAX: usize = 256;
-
-/// Point reads waiting for one store's stream; more wait for room.
-pub const GET_STREAM_QUEUE: usize = 4096;
-/// The most point reads sent in one message of a stream.
-pub const GET_STREAM_BATCH_MAX: usize = 256;
-
-type GetReply = oneshot::Sender<Result<pb::GetResponse, String>>;
-
-/// `first` and the reads queued behind it (up to [`GET_STREAM_BATCH_MAX`]) as one message,
-/// each numbered and its caller remembered in `waiting`.
-fn take_batch(
-    first: (pb::GetRequest, GetReply),
-    callers: &mut mpsc::Receiver<(pb::GetRequest, GetReply)>,
-    waiting: &mut HashMap<u64, GetReply>,
-    next_id: &mut u64,
-) -> pb::GetBatch {
-    let mut gets = Vec::new();
-    let mut next = Some(first);
-    while let Some((request, reply)) = next.take() {
-        *next_id += 1;
-        waiting.insert(*next_id, reply);
-        gets.push(pb::TaggedGet {
-            id: *next_id,
-            request: Some(request),
-        });
-        if gets.len() < GET_STREAM_BATCH_MAX {
-            next = callers.try_recv().ok();
-        }
-    }
-    pb::GetBatch { gets }
-}
-
-/// Carries the point reads queued for one store over one stream, as many per message as are
-/// waiting, and hands each answer to its caller. It ends when the stream fails (every caller
-/// still waiting hears why) or when no caller can queue any more.
-async fn drive_get_stream(
-    mut client: KvClient<Channel>,
-    mut callers: mpsc::Receiver<(pb::GetRequest, GetReply)>,
-) {
-    let (batches, outgoing) =
-        mpsc::channel::<pb::GetBatch>(GET_STREAM_QUEUE / GET_STREAM_BATCH_MAX);
-    let mut waiting: HashMap<u64, GetReply> = HashMap::new();
-    let mut next_id = 0u64;
-    // The call starts with the first read in it.
-    let Some(first) = callers.recv().await else {
-        return;
-    };
-    let batch = take_batch(first, &mut callers, &mut waiting, &mut next_id);
-    if batches.send(batch).await.is_err() {
-        return;
-    }
-    let why = match client.get_stream(ReceiverStream::new(outgoing)).await {
-        Err(status) => status.to_string(),
-        Ok(answers) => {
-            let mut answers = answers.into_inner();
-            loop {
-                tokio::select! {
-                    caller = callers.recv() => {
-                        let Some(caller) = caller else {
-                            break "no more reads".to_string();
-                        };
-                        let batch = take_batch(caller, &mut callers, &mut waiting, &mut next_id);
-                        if batches.send(batch).await.is_err() {
-                            break "the stream closed".to_string();
-                        }
-                    }
-                    answer = answers.message() => match answer {
-                        Ok(Some(answer)) => {
-                            for tagged in answer.answers {
-                                if let Some(reply) = waiting.remove(&tagged.id) {
-                                    let _ = reply.send(Ok(tagged.response.unwrap_or_default()));
-                                }
-                            }
-                        }
-                        Ok(None) => break "the store ended the stream".to_string(),
-                        Err(status) => break status.to_string(),
-                    },
-                }
-            }
-        }
-    };
-    for (_, reply) in waiting {
-        let _ = reply.send(Err(why.clone()));
-    }
-}
 
 impl RemoteKv {
     /// A client of the cluster whose placement driver `pd` talks to; it shares `pd`'s runtime.
