@@ -382,16 +382,16 @@ pub fn range_lookups(
     Ok(Some(out))
 }
 
-/// The row a primary-key point access (`exprs`) finds for each of `prefixes`, the joined rows
-/// of an index nested-loop join, read together in one batched read: one round trip to the
-/// stores for many rows of the join, not one per row.
+/// The rows (none or one) a primary-key point access (`exprs`) finds for each of `prefixes`,
+/// the joined rows of an index nested-loop join, read together in one batched read: one round
+/// trip to the stores for many rows of the join, not one per row.
 pub fn point_lookups(
     txn: &mut Transaction,
     source: &TableSource,
     exprs: &[Expr],
     prefixes: &[Vec<Datum>],
     ctx: &Ctx,
-) -> Result<Vec<Option<Vec<Datum>>>> {
+) -> Result<Vec<Vec<Vec<Datum>>>> {
     let table = &*source.table;
     let pk = table.primary_columns();
     let mut keys: Vec<Key> = Vec::new();
@@ -417,7 +417,7 @@ pub fn point_lookups(
         .collect::<Result<Vec<_>>>()?;
     Ok(wanted
         .into_iter()
-        .map(|slot| slot.and_then(|i| found[i].clone()))
+        .map(|slot| slot.and_then(|i| found[i].clone()).into_iter().collect())
         .collect())
 }
 

@@ -7,8 +7,8 @@
 //!
 //! - an **index nested-loop** step looks its rows up per row of the steps before it, through an
 //!   ordinary access path whose key expressions read earlier columns as `Expr::Prefix`; a
-//!   primary-key lookup reads the rows of a whole batch of earlier rows with one batched read
-//!   (on a cluster, one round trip per region instead of one per row);
+//!   lookup by primary key, primary-key range or index reads for a whole batch of earlier
+//!   rows at once (on a cluster, one request per region instead of one per row);
 //! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
 //!   earlier relations, and probes with each row;
 //! - a **LEFT JOIN** step pads a row that nothing matched with NULLs.
@@ -560,8 +560,7 @@ struct Built {
     index: Option<HashMap<Vec<u8>, Vec<usize>>>,
 }
 
-/// Joined rows a step takes at a time: a primary-key lookup step reads the rows of all of
-/// them with one batched read.
+/// Joined rows a step takes at a time: a lookup step reads for all of them at once.
 pub const JOIN_BATCH_ROWS: usize = 1024;
 
 /// Runs the join; returns the joined rows that pass every step.
@@ -601,13 +600,9 @@ fn run_step(
     for chunk in rows.chunks(JOIN_BATCH_ROWS) {
         let mut looked_up = match &step.item {
             JoinItem::Lookup(source) => match &source.access {
-                Access::Point(exprs) => Some(
-                    exec::point_lookups(txn, source, exprs, chunk, ctx)?
-                        .into_iter()
-                        .map(|found| found.into_iter().collect())
-                        .collect::<Vec<_>>()
-                        .into_iter(),
-                ),
+                Access::Point(exprs) => {
+                    Some(exec::point_lookups(txn, source, exprs, chunk, ctx)?.into_iter())
+                }
                 _ => exec::range_lookups(txn, source, chunk, ctx)?.map(Vec::into_iter),
             },
             JoinItem::Build { .. } => None,
