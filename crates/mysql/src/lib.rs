@@ -62,6 +62,7 @@ pub mod memory;
 pub mod packet;
 mod reply;
 pub mod server;
+mod socket;
 mod text;
 
 pub use backend::{Backend, BackendSession};

@@ -1,10 +1,14 @@
-//! The driver: a listener, an accept loop, and one OS thread per connection.
+//! The driver: a listener, an accept loop, and one OS thread or one fiber per connection.
 //!
-//! Each connection thread runs the handshake, opens a backend session, then loops: read one
-//! command payload, let `Connection::handle` build the reply, flush it. Sockets are blocking
-//! with timeouts: [`CONNECT_TIMEOUT`] until the client is authenticated, [`WAIT_TIMEOUT`] between
-//! commands (MySQL's `wait_timeout`), [`WRITE_TIMEOUT`] for replies. A panic in a connection
-//! thread is caught, logged and ends that connection only.
+//! Each connection runs the handshake, opens a backend session, then loops: read one command
+//! payload, let `Connection::handle` build the reply, flush it. Reads and writes block (the
+//! thread, or only the fiber) with timeouts: [`CONNECT_TIMEOUT`] until the client is
+//! authenticated, [`WAIT_TIMEOUT`] between commands (MySQL's `wait_timeout`), [`WRITE_TIMEOUT`]
+//! for replies. A panic in a connection is caught, logged and ends that connection only.
+//!
+//! Threads are the default. A server whose backend waits for the network (the SQL node of a
+//! cluster) runs its connections as fibers on the thread that carries their RPCs
+//! ([`MysqlServer::on_fibers`]), so that a read costs no hand-off between threads.
 //!
 //! [`ServerState`] is what connection threads share: the registry of open connections (used for
 //! `max_connections`, COM_PROCESS_KILL, COM_STATISTICS and shutdown) and the shutdown flag.
@@ -19,6 +23,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+use strata_fiber::FiberThread;
 use tracing::{debug, error, warn};
 
 use crate::backend::{Backend, BackendSession};
@@ -27,6 +32,7 @@ use crate::error::{codes, ConnectionError};
 use crate::handshake::{authenticate, Greeting, HANDSHAKE_MAX_PAYLOAD_BYTES};
 use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
+use crate::socket::{FiberSocket, Socket};
 
 /// How long a client may take to complete the handshake (MySQL's `connect_timeout`).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -190,6 +196,8 @@ pub struct MysqlServer<B: Backend = Arc<strata_sql::SqlServer>> {
     listener: TcpListener,
     local_addr: SocketAddr,
     shared: Arc<Shared<B>>,
+    /// Where connections run when not on threads of their own.
+    fibers: Option<FiberThread>,
 }
 
 impl<B: Backend> MysqlServer<B> {
@@ -206,7 +214,15 @@ impl<B: Backend> MysqlServer<B> {
             listener,
             local_addr,
             shared,
+            fibers: None,
         })
+    }
+
+    /// Runs each connection as a fiber on `thread` instead of a thread of its own. The backend
+    /// must then wait only through `strata_fiber` (its RPCs on `thread`'s runtime).
+    pub fn on_fibers(mut self, thread: FiberThread) -> MysqlServer<B> {
+        self.fibers = Some(thread);
+        self
     }
 
     /// Returns the bound address (with the actual port when the config asked for port 0).
@@ -273,9 +289,16 @@ impl<B: Backend> MysqlServer<B> {
             Err(error) => return warn!(%error, "cannot register connection"),
         }
         let shared = self.shared.clone();
+        if let Some(fibers) = &self.fibers {
+            if !fibers.spawn(move || run_connection(&shared, stream, peer, connection_id, true)) {
+                warn!("the connections' fiber thread has stopped");
+                state.deregister(connection_id);
+            }
+            return;
+        }
         let spawned = thread::Builder::new()
             .name(format!("mysql-conn-{connection_id}"))
-            .spawn(move || run_connection(&shared, stream, peer, connection_id));
+            .spawn(move || run_connection(&shared, stream, peer, connection_id, false));
         if let Err(error) = spawned {
             warn!(%error, "cannot spawn a connection thread");
             state.deregister(connection_id);
@@ -291,39 +314,45 @@ fn refuse(stream: TcpStream, error: &strata_sql::SqlError) {
     let _ = writer.flush();
 }
 
-/// The body of a connection thread: serve, log, deregister.
+/// The body of a connection's thread or fiber: serve, log, deregister.
 fn run_connection<B: Backend>(
     shared: &Shared<B>,
     stream: TcpStream,
     peer: SocketAddr,
     connection_id: u32,
+    in_fiber: bool,
 ) {
     debug!(connection_id, %peer, "connection opened");
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        serve(shared, &stream, peer, connection_id)
+        if in_fiber {
+            let socket = FiberSocket::new(stream)?;
+            let served = serve(shared, &socket, peer, connection_id);
+            socket.shutdown();
+            served
+        } else {
+            let served = serve(shared, &stream, peer, connection_id);
+            Socket::shutdown(&stream);
+            served
+        }
     }));
     match outcome {
         Ok(Ok(())) => debug!(connection_id, "connection closed"),
         Ok(Err(error)) => debug!(connection_id, %error, "connection closed"),
-        Err(_) => error!(
-            connection_id,
-            "connection thread panicked; connection closed"
-        ),
+        Err(_) => error!(connection_id, "connection panicked; connection closed"),
     }
-    let _ = stream.shutdown(Shutdown::Both);
     shared.state.deregister(connection_id);
 }
 
 /// Runs one connection to its end. A [`ConnectionError::Fatal`] is sent to the client first.
-fn serve<B: Backend>(
+fn serve<B: Backend, S: Socket>(
     shared: &Shared<B>,
-    stream: &TcpStream,
+    stream: S,
     peer: SocketAddr,
     connection_id: u32,
 ) -> Result<(), ConnectionError> {
-    stream.set_nodelay(true)?;
-    stream.set_read_timeout(Some(CONNECT_TIMEOUT))?;
-    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    Socket::set_nodelay(stream, true)?;
+    Socket::set_read_timeout(stream, Some(CONNECT_TIMEOUT))?;
+    Socket::set_write_timeout(stream, Some(WRITE_TIMEOUT))?;
     let mut reader = PacketReader::new(
         BufReader::with_capacity(READ_BUFFER_BYTES, stream),
         HANDSHAKE_MAX_PAYLOAD_BYTES,
@@ -338,10 +367,10 @@ fn serve<B: Backend>(
     result
 }
 
-fn serve_phases<B: Backend>(
+fn serve_phases<B: Backend, S: Socket>(
     shared: &Shared<B>,
-    reader: &mut PacketReader<BufReader<&TcpStream>>,
-    writer: &mut PacketWriter<&TcpStream>,
+    reader: &mut PacketReader<BufReader<S>>,
+    writer: &mut PacketWriter<S>,
     peer: SocketAddr,
     connection_id: u32,
 ) -> Result<(), ConnectionError> {
@@ -376,19 +405,16 @@ fn serve_phases<B: Backend>(
         )
     })?;
     writer.flush()?;
-    reader
-        .get_ref()
-        .get_ref()
-        .set_read_timeout(Some(WAIT_TIMEOUT))?;
+    Socket::set_read_timeout(*reader.get_ref().get_ref(), Some(WAIT_TIMEOUT))?;
     reader.set_max_payload_bytes(config.max_allowed_packet);
     command_loop(&mut connection, reader, writer)
 }
 
 /// Reads commands and writes replies until the client quits or the connection breaks.
-fn command_loop<S: BackendSession>(
-    connection: &mut Connection<S>,
-    reader: &mut PacketReader<BufReader<&TcpStream>>,
-    writer: &mut PacketWriter<&TcpStream>,
+fn command_loop<B: BackendSession, S: Socket>(
+    connection: &mut Connection<B>,
+    reader: &mut PacketReader<BufReader<S>>,
+    writer: &mut PacketWriter<S>,
 ) -> Result<(), ConnectionError> {
     let mut payload = Vec::new();
     loop {

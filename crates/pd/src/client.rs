@@ -1,8 +1,9 @@
 //! The placement driver's client, used by SQL nodes (timestamps, regions, stores) and KV nodes
-//! (registration, heartbeats). Its methods block the calling thread: the callers are the
-//! connection threads of the SQL layer and the KV node's background threads, never tasks of an
-//! async runtime. The RPCs run on the client's own small runtime, which other RPC clients of
-//! the process may share through [`PdClient::runtime`].
+//! (registration, heartbeats). Its methods block the calling thread or fiber
+//! ([`strata_fiber::block_on`]): the callers are the connection fibers of the SQL layer and the
+//! KV node's background threads, never tasks of an async runtime. The RPCs run on the client's
+//! runtime (its own small one, or the SQL node's fiber thread), which other RPC clients of the
+//! process share through [`PdClient::runtime`].
 //!
 //! Timestamps are batched: callers queue on a channel and one task sends one request for all
 //! of them, so a thousand concurrent transactions cost one round trip per batch.
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use strata_proto::pd::{self as pb, pd_client::PdClient as RawClient};
 use strata_types::Timestamp;
+use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 use tonic::transport::{Channel, Endpoint};
 
@@ -45,7 +47,9 @@ type TsoWaiter = oneshot::Sender<Result<Timestamp, PdError>>;
 /// A connection to the placement driver.
 #[derive(Clone)]
 pub struct PdClient {
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: Handle,
+    /// The runtime the client made for itself, if it was given none.
+    _own_runtime: Option<Arc<tokio::runtime::Runtime>>,
     members: Arc<Members>,
     tso_queue: mpsc::Sender<TsoWaiter>,
 }
@@ -229,7 +233,7 @@ fn retryable(status: &tonic::Status) -> bool {
 }
 
 /// Opens a lazily connected channel to `address` (host:port); it reconnects by itself.
-pub fn channel(address: &str, runtime: &tokio::runtime::Runtime) -> Result<Channel, PdError> {
+pub fn channel(address: &str, runtime: &Handle) -> Result<Channel, PdError> {
     let endpoint = Endpoint::from_shared(format!("http://{address}"))
         .map_err(|e| PdError::Rpc(format!("bad address {address}: {e}")))?
         .connect_timeout(PD_CONNECT_TIMEOUT)
@@ -249,6 +253,13 @@ impl PdClient {
                 .enable_all()
                 .build()?,
         );
+        let mut client = PdClient::connect_on(addresses, runtime.handle().clone())?;
+        client._own_runtime = Some(runtime);
+        Ok(client)
+    }
+
+    /// As [`PdClient::connect`], with the RPCs on `runtime` (which must be running).
+    pub fn connect_on(addresses: &str, runtime: Handle) -> Result<PdClient, PdError> {
         let addresses: Vec<String> = addresses
             .split(',')
             .map(str::trim)
@@ -274,13 +285,14 @@ impl PdClient {
         runtime.spawn(serve_tso_batches(members.clone(), receiver));
         Ok(PdClient {
             runtime,
+            _own_runtime: None,
             members,
             tso_queue,
         })
     }
 
     /// The runtime that carries this client's RPCs; other clients of the process share it.
-    pub fn runtime(&self) -> &Arc<tokio::runtime::Runtime> {
+    pub fn runtime(&self) -> &Handle {
         &self.runtime
     }
 
@@ -288,7 +300,7 @@ impl PdClient {
     where
         F: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        self.runtime.block_on(self.members.call(call))
+        strata_fiber::block_on(&self.runtime, self.members.call(call))
     }
 
     /// The placement drivers' members and the one the answering member believes leads.
@@ -452,7 +464,7 @@ impl TimestampOracle for PdClient {
     fn get_ts(&self) -> Result<Timestamp, PdError> {
         let (sender, receiver) = oneshot::channel();
         let queue = self.tso_queue.clone();
-        self.runtime.block_on(async move {
+        strata_fiber::block_on(&self.runtime, async move {
             queue
                 .send(sender)
                 .await

@@ -211,8 +211,9 @@ impl Group {
                 continue;
             }
             let (sender, receiver) = tokio::sync::mpsc::channel(PD_RAFT_QUEUE_CAPACITY);
-            let client = RawClient::new(crate::client::channel(address, &transport_runtime)?)
-                .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
+            let client =
+                RawClient::new(crate::client::channel(address, transport_runtime.handle())?)
+                    .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
             transport_runtime.spawn(deliver(client, receiver));
             outboxes.insert(*member, sender);
         }

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use parking_lot::Mutex;
+use strata_fiber::Mutex;
 use strata_txn::{TxnClient, TxnError, TxnMode};
 
 use crate::catalog::{autoid_key, read_u64};

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, MutexGuard, RwLock};
+use parking_lot::{Mutex, RwLock};
 use sqlparser::ast;
 use strata_codec::{keys, Datum};
 use strata_txn::{Transaction, TxnClient, TxnError, TxnMode};
@@ -71,7 +71,8 @@ impl Drop for ActiveTxn {
 pub struct Catalog {
     client: TxnClient,
     schema: RwLock<Arc<Schema>>,
-    ddl: Mutex<()>,
+    /// Held through a whole DDL statement, waits included (so a fiber's mutex).
+    ddl: strata_fiber::Mutex<()>,
     active: Mutex<BTreeMap<u64, usize>>,
     /// This node's id in the cluster's schema reports, once it joined them (schema_sync.rs).
     pub(crate) member: OnceLock<u64>,
@@ -85,7 +86,7 @@ impl Catalog {
             autoids: AutoIds::new(client.clone()),
             client,
             schema: RwLock::new(Arc::new(schema)),
-            ddl: Mutex::new(()),
+            ddl: strata_fiber::Mutex::new(()),
             active: Mutex::new(BTreeMap::new()),
             member: OnceLock::new(),
         }))
@@ -131,7 +132,7 @@ impl Catalog {
 
     /// Takes the DDL lock of this node with the newest stored schema loaded, so that a change
     /// is made to what other nodes changed before it, not to a copy from before their change.
-    fn lock_for_ddl(&self) -> Result<MutexGuard<'_, ()>> {
+    fn lock_for_ddl(&self) -> Result<strata_fiber::MutexGuard<'_, ()>> {
         let guard = self.ddl.lock();
         self.reload_locked()?;
         Ok(guard)
@@ -171,7 +172,7 @@ impl Catalog {
             if Instant::now() > deadline {
                 return Err(error::lock_wait_timeout());
             }
-            std::thread::sleep(DDL_WAIT_POLL);
+            strata_fiber::sleep(DDL_WAIT_POLL);
         }
     }
 
@@ -190,7 +191,7 @@ impl Catalog {
                 tracing::warn!(version, "other SQL nodes have not loaded the schema yet");
                 return;
             }
-            std::thread::sleep(DDL_WAIT_POLL);
+            strata_fiber::sleep(DDL_WAIT_POLL);
         }
     }
 
@@ -494,7 +495,7 @@ impl Catalog {
                 match self.backfill_batch(&def, &index, &column_ids, &start, &range.end) {
                     Ok(next) => break next,
                     Err(BackfillError::Retry) if attempt < BACKFILL_RETRIES_MAX => {
-                        std::thread::sleep(BACKFILL_RETRY_PAUSE);
+                        strata_fiber::sleep(BACKFILL_RETRY_PAUSE);
                         continue;
                     }
                     Err(BackfillError::Retry) => return Err(error::lock_wait_timeout()),

@@ -66,7 +66,7 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let gc = strata_kv::gc::GcWorker::start(storage.clone(), client_safe_point(client));
 
     let what = format!("playground (data in {})", args.data_dir.display());
-    crate::roles::serve_mysql(sql, SocketAddr::new(args.host, args.port), &what)?;
+    crate::roles::serve_mysql(sql, SocketAddr::new(args.host, args.port), &what, None)?;
     gc.stop();
     engine.stop_background_work();
     eprintln!("Strata playground stopped");

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use strata_engine::{RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
+use strata_fiber::FiberThread;
 use strata_mysql::{MysqlServer, ServerConfig};
 use strata_node::{KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdClient, PdConfig, PdService};
@@ -222,7 +223,9 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let pd = PdClient::connect(&args.pd)?;
+    // Connections and the RPCs that carry their reads share one thread (crates/fiber).
+    let fibers = FiberThread::start("sql")?;
+    let pd = PdClient::connect_on(&args.pd, fibers.handle().clone())?;
     let kv = Arc::new(RemoteKv::new(pd.clone()));
     let client = TxnClient::new(kv, Arc::new(pd));
     // The cluster may still be starting: wait for it to answer. The node serves only once it
@@ -241,24 +244,30 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let what = format!("SQL node (placement drivers {})", args.pd);
-    serve_mysql(sql.clone(), SocketAddr::new(args.host, args.port), &what)?;
+    let listen = SocketAddr::new(args.host, args.port);
+    serve_mysql(sql.clone(), listen, &what, Some(fibers))?;
     sql.leave_schema_sync();
     eprintln!("Strata SQL node stopped");
     Ok(())
 }
 
 /// Serves the MySQL protocol on `listen` until SIGTERM or Ctrl-C, after printing where it
-/// listens and how to connect. `what` names the process in that line.
+/// listens and how to connect. `what` names the process in that line. Connections run as
+/// fibers on `fibers` when given, else on threads of their own.
 pub fn serve_mysql(
     sql: Arc<SqlServer>,
     listen: SocketAddr,
     what: &str,
+    fibers: Option<FiberThread>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServerConfig {
         listen,
         ..ServerConfig::default()
     };
-    let server = MysqlServer::bind(config, sql)?;
+    let mut server = MysqlServer::bind(config, sql)?;
+    if let Some(fibers) = fibers {
+        server = server.on_fibers(fibers);
+    }
     let address = server.local_addr();
     println!(
         "Strata {what} listening on {address}; connect with: mariadb -h {} -P {} -u root",

@@ -164,6 +164,89 @@ fn concurrent_point_reads_each_get_their_own_row() {
 }
 
 #[test]
+fn statements_that_hold_a_lock_across_a_wait_do_not_stall_the_sql_node() {
+    // The SQL node runs its connections as fibers on one thread. An auto-increment batch is
+    // reserved (a transaction) with the table's allocator locked, and a DDL statement holds
+    // the node's DDL lock while it waits for the cluster. Many connections of a node that
+    // has reserved nothing yet insert at the same moment, and two create tables at once,
+    // while another reads: if a lock held across a wait blocked the thread, all would stall.
+    let cluster = Cluster::start(1, 2);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    sql_at(
+        a,
+        None,
+        "CREATE DATABASE f; CREATE TABLE f.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, w INT); \
+         CREATE TABLE f.r (id INT PRIMARY KEY, v INT); INSERT INTO f.r VALUES (1, 10)",
+    );
+    wait_for(b, "SELECT v FROM f.r WHERE id = 1", "v\n10\n");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = format!("mysql://root@127.0.0.1:{b}/f");
+    let writers = 8u64;
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(writers as usize + 3));
+    let mut tasks = Vec::new();
+    for writer in 0..writers {
+        let (url, start) = (url.clone(), start.clone());
+        tasks.push(runtime.spawn(async move {
+            let mut conn = common::connect(&url).await.expect("connect");
+            start.wait().await;
+            for i in 0..20u64 {
+                // Odd writers name their ids (which rebases the allocator), even ones not.
+                // Named ids descend, a thousand apart per writer, so that the generated ones
+                // (above the highest named so far) never meet a later named one.
+                let sql = if writer % 2 == 1 {
+                    let id = 1_000_000_000 - writer * 1_000 - i;
+                    format!("INSERT INTO t VALUES ({id}, {writer})")
+                } else {
+                    format!("INSERT INTO t (w) VALUES ({writer})")
+                };
+                conn.query_drop(sql).await.expect("insert");
+            }
+        }));
+    }
+    for table in ["d1", "d2"] {
+        let (url, start) = (url.clone(), start.clone());
+        tasks.push(runtime.spawn(async move {
+            let mut conn = common::connect(&url).await.expect("connect");
+            start.wait().await;
+            conn.query_drop(format!("CREATE TABLE {table} (id INT PRIMARY KEY)"))
+                .await
+                .expect("create table");
+        }));
+    }
+    let (url_r, start_r) = (url.clone(), start.clone());
+    tasks.push(runtime.spawn(async move {
+        let mut conn = common::connect(&url_r).await.expect("connect");
+        start_r.wait().await;
+        for _ in 0..200 {
+            let v: Option<u64> = conn
+                .query_first("SELECT v FROM r WHERE id = 1")
+                .await
+                .unwrap();
+            assert_eq!(v, Some(10));
+        }
+    }));
+    let deadline = Duration::from_secs(60);
+    for task in tasks {
+        runtime
+            .block_on(async { tokio::time::timeout(deadline, task).await })
+            .expect("a connection of the SQL node stalled")
+            .unwrap();
+    }
+    assert_eq!(
+        sql_at(a, Some("f"), "SELECT COUNT(*), COUNT(DISTINCT id) FROM t"),
+        "COUNT(*)\tCOUNT(DISTINCT id)\n160\t160\n"
+    );
+    assert_eq!(
+        sql_at(b, Some("f"), "SHOW TABLES LIKE 'd%'"),
+        "Tables_in_f (d%)\nd1\nd2\n"
+    );
+}
+
+#[test]
 fn sysbench_runs_on_both_sql_nodes_at_once() {
     let cluster = Cluster::start(1, 2);
     let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);

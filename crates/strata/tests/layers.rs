@@ -8,6 +8,8 @@ use std::process::Command;
 /// For each crate, the Strata crates it may depend on (normal dependencies).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("strata-types", &[]),
+    // Fibers: blocking code on an async runtime's thread, under every layer that waits.
+    ("strata-fiber", &[]),
     ("strata-codec", &["strata-types"]),
     ("strata-engine", &["strata-types"]),
     ("strata-kvapi", &["strata-types"]),
@@ -24,13 +26,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The placement drivers replicate their state with the regions' Raft peer.
     (
         "strata-pd",
-        &["strata-types", "strata-proto", "strata-raftstore"],
+        &[
+            "strata-types",
+            "strata-proto",
+            "strata-raftstore",
+            "strata-fiber",
+        ],
     ),
     // Raft under the engine: it applies committed write batches to the engine.
     ("strata-raftstore", &["strata-engine"]),
     (
         "strata-txn",
-        &["strata-types", "strata-kvapi", "strata-pd", "strata-proto"],
+        &[
+            "strata-types",
+            "strata-kvapi",
+            "strata-pd",
+            "strata-proto",
+            "strata-fiber",
+        ],
     ),
     // The KV node process: storage behind the gRPC service, registered with the PD.
     (
@@ -47,9 +60,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "strata-sql",
-        &["strata-types", "strata-codec", "strata-txn"],
+        &["strata-types", "strata-codec", "strata-txn", "strata-fiber"],
     ),
-    ("strata-mysql", &["strata-sql"]),
+    ("strata-mysql", &["strata-sql", "strata-fiber"]),
     // Benchmark drivers speak only the MySQL protocol, so they measure any server alike.
     ("strata-bench", &[]),
     (
@@ -66,6 +79,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-bench",
             "strata-node",
             "strata-proto",
+            "strata-fiber",
         ],
     ),
 ];

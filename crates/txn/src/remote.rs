@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::RwLock;
@@ -113,7 +112,7 @@ impl Backoff {
             )));
         }
         debug!(%reason, pause = ?self.next, "retrying a KV request");
-        std::thread::sleep(self.next);
+        strata_fiber::sleep(self.next);
         self.next = (self.next * 2).min(BACKOFF_MAX);
         Ok(())
     }
@@ -183,7 +182,7 @@ fn sort_response<R: KvResponse>(
 /// the other requests are unary calls.
 pub struct RemoteKv {
     pd: PdClient,
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: tokio::runtime::Handle,
     regions: RwLock<BTreeMap<Key, CachedRegion>>,
     stores: RwLock<HashMap<u64, KvClient<Channel>>>,
     /// The stream of point reads to each store (see `GetStream` in kv.proto).
@@ -376,7 +375,7 @@ impl RemoteKv {
         let queue = self.get_queue(region.leader_store)?;
         let store = region.leader_store;
         let (reply, answer) = oneshot::channel();
-        let outcome = self.runtime.block_on(async move {
+        let outcome = strata_fiber::block_on(&self.runtime, async move {
             if queue.send((request, reply)).await.is_err() {
                 return Err("the stream of point reads ended".to_string());
             }
@@ -407,7 +406,7 @@ impl RemoteKv {
     {
         let client = self.client(region.leader_store)?;
         let store = region.leader_store;
-        self.runtime.block_on(async move {
+        strata_fiber::block_on(&self.runtime, async move {
             let response = tokio::time::timeout(KV_REQUEST_TIMEOUT + extra_wait, rpc(client)).await;
             sort_response(store, response)
         })
@@ -484,13 +483,13 @@ impl RemoteKv {
             }
             if calls.len() == 1 {
                 let (i, call) = calls.pop().expect("one call");
-                slots[i] = Some(self.runtime.block_on(call));
+                slots[i] = Some(strata_fiber::block_on(&self.runtime, call));
             } else if !calls.is_empty() {
                 let handles: Vec<_> = calls
                     .into_iter()
                     .map(|(i, call)| (i, self.runtime.spawn(call)))
                     .collect();
-                let results = self.runtime.block_on(async move {
+                let results = strata_fiber::block_on(&self.runtime, async move {
                     let mut results = Vec::with_capacity(handles.len());
                     for (i, handle) in handles {
                         let result = handle.await.unwrap_or_else(|e| {

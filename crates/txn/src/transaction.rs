@@ -441,7 +441,7 @@ impl Transaction {
                 if pessimistic_backoffs > PESSIMISTIC_LOCK_BACKOFFS_MAX {
                     break;
                 }
-                std::thread::sleep(READ_LOCK_BACKOFF);
+                strata_fiber::sleep(READ_LOCK_BACKOFF);
             } else if let Err(e) = self.resolve(lock) {
                 prewritten = Err(match e {
                     TxnError::Kv(e) => e,
@@ -543,7 +543,7 @@ impl Transaction {
                 lock.start_ts,
                 None,
             )?,
-            TxnStatus::Locked { .. } => std::thread::sleep(READ_LOCK_BACKOFF),
+            TxnStatus::Locked { .. } => strata_fiber::sleep(READ_LOCK_BACKOFF),
             TxnStatus::Undecided {
                 min_commit_ts,
                 secondaries,
