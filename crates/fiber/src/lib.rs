@@ -1,7 +1,7 @@
 //! strata-fiber: blocking code run as fibers on the thread of an async runtime.
 //!
 //! ```text
-//!   FiberThread ── one OS thread: a current-thread tokio runtime + a LocalSet
+//!   FiberPool thread ── one OS thread: a current-thread tokio runtime + a LocalSet
 //!     ├─ fiber: a connection's blocking code on a stack of its own
 //!     │    └─ block_on(future) ─ suspends the fiber; the thread polls the future
 //!     ├─ fiber …
@@ -30,6 +30,8 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -213,27 +215,42 @@ impl Future for Fiber {
     }
 }
 
-/// Work handed to a [`FiberThread`].
+/// Work handed to a fiber thread.
 type Job = Box<dyn FnOnce() + Send>;
 
-/// An OS thread that runs fibers, and the runtime whose tasks share the thread with them.
-#[derive(Clone)]
-pub struct FiberThread {
-    handle: Handle,
+thread_local! {
+    /// On a thread of a [`FiberPool`]: its index in the pool, and its runtime.
+    static POOL_THREAD: std::cell::RefCell<Option<(usize, Handle)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The index in its [`FiberPool`] of the thread the caller runs on (in a fiber or a task of
+/// that thread), with the thread's runtime; `None` on any other thread. Clients that keep a
+/// connection per pool thread pick theirs with it, so that a fiber's requests stay on its
+/// own thread.
+pub fn pool_thread() -> Option<(usize, Handle)> {
+    POOL_THREAD.with(|thread| thread.borrow().clone())
+}
+
+/// One OS thread that runs fibers, and the runtime whose tasks share the thread with them.
+struct FiberThread {
     jobs: mpsc::UnboundedSender<Job>,
+    handle: Handle,
 }
 
 impl FiberThread {
-    /// Starts the thread `name`; it runs until the process ends.
-    pub fn start(name: &str) -> std::io::Result<FiberThread> {
+    /// Starts thread `index` of a pool; it runs until the process ends.
+    fn start(name: &str, index: usize) -> std::io::Result<FiberThread> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let handle = runtime.handle().clone();
         let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
+        let thread_handle = handle.clone();
         std::thread::Builder::new()
             .name(name.to_string())
             .spawn(move || {
+                POOL_THREAD.with(|thread| *thread.borrow_mut() = Some((index, thread_handle)));
                 let local = tokio::task::LocalSet::new();
                 local.block_on(&runtime, async move {
                     while let Some(job) = queue.recv().await {
@@ -246,32 +263,53 @@ impl FiberThread {
                     std::future::pending::<()>().await
                 })
             })?;
-        Ok(FiberThread { handle, jobs })
+        Ok(FiberThread { jobs, handle })
+    }
+}
+
+/// Threads that run fibers, each with a current-thread runtime of its own. Work is handed to
+/// them in turn.
+#[derive(Clone)]
+pub struct FiberPool {
+    threads: Arc<[FiberThread]>,
+    next: Arc<AtomicUsize>,
+}
+
+impl FiberPool {
+    /// Starts `threads` threads (at least one), named `name-0`, `name-1`, …
+    pub fn start(name: &str, threads: usize) -> std::io::Result<FiberPool> {
+        let threads = (0..threads.max(1))
+            .map(|index| FiberThread::start(&format!("{name}-{index}"), index))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        Ok(FiberPool {
+            threads: threads.into(),
+            next: Arc::new(AtomicUsize::new(0)),
+        })
     }
 
-    /// The runtime of the thread: tasks spawned on it and I/O registered with it run on the
-    /// thread, between its fibers.
+    /// The runtime of the pool's first thread: for RPC clients shared by the whole process
+    /// (and for the threads outside the pool that use them).
     pub fn handle(&self) -> &Handle {
-        &self.handle
+        &self.threads[0].handle
     }
 
-    /// Runs `job` as a fiber on the thread. Returns false if the thread has stopped.
+    /// Runs `job` as a fiber on the next thread in turn. Returns false if it has stopped.
     pub fn spawn(&self, job: impl FnOnce() + Send + 'static) -> bool {
-        self.jobs.send(Box::new(job)).is_ok()
+        let index = self.next.fetch_add(1, Ordering::Relaxed) % self.threads.len();
+        self.threads[index].jobs.send(Box::new(job)).is_ok()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{mpsc as std_mpsc, Arc};
+    use std::sync::mpsc as std_mpsc;
     use std::time::Instant;
 
     use super::*;
 
     #[test]
     fn a_fiber_waits_without_blocking_its_thread() {
-        let thread = FiberThread::start("fiber-test").unwrap();
+        let thread = FiberPool::start("fiber-test", 1).unwrap();
         let handle = thread.handle().clone();
         let (done, finished) = std_mpsc::channel();
         // Two fibers on one thread, each waiting for the other in turn: if a wait blocked
@@ -304,7 +342,7 @@ mod tests {
 
     #[test]
     fn outside_a_fiber_block_on_blocks_the_thread() {
-        let thread = FiberThread::start("fiber-test").unwrap();
+        let thread = FiberPool::start("fiber-test", 1).unwrap();
         let started = Instant::now();
         let value = block_on(thread.handle(), async {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -317,7 +355,7 @@ mod tests {
 
     #[test]
     fn sleeping_fibers_overlap() {
-        let thread = FiberThread::start("fiber-test").unwrap();
+        let thread = FiberPool::start("fiber-test", 1).unwrap();
         let (done, finished) = std_mpsc::channel();
         let started = Instant::now();
         for _ in 0..50 {
@@ -341,7 +379,7 @@ mod tests {
 
     #[test]
     fn a_panic_in_a_fiber_ends_only_that_fiber() {
-        let thread = FiberThread::start("fiber-test").unwrap();
+        let thread = FiberPool::start("fiber-test", 1).unwrap();
         let survivors = Arc::new(AtomicUsize::new(0));
         thread.spawn(|| panic!("a fiber's panic"));
         let (done, finished) = std_mpsc::channel();
@@ -357,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_mutex_held_across_a_wait_lets_the_other_fibers_of_its_thread_run() {
-        let thread = FiberThread::start("fiber-test").unwrap();
+        let thread = FiberPool::start("fiber-test", 1).unwrap();
         let counter = Arc::new(Mutex::new(0u32));
         let (done, finished) = std_mpsc::channel();
         for _ in 0..20 {
@@ -381,8 +419,31 @@ mod tests {
     }
 
     #[test]
+    fn a_pool_hands_fibers_to_its_threads_in_turn() {
+        let pool = FiberPool::start("fiber-test", 3).unwrap();
+        let (done, finished) = std_mpsc::channel();
+        for _ in 0..6 {
+            let done = done.clone();
+            pool.spawn(move || {
+                let (index, _) = pool_thread().expect("on a pool thread");
+                assert_eq!(
+                    std::thread::current().name(),
+                    Some(&*format!("fiber-test-{index}"))
+                );
+                done.send(index).unwrap();
+            });
+        }
+        let mut seen: Vec<usize> = (0..6)
+            .map(|_| finished.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        seen.sort();
+        assert_eq!(seen, [0, 0, 1, 1, 2, 2]);
+        assert!(pool_thread().is_none());
+    }
+
+    #[test]
     fn a_fiber_borrows_from_its_own_stack_across_waits() {
-        let thread = FiberThread::start("fiber-test").unwrap();
+        let thread = FiberPool::start("fiber-test", 1).unwrap();
         let handle = thread.handle().clone();
         let (done, finished) = std_mpsc::channel();
         thread.spawn(move || {

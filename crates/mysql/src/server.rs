@@ -23,7 +23,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use strata_fiber::FiberThread;
+use strata_fiber::FiberPool;
 use tracing::{debug, error, warn};
 
 use crate::backend::{Backend, BackendSession};
@@ -197,7 +197,7 @@ pub struct MysqlServer<B: Backend = Arc<strata_sql::SqlServer>> {
     local_addr: SocketAddr,
     shared: Arc<Shared<B>>,
     /// Where connections run when not on threads of their own.
-    fibers: Option<FiberThread>,
+    fibers: Option<FiberPool>,
 }
 
 impl<B: Backend> MysqlServer<B> {
@@ -218,10 +218,10 @@ impl<B: Backend> MysqlServer<B> {
         })
     }
 
-    /// Runs each connection as a fiber on `thread` instead of a thread of its own. The backend
-    /// must then wait only through `strata_fiber` (its RPCs on `thread`'s runtime).
-    pub fn on_fibers(mut self, thread: FiberThread) -> MysqlServer<B> {
-        self.fibers = Some(thread);
+    /// Runs each connection as a fiber on a thread of `pool` (in turn) instead of a thread of
+    /// its own. The backend must then wait only through `strata_fiber`.
+    pub fn on_fibers(mut self, pool: FiberPool) -> MysqlServer<B> {
+        self.fibers = Some(pool);
         self
     }
 
@@ -291,7 +291,7 @@ impl<B: Backend> MysqlServer<B> {
         let shared = self.shared.clone();
         if let Some(fibers) = &self.fibers {
             if !fibers.spawn(move || run_connection(&shared, stream, peer, connection_id, true)) {
-                warn!("the connections' fiber thread has stopped");
+                warn!("the connections' fiber threads have stopped");
                 state.deregister(connection_id);
             }
             return;

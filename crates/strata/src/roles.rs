@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use strata_engine::{RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
-use strata_fiber::FiberThread;
+use strata_fiber::FiberPool;
 use strata_mysql::{MysqlServer, ServerConfig};
 use strata_node::{KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdClient, PdConfig, PdService};
@@ -127,6 +127,10 @@ pub struct ServerArgs {
     /// MySQL protocol port.
     #[arg(long, short = 'P', default_value_t = 4000)]
     pub port: u16,
+    /// Threads that run the connections (as fibers) and their RPCs to the cluster, each with
+    /// connections of its own to the KV nodes. Default: one per two CPUs, at least one.
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
@@ -223,8 +227,9 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
-    // Connections and the RPCs that carry their reads share one thread (crates/fiber).
-    let fibers = FiberThread::start("sql")?;
+    // A connection and the RPCs that carry its reads share a thread (crates/fiber).
+    let threads = args.threads.unwrap_or_else(grpc_worker_threads);
+    let fibers = FiberPool::start("sql", threads)?;
     let pd = PdClient::connect_on(&args.pd, fibers.handle().clone())?;
     let kv = Arc::new(RemoteKv::new(pd.clone()));
     let client = TxnClient::new(kv, Arc::new(pd));
@@ -258,7 +263,7 @@ pub fn serve_mysql(
     sql: Arc<SqlServer>,
     listen: SocketAddr,
     what: &str,
-    fibers: Option<FiberThread>,
+    fibers: Option<FiberPool>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServerConfig {
         listen,

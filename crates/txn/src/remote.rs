@@ -184,9 +184,30 @@ pub struct RemoteKv {
     pd: PdClient,
     runtime: tokio::runtime::Handle,
     regions: RwLock<BTreeMap<Key, CachedRegion>>,
-    stores: RwLock<HashMap<u64, KvClient<Channel>>>,
-    /// The stream of point reads to each store (see `GetStream` in kv.proto).
-    get_streams: RwLock<HashMap<u64, GetQueue>>,
+    /// A connection to each store, by store and [`Transport`].
+    stores: RwLock<HashMap<(u64, Transport), KvClient<Channel>>>,
+    /// The stream of point reads to each store (see `GetStream` in kv.proto), by store and
+    /// [`Transport`].
+    get_streams: RwLock<HashMap<(u64, Transport), GetQueue>>,
+}
+
+/// Whose connections a request uses: each fiber thread of a SQL node has its own, on its own
+/// runtime, so that a fiber's requests never leave its thread; other threads share one, on the
+/// client's runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Transport {
+    FiberThread(usize),
+    Shared,
+}
+
+impl Transport {
+    /// The caller's transport, and the runtime its connections live on.
+    fn current(shared: &tokio::runtime::Handle) -> (Transport, tokio::runtime::Handle) {
+        match strata_fiber::pool_thread() {
+            Some((index, runtime)) => (Transport::FiberThread(index), runtime),
+            None => (Transport::Shared, shared.clone()),
+        }
+    }
 }
 
 /// The most keys one batch of point reads asks for; more go in several batches, one after
@@ -252,8 +273,9 @@ impl RemoteKv {
         }
         self.regions.write().remove(&region.start_key);
         if let Retry::Unreachable(_) | Retry::Lost(_) = why {
-            self.stores.write().remove(&region.leader_store);
-            self.get_streams.write().remove(&region.leader_store);
+            let store = region.leader_store;
+            self.stores.write().retain(|(s, _), _| *s != store);
+            self.get_streams.write().retain(|(s, _), _| *s != store);
         }
         backoff.wait(why)
     }
@@ -333,40 +355,45 @@ impl RemoteKv {
     }
 
     fn client(&self, store_id: u64) -> Result<KvClient<Channel>, Retry> {
-        if let Some(client) = self.stores.read().get(&store_id) {
+        let (transport, runtime) = Transport::current(&self.runtime);
+        if let Some(client) = self.stores.read().get(&(store_id, transport)) {
             return Ok(client.clone());
         }
         let address = self
             .pd
             .store_address(store_id)
             .map_err(|e| Retry::Unreachable(e.to_string()))?;
-        let channel = strata_pd::channel(&address, &self.runtime)
+        let channel = strata_pd::channel(&address, &runtime)
             .map_err(|e| Retry::Unreachable(e.to_string()))?;
         let client = KvClient::new(channel)
             .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
             .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
-        self.stores.write().insert(store_id, client.clone());
+        self.stores
+            .write()
+            .insert((store_id, transport), client.clone());
         Ok(client)
     }
 
     /// The queue of the stream of point reads to a store, started on first use and again
     /// after it ended.
     fn get_queue(&self, store_id: u64) -> Result<GetQueue, Retry> {
-        if let Some(queue) = self.get_streams.read().get(&store_id) {
+        let (transport, runtime) = Transport::current(&self.runtime);
+        let key = (store_id, transport);
+        if let Some(queue) = self.get_streams.read().get(&key) {
             if !queue.is_closed() {
                 return Ok(queue.clone());
             }
         }
         let client = self.client(store_id)?;
         let mut streams = self.get_streams.write();
-        if let Some(queue) = streams.get(&store_id) {
+        if let Some(queue) = streams.get(&key) {
             if !queue.is_closed() {
                 return Ok(queue.clone());
             }
         }
         let (queue, callers) = mpsc::channel(GET_STREAM_QUEUE);
-        self.runtime.spawn(drive_get_stream(client, callers));
-        streams.insert(store_id, queue.clone());
+        runtime.spawn(drive_get_stream(client, callers));
+        streams.insert(key, queue.clone());
         Ok(queue)
     }
 
@@ -485,9 +512,10 @@ impl RemoteKv {
                 let (i, call) = calls.pop().expect("one call");
                 slots[i] = Some(strata_fiber::block_on(&self.runtime, call));
             } else if !calls.is_empty() {
+                let (_, runtime) = Transport::current(&self.runtime);
                 let handles: Vec<_> = calls
                     .into_iter()
-                    .map(|(i, call)| (i, self.runtime.spawn(call)))
+                    .map(|(i, call)| (i, runtime.spawn(call)))
                     .collect();
                 let results = strata_fiber::block_on(&self.runtime, async move {
                     let mut results = Vec::with_capacity(handles.len());

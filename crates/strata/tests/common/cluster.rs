@@ -256,6 +256,8 @@ impl Cluster {
         let sql = (1..=sql_nodes)
             .map(|i| {
                 let port = free_port();
+                // SQL node i runs its connections on i fiber threads, so that tests with two
+                // SQL nodes cover one thread and several.
                 Process::spawn(
                     vec![
                         "server".into(),
@@ -263,6 +265,8 @@ impl Cluster {
                         pd_address.clone(),
                         "--port".into(),
                         port.to_string(),
+                        "--threads".into(),
+                        i.to_string(),
                     ],
                     port,
                     dir.join(format!("sql{i}.log")),
