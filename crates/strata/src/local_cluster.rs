@@ -58,7 +58,9 @@ impl Role {
     fn wait_ready(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + START_TIMEOUT;
         while Instant::now() < deadline {
-            if TcpStream::connect_timeout(&self.address, Duration::from_millis(200)).is_ok() {
+            // A connection to a free port can be made from that same port, to itself.
+            let connected = TcpStream::connect_timeout(&self.address, Duration::from_millis(200));
+            if connected.is_ok_and(|s| s.local_addr().ok() != Some(self.address)) {
                 return Ok(());
             }
             if let Ok(Some(status)) = self.child.try_wait() {

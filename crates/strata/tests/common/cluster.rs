@@ -1,12 +1,12 @@
 //! A cluster of real processes on loopback: placement drivers, KV nodes and SQL nodes, each a
 //! `strata` child process with its own data folder and log file.
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use super::free_port;
+use super::{free_port, listens};
 
 /// How long a role may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
@@ -84,7 +84,7 @@ impl Process {
         let deadline = Instant::now() + START_TIMEOUT;
         let address = SocketAddr::new(self.host, self.port);
         while Instant::now() < deadline {
-            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
+            if listens(address) {
                 return;
             }
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {

@@ -95,6 +95,16 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Whether something listens on `address`. A connection to a free port of the ephemeral range
+/// (where `free_port` finds ports) can be made with that same port as its own source, and then
+/// connects to itself: that one does not count.
+pub fn listens(address: SocketAddr) -> bool {
+    match TcpStream::connect_timeout(&address, Duration::from_millis(200)) {
+        Ok(stream) => stream.local_addr().ok() != Some(address),
+        Err(_) => false,
+    }
+}
+
 impl Playground {
     /// Starts a playground on a fresh data folder.
     pub fn start() -> Playground {
@@ -140,7 +150,7 @@ impl Playground {
         let deadline = Instant::now() + START_TIMEOUT;
         let address: SocketAddr = format!("127.0.0.1:{}", self.port).parse().unwrap();
         while Instant::now() < deadline {
-            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
+            if listens(address) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
