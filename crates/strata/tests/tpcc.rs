@@ -274,13 +274,26 @@ pub fn tpcc_sequence(server: &Server) {
 
 #[test]
 fn tpcc_against_a_playground() {
-    let playground = common::Playground::start();
-    tpcc_sequence(&Server {
-        host: "127.0.0.1".into(),
-        port: playground.port,
-        user: "root".into(),
-        password: String::new(),
+    let mut playground = common::Playground::start();
+    let run = std::panic::catch_unwind(|| {
+        tpcc_sequence(&Server {
+            host: "127.0.0.1".into(),
+            port: playground.port,
+            user: "root".into(),
+            password: String::new(),
+        })
     });
+    if let Err(panic) = run {
+        // What the playground said, and whether it still runs, tell a server failure from
+        // a driver failure.
+        let status = playground.child.try_wait();
+        let log = std::fs::read_to_string(playground.data_dir.with_extension("log"));
+        eprintln!(
+            "playground: {status:?}; its log:\n{}",
+            log.unwrap_or_default()
+        );
+        std::panic::resume_unwind(panic);
+    }
 }
 
 #[test]

@@ -99,10 +99,22 @@ pub fn free_port() -> u16 {
 /// (where `free_port` finds ports) can be made with that same port as its own source, and then
 /// connects to itself: that one does not count.
 pub fn listens(address: SocketAddr) -> bool {
-    match TcpStream::connect_timeout(&address, Duration::from_millis(200)) {
-        Ok(stream) => stream.local_addr().ok() != Some(address),
-        Err(_) => false,
-    }
+    connect_to_listener(address).is_some()
+}
+
+fn connect_to_listener(address: SocketAddr) -> Option<TcpStream> {
+    let stream = TcpStream::connect_timeout(&address, Duration::from_millis(200)).ok()?;
+    (stream.local_addr().ok() != Some(address)).then_some(stream)
+}
+
+/// Whether a MySQL server listens on `address`: it sends its greeting first.
+fn greets(address: SocketAddr) -> bool {
+    let Some(mut stream) = connect_to_listener(address) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut first = [0u8; 1];
+    matches!(std::io::Read::read(&mut stream, &mut first), Ok(1))
 }
 
 impl Playground {
@@ -132,7 +144,7 @@ impl Playground {
             .arg(data_dir)
             .args(["--port", &port.to_string(), "--block-cache-mib", "256"])
             .args(extra)
-            .stdout(Stdio::null())
+            .stdout(log.try_clone().expect("log file"))
             .stderr(log)
             .spawn()
             .expect("start strata playground");
@@ -150,7 +162,7 @@ impl Playground {
         let deadline = Instant::now() + START_TIMEOUT;
         let address: SocketAddr = format!("127.0.0.1:{}", self.port).parse().unwrap();
         while Instant::now() < deadline {
-            if listens(address) {
+            if greets(address) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
