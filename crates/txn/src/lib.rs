@@ -22,6 +22,7 @@
 //! that still runs.
 
 mod get_stream;
+mod region;
 mod remote;
 mod secondaries;
 mod transaction;

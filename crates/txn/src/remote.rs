@@ -27,6 +27,7 @@ use tonic::transport::Channel;
 use tracing::debug;
 
 use crate::get_stream::{drive_get_stream, GetQueue, GET_STREAM_QUEUE};
+use crate::region::CachedRegion;
 
 /// How long a request keeps retrying region errors and unreachable nodes before it fails.
 pub const REGION_RETRY_DEADLINE: Duration = Duration::from_secs(20);
@@ -36,42 +37,6 @@ const BACKOFF_FIRST: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
 /// Regions fetched from the placement driver in one scan when the cache misses.
 const REGION_SCAN_BATCH: u32 = 64;
-
-/// A region as the client routes to it.
-#[derive(Clone, Debug)]
-struct CachedRegion {
-    id: u64,
-    start_key: Key,
-    /// Exclusive; empty means the end of the key space.
-    end_key: Key,
-    epoch: pb::RegionEpoch,
-    leader_store: u64,
-}
-
-impl CachedRegion {
-    fn contains(&self, key: &[u8]) -> bool {
-        key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
-    }
-
-    fn context(&self) -> Option<pb::Context> {
-        Some(pb::Context {
-            region_id: self.id,
-            region_epoch: Some(self.epoch),
-        })
-    }
-
-    fn from_pb(entry: strata_proto::pd::GetRegionResponse) -> Option<CachedRegion> {
-        let region = entry.region?;
-        let leader = entry.leader?;
-        Some(CachedRegion {
-            id: region.id,
-            start_key: region.start_key,
-            end_key: region.end_key,
-            epoch: region.epoch.unwrap_or_default(),
-            leader_store: leader.store_id,
-        })
-    }
-}
 
 /// Why one attempt must be retried.
 enum Retry {
