@@ -21,61 +21,105 @@ use strata_types::Timestamp;
 use crate::mvcc::{self, Write, WriteKind};
 use crate::Storage;
 
-/// How long old versions stay readable.
+/// How long old versions stay readable, by default.
 pub const GC_LIFE_TIME: Duration = Duration::from_secs(600);
-/// Pause between collection passes.
+/// Pause between collection passes, by default.
 pub const GC_INTERVAL: Duration = Duration::from_secs(60);
 /// Deletions per write batch.
 const GC_BATCH_KEYS: usize = 1024;
 /// Write-CF entries examined before the collector yields the CPU briefly.
 const GC_SCAN_CHUNK: usize = 16_384;
 
+/// When the collector runs and what it keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcConfig {
+    /// How far the safe point trails the timestamp oracle.
+    pub life_time: Duration,
+    /// The pause between passes.
+    pub interval: Duration,
+}
+
+impl Default for GcConfig {
+    fn default() -> GcConfig {
+        GcConfig {
+            life_time: GC_LIFE_TIME,
+            interval: GC_INTERVAL,
+        }
+    }
+}
+
+/// A range of user keys, `[start, end)`; an empty end is unbounded.
+pub type KeyRange = (Vec<u8>, Vec<u8>);
+
+fn engine_error(e: strata_engine::EngineError) -> KvError {
+    KvError::Storage(e.to_string())
+}
+
 /// Collects garbage over the whole key space once; returns how many records it deleted.
 pub fn collect(storage: &Storage, safe_point: Timestamp) -> Result<usize, KvError> {
+    collect_range(storage, b"", b"", safe_point)
+}
+
+/// Collects garbage among the user keys in `[start, end)` (an empty end is unbounded);
+/// returns how many records it deleted.
+///
+/// The deletions go out in batches. A key's delete record goes in the batch of its last older
+/// version or after it, so whatever batch fails, no older version outlives the delete that
+/// hides it. A key with a lock older than the safe point is left alone: resolving that lock
+/// may still commit a version below the safe point.
+pub fn collect_range(
+    storage: &Storage,
+    start: &[u8],
+    end: &[u8],
+    safe_point: Timestamp,
+) -> Result<usize, KvError> {
     let engine = storage.engine();
-    let mut batch = WriteBatch::new();
-    let mut deleted = 0;
-    let mut it = engine.iterator(Cf::Write, b"", None);
-    it.seek(b"");
-    let mut current_key: Vec<u8> = Vec::new();
-    // Whether the key already has a kept version at or below the safe point.
-    let mut kept_below = false;
+    let lower = if start.is_empty() {
+        Vec::new()
+    } else {
+        mvcc::encode_user_key(start)
+    };
+    let upper = (!end.is_empty()).then(|| mvcc::encode_user_key(end));
+    let mut it = engine.iterator(Cf::Write, &lower, upper.as_deref());
+    it.seek(&lower);
+    let mut collector = Collector {
+        storage,
+        safe_point,
+        batch: WriteBatch::new(),
+        deleted: 0,
+    };
+    let mut key = KeyGarbage::default();
     let mut examined = 0;
-    while it.valid().map_err(|e| KvError::Storage(e.to_string()))? {
+    while it.valid().map_err(engine_error)? {
         let (user, commit_ts) = mvcc::split_versioned_key(it.key())?;
-        if user != current_key.as_slice() {
-            current_key = user.to_vec();
-            kept_below = false;
+        if user != key.encoded.as_slice() {
+            collector.finish_key(&mut key)?;
+            key = KeyGarbage {
+                encoded: user.to_vec(),
+                ..KeyGarbage::default()
+            };
         }
-        if commit_ts <= safe_point {
+        if commit_ts <= safe_point && !key.skip {
             let write = Write::decode(it.value())?;
             let remove = match write.kind {
                 WriteKind::Rollback | WriteKind::Lock => true,
-                WriteKind::Put | WriteKind::Delete if kept_below => true,
+                WriteKind::Put | WriteKind::Delete if key.kept_below => true,
                 WriteKind::Delete => {
-                    kept_below = true;
-                    true
+                    key.kept_below = true;
+                    key.delete_record = Some(it.key().to_vec());
+                    false
                 }
                 WriteKind::Put => {
-                    kept_below = true;
+                    key.kept_below = true;
                     false
                 }
             };
-            if remove {
+            if remove && collector.key_is_collectable(&mut key)? {
                 if write.kind == WriteKind::Put && write.short_value.is_none() {
-                    batch.delete(
-                        Cf::Default,
-                        mvcc::append_ts(current_key.clone(), write.start_ts),
-                    );
+                    let data = mvcc::append_ts(key.encoded.clone(), write.start_ts);
+                    collector.delete(Cf::Default, data)?;
                 }
-                batch.delete(Cf::Write, it.key().to_vec());
-                deleted += 1;
-                if batch.len() >= GC_BATCH_KEYS {
-                    engine
-                        .write(&batch, false)
-                        .map_err(|e| KvError::Storage(e.to_string()))?;
-                    batch = WriteBatch::new();
-                }
+                collector.delete(Cf::Write, it.key().to_vec())?;
             }
         }
         examined += 1;
@@ -84,40 +128,122 @@ pub fn collect(storage: &Storage, safe_point: Timestamp) -> Result<usize, KvErro
         }
         it.next();
     }
-    if !batch.is_empty() {
-        engine
-            .write(&batch, false)
-            .map_err(|e| KvError::Storage(e.to_string()))?;
-    }
-    Ok(deleted)
+    collector.finish_key(&mut key)?;
+    collector.flush()?;
+    Ok(collector.deleted)
 }
 
-/// A background thread that collects garbage every [`GC_INTERVAL`].
+/// What the collector knows of the key whose versions it is passing.
+#[derive(Default)]
+struct KeyGarbage {
+    encoded: Vec<u8>,
+    /// A version at or below the safe point was seen: every older one is garbage.
+    kept_below: bool,
+    /// The newest version at or below the safe point is this delete record: it goes once
+    /// every older version has gone.
+    delete_record: Option<Vec<u8>>,
+    /// Whether the key's lock was looked at, and whether it keeps the key from collection.
+    lock_checked: bool,
+    skip: bool,
+}
+
+/// The deletions of one pass, written a batch at a time.
+struct Collector<'a> {
+    storage: &'a Storage,
+    safe_point: Timestamp,
+    batch: WriteBatch,
+    deleted: usize,
+}
+
+impl Collector<'_> {
+    /// Whether `key` may lose versions: not when a lock older than the safe point holds it.
+    fn key_is_collectable(&self, key: &mut KeyGarbage) -> Result<bool, KvError> {
+        if !key.lock_checked {
+            key.lock_checked = true;
+            let user = mvcc::decode_user_key(&key.encoded)?;
+            let lock = self.storage.load_lock(&user)?;
+            key.skip = matches!(lock, Some(lock) if lock.start_ts <= self.safe_point);
+        }
+        Ok(!key.skip)
+    }
+
+    fn delete(&mut self, cf: Cf, key: Vec<u8>) -> Result<(), KvError> {
+        self.batch.delete(cf, key);
+        if cf == Cf::Write {
+            self.deleted += 1;
+        }
+        if self.batch.len() >= GC_BATCH_KEYS {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the key's delete record, if it goes: its older versions are in this batch or
+    /// in one written before.
+    fn finish_key(&mut self, key: &mut KeyGarbage) -> Result<(), KvError> {
+        if let Some(record) = key.delete_record.take() {
+            if self.key_is_collectable(key)? {
+                self.delete(Cf::Write, record)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), KvError> {
+        if !self.batch.is_empty() {
+            let batch = std::mem::replace(&mut self.batch, WriteBatch::new());
+            self.storage
+                .engine()
+                .write(&batch, false)
+                .map_err(engine_error)?;
+        }
+        Ok(())
+    }
+}
+
+/// A background thread that collects garbage every [`GcConfig::interval`].
 pub struct GcWorker {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl GcWorker {
-    /// Starts the worker; `now` returns a fresh timestamp from the oracle.
+    /// Starts the worker. `now` returns a fresh timestamp from the oracle; `ranges` the user
+    /// key ranges to collect in a pass (the whole key space on a single node; on a KV node the
+    /// regions it leads, whose deletions it proposes through Raft).
     pub fn start(
         storage: Arc<Storage>,
+        config: GcConfig,
         now: impl Fn() -> Option<Timestamp> + Send + 'static,
+        ranges: impl Fn() -> Vec<KeyRange> + Send + 'static,
     ) -> GcWorker {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("gc".into())
             .spawn(move || {
-                while !sleep_unless_stopped(&flag, GC_INTERVAL) {
+                while !sleep_unless_stopped(&flag, config.interval) {
                     let Some(now) = now() else { continue };
-                    let life_ms = GC_LIFE_TIME.as_millis() as u64;
+                    let life_ms = config.life_time.as_millis() as u64;
                     let safe_point =
                         Timestamp::compose(now.physical_ms().saturating_sub(life_ms), 0);
-                    match collect(&storage, safe_point) {
-                        Ok(n) if n > 0 => tracing::info!(deleted = n, "gc pass"),
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!(error = %e, "gc pass failed"),
+                    let (mut deleted, mut failed) = (0, 0);
+                    for (start, end) in ranges() {
+                        if flag.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        // A range that fails (its region split or moved meanwhile) waits for
+                        // the next pass; the others go on.
+                        match collect_range(&storage, &start, &end, safe_point) {
+                            Ok(n) => deleted += n,
+                            Err(e) => {
+                                failed += 1;
+                                tracing::debug!(error = %e, "gc of a range failed");
+                            }
+                        }
+                    }
+                    if deleted > 0 || failed > 0 {
+                        tracing::info!(deleted, ranges_failed = failed, "gc pass");
                     }
                 }
             })
@@ -138,7 +264,7 @@ impl GcWorker {
 
 /// Sleeps up to `duration`; returns true if asked to stop.
 fn sleep_unless_stopped(flag: &AtomicBool, duration: Duration) -> bool {
-    let step = Duration::from_millis(100);
+    let step = Duration::from_millis(100).min(duration);
     let mut slept = Duration::ZERO;
     while slept < duration {
         if flag.load(Ordering::SeqCst) {
@@ -152,9 +278,118 @@ fn sleep_unless_stopped(flag: &AtomicBool, duration: Duration) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicUsize;
+
     use super::*;
-    use strata_engine::MemoryEngine;
+    use strata_engine::{Engine, EngineError, EngineIterator, MemoryEngine};
     use strata_kvapi::{KvApi, Mutation, PrewriteRequest};
+
+    /// A memory engine whose writes fail from the `fail_from`-th on (counting from 1).
+    struct FailingEngine {
+        inner: MemoryEngine,
+        writes: AtomicUsize,
+        fail_from: AtomicUsize,
+    }
+
+    impl Engine for FailingEngine {
+        fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+            self.inner.get(cf, key)
+        }
+
+        fn write(&self, batch: &WriteBatch, sync: bool) -> Result<(), EngineError> {
+            let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+            if n >= self.fail_from.load(Ordering::SeqCst) {
+                return Err(EngineError::Unavailable("the region moved".into()));
+            }
+            self.inner.write(batch, sync)
+        }
+
+        fn iterator(
+            &self,
+            cf: Cf,
+            lower: &[u8],
+            upper: Option<&[u8]>,
+        ) -> Box<dyn EngineIterator + '_> {
+            self.inner.iterator(cf, lower, upper)
+        }
+    }
+
+    #[test]
+    fn a_failed_batch_never_leaves_older_versions_without_their_delete() {
+        let engine = Arc::new(FailingEngine {
+            inner: MemoryEngine::new(),
+            writes: AtomicUsize::new(0),
+            fail_from: AtomicUsize::new(usize::MAX),
+        });
+        let s = Storage::new(engine.clone()).unwrap();
+        // More versions than one batch holds, then a delete on top.
+        let mut ts = 10;
+        for i in 0..GC_BATCH_KEYS + GC_BATCH_KEYS / 2 {
+            ts = put(&s, b"a", Some(format!("v{i}").as_bytes()), ts + 1).0;
+        }
+        let gone = put(&s, b"a", None, ts + 1);
+        let safe = Timestamp(gone.0 + 1);
+        // The pass's first batch is written, its second fails.
+        let written = engine.writes.load(Ordering::SeqCst);
+        engine.fail_from.store(written + 2, Ordering::SeqCst);
+        assert!(collect(&s, safe).is_err());
+        assert_eq!(
+            s.get(b"a", Timestamp::MAX).unwrap(),
+            None,
+            "the delete still hides the versions the failed batch left"
+        );
+        engine.fail_from.store(usize::MAX, Ordering::SeqCst);
+        assert!(collect(&s, safe).unwrap() > 0);
+        let mut it = s.engine().iterator(Cf::Write, b"", None);
+        it.seek(b"");
+        assert!(
+            !it.valid().unwrap(),
+            "every version of the deleted key is gone"
+        );
+    }
+
+    #[test]
+    fn a_key_locked_since_before_the_safe_point_keeps_its_versions() {
+        let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
+        let t1 = put(&s, b"k", Some(b"v1"), 10);
+        let t2 = put(&s, b"k", Some(b"v2"), t1.0 + 1);
+        // A transaction left a lock on the key; resolving it may still commit below the safe
+        // point.
+        s.prewrite(&PrewriteRequest {
+            mutations: vec![Mutation::Put(b"k".to_vec(), b"v3".to_vec())],
+            primary: b"k".to_vec(),
+            start_ts: Timestamp(t2.0 + 1),
+            for_update_ts: Timestamp::ZERO,
+            locked_at: Vec::new(),
+            lock_ttl_ms: 1000,
+            try_one_pc: false,
+            async_commit: false,
+            secondaries: Vec::new(),
+        })
+        .unwrap();
+        let safe = Timestamp(t2.0 + 10);
+        assert_eq!(collect(&s, safe).unwrap(), 0);
+        assert_eq!(s.get(b"k", t1).unwrap(), Some(b"v1".to_vec()));
+    }
+
+    #[test]
+    fn a_range_pass_collects_only_its_keys() {
+        let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
+        let mut ts = 10;
+        for key in [&b"a"[..], b"m", b"z"] {
+            ts = put(&s, key, Some(b"old"), ts + 1).0;
+            ts = put(&s, key, Some(b"new"), ts + 1).0;
+        }
+        let safe = Timestamp(ts + 1);
+        assert_eq!(
+            collect_range(&s, b"b", b"z", safe).unwrap(),
+            1,
+            "only m's old version"
+        );
+        assert_eq!(collect_range(&s, b"", b"b", safe).unwrap(), 1, "a's");
+        assert_eq!(collect_range(&s, b"z", b"", safe).unwrap(), 1, "z's");
+        assert_eq!(collect(&s, safe).unwrap(), 0);
+    }
 
     fn put(s: &Storage, key: &[u8], value: Option<&[u8]>, start: u64) -> Timestamp {
         let mutation = match value {

@@ -157,7 +157,7 @@ impl Storage {
         MvccReader::new(&*self.engine)
     }
 
-    fn load_lock(&self, key: &[u8]) -> Result<Option<Lock>, KvError> {
+    pub(crate) fn load_lock(&self, key: &[u8]) -> Result<Option<Lock>, KvError> {
         if !self.may_have_locks() {
             return Ok(None);
         }

@@ -36,6 +36,7 @@ use tracing::{info, warn};
 pub use replication::{GrpcTransport, MvccKeySpace, NodeLeaderHook, RaftService, ReplicatedEngine};
 pub use service::KvService;
 pub use split::SplitConfig;
+pub use strata_kv::gc::GcConfig;
 pub use strata_raftstore::StoreConfig;
 
 /// How often a KV node reports to the placement driver.
@@ -72,6 +73,7 @@ pub struct NodeConfig {
     pub rocks: RocksOptions,
     pub split: SplitConfig,
     pub store: strata_raftstore::StoreConfig,
+    pub gc: GcConfig,
 }
 
 /// A started KV node: storage open, registered, raftstore, heartbeats and GC running.
@@ -144,8 +146,21 @@ impl KvNode {
             config.split,
             stop.clone(),
         )?;
-        let gc_pd = pd.clone();
-        let gc = GcWorker::start(storage.clone(), move || gc_pd.get_ts().ok());
+        // Each leader collects its regions and proposes the deletions through Raft, so every
+        // replica drops the same versions.
+        let (gc_pd, gc_router) = (pd.clone(), router.clone());
+        let gc = GcWorker::start(
+            storage.clone(),
+            config.gc,
+            move || gc_pd.get_ts().ok(),
+            move || {
+                gc_router
+                    .leaders()
+                    .into_iter()
+                    .map(|(meta, _, _)| (meta.start_key, meta.end_key))
+                    .collect()
+            },
+        );
         Ok(KvNode {
             store_id,
             service: KvService::new(storage, router.clone(), store_id),

@@ -63,7 +63,12 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     storage.start_leading(b"", b"", tso.get_ts()?, LeaderLocks::Forget);
     let client = TxnClient::new(storage.clone(), tso);
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
-    let gc = strata_kv::gc::GcWorker::start(storage.clone(), client_safe_point(client));
+    let gc = strata_kv::gc::GcWorker::start(
+        storage.clone(),
+        strata_kv::gc::GcConfig::default(),
+        client_safe_point(client),
+        || vec![(Vec::new(), Vec::new())],
+    );
 
     let what = format!("playground (data in {})", args.data_dir.display());
     crate::roles::serve_mysql(sql, SocketAddr::new(args.host, args.port), &what, None)?;

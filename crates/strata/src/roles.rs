@@ -9,7 +9,7 @@ use clap::Args;
 use strata_engine::{RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
 use strata_fiber::FiberPool;
 use strata_mysql::{MysqlServer, ServerConfig};
-use strata_node::{KvNode, NodeConfig, SplitConfig, StoreConfig};
+use strata_node::{GcConfig, KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdClient, PdConfig, PdService};
 use strata_sql::SqlServer;
 use strata_txn::{RemoteKv, TxnClient};
@@ -114,6 +114,13 @@ pub struct KvArgs {
     /// behind (they catch up from a snapshot); at least 1024.
     #[arg(long, default_value_t = StoreConfig::default().raft_log_max_entries)]
     pub raft_log_max_entries: u64,
+    /// How long old versions of rows stay readable, in seconds, as TiDB's `tidb_gc_life_time`
+    /// (a transaction may not run longer).
+    #[arg(long, default_value_t = GcConfig::default().life_time.as_secs())]
+    pub gc_life_time_secs: u64,
+    /// Seconds between passes of the garbage collector over the regions the node leads.
+    #[arg(long, default_value_t = GcConfig::default().interval.as_secs())]
+    pub gc_interval_secs: u64,
 }
 
 #[derive(Args, Debug)]
@@ -209,6 +216,10 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         },
         store: StoreConfig {
             raft_log_max_entries: args.raft_log_max_entries,
+        },
+        gc: GcConfig {
+            life_time: Duration::from_secs(args.gc_life_time_secs),
+            interval: Duration::from_secs(args.gc_interval_secs.max(1)),
         },
     })?;
     let runtime = grpc_runtime("kv")?;

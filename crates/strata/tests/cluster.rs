@@ -429,3 +429,97 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
         );
     }
 }
+
+/// Updates of the row that the garbage collector test makes.
+const GC_UPDATES: usize = 100;
+/// Rows of the garbage collector test's table, enough for a few regions of
+/// [`GC_SPLIT_KEYS`] keys.
+const GC_ROWS: usize = 300;
+const GC_SPLIT_KEYS: &str = "100";
+
+#[test]
+fn old_versions_are_collected_on_every_replica() {
+    let mut cluster = Cluster::start_with(
+        3,
+        1,
+        &[
+            "--gc-life-time-secs",
+            "1",
+            "--gc-interval-secs",
+            "1",
+            "--region-split-keys",
+            GC_SPLIT_KEYS,
+        ],
+    );
+    let port = cluster.sql[0].port;
+    let rows: Vec<String> = (1..=GC_ROWS).map(|i| format!("({i}, 0)")).collect();
+    sql_at(
+        port,
+        None,
+        &format!(
+            "CREATE DATABASE gc; USE gc; CREATE TABLE t (id INT PRIMARY KEY, v INT); \
+             INSERT INTO t VALUES {}",
+            rows.join(", ")
+        ),
+    );
+    // A pass collects several regions, each through its own leader.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while cluster.regions().len() < 3 {
+        assert!(Instant::now() < deadline, "the table did not split");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let updates: String = (1..=GC_UPDATES)
+        .map(|i| {
+            format!("UPDATE t SET v = {i} WHERE id = 1; UPDATE t SET v = {i} WHERE id = {GC_ROWS};")
+        })
+        .collect();
+    sql_at(port, Some("gc"), &updates);
+    sql_at(port, Some("gc"), "DELETE FROM t WHERE id = 2");
+    // The versions fall behind the safe point after a second; passes run every second.
+    std::thread::sleep(Duration::from_secs(8));
+    assert_eq!(
+        sql_at(
+            port,
+            Some("gc"),
+            &format!(
+                "SELECT COUNT(*), SUM(v) FROM t; SELECT v FROM t WHERE id IN (1, 2, {GC_ROWS})"
+            )
+        ),
+        format!(
+            "COUNT(*)\tSUM(v)\n{}\t{}\nv\n{GC_UPDATES}\n{GC_UPDATES}\n",
+            GC_ROWS - 1,
+            2 * GC_UPDATES
+        ),
+        "the newest versions survive collection"
+    );
+    for kv in &mut cluster.kv {
+        kv.stop();
+    }
+    for i in 1..=cluster.kv.len() {
+        let most = most_versions_of_a_key(&cluster.data_dir().join(format!("kv{i}/kv")));
+        assert!(
+            most < 10,
+            "KV node {i} still holds {most} versions of one key after {GC_UPDATES} updates of it"
+        );
+    }
+}
+
+/// The most versions any one key has in the write column family of the store in `dir`.
+fn most_versions_of_a_key(dir: &std::path::Path) -> usize {
+    use strata_engine::{Cf, Engine, RocksEngine, RocksOptions};
+    let engine = RocksEngine::open(dir, &RocksOptions::default()).expect("open a stopped store");
+    let mut it = engine.iterator(Cf::Write, b"", None);
+    it.seek(b"");
+    let (mut most, mut run, mut current) = (0, 0, Vec::new());
+    while it.valid().expect("read the write column family") {
+        let (user, _) = strata_kv::mvcc::split_versioned_key(it.key()).expect("a versioned key");
+        if user != current.as_slice() {
+            current = user.to_vec();
+            run = 0;
+        }
+        run += 1;
+        most = most.max(run);
+        it.next();
+    }
+    most
+}
