@@ -57,6 +57,13 @@ pub struct RocksEngine {
 }
 
 /// Idle versions cursors, oldest first, each with when it was returned.
+/// A file is marked for compaction when some run of this many consecutive entries holds
+/// [`DELETION_WINDOW_TRIGGER`] deletions, or when deletions are [`DELETION_RATIO_TRIGGER`] of
+/// all its entries.
+const DELETION_WINDOW_ENTRIES: usize = 128;
+const DELETION_WINDOW_TRIGGER: usize = 64;
+const DELETION_RATIO_TRIGGER: f64 = 0.5;
+
 type IdleCursors = VecDeque<(OwnedCursor, Instant)>;
 
 type RawCursor<'db> = DBRawIteratorWithThreadMode<'db, DB>;
@@ -113,6 +120,14 @@ impl RocksEngine {
                 DBCompressionType::Zstd,
             ]);
             cf_options.set_level_compaction_dynamic_level_bytes(true);
+            // Garbage collection and committed locks leave runs of deletions that every scan
+            // steps over until a compaction drops them: a file with such a run is compacted
+            // soon after it is written.
+            cf_options.add_compact_on_deletion_collector_factory(
+                DELETION_WINDOW_ENTRIES,
+                DELETION_WINDOW_TRIGGER,
+                DELETION_RATIO_TRIGGER,
+            );
             if *cf == Cf::Write {
                 // Versions of one key share everything but their 8-byte timestamp suffix: a
                 // bloom filter on that prefix lets a point read skip the files without the key.
