@@ -49,9 +49,24 @@ type TsoWaiter = oneshot::Sender<Result<Timestamp, PdError>>;
 pub struct PdClient {
     runtime: Handle,
     /// The runtime the client made for itself, if it was given none.
-    _own_runtime: Option<Arc<tokio::runtime::Runtime>>,
+    _own_runtime: Option<Arc<OwnRuntime>>,
     members: Arc<Members>,
     tso_queue: mpsc::Sender<TsoWaiter>,
+}
+
+/// A runtime that a client made for itself. The last clone of the client may go with a task of
+/// that very runtime (one that held a clone and ended as the process stopped), where a runtime
+/// may not wait for its threads: it is then shut down without waiting.
+struct OwnRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for OwnRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            if Handle::try_current().is_ok() {
+                runtime.shutdown_background();
+            }
+        }
+    }
 }
 
 /// The placement drivers a client knows, and which of them it believes leads.
@@ -246,15 +261,13 @@ impl PdClient {
     /// Creates a client of the placement drivers at `addresses` (host:port, separated by
     /// commas). Nothing is sent yet.
     pub fn connect(addresses: &str) -> Result<PdClient, PdError> {
-        let runtime = Arc::new(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(RPC_RUNTIME_THREADS)
-                .thread_name("rpc")
-                .enable_all()
-                .build()?,
-        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(RPC_RUNTIME_THREADS)
+            .thread_name("rpc")
+            .enable_all()
+            .build()?;
         let mut client = PdClient::connect_on(addresses, runtime.handle().clone())?;
-        client._own_runtime = Some(runtime);
+        client._own_runtime = Some(Arc::new(OwnRuntime(Some(runtime))));
         Ok(client)
     }
 

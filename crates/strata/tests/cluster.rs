@@ -421,6 +421,13 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
     // KV nodes once kept their servers waiting for each other.)
     let errors = std::fs::read_to_string(temp.path().join("playground.err")).unwrap();
     assert!(!errors.contains("did not stop"), "{errors}");
+    // And cleanly: no role panicked on the way out. (A KV node once dropped its RPC runtime
+    // from a task of that runtime.)
+    for role in ["pd", "kv1", "kv2", "kv3", "sql1", "sql2"] {
+        let log = temp.path().join(format!("cluster/logs/{role}.log"));
+        let log = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{log:?}: {e}"));
+        assert!(!log.contains("panicked"), "{role} panicked:\n{log}");
+    }
     // Its children are gone too: nothing listens on the SQL ports any more.
     for p in [port, port + 1] {
         assert!(
