@@ -116,7 +116,10 @@ impl EvalEnv for AggEnv<'_> {
 }
 
 /// Whether a condition holds (NULL does not).
+// Every row a statement reads, joins or writes passes here: the other connections of a fiber
+// thread get their turn from it too.
 pub fn holds(filter: Option<&Expr>, row: &[Datum], env: &dyn EvalEnv) -> Result<bool> {
+    strata_fiber::yield_if_long();
     match filter {
         None => Ok(true),
         Some(f) => Ok(types::to_bool(&f.eval(row, env)?) == Some(true)),
@@ -747,6 +750,7 @@ pub fn execute_select(
     }
     if output.first().is_some_and(|(_, k)| !k.is_empty()) {
         output.sort_by(|(_, a), (_, b)| {
+            strata_fiber::yield_if_long();
             for ((x, y), (_, desc)) in a.iter().zip(b).zip(&plan.order_by) {
                 let o = types::sort_compare(x, y);
                 let o = if *desc { o.reverse() } else { o };

@@ -709,6 +709,7 @@ fn build(
     let index = hash.map(|hash| {
         let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
         for (i, r) in rows.iter().enumerate() {
+            strata_fiber::yield_if_long();
             let values: Vec<Datum> = hash
                 .build
                 .iter()

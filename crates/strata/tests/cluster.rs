@@ -530,3 +530,58 @@ fn most_versions_of_a_key(dir: &std::path::Path) -> usize {
     }
     most
 }
+
+/// Rows in each table of the fairness test: its join evaluates this many squared pairs.
+const FAIR_ROWS: usize = 4000;
+
+#[test]
+fn a_long_statement_does_not_hold_up_the_other_connections_of_its_thread() {
+    let cluster = Cluster::start(1, 1);
+    // SQL node 1 runs every connection on one fiber thread.
+    let port = cluster.sql[0].port;
+    let values = |column_offset: usize| -> String {
+        (1..=FAIR_ROWS)
+            .map(|i| format!("({i}, {})", i + column_offset))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    sql_at(
+        port,
+        None,
+        &format!(
+            "CREATE DATABASE fair; USE fair; \
+             CREATE TABLE a (id INT PRIMARY KEY, x INT); CREATE TABLE b (id INT PRIMARY KEY, y INT); \
+             INSERT INTO a VALUES {}; INSERT INTO b VALUES {}",
+            values(0),
+            values(7)
+        ),
+    );
+    // Both sides are read once into memory, and no pair matches: the join compares every
+    // pair without a request to the KV node.
+    let long = std::thread::spawn(move || {
+        let started = Instant::now();
+        let out = sql_at(
+            port,
+            Some("fair"),
+            "SELECT COUNT(*) FROM (SELECT x FROM a) p JOIN (SELECT y FROM b) q ON p.x + q.y = -1",
+        );
+        (out, started.elapsed())
+    });
+    let mut slowest = Duration::ZERO;
+    while !long.is_finished() {
+        let started = Instant::now();
+        assert_eq!(sql_at(port, None, "SELECT 1"), "1\n1\n");
+        slowest = slowest.max(started.elapsed());
+    }
+    let (out, took) = long.join().unwrap();
+    eprintln!("the join took {took:?}; the slowest SELECT 1 beside it {slowest:?}");
+    assert_eq!(out, "COUNT(*)\n0\n");
+    assert!(
+        took > Duration::from_secs(1),
+        "the long statement took only {took:?}: too short to show anything"
+    );
+    assert!(
+        slowest < Duration::from_millis(500) && slowest < took / 2,
+        "a SELECT 1 beside a {took:?} join took {slowest:?}"
+    );
+}
