@@ -408,6 +408,9 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// What comparing a row held in memory costs, in rows read from the KV nodes.
+const IN_MEMORY_ROW_COST: f64 = 0.05;
+
 /// What a join step is estimated to read.
 #[derive(Clone, Copy, Debug)]
 struct StepEstimate {
@@ -476,16 +479,26 @@ fn choose_step(
         RelationSource::Table(def, None) => {
             let stats = schema.stats.get(&def.id).cloned();
             let (cost, access) = query::choose_access_costed(def, &with_prefix, stats.as_deref());
-            if matches!(access, Access::FullScan) && !first && hash.is_some() {
+            if matches!(access, Access::FullScan) && !first {
                 let (build_cost, build_access) =
                     query::choose_access_costed(def, &local_only, stats.as_deref());
-                // Read once, then probed for each row before it.
-                return (
-                    StepEstimate {
+                // Read once, then probed for each row before it: through the hash on an
+                // equality, else every row of it compared in memory (MySQL's join buffer),
+                // not read again from the KV nodes for each row before it.
+                let estimate = match hash {
+                    Some(_) => StepEstimate {
                         once: build_cost,
                         per_row: 1.0,
                         rows: 1.0,
                     },
+                    None => StepEstimate {
+                        once: build_cost,
+                        per_row: build_cost * IN_MEMORY_ROW_COST,
+                        rows: build_cost,
+                    },
+                };
+                return (
+                    estimate,
                     JoinItem::Build {
                         source: BuildSource::Table(table_source(def.clone(), build_access)),
                         hash,

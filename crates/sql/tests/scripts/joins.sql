@@ -156,6 +156,16 @@ id	task	access object
 Projection	root	
 └─NestedLoop build	cop[tikv]	derived:o
 └─HashJoin build	root	derived:l
+# A join on no equality reads its inner table once and compares its rows in memory (MySQL's
+# join buffer), not read again for every outer row.
+> SELECT COUNT(*) FROM customer c JOIN district d ON c.c_id < d.d_id
+COUNT(*)
+2
+> EXPLAIN SELECT COUNT(*) FROM customer c JOIN district d ON c.c_id < d.d_id
+id	task	access object
+Projection	root	
+└─TableFullScan	cop[tikv]	table:customer
+└─NestedLoop build	root	table:district
 > SELECT POWER(3 - 1, 2), x FROM (SELECT 7 x) t
 POWER(3 - 1, 2)	x
 4	7
