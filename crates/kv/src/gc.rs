@@ -167,13 +167,15 @@ impl Collector<'_> {
         Ok(!key.skip)
     }
 
+    /// Queues the deletion of `key`. A batch is written only after a write record, so a long
+    /// value (queued just before its record) and its record go together.
     fn delete(&mut self, cf: Cf, key: Vec<u8>) -> Result<(), KvError> {
         self.batch.delete(cf, key);
         if cf == Cf::Write {
             self.deleted += 1;
-        }
-        if self.batch.len() >= GC_BATCH_KEYS {
-            self.flush()?;
+            if self.batch.len() >= GC_BATCH_KEYS {
+                self.flush()?;
+            }
         }
         Ok(())
     }
@@ -346,6 +348,41 @@ mod tests {
             !it.valid().unwrap(),
             "every version of the deleted key is gone"
         );
+    }
+
+    #[test]
+    fn a_failed_batch_never_leaves_a_record_without_its_long_value() {
+        let engine = Arc::new(FailingEngine {
+            inner: MemoryEngine::new(),
+            writes: AtomicUsize::new(0),
+            fail_from: AtomicUsize::new(usize::MAX),
+        });
+        let s = Storage::new(engine.clone()).unwrap();
+        // A rollback record first: one deletion, so that the pairs of a record and its value
+        // do not line up with the batches by chance.
+        s.rollback(&[b"0".to_vec()], Timestamp(5)).unwrap();
+        let long = vec![7u8; mvcc::SHORT_VALUE_MAX_BYTES + 1];
+        let mut ts = 10;
+        for _ in 0..GC_BATCH_KEYS + GC_BATCH_KEYS / 2 {
+            ts = put(&s, b"a", Some(&long), ts + 1).0;
+        }
+        let safe = Timestamp(ts + 1);
+        let written = engine.writes.load(Ordering::SeqCst);
+        engine.fail_from.store(written + 2, Ordering::SeqCst);
+        assert!(collect(&s, safe).is_err());
+        // Every record left still finds its value.
+        let mut it = s.engine().iterator(Cf::Write, b"", None);
+        it.seek(b"");
+        let mut records = 0;
+        while it.valid().unwrap() {
+            let (encoded, _) = mvcc::split_versioned_key(it.key()).unwrap();
+            let write = Write::decode(it.value()).unwrap();
+            let data = mvcc::append_ts(encoded.to_vec(), write.start_ts);
+            assert!(s.engine().get(Cf::Default, &data).unwrap().is_some());
+            records += 1;
+            it.next();
+        }
+        assert!(records > 1, "the failed batch left versions behind");
     }
 
     #[test]
