@@ -293,6 +293,19 @@ mod tests {
         fail_from: AtomicUsize,
     }
 
+    impl FailingEngine {
+        /// A storage on a failing engine that fails nothing yet.
+        fn storage() -> (Arc<FailingEngine>, Storage) {
+            let engine = Arc::new(FailingEngine {
+                inner: MemoryEngine::new(),
+                writes: AtomicUsize::new(0),
+                fail_from: AtomicUsize::new(usize::MAX),
+            });
+            let storage = Storage::new(engine.clone()).unwrap();
+            (engine, storage)
+        }
+    }
+
     impl Engine for FailingEngine {
         fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
             self.inner.get(cf, key)
@@ -318,12 +331,7 @@ mod tests {
 
     #[test]
     fn a_failed_batch_never_leaves_older_versions_without_their_delete() {
-        let engine = Arc::new(FailingEngine {
-            inner: MemoryEngine::new(),
-            writes: AtomicUsize::new(0),
-            fail_from: AtomicUsize::new(usize::MAX),
-        });
-        let s = Storage::new(engine.clone()).unwrap();
+        let (engine, s) = FailingEngine::storage();
         // More versions than one batch holds, then a delete on top.
         let mut ts = 10;
         for i in 0..GC_BATCH_KEYS + GC_BATCH_KEYS / 2 {
@@ -352,12 +360,7 @@ mod tests {
 
     #[test]
     fn a_failed_batch_never_leaves_a_record_without_its_long_value() {
-        let engine = Arc::new(FailingEngine {
-            inner: MemoryEngine::new(),
-            writes: AtomicUsize::new(0),
-            fail_from: AtomicUsize::new(usize::MAX),
-        });
-        let s = Storage::new(engine.clone()).unwrap();
+        let (engine, s) = FailingEngine::storage();
         // A rollback record first: one deletion, so that the pairs of a record and its value
         // do not line up with the batches by chance.
         s.rollback(&[b"0".to_vec()], Timestamp(5)).unwrap();
