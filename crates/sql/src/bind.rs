@@ -444,6 +444,7 @@ impl<'a> Binder<'a> {
             "LEAST" => Func::Least,
             "MOD" => Func::Mod,
             "TRIM" => Func::Trim,
+            "SLEEP" => Func::Sleep,
             _ => {
                 return Err(crate::api::SqlError::new(
                     1305,

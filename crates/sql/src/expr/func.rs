@@ -1,6 +1,7 @@
 //! Built-in functions.
 
 use std::cmp::Ordering;
+use std::time::Duration;
 
 use rust_decimal::prelude::ToPrimitive;
 use strata_codec::Datum;
@@ -9,6 +10,9 @@ use crate::error::{self, Result};
 use crate::types::{self, compare, to_bool, to_decimal, to_f64, to_i64, SqlType, TypeKind};
 
 use super::*;
+
+/// The longest wait of `SLEEP()`: a year (a longer one would not fit a `Duration`).
+const SLEEP_SECONDS_MAX: f64 = 365.0 * 24.0 * 3600.0;
 
 pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<Datum> {
     // Functions that do not evaluate every argument first.
@@ -59,6 +63,20 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
                 }
             }
             best
+        }
+        Func::Sleep => {
+            // As MySQL in strict mode (its default): no wait for a NULL or negative duration.
+            let Some(seconds) = to_f64(&first).filter(|s| *s >= 0.0) else {
+                return Err(crate::api::SqlError::new(
+                    1210,
+                    "HY000",
+                    "Incorrect arguments to sleep",
+                ));
+            };
+            if seconds > 0.0 {
+                strata_fiber::sleep(Duration::from_secs_f64(seconds.min(SLEEP_SECONDS_MAX)));
+            }
+            Datum::Int(0)
         }
         _ if null_in => Datum::Null,
         Func::Concat => Datum::Bytes(values.iter().flat_map(text).collect()),

@@ -100,6 +100,8 @@ pub enum Func {
     Mod,
     Sqrt,
     Trim,
+    /// `SLEEP(seconds)`: waits (suspending only its fiber), then returns 0.
+    Sleep,
     CastSigned,
     CastUnsigned,
     CastChar,

@@ -107,7 +107,7 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
             .or_else(|| otherwise.as_ref().map(|o| result_type(o, columns, aggs)))
             .unwrap_or(string),
         Expr::Call(func, args) => match func {
-            Func::Length | Func::CharLength | Func::CastSigned => long,
+            Func::Length | Func::CharLength | Func::CastSigned | Func::Sleep => long,
             Func::CastUnsigned => ResultType {
                 unsigned: true,
                 ..long

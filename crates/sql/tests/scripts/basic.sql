@@ -44,6 +44,17 @@ id
 > SELECT 7 DIV 2, 7 / 2, 7 % 3, -7 / 2, 1 / 0, COALESCE(NULL, 'x'), POWER(2, 10), CONCAT('a', 1, NULL) IS NULL
 7 DIV 2	7 / 2	7 % 3	-7 / 2	1 / 0	COALESCE(NULL, 'x')	POWER(2, 10)	CONCAT('a', 1, NULL) IS NULL
 3	3.5000	1	-3.5000	NULL	x	1024	1
+# SLEEP waits, and returns 0; a NULL or negative duration is an error (strict mode).
+> SELECT SLEEP(0.05), COUNT(SLEEP(0.01)) FROM items
+SLEEP(0.05)	COUNT(SLEEP(0.01))
+0	3
+
+> SELECT SLEEP(NULL)
+error 1210 (HY000): Incorrect arguments to sleep
+
+> SELECT SLEEP(-1)
+error 1210 (HY000): Incorrect arguments to sleep
+
 > SELECT LAST_INSERT_ID(), DATABASE()
 LAST_INSERT_ID()	DATABASE()
 1	shop
