@@ -73,6 +73,8 @@ pub fn collect_range(
     end: &[u8],
     safe_point: Timestamp,
 ) -> Result<usize, KvError> {
+    // Before any deletion, so that a read that may miss one fails instead.
+    storage.raise_gc_safe_point(safe_point);
     let engine = storage.engine();
     let lower = if start.is_empty() {
         Vec::new()
@@ -284,7 +286,7 @@ mod tests {
 
     use super::*;
     use strata_engine::{Engine, EngineError, EngineIterator, MemoryEngine};
-    use strata_kvapi::{KvApi, Mutation, PrewriteRequest};
+    use strata_kvapi::{KvApi, Mutation, PrewriteRequest, ScanRequest};
 
     /// A memory engine whose writes fail from the `fail_from`-th on (counting from 1).
     struct FailingEngine {
@@ -409,7 +411,15 @@ mod tests {
         .unwrap();
         let safe = Timestamp(t2.0 + 10);
         assert_eq!(collect(&s, safe).unwrap(), 0);
-        assert_eq!(s.get(b"k", t1).unwrap(), Some(b"v1".to_vec()));
+        // Reads below the safe point are refused now; both versions are still stored.
+        let mut it = s.engine().iterator(Cf::Write, b"", None);
+        it.seek(b"");
+        let mut versions = 0;
+        while it.valid().unwrap() {
+            versions += 1;
+            it.next();
+        }
+        assert_eq!(versions, 2);
     }
 
     #[test]
@@ -476,5 +486,76 @@ mod tests {
             !it.valid().unwrap(),
             "the long value of the collected version is gone"
         );
+    }
+
+    #[test]
+    fn snapshots_below_the_safe_point_are_refused() {
+        let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
+        let t1 = put(&s, b"a", Some(b"v1"), 10);
+        let t2 = put(&s, b"a", Some(b"v2"), t1.0 + 1);
+        let safe = Timestamp(t2.0 + 1);
+        collect(&s, safe).unwrap();
+        let too_old = Timestamp(t1.0);
+        let refused = |r: Result<(), KvError>| {
+            assert_eq!(
+                r,
+                Err(KvError::SnapshotTooOld {
+                    ts: too_old,
+                    safe_point: safe
+                })
+            )
+        };
+        // v1 is gone: a read at t1 would find nothing and must fail instead.
+        refused(s.get(b"a", too_old).map(drop));
+        refused(s.batch_get(&[b"a".to_vec()], too_old).map(drop));
+        refused(
+            s.try_batch_get(&[b"a".to_vec()], too_old)
+                .unwrap()
+                .map(drop),
+        );
+        let scan = ScanRequest {
+            start: b"a".to_vec(),
+            end: Vec::new(),
+            ts: too_old,
+            limit: 10,
+            reverse: false,
+            keys_only: false,
+        };
+        refused(s.scan(&scan).map(drop));
+        // A write's conflict checks need what collection removed.
+        refused(
+            s.prewrite(&PrewriteRequest {
+                mutations: vec![Mutation::Put(b"a".to_vec(), b"late".to_vec())],
+                primary: b"a".to_vec(),
+                start_ts: too_old,
+                for_update_ts: Timestamp::ZERO,
+                locked_at: Vec::new(),
+                lock_ttl_ms: 0,
+                try_one_pc: false,
+                async_commit: false,
+                secondaries: Vec::new(),
+            })
+            .map(drop),
+        );
+        // At and above the safe point, and the newest data, still read.
+        assert_eq!(s.get(b"a", safe).unwrap(), Some(b"v2".to_vec()));
+        assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"v2".to_vec()));
+    }
+
+    #[test]
+    fn a_new_leader_refuses_snapshots_older_than_the_life_time() {
+        // Another leader's passes reach this replica through Raft, with no word of their safe
+        // points: taking over keys, it assumes the newest one the life time allows.
+        let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
+        s.set_gc_life_time(Duration::from_secs(600));
+        let now = Timestamp::compose(10_000_000, 5);
+        s.start_leading(b"", b"", now, crate::LeaderLocks::Forget);
+        let floor = Timestamp::compose(10_000_000 - 600_000, 0);
+        assert_eq!(s.gc_safe_point(), floor);
+        assert!(matches!(
+            s.get(b"a", Timestamp(floor.0 - 1)),
+            Err(KvError::SnapshotTooOld { .. })
+        ));
+        assert_eq!(s.get(b"a", floor).unwrap(), None);
     }
 }

@@ -4,7 +4,7 @@
 //! build one write batch, write it (synced when it commits data), release. Reads take no
 //! latches; they pass the read barrier of the [`ConcurrencyManager`] and read the write CF.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -51,6 +51,13 @@ pub struct Storage {
     /// Whether every write to the engine goes through this storage, so that
     /// `persisted_locks` is exact. A replica's engine is also written by Raft's apply.
     counts_locks: bool,
+    /// Snapshots below this timestamp are refused: garbage collection may have removed
+    /// versions they would see. Raised by every collection pass, and to the GC life time
+    /// behind a fresh timestamp whenever this node starts leading keys (another leader's
+    /// passes may have removed versions through Raft).
+    gc_safe_point: AtomicU64,
+    /// How far safe points trail the timestamp oracle, in milliseconds (0: no collection).
+    gc_life_time_ms: AtomicU64,
 }
 
 /// What a node that starts leading keys does with the pessimistic locks it holds on them.
@@ -81,6 +88,8 @@ impl Storage {
             detector: OnceLock::new(),
             persisted_locks: AtomicI64::new(count),
             counts_locks: true,
+            gc_safe_point: AtomicU64::new(0),
+            gc_life_time_ms: AtomicU64::new(0),
         })
     }
 
@@ -93,6 +102,8 @@ impl Storage {
             detector: OnceLock::new(),
             persisted_locks: AtomicI64::new(0),
             counts_locks: false,
+            gc_safe_point: AtomicU64::new(0),
+            gc_life_time_ms: AtomicU64::new(0),
         }
     }
 
@@ -107,11 +118,49 @@ impl Storage {
     /// the write floors from `now` on, and in-memory pessimistic locks of earlier terms are
     /// dropped unless `locks` says they are current.
     pub fn start_leading(&self, start: &[u8], end: &[u8], now: Timestamp, locks: LeaderLocks) {
+        let life_ms = self.gc_life_time_ms.load(Ordering::SeqCst);
+        if life_ms > 0 {
+            self.raise_gc_safe_point(Timestamp::compose(
+                now.physical_ms().saturating_sub(life_ms),
+                0,
+            ));
+        }
         self.raise_max_read_ts(now);
         self.cm.raise_write_floors(now);
         if locks == LeaderLocks::Forget {
             self.cm.forget_pessimistic_locks(start, end);
         }
+    }
+
+    /// Sets how far garbage collection's safe points trail the timestamp oracle, before this
+    /// storage leads any key. Every node of a cluster must use the same life time: a node that
+    /// starts leading keys refuses snapshots older than its own life time, and so covers what
+    /// the previous leader collected only if that leader's life time was no shorter.
+    pub fn set_gc_life_time(&self, life_time: Duration) {
+        self.gc_life_time_ms
+            .store(life_time.as_millis().max(1) as u64, Ordering::SeqCst);
+    }
+
+    /// Refuses from now on every snapshot below `safe_point`. Called before versions below it
+    /// are collected.
+    pub fn raise_gc_safe_point(&self, safe_point: Timestamp) {
+        self.gc_safe_point.fetch_max(safe_point.0, Ordering::SeqCst);
+    }
+
+    pub fn gc_safe_point(&self) -> Timestamp {
+        Timestamp(self.gc_safe_point.load(Ordering::SeqCst))
+    }
+
+    /// Fails a command whose snapshot `ts` lies below the GC safe point. A read checks after it
+    /// read: a collection raises the safe point before it deletes, so a read that passes saw
+    /// no deletion of versions it needed.
+    // Hot path: every read.
+    fn check_snapshot(&self, ts: Timestamp) -> Result<(), KvError> {
+        let safe_point = self.gc_safe_point();
+        if ts < safe_point {
+            return Err(KvError::SnapshotTooOld { ts, safe_point });
+        }
+        Ok(())
     }
 
     /// Reads `keys` at `ts` unless a commit in flight at or below `ts` holds one of them, in
@@ -127,14 +176,14 @@ impl Storage {
                 return None;
             }
         }
-        Some(
-            keys.iter()
-                .map(|key| {
-                    self.check_read_lock(key, ts)?;
-                    self.reader().get(key, ts)
-                })
-                .collect(),
-        )
+        let values = keys
+            .iter()
+            .map(|key| {
+                self.check_read_lock(key, ts)?;
+                self.reader().get(key, ts)
+            })
+            .collect();
+        Some(self.check_snapshot(ts).and(values))
     }
 
     /// Whether the lock CF may hold a lock.
@@ -434,7 +483,8 @@ impl KvApi for Storage {
     fn get(&self, key: &[u8], ts: Timestamp) -> Result<Option<Value>, KvError> {
         self.cm.read_barrier(key, None, ts);
         self.check_read_lock(key, ts)?;
-        self.reader().get(key, ts)
+        let value = self.reader().get(key, ts);
+        self.check_snapshot(ts).and(value)
     }
 
     fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError> {
@@ -450,14 +500,15 @@ impl KvApi for Storage {
         self.cm
             .read_barrier(&request.start, Some(end.unwrap_or(&[0xFF; 16])), request.ts);
         self.check_scan_locks(&request.start, &request.end, request.ts)?;
-        self.reader().scan(
+        let entries = self.reader().scan(
             &request.start,
             &request.end,
             request.ts,
             request.limit,
             request.reverse,
             request.keys_only,
-        )
+        );
+        self.check_snapshot(request.ts).and(entries)
     }
 
     fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError> {
@@ -471,6 +522,8 @@ impl KvApi for Storage {
 
     // Hot path: every commit.
     fn prewrite(&self, request: &PrewriteRequest) -> Result<PrewriteResponse, KvError> {
+        // Its conflict checks need the versions and rollback records that collection removes.
+        self.check_snapshot(request.start_ts)?;
         let keys: Vec<Key> = request.mutations.iter().map(|m| m.key().to_vec()).collect();
         let _latches = self.cm.latch(keys.iter());
         let pessimistic = request.for_update_ts > Timestamp::ZERO;

@@ -74,6 +74,13 @@ pub enum KvError {
     /// The transaction's locks are gone (rolled back by another client): abort.
     #[error("transaction {start_ts} was rolled back")]
     TxnAborted { start_ts: Timestamp },
+    /// The snapshot is older than the node's GC safe point: versions it could see may be gone
+    /// (the transaction ran longer than the GC life time). The transaction fails.
+    #[error("GC life time is shorter than transaction duration: snapshot {ts}, GC safe point {safe_point}")]
+    SnapshotTooOld {
+        ts: Timestamp,
+        safe_point: Timestamp,
+    },
     /// An inserted key exists: the statement fails with a duplicate-key error.
     #[error("key already exists")]
     AlreadyExists { key: Key },

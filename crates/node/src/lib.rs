@@ -129,6 +129,7 @@ impl KvNode {
         let router = raftstore.router();
         let engine = Arc::new(ReplicatedEngine::new(rocks.clone(), router.clone()));
         let storage = Arc::new(Storage::replicated(engine));
+        storage.set_gc_life_time(config.gc.life_time);
         hook.set_storage(storage.clone());
         storage.set_deadlock_detector(Arc::new(replication::PdDeadlockDetector::new(pd.clone())));
 

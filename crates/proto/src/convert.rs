@@ -32,6 +32,10 @@ pub fn key_error_to_pb(error: &KvError) -> pb::KeyError {
         KvError::LockWaitTimeout { key } => Kind::LockWaitTimeout(key.clone()),
         KvError::TxnAborted { start_ts } => Kind::TxnAborted(start_ts.0),
         KvError::AlreadyExists { key } => Kind::AlreadyExists(key.clone()),
+        KvError::SnapshotTooOld { ts, safe_point } => Kind::SnapshotTooOld(pb::SnapshotTooOld {
+            ts: ts.0,
+            safe_point: safe_point.0,
+        }),
         KvError::Storage(message)
         | KvError::Unavailable(message)
         | KvError::Undetermined(message) => Kind::Storage(message.clone()),
@@ -61,6 +65,10 @@ pub fn key_error_from_pb(error: pb::KeyError) -> KvError {
             start_ts: Timestamp(ts),
         },
         Some(Kind::AlreadyExists(key)) => KvError::AlreadyExists { key },
+        Some(Kind::SnapshotTooOld(old)) => KvError::SnapshotTooOld {
+            ts: Timestamp(old.ts),
+            safe_point: Timestamp(old.safe_point),
+        },
         Some(Kind::Storage(message)) => KvError::Storage(message),
         None => KvError::Storage("KV node sent an empty key error".into()),
     }
@@ -202,6 +210,10 @@ mod tests {
                 start_ts: Timestamp(5),
             },
             KvError::AlreadyExists { key: b"a".to_vec() },
+            KvError::SnapshotTooOld {
+                ts: Timestamp(3),
+                safe_point: Timestamp(4),
+            },
             KvError::Storage("disk full".into()),
         ];
         for error in errors {

@@ -2,6 +2,7 @@
 
 use crate::api::SqlError;
 use strata_txn::{KvError, TxnError};
+use strata_types::Timestamp;
 
 pub type Result<T> = std::result::Result<T, SqlError>;
 
@@ -239,6 +240,25 @@ pub fn write_conflict(detail: &str) -> SqlError {
     )
 }
 
+/// A transaction whose snapshot is older than the GC safe point (TiDB's ErrGCTooEarly).
+pub fn gc_too_early(start_ts: Timestamp, safe_point: Timestamp) -> SqlError {
+    let time = |ts: Timestamp| {
+        chrono::DateTime::from_timestamp_millis(ts.physical_ms() as i64).map_or_else(
+            || ts.to_string(),
+            |t| t.format("%Y-%m-%d %H:%M:%S%.3f UTC").to_string(),
+        )
+    };
+    SqlError::new(
+        9006,
+        "HY000",
+        format!(
+            "GC life time is shorter than transaction duration, transaction starts at {}, GC safe point is {}",
+            time(start_ts),
+            time(safe_point)
+        ),
+    )
+}
+
 pub fn internal(message: impl std::fmt::Display) -> SqlError {
     SqlError::new(1105, "HY000", message.to_string())
 }
@@ -255,6 +275,7 @@ pub fn from_txn(e: TxnError) -> SqlError {
         }) => write_conflict(&format!(
             "txnStartTS={start_ts}, conflictCommitTS={conflict_commit_ts}"
         )),
+        TxnError::Kv(KvError::SnapshotTooOld { ts, safe_point }) => gc_too_early(ts, safe_point),
         TxnError::LockNotCleared(_) => lock_wait_timeout(),
         other => internal(other),
     }

@@ -58,6 +58,8 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let engine = Arc::new(RocksEngine::open(&args.data_dir.join("kv"), &options)?);
     let storage = Arc::new(Storage::new(engine.clone())?);
+    let gc_config = strata_kv::gc::GcConfig::default();
+    storage.set_gc_life_time(gc_config.life_time);
     let tso = Arc::new(LocalTso::open(&args.data_dir.join("pd"))?);
     // Every key was written before this timestamp: the node leads them all from here on.
     storage.start_leading(b"", b"", tso.get_ts()?, LeaderLocks::Forget);
@@ -65,7 +67,7 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
     let gc = strata_kv::gc::GcWorker::start(
         storage.clone(),
-        strata_kv::gc::GcConfig::default(),
+        gc_config,
         client_safe_point(client),
         || vec![(Vec::new(), Vec::new())],
     );
