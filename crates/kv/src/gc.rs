@@ -7,7 +7,8 @@
 //! lock-only records below the safe point go as well.
 //!
 //! The safe point trails the timestamp oracle by [`GC_LIFE_TIME`], as TiDB's
-//! `tidb_gc_life_time`: a transaction may not run longer than that.
+//! `tidb_gc_life_time`, but waits for the oldest open transaction up to [`GC_MAX_WAIT`]
+//! (`tidb_gc_max_wait_time`). A snapshot below it is refused ([`KvError::SnapshotTooOld`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,6 +26,8 @@ use crate::Storage;
 pub const GC_LIFE_TIME: Duration = Duration::from_secs(600);
 /// Pause between collection passes, by default.
 pub const GC_INTERVAL: Duration = Duration::from_secs(60);
+/// How long the safe point waits for an open transaction, by default.
+pub const GC_MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// Deletions per write batch.
 const GC_BATCH_KEYS: usize = 1024;
 /// Write-CF entries examined before the collector yields the CPU briefly.
@@ -37,6 +40,19 @@ pub struct GcConfig {
     pub life_time: Duration,
     /// The pause between passes.
     pub interval: Duration,
+    /// How far behind the oracle an open transaction may hold the safe point.
+    pub max_wait: Duration,
+}
+
+impl GcConfig {
+    /// The floors of a safe point at `now`: `now` less the life time, and less the longest
+    /// wait.
+    pub fn floors(&self, now: Timestamp) -> (Timestamp, Timestamp) {
+        let behind = |d: Duration| {
+            Timestamp::compose(now.physical_ms().saturating_sub(d.as_millis() as u64), 0)
+        };
+        (behind(self.life_time), behind(self.max_wait))
+    }
 }
 
 impl Default for GcConfig {
@@ -44,6 +60,7 @@ impl Default for GcConfig {
         GcConfig {
             life_time: GC_LIFE_TIME,
             interval: GC_INTERVAL,
+            max_wait: GC_MAX_WAIT,
         }
     }
 }
@@ -212,13 +229,14 @@ pub struct GcWorker {
 }
 
 impl GcWorker {
-    /// Starts the worker. `now` returns a fresh timestamp from the oracle; `ranges` the user
-    /// key ranges to collect in a pass (the whole key space on a single node; on a KV node the
-    /// regions it leads, whose deletions it proposes through Raft).
+    /// Starts the worker, which passes over the key ranges every `interval`. `safe_point`
+    /// returns the safe point of a pass (none: skip it); `ranges` the user key ranges to
+    /// collect (the whole key space on a single node; on a KV node the regions it leads,
+    /// whose deletions it proposes through Raft).
     pub fn start(
         storage: Arc<Storage>,
-        config: GcConfig,
-        now: impl Fn() -> Option<Timestamp> + Send + 'static,
+        interval: Duration,
+        safe_point: impl Fn() -> Option<Timestamp> + Send + 'static,
         ranges: impl Fn() -> Vec<KeyRange> + Send + 'static,
     ) -> GcWorker {
         let stop = Arc::new(AtomicBool::new(false));
@@ -226,11 +244,10 @@ impl GcWorker {
         let thread = std::thread::Builder::new()
             .name("gc".into())
             .spawn(move || {
-                while !sleep_unless_stopped(&flag, config.interval) {
-                    let Some(now) = now() else { continue };
-                    let life_ms = config.life_time.as_millis() as u64;
-                    let safe_point =
-                        Timestamp::compose(now.physical_ms().saturating_sub(life_ms), 0);
+                while !sleep_unless_stopped(&flag, interval) {
+                    let Some(safe_point) = safe_point() else {
+                        continue;
+                    };
                     let (mut deleted, mut failed) = (0, 0);
                     for (start, end) in ranges() {
                         if flag.load(Ordering::SeqCst) {
@@ -247,7 +264,7 @@ impl GcWorker {
                         }
                     }
                     if deleted > 0 || failed > 0 {
-                        tracing::info!(deleted, ranges_failed = failed, "gc pass");
+                        tracing::info!(deleted, ranges_failed = failed, %safe_point, "gc pass");
                     }
                 }
             })
@@ -540,22 +557,5 @@ mod tests {
         // At and above the safe point, and the newest data, still read.
         assert_eq!(s.get(b"a", safe).unwrap(), Some(b"v2".to_vec()));
         assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"v2".to_vec()));
-    }
-
-    #[test]
-    fn a_new_leader_refuses_snapshots_older_than_the_life_time() {
-        // Another leader's passes reach this replica through Raft, with no word of their safe
-        // points: taking over keys, it assumes the newest one the life time allows.
-        let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
-        s.set_gc_life_time(Duration::from_secs(600));
-        let now = Timestamp::compose(10_000_000, 5);
-        s.start_leading(b"", b"", now, crate::LeaderLocks::Forget);
-        let floor = Timestamp::compose(10_000_000 - 600_000, 0);
-        assert_eq!(s.gc_safe_point(), floor);
-        assert!(matches!(
-            s.get(b"a", Timestamp(floor.0 - 1)),
-            Err(KvError::SnapshotTooOld { .. })
-        ));
-        assert_eq!(s.get(b"a", floor).unwrap(), None);
     }
 }

@@ -52,12 +52,10 @@ pub struct Storage {
     /// `persisted_locks` is exact. A replica's engine is also written by Raft's apply.
     counts_locks: bool,
     /// Snapshots below this timestamp are refused: garbage collection may have removed
-    /// versions they would see. Raised by every collection pass, and to the GC life time
-    /// behind a fresh timestamp whenever this node starts leading keys (another leader's
-    /// passes may have removed versions through Raft).
+    /// versions they would see. Raised by every collection pass, and on a KV node to the
+    /// cluster's safe point whenever it starts leading keys (another leader's passes may have
+    /// removed versions through Raft).
     gc_safe_point: AtomicU64,
-    /// How far safe points trail the timestamp oracle, in milliseconds (0: no collection).
-    gc_life_time_ms: AtomicU64,
 }
 
 /// What a node that starts leading keys does with the pessimistic locks it holds on them.
@@ -89,7 +87,6 @@ impl Storage {
             persisted_locks: AtomicI64::new(count),
             counts_locks: true,
             gc_safe_point: AtomicU64::new(0),
-            gc_life_time_ms: AtomicU64::new(0),
         })
     }
 
@@ -103,7 +100,6 @@ impl Storage {
             persisted_locks: AtomicI64::new(0),
             counts_locks: false,
             gc_safe_point: AtomicU64::new(0),
-            gc_life_time_ms: AtomicU64::new(0),
         }
     }
 
@@ -118,27 +114,11 @@ impl Storage {
     /// the write floors from `now` on, and in-memory pessimistic locks of earlier terms are
     /// dropped unless `locks` says they are current.
     pub fn start_leading(&self, start: &[u8], end: &[u8], now: Timestamp, locks: LeaderLocks) {
-        let life_ms = self.gc_life_time_ms.load(Ordering::SeqCst);
-        if life_ms > 0 {
-            self.raise_gc_safe_point(Timestamp::compose(
-                now.physical_ms().saturating_sub(life_ms),
-                0,
-            ));
-        }
         self.raise_max_read_ts(now);
         self.cm.raise_write_floors(now);
         if locks == LeaderLocks::Forget {
             self.cm.forget_pessimistic_locks(start, end);
         }
-    }
-
-    /// Sets how far garbage collection's safe points trail the timestamp oracle, before this
-    /// storage leads any key. Every node of a cluster must use the same life time: a node that
-    /// starts leading keys refuses snapshots older than its own life time, and so covers what
-    /// the previous leader collected only if that leader's life time was no shorter.
-    pub fn set_gc_life_time(&self, life_time: Duration) {
-        self.gc_life_time_ms
-            .store(life_time.as_millis().max(1) as u64, Ordering::SeqCst);
     }
 
     /// Refuses from now on every snapshot below `safe_point`. Called before versions below it

@@ -129,7 +129,6 @@ impl KvNode {
         let router = raftstore.router();
         let engine = Arc::new(ReplicatedEngine::new(rocks.clone(), router.clone()));
         let storage = Arc::new(Storage::replicated(engine));
-        storage.set_gc_life_time(config.gc.life_time);
         hook.set_storage(storage.clone());
         storage.set_deadlock_detector(Arc::new(replication::PdDeadlockDetector::new(pd.clone())));
 
@@ -149,11 +148,14 @@ impl KvNode {
         )?;
         // Each leader collects its regions and proposes the deletions through Raft, so every
         // replica drops the same versions.
-        let (gc_pd, gc_router) = (pd.clone(), router.clone());
+        let (gc_pd, gc_router, gc_config) = (pd.clone(), router.clone(), config.gc);
         let gc = GcWorker::start(
             storage.clone(),
-            config.gc,
-            move || gc_pd.get_ts().ok(),
+            config.gc.interval,
+            move || {
+                let (life_floor, wait_floor) = gc_config.floors(gc_pd.get_ts().ok()?);
+                gc_pd.advance_gc_safe_point(life_floor, wait_floor).ok()
+            },
             move || {
                 gc_router
                     .leaders()

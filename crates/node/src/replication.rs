@@ -331,8 +331,17 @@ impl LeaderHook for NodeLeaderHook {
         let Some(storage) = self.storage.get() else {
             return false;
         };
-        let now = match self.pd.get_ts() {
-            Ok(ts) => ts,
+        // Another leader's collection passes reached this replica as plain writes: snapshots
+        // below the cluster's safe point may miss what they deleted.
+        let now = match self
+            .pd
+            .get_ts()
+            .and_then(|now| Ok((now, self.pd.gc_safe_point()?)))
+        {
+            Ok((now, safe_point)) => {
+                storage.raise_gc_safe_point(safe_point);
+                now
+            }
             Err(e) => {
                 warn!(region = region.id, %e, "no timestamp to start leading with");
                 return false;

@@ -403,6 +403,42 @@ impl PdClient {
         Ok(())
     }
 
+    /// Reports SQL node `sql_node`'s oldest open snapshot (`None`: none open), which garbage
+    /// collection waits for.
+    pub fn report_snapshots(
+        &self,
+        sql_node: u64,
+        oldest: Option<Timestamp>,
+    ) -> Result<(), PdError> {
+        let request = pb::ReportSnapshotsRequest {
+            sql_node,
+            oldest_start_ts: oldest.map_or(0, |ts| ts.0),
+        };
+        self.call(|mut c| async move { c.report_snapshots(request).await })?;
+        Ok(())
+    }
+
+    /// Advances the cluster's GC safe point (see `gc.rs`) and returns it.
+    pub fn advance_gc_safe_point(
+        &self,
+        life_floor: Timestamp,
+        wait_floor: Timestamp,
+    ) -> Result<Timestamp, PdError> {
+        let request = pb::AdvanceGcSafePointRequest {
+            life_floor: life_floor.0,
+            wait_floor: wait_floor.0,
+        };
+        let response = self.call(|mut c| async move { c.advance_gc_safe_point(request).await })?;
+        Ok(Timestamp(response.safe_point))
+    }
+
+    /// The cluster's GC safe point.
+    pub fn gc_safe_point(&self) -> Result<Timestamp, PdError> {
+        let response = self
+            .call(|mut c| async move { c.get_gc_safe_point(pb::GetGcSafePointRequest {}).await })?;
+        Ok(Timestamp(response.safe_point))
+    }
+
     /// Records a split that applied: `left` is the region's new range, `right` the region
     /// split off.
     pub fn report_split(&self, left: pb::Region, right: pb::Region) -> Result<(), PdError> {

@@ -7,7 +7,8 @@
 //!     │     over PdState: ClusterMeta   ├── batched timestamps (TimestampOracle)
 //!     │     (meta.rs) + TSO limit       └── ids, stores, regions
 //!     ├── TsoWindow (tso.rs)
-//!     └── LeaderBalancer, ReplicaChecker (schedule.rs)
+//!     ├── LeaderBalancer, ReplicaChecker (schedule.rs)
+//!     └── the GC safe point, held back for open transactions (gc.rs)
 //! ```
 //!
 //! A cluster runs one placement driver or a Raft group of several (three survive the loss of
@@ -28,6 +29,7 @@
 //! own process; a cluster asks the placement driver's service.
 
 mod client;
+mod gc;
 mod group;
 mod meta;
 mod schedule;
@@ -35,6 +37,7 @@ mod server;
 mod tso;
 
 pub use client::{channel, PdClient, PD_REQUEST_TIMEOUT, RPC_RUNTIME_THREADS};
+pub use gc::{gc_safe_point, SNAPSHOT_REPORT_GRACE, SNAPSHOT_REPORT_INTERVAL, SNAPSHOT_REPORT_TTL};
 pub use group::{PD_LOG_COMPACT_ENTRIES, PD_PROPOSE_TIMEOUT};
 pub use meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
 pub use server::{PdConfig, PdService, PD_LEADER_HEADER};

@@ -60,6 +60,9 @@ pub struct ClusterMeta {
     /// Keyed by start key, so the region of a key is the last one starting at or before it.
     #[serde(with = "regions_as_list")]
     pub regions: BTreeMap<Vec<u8>, RegionRecord>,
+    /// The GC safe point: snapshots below it may miss collected versions.
+    #[serde(default)]
+    pub gc_safe_point: u64,
 }
 
 impl ClusterMeta {

@@ -27,6 +27,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use tracing::{info, warn};
 
+use crate::gc::{gc_safe_point, SnapshotsInUse, SNAPSHOT_REPORT_GRACE};
 use crate::group::{Command, Group, ProposeFailure, Role};
 use crate::meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
 use crate::schedule::{LeaderBalancer, Operator, ReplicaChecker, StoreView};
@@ -106,6 +107,8 @@ pub struct PdService {
     replica_checker: Mutex<ReplicaChecker>,
     /// The cluster's lock waits, for deadlocks that span KV nodes.
     deadlocks: Mutex<WaitForGraph>,
+    /// The oldest snapshot of each SQL node, which the GC safe point waits for.
+    snapshots: Mutex<SnapshotsInUse>,
 }
 
 impl PdService {
@@ -131,6 +134,7 @@ impl PdService {
             balancer: Mutex::new(LeaderBalancer::default()),
             replica_checker: Mutex::new(ReplicaChecker::default()),
             deadlocks: Mutex::new(WaitForGraph::with_ttl(DEADLOCK_WAIT_TTL)),
+            snapshots: Mutex::new(SnapshotsInUse::default()),
         });
         let weak = Arc::downgrade(&service);
         std::thread::Builder::new()
@@ -708,6 +712,54 @@ impl pd_server::Pd for Handler {
         self.0.lead()?;
         self.0.deadlocks.lock().remove(waiter);
         Ok(Response::new(pb::WaitEndedResponse {}))
+    }
+
+    async fn report_snapshots(
+        &self,
+        request: Request<pb::ReportSnapshotsRequest>,
+    ) -> Result<Response<pb::ReportSnapshotsResponse>, Status> {
+        let r = request.into_inner();
+        self.0.lead()?;
+        let oldest = (r.oldest_start_ts > 0).then_some(Timestamp(r.oldest_start_ts));
+        self.0
+            .snapshots
+            .lock()
+            .report(r.sql_node, oldest, Instant::now());
+        Ok(Response::new(pb::ReportSnapshotsResponse {}))
+    }
+
+    async fn advance_gc_safe_point(
+        &self,
+        request: Request<pb::AdvanceGcSafePointRequest>,
+    ) -> Result<Response<pb::GcSafePointResponse>, Status> {
+        let r = request.into_inner();
+        self.0.lead()?;
+        // A member that just started leading has not heard every SQL node's report yet: until
+        // it has, the safe point stays where it is.
+        let candidate = if self.0.leader_since.lock().elapsed() < SNAPSHOT_REPORT_GRACE {
+            Timestamp::ZERO
+        } else {
+            let oldest = self.0.snapshots.lock().oldest(Instant::now());
+            gc_safe_point(Timestamp(r.life_floor), Timestamp(r.wait_floor), oldest)
+        };
+        let safe_point = self
+            .0
+            .change(|meta| {
+                meta.gc_safe_point = meta.gc_safe_point.max(candidate.0);
+                meta.gc_safe_point
+            })
+            .await?;
+        Ok(Response::new(pb::GcSafePointResponse { safe_point }))
+    }
+
+    async fn get_gc_safe_point(
+        &self,
+        _request: Request<pb::GetGcSafePointRequest>,
+    ) -> Result<Response<pb::GcSafePointResponse>, Status> {
+        self.0.lead()?;
+        Ok(Response::new(pb::GcSafePointResponse {
+            safe_point: self.0.meta().gc_safe_point,
+        }))
     }
 
     async fn ask_split(

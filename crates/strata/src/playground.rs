@@ -58,17 +58,16 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let engine = Arc::new(RocksEngine::open(&args.data_dir.join("kv"), &options)?);
     let storage = Arc::new(Storage::new(engine.clone())?);
-    let gc_config = strata_kv::gc::GcConfig::default();
-    storage.set_gc_life_time(gc_config.life_time);
     let tso = Arc::new(LocalTso::open(&args.data_dir.join("pd"))?);
     // Every key was written before this timestamp: the node leads them all from here on.
     storage.start_leading(b"", b"", tso.get_ts()?, LeaderLocks::Forget);
     let client = TxnClient::new(storage.clone(), tso);
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
+    let gc_config = strata_kv::gc::GcConfig::default();
     let gc = strata_kv::gc::GcWorker::start(
         storage.clone(),
-        gc_config,
-        client_safe_point(client),
+        gc_config.interval,
+        client_safe_point(client, gc_config),
         || vec![(Vec::new(), Vec::new())],
     );
 
@@ -80,9 +79,18 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Safe points trail the timestamp oracle by the GC life time.
+/// Safe points trail the timestamp oracle by the GC life time, held back for the oldest open
+/// transaction as on a cluster.
 fn client_safe_point(
     client: TxnClient,
+    config: strata_kv::gc::GcConfig,
 ) -> impl Fn() -> Option<strata_types::Timestamp> + Send + 'static {
-    move || client.current_ts().ok()
+    move || {
+        let (life_floor, wait_floor) = config.floors(client.current_ts().ok()?);
+        Some(strata_pd::gc_safe_point(
+            life_floor,
+            wait_floor,
+            client.oldest_snapshot(),
+        ))
+    }
 }

@@ -10,7 +10,7 @@ use strata_engine::{RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
 use strata_fiber::FiberPool;
 use strata_mysql::{MysqlServer, ServerConfig};
 use strata_node::{GcConfig, KvNode, NodeConfig, SplitConfig, StoreConfig};
-use strata_pd::{PdClient, PdConfig, PdService};
+use strata_pd::{PdClient, PdConfig, PdService, SNAPSHOT_REPORT_INTERVAL};
 use strata_sql::SqlServer;
 use strata_txn::{RemoteKv, TxnClient};
 use tonic::transport::server::TcpIncoming;
@@ -114,10 +114,13 @@ pub struct KvArgs {
     /// behind (they catch up from a snapshot); at least 1024.
     #[arg(long, default_value_t = StoreConfig::default().raft_log_max_entries)]
     pub raft_log_max_entries: u64,
-    /// How long old versions of rows stay readable, in seconds, as TiDB's `tidb_gc_life_time`
-    /// (a transaction may not run longer).
+    /// How long old versions of rows stay readable, in seconds, as TiDB's `tidb_gc_life_time`.
     #[arg(long, default_value_t = GcConfig::default().life_time.as_secs())]
     pub gc_life_time_secs: u64,
+    /// How long, in seconds, an open transaction may keep old versions readable past the life
+    /// time, as TiDB's `tidb_gc_max_wait_time`; one that runs longer fails (error 9006).
+    #[arg(long, default_value_t = GcConfig::default().max_wait.as_secs())]
+    pub gc_max_wait_secs: u64,
     /// Seconds between passes of the garbage collector over the regions the node leads.
     #[arg(long, default_value_t = GcConfig::default().interval.as_secs())]
     pub gc_interval_secs: u64,
@@ -220,6 +223,7 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         gc: GcConfig {
             life_time: Duration::from_secs(args.gc_life_time_secs),
             interval: Duration::from_secs(args.gc_interval_secs.max(1)),
+            max_wait: Duration::from_secs(args.gc_max_wait_secs),
         },
     })?;
     let runtime = grpc_runtime("kv")?;
@@ -242,6 +246,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     let threads = args.threads.unwrap_or_else(grpc_worker_threads);
     let fibers = FiberPool::start("sql", threads)?;
     let pd = PdClient::connect_on(&args.pd, fibers.handle().clone())?;
+    let pd_for_reports = pd.clone();
     let kv = Arc::new(RemoteKv::new(pd.clone()));
     let client = TxnClient::new(kv, Arc::new(pd));
     // The cluster may still be starting: wait for it to answer. The node serves only once it
@@ -259,12 +264,34 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
             Err(e) => return Err(e.to_string().into()),
         }
     };
+    report_snapshots(pd_for_reports, client.clone());
     let what = format!("SQL node (placement drivers {})", args.pd);
     let listen = SocketAddr::new(args.host, args.port);
     serve_mysql(sql.clone(), listen, &what, Some(fibers))?;
     sql.leave_schema_sync();
     eprintln!("Strata SQL node stopped");
     Ok(())
+}
+
+/// Reports this SQL node's oldest open snapshot to the placement driver every
+/// [`SNAPSHOT_REPORT_INTERVAL`], so that garbage collection waits for its transactions.
+fn report_snapshots(pd: PdClient, client: TxnClient) {
+    // Any number unlikely to be another SQL node's: the process id and the start time.
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let node = started ^ (u64::from(std::process::id()) << 32);
+    let spawned = std::thread::Builder::new()
+        .name("snapshot-report".into())
+        .spawn(move || loop {
+            if let Err(e) = pd.report_snapshots(node, client.oldest_snapshot()) {
+                tracing::debug!(error = %e, "reporting open snapshots failed");
+            }
+            std::thread::sleep(SNAPSHOT_REPORT_INTERVAL);
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "no snapshot reports: long transactions may fail");
+    }
 }
 
 /// Serves the MySQL protocol on `listen` until SIGTERM or Ctrl-C, after printing where it

@@ -511,13 +511,18 @@ fn old_versions_are_collected_on_every_replica() {
     }
 }
 
-#[test]
-fn a_transaction_older_than_the_gc_life_time_fails() {
-    let cluster = Cluster::start_with(
-        1,
-        1,
-        &["--gc-life-time-secs", "1", "--gc-interval-secs", "1"],
-    );
+/// The SQL statements of a transaction that outlives the GC life time of
+/// [`long_transaction_under_gc`], with its answers.
+const LONG_TRANSACTION: &str =
+    "BEGIN; SELECT v FROM t WHERE id = 1; SELECT SLEEP(6); SELECT v FROM t WHERE id = 1; COMMIT";
+
+/// Runs [`LONG_TRANSACTION`] on a 1-KV cluster whose GC life time is 2 s, while another
+/// session makes the version it reads old: passes every second would collect that version
+/// 2 s after the update, mid-transaction. Returns the transaction's output and errors.
+fn long_transaction_under_gc(kv_args: &[&str]) -> (String, String) {
+    let mut args = vec!["--gc-life-time-secs", "2", "--gc-interval-secs", "1"];
+    args.extend_from_slice(kv_args);
+    let cluster = Cluster::start_with(1, 1, &args);
     let port = cluster.sql[0].port;
     sql_at(
         port,
@@ -525,30 +530,36 @@ fn a_transaction_older_than_the_gc_life_time_fails() {
         "CREATE DATABASE old; USE old; CREATE TABLE t (id INT PRIMARY KEY, v INT); \
          INSERT INTO t VALUES (1, 0); UPDATE t SET v = 1",
     );
-    // The snapshot of a long transaction sees v = 1. A later update makes that version old,
-    // and a collection pass removes it once the safe point passes the update. The
-    // transaction's next read would find no version of the row; it fails as TiDB's does.
-    let long = std::thread::spawn(move || {
-        mariadb_at(
-            port,
-            Some("old"),
-            "BEGIN; SELECT v FROM t WHERE id = 1; SELECT SLEEP(5); SELECT v FROM t WHERE id = 1",
-        )
-    });
+    let long = std::thread::spawn(move || mariadb_at(port, Some("old"), LONG_TRANSACTION));
     std::thread::sleep(Duration::from_millis(1500));
     sql_at(port, Some("old"), "UPDATE t SET v = 2");
     let out = long.join().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert_eq!(stdout, "v\n1\nSLEEP(5)\n0\n", "{stderr}");
+    assert_eq!(sql_at(port, Some("old"), "SELECT v FROM t"), "v\n2\n");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_long_transaction_holds_garbage_collection_back() {
+    // The SQL node reports the transaction's snapshot; the safe point waits for it.
+    let (stdout, stderr) = long_transaction_under_gc(&[]);
+    assert_eq!(stdout, "v\n1\nSLEEP(6)\n0\nv\n1\n", "{stderr}");
+}
+
+#[test]
+fn a_transaction_that_outlives_the_longest_gc_wait_fails() {
+    // The safe point waits 2 s at most: it passes the update while the transaction sleeps,
+    // and the pass collects the version the transaction would read. Without the refusal its
+    // next read finds no version of the row and returns nothing.
+    let (stdout, stderr) = long_transaction_under_gc(&["--gc-max-wait-secs", "2"]);
+    assert_eq!(stdout, "v\n1\nSLEEP(6)\n0\n", "{stderr}");
     assert!(
         stderr.contains("ERROR 9006 (HY000)")
             && stderr.contains("GC life time is shorter than transaction duration"),
         "{stderr}"
     );
-    assert_eq!(sql_at(port, Some("old"), "SELECT v FROM t"), "v\n2\n");
 }
 
 /// The most versions any one key has in the write column family of the store in `dir`.

@@ -25,6 +25,7 @@ mod get_stream;
 mod region;
 mod remote;
 mod secondaries;
+mod snapshots;
 mod transaction;
 
 pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
@@ -35,6 +36,7 @@ pub use transaction::{Transaction, TxnMode};
 
 use std::sync::Arc;
 
+use snapshots::{OpenSnapshots, SnapshotGuard};
 use strata_kvapi::KvApi;
 use strata_pd::{PdError, TimestampOracle};
 use strata_types::Timestamp;
@@ -57,6 +59,7 @@ pub struct TxnClient {
     kv: Arc<dyn KvApi>,
     tso: Arc<dyn TimestampOracle>,
     secondaries: Arc<SecondaryCommitter>,
+    snapshots: OpenSnapshots,
 }
 
 impl TxnClient {
@@ -65,11 +68,22 @@ impl TxnClient {
             secondaries: Arc::new(SecondaryCommitter::start(kv.clone())),
             kv,
             tso,
+            snapshots: OpenSnapshots::default(),
         }
     }
 
     pub(crate) fn secondaries(&self) -> &SecondaryCommitter {
         &self.secondaries
+    }
+
+    /// The snapshot of this client's oldest open transaction (reads of the newest data do not
+    /// count), which garbage collection keeps.
+    pub fn oldest_snapshot(&self) -> Option<Timestamp> {
+        self.snapshots.oldest()
+    }
+
+    pub(crate) fn open_snapshot(&self, start_ts: Timestamp) -> SnapshotGuard {
+        self.snapshots.open(start_ts)
     }
 
     /// Returns a fresh timestamp from the oracle.

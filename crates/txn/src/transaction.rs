@@ -70,11 +70,16 @@ pub struct Transaction {
     /// Whether a commit of other transactions (up to `ASYNC_COMMIT_KEYS_MAX` (256) keys) is done
     /// once every key is prewritten (`tidb_enable_async_commit`).
     async_commit: bool,
+    /// Keeps the snapshot registered for garbage collection (not for a read of the newest
+    /// data).
+    _snapshot: Option<crate::SnapshotGuard>,
 }
 
 impl Transaction {
     pub(crate) fn new(client: TxnClient, start_ts: Timestamp, mode: TxnMode) -> Transaction {
+        let snapshot = (start_ts != Timestamp::MAX).then(|| client.open_snapshot(start_ts));
         Transaction {
+            _snapshot: snapshot,
             client,
             start_ts,
             mode,
