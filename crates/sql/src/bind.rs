@@ -445,12 +445,21 @@ impl<'a> Binder<'a> {
             "MOD" => Func::Mod,
             "TRIM" => Func::Trim,
             "SLEEP" => Func::Sleep,
-            _ => {
-                return Err(crate::api::SqlError::new(
-                    1305,
-                    "42000",
-                    format!("FUNCTION {name} does not exist"),
-                ))
+            "DATE" => Func::CastDate,
+            other => {
+                if let Some(f) = crate::expr::StrFunc::by_name(other) {
+                    Func::Str(f)
+                } else if let Some(f) = crate::expr::MathFunc::by_name(other) {
+                    Func::Math(f)
+                } else if let Some(f) = crate::expr::DateFunc::by_name(other) {
+                    Func::Date(f)
+                } else {
+                    return Err(crate::api::SqlError::new(
+                        1305,
+                        "42000",
+                        format!("FUNCTION {name} does not exist"),
+                    ));
+                }
             }
         };
         let arity_ok = match func {
@@ -459,6 +468,9 @@ impl<'a> Binder<'a> {
             Func::Substring => args.len() == 2 || args.len() == 3,
             Func::Round => args.len() == 1 || args.len() == 2,
             Func::Concat | Func::Coalesce | Func::Greatest | Func::Least => !args.is_empty(),
+            Func::Str(f) => f.arity_ok(args.len()),
+            Func::Math(f) => f.arity_ok(args.len()),
+            Func::Date(f) => f.arity_ok(args.len()),
             _ => args.len() == 1,
         };
         if !arity_ok {

@@ -36,6 +36,12 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         .iter()
         .map(|a| a.eval(row, env))
         .collect::<Result<_>>()?;
+    match func {
+        Func::Str(f) => return super::strings::eval(*f, &values),
+        Func::Math(f) => return super::math::eval(*f, &values),
+        Func::Date(f) => return super::dates::eval(*f, &values),
+        _ => {}
+    }
     let first = values.first().cloned().unwrap_or(Datum::Null);
     let null_in = values.contains(&Datum::Null);
     let text = |d: &Datum| types::datum_to_text(d);
@@ -205,6 +211,8 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::CastDateTime => types::to_datetime(&first)
             .map(Datum::DateTime)
             .unwrap_or(Datum::Null),
-        Func::Coalesce | Func::If => unreachable!("handled above"),
+        Func::Coalesce | Func::If | Func::Str(_) | Func::Math(_) | Func::Date(_) => {
+            unreachable!("handled above")
+        }
     })
 }

@@ -1,11 +1,15 @@
 //! Bound expressions: what a parsed expression becomes once its columns, parameters and
 //! functions are resolved, and how it is evaluated over one row.
 //!
-//! The pieces: arithmetic and comparison (`arith`), built-in functions (`func`) and the types
-//! results are described to clients with (`typing`).
+//! The pieces: arithmetic and comparison (`arith`), built-in functions (`func`, with the
+//! string, math and date families in `strings`, `math` and `dates`) and the types results are
+//! described to clients with (`typing`).
 
 mod arith;
+mod dates;
 mod func;
+mod math;
+mod strings;
 mod typing;
 
 use std::cmp::Ordering;
@@ -17,7 +21,10 @@ use crate::types::{self, compare, to_bool};
 
 pub use arith::like;
 use arith::{arithmetic, binary, negate};
+pub use dates::DateFunc;
 use func::call;
+pub use math::MathFunc;
+pub use strings::StrFunc;
 pub use typing::{conform, result_type, ResultType};
 
 /// Scale added by division, as MySQL's `div_precision_increment`.
@@ -102,6 +109,9 @@ pub enum Func {
     Trim,
     /// `SLEEP(seconds)`: waits (suspending only its fiber), then returns 0.
     Sleep,
+    Str(StrFunc),
+    Math(MathFunc),
+    Date(DateFunc),
     CastSigned,
     CastUnsigned,
     CastChar,

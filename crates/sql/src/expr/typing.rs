@@ -130,6 +130,28 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                 .get(1)
                 .map(|a| result_type(a, columns, aggs))
                 .unwrap_or(string),
+            Func::Str(f) if f.returns_integer() => long,
+            Func::Math(f) if f.returns_integer() => long,
+            Func::Math(MathFunc::Truncate) => {
+                let mut ty = args
+                    .first()
+                    .map(|a| result_type(a, columns, aggs))
+                    .unwrap_or(long);
+                // Decimals as many as a constant second argument keeps.
+                if let Some(Expr::Literal(places)) = args.get(1) {
+                    if ty.column_type == ColumnType::NewDecimal {
+                        ty.decimals = crate::types::to_i64(places).unwrap_or(0).clamp(0, 30) as u8;
+                    }
+                }
+                ty
+            }
+            Func::Math(_) => ResultType::of(ColumnType::Double, 22, 31),
+            Func::Date(f) => match f.returns_date(args.len()) {
+                Some(true) => ResultType::of(ColumnType::Date, 10, 0),
+                Some(false) => ResultType::of(ColumnType::DateTime, 19, 0),
+                None if f.returns_text(args.len()) => string,
+                None => long,
+            },
             _ => string,
         },
         // Values of another row: described as text; clients see their real values.

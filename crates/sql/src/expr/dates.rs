@@ -1,0 +1,292 @@
+//! Date and time functions. Their arguments are dates, datetimes or text in either form; one
+//! that is none of these gives NULL, as in MySQL. Times without a date are not supported.
+//! Conversions to and from Unix time use the server's time zone, as `NOW()` does.
+
+use chrono::{Datelike, Local, NaiveDate, NaiveDateTime, TimeZone, Timelike};
+use strata_codec::Datum;
+
+use crate::error::Result;
+use crate::types::{datum_to_text, to_datetime, to_i64};
+
+/// Days from MySQL's day 0 (`TO_DAYS('0000-01-01')` is 1) to chrono's day 1 (0001-01-01).
+const TO_DAYS_OFFSET: i64 = 365;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DateFunc {
+    Year,
+    Month,
+    Day,
+    Hour,
+    Minute,
+    Second,
+    Microsecond,
+    DayOfWeek,
+    WeekDay,
+    DayOfYear,
+    Quarter,
+    ToDays,
+    DateDiff,
+    LastDay,
+    MonthName,
+    DayName,
+    DateFormat,
+    UnixTimestamp,
+    FromUnixtime,
+}
+
+impl DateFunc {
+    pub fn by_name(name: &str) -> Option<DateFunc> {
+        use DateFunc::*;
+        Some(match name {
+            "YEAR" => Year,
+            "MONTH" => Month,
+            "DAY" | "DAYOFMONTH" => Day,
+            "HOUR" => Hour,
+            "MINUTE" => Minute,
+            "SECOND" => Second,
+            "MICROSECOND" => Microsecond,
+            "DAYOFWEEK" => DayOfWeek,
+            "WEEKDAY" => WeekDay,
+            "DAYOFYEAR" => DayOfYear,
+            "QUARTER" => Quarter,
+            "TO_DAYS" => ToDays,
+            "DATEDIFF" => DateDiff,
+            "LAST_DAY" => LastDay,
+            "MONTHNAME" => MonthName,
+            "DAYNAME" => DayName,
+            "DATE_FORMAT" => DateFormat,
+            "UNIX_TIMESTAMP" => UnixTimestamp,
+            "FROM_UNIXTIME" => FromUnixtime,
+            _ => return None,
+        })
+    }
+
+    pub fn arity_ok(self, n: usize) -> bool {
+        match self {
+            DateFunc::DateDiff | DateFunc::DateFormat => n == 2,
+            DateFunc::UnixTimestamp => n <= 1,
+            DateFunc::FromUnixtime => n == 1 || n == 2,
+            _ => n == 1,
+        }
+    }
+
+    /// What the result is described as: `Some(true)` a date, `Some(false)` a datetime.
+    pub fn returns_date(self, args: usize) -> Option<bool> {
+        match self {
+            DateFunc::LastDay => Some(true),
+            DateFunc::FromUnixtime if args == 1 => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Whether the result is text (else a number, or the date of [`DateFunc::returns_date`]).
+    pub fn returns_text(self, args: usize) -> bool {
+        match self {
+            DateFunc::MonthName | DateFunc::DayName | DateFunc::DateFormat => true,
+            DateFunc::FromUnixtime => args == 2,
+            _ => false,
+        }
+    }
+}
+
+const MONTH_NAMES: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAY_NAMES: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+fn month_name(dt: &NaiveDateTime) -> &'static str {
+    MONTH_NAMES[dt.month0() as usize]
+}
+
+fn day_name(dt: &NaiveDateTime) -> &'static str {
+    DAY_NAMES[dt.weekday().num_days_from_monday() as usize]
+}
+
+fn last_day_of_month(date: NaiveDate) -> Option<NaiveDate> {
+    let (year, month) = if date.month() == 12 {
+        (date.year() + 1, 1)
+    } else {
+        (date.year(), date.month() + 1)
+    };
+    NaiveDate::from_ymd_opt(year, month, 1)?.pred_opt()
+}
+
+/// Week of the year with weeks starting on Sunday, the first holding the year's first Sunday
+/// (days before it are week 0): `%U`, MySQL's week mode 0.
+fn sunday_week(date: NaiveDate) -> u32 {
+    (date.ordinal0() + 7 - date.weekday().num_days_from_sunday()) / 7
+}
+
+/// Week of the year with weeks starting on Monday, the first holding four days of the year
+/// (days before it are week 0, days of next year's first week stay in this year): `%u`,
+/// MySQL's week mode 1.
+fn monday_week(date: NaiveDate) -> u32 {
+    let iso = date.iso_week();
+    if iso.year() < date.year() {
+        0
+    } else if iso.year() > date.year() {
+        NaiveDate::from_ymd_opt(date.year(), 12, 24).map_or(52, |d| d.iso_week().week()) + 1
+    } else {
+        iso.week()
+    }
+}
+
+/// `%V` and `%X`: weeks starting on Sunday, days before the first Sunday in the previous
+/// year's last week.
+fn sunday_week_and_year(date: NaiveDate) -> (u32, i32) {
+    match sunday_week(date) {
+        0 => {
+            let last = NaiveDate::from_ymd_opt(date.year() - 1, 12, 31).unwrap_or(date);
+            (sunday_week(last), date.year() - 1)
+        }
+        week => (week, date.year()),
+    }
+}
+
+fn ordinal_suffix(day: u32) -> &'static str {
+    match (day % 10, day % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    }
+}
+
+/// `DATE_FORMAT(dt, format)`.
+pub fn format(dt: &NaiveDateTime, format: &[u8]) -> Vec<u8> {
+    let mut out = String::new();
+    let mut spec = false;
+    let hour12 = |h: u32| if h.is_multiple_of(12) { 12 } else { h % 12 };
+    let am_pm = |h: u32| if h < 12 { "AM" } else { "PM" };
+    for c in String::from_utf8_lossy(format).chars() {
+        if !spec {
+            if c == '%' {
+                spec = true;
+            } else {
+                out.push(c);
+            }
+            continue;
+        }
+        spec = false;
+        let date = dt.date();
+        let piece = match c {
+            'a' => day_name(dt)[..3].to_string(),
+            'b' => month_name(dt)[..3].to_string(),
+            'c' => dt.month().to_string(),
+            'D' => format!("{}{}", dt.day(), ordinal_suffix(dt.day())),
+            'd' => format!("{:02}", dt.day()),
+            'e' => dt.day().to_string(),
+            'f' => format!("{:06}", dt.nanosecond() / 1000),
+            'H' => format!("{:02}", dt.hour()),
+            'h' | 'I' => format!("{:02}", hour12(dt.hour())),
+            'i' => format!("{:02}", dt.minute()),
+            'j' => format!("{:03}", dt.ordinal()),
+            'k' => dt.hour().to_string(),
+            'l' => hour12(dt.hour()).to_string(),
+            'M' => month_name(dt).to_string(),
+            'm' => format!("{:02}", dt.month()),
+            'p' => am_pm(dt.hour()).to_string(),
+            'r' => format!(
+                "{:02}:{:02}:{:02} {}",
+                hour12(dt.hour()),
+                dt.minute(),
+                dt.second(),
+                am_pm(dt.hour())
+            ),
+            'S' | 's' => format!("{:02}", dt.second()),
+            'T' => format!("{:02}:{:02}:{:02}", dt.hour(), dt.minute(), dt.second()),
+            'U' => format!("{:02}", sunday_week(date)),
+            'u' => format!("{:02}", monday_week(date)),
+            'V' => format!("{:02}", sunday_week_and_year(date).0),
+            'v' => format!("{:02}", date.iso_week().week()),
+            'W' => day_name(dt).to_string(),
+            'w' => dt.weekday().num_days_from_sunday().to_string(),
+            'X' => format!("{:04}", sunday_week_and_year(date).1),
+            'x' => format!("{:04}", date.iso_week().year()),
+            'Y' => format!("{:04}", dt.year()),
+            'y' => format!("{:02}", dt.year().rem_euclid(100)),
+            other => other.to_string(),
+        };
+        out.push_str(&piece);
+    }
+    out.into_bytes()
+}
+
+fn from_unix(seconds: i64) -> Option<NaiveDateTime> {
+    Local
+        .timestamp_opt(seconds, 0)
+        .single()
+        .map(|t| t.naive_local())
+}
+
+pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
+    use DateFunc::*;
+    if func == UnixTimestamp && values.is_empty() {
+        return Ok(Datum::Int(Local::now().timestamp()));
+    }
+    if values.contains(&Datum::Null) {
+        return Ok(Datum::Null);
+    }
+    if func == FromUnixtime {
+        let Some(dt) = to_i64(&values[0]).filter(|s| *s >= 0).and_then(from_unix) else {
+            return Ok(Datum::Null);
+        };
+        return Ok(match values.get(1) {
+            Some(f) => Datum::Bytes(format(&dt, &datum_to_text(f))),
+            None => Datum::DateTime(dt),
+        });
+    }
+    let Some(dt) = to_datetime(&values[0]) else {
+        return Ok(Datum::Null);
+    };
+    let int = |n: u32| Datum::Int(i64::from(n));
+    Ok(match func {
+        Year => Datum::Int(i64::from(dt.year())),
+        Month => int(dt.month()),
+        Day => int(dt.day()),
+        Hour => int(dt.hour()),
+        Minute => int(dt.minute()),
+        Second => int(dt.second()),
+        Microsecond => int(dt.nanosecond() / 1000),
+        DayOfWeek => int(dt.weekday().number_from_sunday()),
+        WeekDay => int(dt.weekday().num_days_from_monday()),
+        DayOfYear => int(dt.ordinal()),
+        Quarter => int(dt.month0() / 3 + 1),
+        ToDays => Datum::Int(i64::from(dt.date().num_days_from_ce()) + TO_DAYS_OFFSET),
+        DateDiff => match to_datetime(&values[1]) {
+            Some(other) => Datum::Int((dt.date() - other.date()).num_days()),
+            None => Datum::Null,
+        },
+        LastDay => last_day_of_month(dt.date()).map_or(Datum::Null, Datum::Date),
+        MonthName => Datum::Bytes(month_name(&dt).as_bytes().to_vec()),
+        DayName => Datum::Bytes(day_name(&dt).as_bytes().to_vec()),
+        DateFormat => Datum::Bytes(format(&dt, &datum_to_text(&values[1]))),
+        UnixTimestamp => Datum::Int(
+            Local
+                .from_local_datetime(&dt)
+                .earliest()
+                .map_or(0, |t| t.timestamp().max(0)),
+        ),
+        FromUnixtime => unreachable!("handled above"),
+    })
+}

@@ -1,0 +1,228 @@
+//! String functions beyond the few the evaluator knows itself. Positions and lengths count
+//! characters (of UTF-8 text), and comparisons are binary, as the rest of the evaluator's.
+
+use strata_codec::Datum;
+
+use crate::error::Result;
+use crate::types::{datum_to_text, to_i64};
+
+/// The longest string a function builds (MySQL's `max_allowed_packet` default): a longer
+/// result is NULL, as MySQL's is.
+const STRING_RESULT_BYTES_MAX: usize = 64 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrFunc {
+    ConcatWs,
+    Replace,
+    Left,
+    Right,
+    Lpad,
+    Rpad,
+    Ltrim,
+    Rtrim,
+    Reverse,
+    Repeat,
+    Space,
+    Instr,
+    Locate,
+    Ascii,
+    Hex,
+    Strcmp,
+}
+
+impl StrFunc {
+    pub fn by_name(name: &str) -> Option<StrFunc> {
+        use StrFunc::*;
+        Some(match name {
+            "CONCAT_WS" => ConcatWs,
+            "REPLACE" => Replace,
+            "LEFT" => Left,
+            "RIGHT" => Right,
+            "LPAD" => Lpad,
+            "RPAD" => Rpad,
+            "LTRIM" => Ltrim,
+            "RTRIM" => Rtrim,
+            "REVERSE" => Reverse,
+            "REPEAT" => Repeat,
+            "SPACE" => Space,
+            "INSTR" => Instr,
+            "LOCATE" | "POSITION" => Locate,
+            "ASCII" => Ascii,
+            "HEX" => Hex,
+            "STRCMP" => Strcmp,
+            _ => return None,
+        })
+    }
+
+    pub fn arity_ok(self, n: usize) -> bool {
+        use StrFunc::*;
+        match self {
+            ConcatWs => n >= 2,
+            Replace | Lpad | Rpad => n == 3,
+            Left | Right | Repeat | Instr | Strcmp => n == 2,
+            Locate => n == 2 || n == 3,
+            Ltrim | Rtrim | Reverse | Space | Ascii | Hex => n == 1,
+        }
+    }
+
+    /// Whether the result is a number (else text).
+    pub fn returns_integer(self) -> bool {
+        matches!(
+            self,
+            StrFunc::Instr | StrFunc::Locate | StrFunc::Ascii | StrFunc::Strcmp
+        )
+    }
+}
+
+fn chars(d: &Datum) -> Vec<char> {
+    String::from_utf8_lossy(&datum_to_text(d)).chars().collect()
+}
+
+fn text(chars: impl IntoIterator<Item = char>) -> Datum {
+    Datum::Bytes(chars.into_iter().collect::<String>().into_bytes())
+}
+
+/// A count argument: negative counts as zero.
+fn count(d: &Datum) -> usize {
+    to_i64(d).unwrap_or(0).max(0) as usize
+}
+
+/// The 1-based character position of `needle` in `hay` at or after character `from` (0-based),
+/// or 0.
+fn position(hay: &[char], needle: &[char], from: usize) -> i64 {
+    if needle.is_empty() {
+        return if from <= hay.len() {
+            from as i64 + 1
+        } else {
+            0
+        };
+    }
+    (from..hay.len())
+        .find(|&i| hay[i..].starts_with(needle))
+        .map_or(0, |i| i as i64 + 1)
+}
+
+/// Pads `s` to `n` characters with `pad` on the left or the right, or cuts it to `n`.
+fn pad(values: &[Datum], left: bool) -> Datum {
+    let (s, pad) = (chars(&values[0]), chars(&values[2]));
+    let Some(n) = to_i64(&values[1]).filter(|n| *n >= 0) else {
+        return Datum::Null;
+    };
+    let n = n as usize;
+    if n <= s.len() {
+        return text(s.into_iter().take(n));
+    }
+    if pad.is_empty() || n.saturating_mul(4) > STRING_RESULT_BYTES_MAX {
+        return Datum::Null;
+    }
+    let filler = pad.iter().cycle().take(n - s.len()).copied();
+    if left {
+        text(filler.chain(s))
+    } else {
+        text(s.into_iter().chain(filler))
+    }
+}
+
+pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
+    use StrFunc::*;
+    if func == ConcatWs {
+        // NULL arguments are skipped; only a NULL separator makes the result NULL.
+        if values[0] == Datum::Null {
+            return Ok(Datum::Null);
+        }
+        let separator = datum_to_text(&values[0]);
+        let parts: Vec<Vec<u8>> = values[1..]
+            .iter()
+            .filter(|v| **v != Datum::Null)
+            .map(datum_to_text)
+            .collect();
+        return Ok(Datum::Bytes(parts.join(&separator[..])));
+    }
+    if values.contains(&Datum::Null) {
+        return Ok(Datum::Null);
+    }
+    let first = &values[0];
+    Ok(match func {
+        ConcatWs => unreachable!("handled above"),
+        Replace => {
+            let (s, from, to) = (
+                String::from_utf8_lossy(&datum_to_text(first)).into_owned(),
+                String::from_utf8_lossy(&datum_to_text(&values[1])).into_owned(),
+                String::from_utf8_lossy(&datum_to_text(&values[2])).into_owned(),
+            );
+            if from.is_empty() {
+                Datum::Bytes(s.into_bytes())
+            } else {
+                let grows = to.len().saturating_sub(from.len()) * s.matches(&from).count();
+                if s.len() + grows > STRING_RESULT_BYTES_MAX {
+                    return Ok(Datum::Null);
+                }
+                Datum::Bytes(s.replace(&from, &to).into_bytes())
+            }
+        }
+        Left => text(chars(first).into_iter().take(count(&values[1]))),
+        Right => {
+            let s = chars(first);
+            let n = count(&values[1]).min(s.len());
+            text(s[s.len() - n..].iter().copied())
+        }
+        Lpad => pad(values, true),
+        Rpad => pad(values, false),
+        Ltrim => {
+            let s = datum_to_text(first);
+            let start = s.iter().position(|b| *b != b' ').unwrap_or(s.len());
+            Datum::Bytes(s[start..].to_vec())
+        }
+        Rtrim => {
+            let s = datum_to_text(first);
+            let end = s.iter().rposition(|b| *b != b' ').map_or(0, |i| i + 1);
+            Datum::Bytes(s[..end].to_vec())
+        }
+        Reverse => text(chars(first).into_iter().rev()),
+        Repeat | Space => {
+            let (unit, times) = match func {
+                Repeat => (datum_to_text(first), count(&values[1])),
+                _ => (b" ".to_vec(), count(first)),
+            };
+            if unit.len().saturating_mul(times) > STRING_RESULT_BYTES_MAX {
+                return Ok(Datum::Null);
+            }
+            Datum::Bytes(unit.repeat(times))
+        }
+        Instr => Datum::Int(position(&chars(first), &chars(&values[1]), 0)),
+        Locate => {
+            let from = match values.get(2) {
+                Some(p) => match to_i64(p) {
+                    Some(p) if p >= 1 => p as usize - 1,
+                    _ => return Ok(Datum::Int(0)),
+                },
+                None => 0,
+            };
+            Datum::Int(position(&chars(&values[1]), &chars(first), from))
+        }
+        Ascii => Datum::Int(datum_to_text(first).first().map_or(0, |b| i64::from(*b))),
+        Hex => match first {
+            Datum::Int(_) | Datum::UInt(_) | Datum::Float(_) | Datum::Decimal(_) => {
+                // Numbers in hexadecimal, negative ones as 64-bit two's complement.
+                let n = match first {
+                    Datum::UInt(u) => *u,
+                    Datum::Float(f) => f.round() as i64 as u64,
+                    other => to_i64(other).unwrap_or(0) as u64,
+                };
+                Datum::Bytes(format!("{n:X}").into_bytes())
+            }
+            other => Datum::Bytes(
+                datum_to_text(other)
+                    .iter()
+                    .map(|b| format!("{b:02X}"))
+                    .collect::<String>()
+                    .into_bytes(),
+            ),
+        },
+        Strcmp => Datum::Int(match datum_to_text(first).cmp(&datum_to_text(&values[1])) {
+            std::cmp::Ordering::Less => -1,
+            std::cmp::Ordering::Equal => 0,
+            std::cmp::Ordering::Greater => 1,
+        }),
+    })
+}

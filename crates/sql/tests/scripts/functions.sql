@@ -1,0 +1,67 @@
+# Built-in functions of the string, math and date families, with the answers MySQL gives.
+> SELECT CONCAT_WS(',', 'a', NULL, 'b'), CONCAT_WS(NULL, 'a'), REPLACE('www.mysql.com', 'w', 'Ww'), LEFT('foobarbar', 5), RIGHT('foobarbar', 4)
+CONCAT_WS(',', 'a', NULL, 'b')	CONCAT_WS(NULL, 'a')	REPLACE('www.mysql.com', 'w', 'Ww')	LEFT('foobarbar', 5)	RIGHT('foobarbar', 4)
+a,b	NULL	WwWwWw.mysql.com	fooba	rbar
+
+> SELECT LPAD('hi', 4, '??'), LPAD('hi', 1, '??'), RPAD('hi', 5, '?'), LPAD('hi', -1, 'x'), LPAD('hi', 3, '')
+LPAD('hi', 4, '??')	LPAD('hi', 1, '??')	RPAD('hi', 5, '?')	LPAD('hi', -1, 'x')	LPAD('hi', 3, '')
+??hi	h	hi???	NULL	NULL
+
+> SELECT CONCAT('[', LTRIM('  barbar'), ']'), CONCAT('[', RTRIM('barbar   '), ']'), REVERSE('abc'), REPEAT('MySQL', 3), CONCAT('[', SPACE(3), ']'), REPEAT('x', 0)
+CONCAT('[', LTRIM('  barbar'), ']')	CONCAT('[', RTRIM('barbar   '), ']')	REVERSE('abc')	REPEAT('MySQL', 3)	CONCAT('[', SPACE(3), ']')	REPEAT('x', 0)
+[barbar]	[barbar]	cba	MySQLMySQLMySQL	[   ]	
+
+> SELECT INSTR('foobarbar', 'bar'), INSTR('xbar', 'foobar'), LOCATE('bar', 'foobarbar'), LOCATE('xbar', 'foobar'), LOCATE('bar', 'foobarbar', 5), INSTR('añob', 'ob')
+INSTR('foobarbar', 'bar')	INSTR('xbar', 'foobar')	LOCATE('bar', 'foobarbar')	LOCATE('xbar', 'foobar')	LOCATE('bar', 'foobarbar', 5)	INSTR('añob', 'ob')
+4	0	4	0	7	3
+
+> SELECT ASCII('2'), ASCII(''), ASCII('dx'), HEX(255), HEX('abc'), HEX(-1), STRCMP('text', 'text2'), STRCMP('text2', 'text'), STRCMP('text', 'text')
+ASCII('2')	ASCII('')	ASCII('dx')	HEX(255)	HEX('abc')	HEX(-1)	STRCMP('text', 'text2')	STRCMP('text2', 'text')	STRCMP('text', 'text')
+50	0	100	FF	616263	FFFFFFFFFFFFFFFF	-1	1	0
+
+> SELECT LEFT(NULL, 1), REPLACE('a', NULL, 'b'), LOCATE('a', NULL), HEX(NULL)
+LEFT(NULL, 1)	REPLACE('a', NULL, 'b')	LOCATE('a', NULL)	HEX(NULL)
+NULL	NULL	NULL	NULL
+
+> SELECT SIGN(-32), SIGN(0), SIGN(234), SIGN(-0.5), EXP(0), LN(1), LN(0), LOG(2, 65536), LOG2(65536), LOG10(100), LOG(-1)
+SIGN(-32)	SIGN(0)	SIGN(234)	SIGN(-0.5)	EXP(0)	LN(1)	LN(0)	LOG(2, 65536)	LOG2(65536)	LOG10(100)	LOG(-1)
+-1	0	1	-1	1	0	NULL	16	16	2	NULL
+
+> SELECT ROUND(PI(), 4), TRUNCATE(1.223, 1), TRUNCATE(1.999, 1), TRUNCATE(1.999, 0), TRUNCATE(-1.999, 1), TRUNCATE(122, -2), TRUNCATE(-1234, -2)
+ROUND(PI(), 4)	TRUNCATE(1.223, 1)	TRUNCATE(1.999, 1)	TRUNCATE(1.999, 0)	TRUNCATE(-1.999, 1)	TRUNCATE(122, -2)	TRUNCATE(-1234, -2)
+3.1416	1.2	1.9	1	-1.9	100	-1200
+
+> SELECT DEGREES(PI()), RADIANS(90), SIN(0), COS(0), ROUND(TAN(PI() / 4), 6), ROUND(ATAN(1) * 4, 6), RAND() >= 0 AND RAND() < 1
+DEGREES(PI())	RADIANS(90)	SIN(0)	COS(0)	ROUND(TAN(PI() / 4), 6)	ROUND(ATAN(1) * 4, 6)	RAND() >= 0 AND RAND() < 1
+180	1.5707963267948966	0	1	1	3.141593	1
+
+> SELECT YEAR('1987-01-01'), MONTH('2008-02-03'), DAY('2007-02-03'), DAYOFMONTH('2007-02-03'), HOUR('2010-01-01 10:05:03'), MINUTE('2008-02-03 10:05:03'), SECOND('2010-01-01 10:05:03')
+YEAR('1987-01-01')	MONTH('2008-02-03')	DAY('2007-02-03')	DAYOFMONTH('2007-02-03')	HOUR('2010-01-01 10:05:03')	MINUTE('2008-02-03 10:05:03')	SECOND('2010-01-01 10:05:03')
+1987	2	3	3	10	5	3
+
+> SELECT DAYOFWEEK('2007-02-03'), WEEKDAY('2008-02-03 22:23:00'), DAYOFYEAR('2007-02-03'), QUARTER('2008-04-01'), TO_DAYS('2007-10-07'), YEAR('not a date')
+DAYOFWEEK('2007-02-03')	WEEKDAY('2008-02-03 22:23:00')	DAYOFYEAR('2007-02-03')	QUARTER('2008-04-01')	TO_DAYS('2007-10-07')	YEAR('not a date')
+7	6	34	2	733321	NULL
+
+> SELECT DATEDIFF('2007-12-31 23:59:59', '2007-12-30'), DATEDIFF('2010-11-30 23:59:59', '2010-12-31'), LAST_DAY('2003-02-05'), LAST_DAY('2004-02-05'), LAST_DAY('2003-03-32')
+DATEDIFF('2007-12-31 23:59:59', '2007-12-30')	DATEDIFF('2010-11-30 23:59:59', '2010-12-31')	LAST_DAY('2003-02-05')	LAST_DAY('2004-02-05')	LAST_DAY('2003-03-32')
+1	-31	2003-02-28	2004-02-29	NULL
+
+> SELECT MONTHNAME('2008-02-03'), DAYNAME('2007-02-03'), DATE('2003-12-31 01:02:03'), DATE_FORMAT('2009-10-04 22:23:00', '%W %M %Y'), DATE_FORMAT('2007-10-04 22:23:00', '%H:%i:%s')
+MONTHNAME('2008-02-03')	DAYNAME('2007-02-03')	DATE('2003-12-31 01:02:03')	DATE_FORMAT('2009-10-04 22:23:00', '%W %M %Y')	DATE_FORMAT('2007-10-04 22:23:00', '%H:%i:%s')
+February	Saturday	2003-12-31	Sunday October 2009	22:23:00
+
+> SELECT DATE_FORMAT('1900-10-04 22:23:00', '%D %y %a %d %m %b %j'), DATE_FORMAT('1997-10-04 22:23:00', '%H %k %I %r %T %S %w'), DATE_FORMAT('1999-01-01', '%X %V'), DATE_FORMAT('2024-12-30', '%x-%v'), DATE_FORMAT('2007-01-01', '%U %% %q')
+DATE_FORMAT('1900-10-04 22:23:00', '%D %y %a %d %m %b %j')	DATE_FORMAT('1997-10-04 22:23:00', '%H %k %I %r %T %S %w')	DATE_FORMAT('1999-01-01', '%X %V')	DATE_FORMAT('2024-12-30', '%x-%v')	DATE_FORMAT('2007-01-01', '%U %% %q')
+4th 00 Thu 04 10 Oct 277	22 22 10 10:23:00 PM 22:23:00 00 6	1998 52	2025-01	00 % q
+
+> SELECT UNIX_TIMESTAMP(FROM_UNIXTIME(1447430881)), UNIX_TIMESTAMP() > 1700000000, FROM_UNIXTIME(-1), FROM_UNIXTIME(0, '%Y') >= '1969'
+UNIX_TIMESTAMP(FROM_UNIXTIME(1447430881))	UNIX_TIMESTAMP() > 1700000000	FROM_UNIXTIME(-1)	FROM_UNIXTIME(0, '%Y') >= '1969'
+1447430881	1	NULL	1
+
+> SELECT REPLACE('x')
+error 1582 (42000): Incorrect parameter count in the call to native function 'REPLACE'
+
+> SELECT NO_SUCH_FUNCTION(1)
+error 1305 (42000): FUNCTION NO_SUCH_FUNCTION does not exist
+
