@@ -129,6 +129,11 @@ impl<'a> Binder<'a> {
                     _ => return Err(error::unsupported(op)),
                 }
             }
+            A::BinaryOp { left, op, right } if interval_operand(op, left, right).is_some() => {
+                let (date, interval, subtract) =
+                    interval_operand(op, left, right).expect("checked by the guard");
+                self.date_add(date, interval, subtract)?
+            }
             A::BinaryOp { left, op, right } => {
                 let op = binary_op(op)?;
                 Expr::Binary(op, Box::new(self.bind(left)?), Box::new(self.bind(right)?))
@@ -347,6 +352,83 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// The call of aggregate `func` with `args` (bound with aggregates disallowed).
+    fn aggregate_call(
+        &mut self,
+        func: AggFunc,
+        f: &ast::Function,
+        args: &[ast::Expr],
+        distinct: bool,
+    ) -> Result<AggCall> {
+        let mut bound = args
+            .iter()
+            .map(|a| self.bind(a))
+            .collect::<Result<Vec<_>>>()?;
+        let (mut separator, mut order_by) = (b",".to_vec(), Vec::new());
+        if func == AggFunc::GroupConcat {
+            if bound.is_empty() {
+                return Err(error::syntax("GROUP_CONCAT needs an argument"));
+            }
+            if let FunctionArguments::List(list) = &f.args {
+                for clause in &list.clauses {
+                    match clause {
+                        ast::FunctionArgumentClause::Separator(v) => {
+                            separator = match value_expr(v)? {
+                                Expr::Literal(d) => crate::types::datum_to_text(&d),
+                                _ => return Err(error::syntax("SEPARATOR needs a string")),
+                            };
+                        }
+                        ast::FunctionArgumentClause::OrderBy(items) => {
+                            for item in items {
+                                let e = self.bind(&item.expr)?;
+                                order_by.push((e, item.options.asc == Some(false)));
+                            }
+                        }
+                        other => return Err(error::unsupported(other)),
+                    }
+                }
+            }
+        }
+        let arg = match (func, bound.len()) {
+            // Several values are concatenated; a row with any of them NULL is skipped.
+            (AggFunc::GroupConcat, n) if n > 1 => Expr::Call(Func::Concat, bound),
+            (_, 0) => Expr::Literal(Datum::Int(1)),
+            _ => bound.swap_remove(0),
+        };
+        Ok(AggCall {
+            func,
+            arg,
+            distinct,
+            separator,
+            order_by,
+        })
+    }
+
+    /// `date ± INTERVAL amount unit`.
+    fn date_add(
+        &mut self,
+        date: &ast::Expr,
+        interval: &ast::Interval,
+        subtract: bool,
+    ) -> Result<Expr> {
+        let unit = interval
+            .leading_field
+            .as_ref()
+            .filter(|_| interval.last_field.is_none())
+            .and_then(crate::expr::IntervalUnit::from_field)
+            .ok_or_else(|| error::unsupported(format!("INTERVAL {interval}")))?;
+        let amount = self.bind(&interval.value)?;
+        let amount = if subtract {
+            Expr::Neg(Box::new(amount))
+        } else {
+            amount
+        };
+        Ok(Expr::Call(
+            Func::Date(crate::expr::DateFunc::Add(unit)),
+            vec![self.bind(date)?, amount],
+        ))
+    }
+
     fn function(&mut self, f: &ast::Function) -> Result<Expr> {
         let name = f.name.to_string().to_ascii_uppercase();
         let (args, distinct, star) = match &f.args {
@@ -376,27 +458,18 @@ impl<'a> Binder<'a> {
             "AVG" => Some(AggFunc::Avg),
             "MIN" => Some(AggFunc::Min),
             "MAX" => Some(AggFunc::Max),
+            "GROUP_CONCAT" => Some(AggFunc::GroupConcat),
             _ => None,
         };
         if let Some(func) = agg {
             if !self.allow_aggregates {
                 return Err(error::invalid_group_use());
             }
-            let arg = match args.first() {
-                Some(a) => {
-                    // Aggregates do not nest.
-                    self.allow_aggregates = false;
-                    let bound = self.bind(a);
-                    self.allow_aggregates = true;
-                    bound?
-                }
-                None => Expr::Literal(Datum::Int(1)),
-            };
-            let call = AggCall {
-                func,
-                arg,
-                distinct,
-            };
+            // Aggregates do not nest.
+            self.allow_aggregates = false;
+            let bound = self.aggregate_call(func, f, &args, distinct);
+            self.allow_aggregates = true;
+            let call = bound?;
             let index = match self.aggs.iter().position(|c| *c == call) {
                 Some(i) => i,
                 None => {
@@ -405,6 +478,26 @@ impl<'a> Binder<'a> {
                 }
             };
             return Ok(Expr::Agg(index));
+        }
+        if let ("DATE_ADD" | "ADDDATE" | "DATE_SUB" | "SUBDATE", [date, amount]) =
+            (name.as_str(), args.as_slice())
+        {
+            let subtract = name.ends_with("SUB") || name == "SUBDATE";
+            return match amount {
+                ast::Expr::Interval(interval) => self.date_add(date, interval, subtract),
+                // ADDDATE(date, days).
+                days if name.ends_with("DATE") => {
+                    let interval = ast::Interval {
+                        value: Box::new(days.clone()),
+                        leading_field: Some(ast::DateTimeField::Day),
+                        leading_precision: None,
+                        last_field: None,
+                        fractional_seconds_precision: None,
+                    };
+                    self.date_add(date, &interval, subtract)
+                }
+                _ => Err(error::syntax(format!("{name} needs an INTERVAL"))),
+            };
         }
         let session = |v| Ok(Expr::Session(v));
         match name.as_str() {
@@ -671,6 +764,21 @@ fn cast_func(data_type: &ast::DataType) -> Result<Func> {
         }
         other => return Err(error::unsupported(format!("CAST AS {other}"))),
     })
+}
+
+/// The date, interval and direction of `date + INTERVAL …`, `INTERVAL … + date` or
+/// `date - INTERVAL …`.
+fn interval_operand<'e>(
+    op: &ast::BinaryOperator,
+    left: &'e ast::Expr,
+    right: &'e ast::Expr,
+) -> Option<(&'e ast::Expr, &'e ast::Interval, bool)> {
+    match (op, left, right) {
+        (ast::BinaryOperator::Plus, date, ast::Expr::Interval(i))
+        | (ast::BinaryOperator::Plus, ast::Expr::Interval(i), date) => Some((date, i, false)),
+        (ast::BinaryOperator::Minus, date, ast::Expr::Interval(i)) => Some((date, i, true)),
+        _ => None,
+    }
 }
 
 /// Converts a constant expression to a datum (for DEFAULT clauses).

@@ -366,16 +366,7 @@ fn matching_rows(
                 ))
             })
             .collect::<Result<_>>()?;
-        keyed.sort_by(|(a, _), (b, _)| {
-            for ((x, y), (_, desc)) in a.iter().zip(b).zip(order_by) {
-                let o = types::sort_compare(x, y);
-                let o = if *desc { o.reverse() } else { o };
-                if o != std::cmp::Ordering::Equal {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
+        keyed.sort_by(|(a, _), (b, _)| crate::exec::compare_sort_keys(a, b, order_by));
         found = keyed
             .into_iter()
             .map(|(_, r)| r)

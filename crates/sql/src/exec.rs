@@ -3,17 +3,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rust_decimal::Decimal;
 use strata_codec::{keys, memcomparable, Datum};
 use strata_txn::Transaction;
 use strata_types::Key;
 
+use crate::aggregate::Aggregator;
 use crate::catalog::TableDef;
 use crate::error::{self, Result};
-use crate::expr::{AggCall, AggFunc, EvalEnv, Expr, SessionValue};
+use crate::expr::{EvalEnv, Expr, SessionValue};
 use crate::query::{Access, RangeBound, SelectPlan, TableSource};
 use crate::rows;
-use crate::types::{self, to_decimal, to_f64, SqlType};
+use crate::types::{self, to_f64, SqlType};
 
 /// Rows fetched per storage request in scans.
 pub const SCAN_PAGE_ROWS: usize = 256;
@@ -655,7 +655,7 @@ pub fn execute_select(
     let mut locked_keys = Vec::new();
     let mut aggregator = plan
         .aggregate
-        .then(|| Aggregator::new(&plan.aggs, plan.group_by.len()));
+        .then(|| Aggregator::new(&plan.aggs, plan.group_by.len(), ctx));
     if plan.join.is_some() || !plan.subqueries.is_empty() {
         let mut rows = match (&plan.join, &plan.source) {
             (Some(join), _) => crate::join::execute(join, txn, ctx)?,
@@ -749,17 +749,7 @@ pub fn execute_select(
         output.retain(|(p, _)| seen.insert(group_key(p)));
     }
     if output.first().is_some_and(|(_, k)| !k.is_empty()) {
-        output.sort_by(|(_, a), (_, b)| {
-            strata_fiber::yield_if_long();
-            for ((x, y), (_, desc)) in a.iter().zip(b).zip(&plan.order_by) {
-                let o = types::sort_compare(x, y);
-                let o = if *desc { o.reverse() } else { o };
-                if o != std::cmp::Ordering::Equal {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
+        output.sort_by(|(_, a), (_, b)| compare_sort_keys(a, b, &plan.order_by));
     }
     let rows: Vec<Vec<Datum>> = output
         .into_iter()
@@ -775,6 +765,20 @@ pub fn execute_select(
     Ok((rows, locked_keys))
 }
 
+/// Orders two rows' ORDER BY values (`order`: each expression with whether it is
+/// descending). A long sort yields its fiber thread now and then.
+pub fn compare_sort_keys(a: &[Datum], b: &[Datum], order: &[(Expr, bool)]) -> std::cmp::Ordering {
+    strata_fiber::yield_if_long();
+    for ((x, y), (_, desc)) in a.iter().zip(b).zip(order) {
+        let o = types::sort_compare(x, y);
+        let o = if *desc { o.reverse() } else { o };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
 /// Encodes values for hashing in GROUP BY and DISTINCT.
 pub fn group_key(values: &[Datum]) -> Vec<u8> {
     let mut key = Vec::new();
@@ -786,182 +790,4 @@ pub fn group_key(values: &[Datum]) -> Vec<u8> {
         memcomparable::encode_key_datum(&mut key, &normalized);
     }
     key
-}
-
-enum AggState {
-    Count(i64),
-    SumDecimal(Option<Decimal>),
-    SumFloat(Option<f64>),
-    Avg {
-        sum: Decimal,
-        sum_float: f64,
-        float: bool,
-        count: i64,
-    },
-    Extreme(Option<Datum>),
-}
-
-/// One group: its first row, its aggregate states, the values seen by DISTINCT aggregates.
-type Group = (Vec<Datum>, Vec<AggState>, Vec<HashSet<Vec<u8>>>);
-
-struct Aggregator<'a> {
-    aggs: &'a [AggCall],
-    index: HashMap<Vec<u8>, usize>,
-    groups: Vec<Group>,
-    grouped: bool,
-}
-
-impl<'a> Aggregator<'a> {
-    fn new(aggs: &'a [AggCall], group_by_len: usize) -> Aggregator<'a> {
-        Aggregator {
-            aggs,
-            index: HashMap::new(),
-            groups: Vec::new(),
-            grouped: group_by_len > 0,
-        }
-    }
-
-    fn fresh_states(&self) -> Vec<AggState> {
-        self.aggs
-            .iter()
-            .map(|a| match a.func {
-                AggFunc::Count | AggFunc::CountStar => AggState::Count(0),
-                AggFunc::Sum => AggState::SumDecimal(None),
-                AggFunc::Avg => AggState::Avg {
-                    sum: Decimal::ZERO,
-                    sum_float: 0.0,
-                    float: false,
-                    count: 0,
-                },
-                AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
-            })
-            .collect()
-    }
-
-    fn add(&mut self, group_by: &[Expr], row: &[Datum], ctx: &Ctx) -> Result<()> {
-        let key = if group_by.is_empty() {
-            Vec::new()
-        } else {
-            let values: Vec<Datum> = group_by
-                .iter()
-                .map(|e| e.eval(row, ctx))
-                .collect::<Result<_>>()?;
-            group_key(&values)
-        };
-        let slot = match self.index.get(&key) {
-            Some(i) => *i,
-            None => {
-                let states = self.fresh_states();
-                self.groups
-                    .push((row.to_vec(), states, vec![HashSet::new(); self.aggs.len()]));
-                self.index.insert(key, self.groups.len() - 1);
-                self.groups.len() - 1
-            }
-        };
-        let (_, states, seen) = &mut self.groups[slot];
-        for (i, call) in self.aggs.iter().enumerate() {
-            let value = if call.func == AggFunc::CountStar {
-                Datum::Int(1)
-            } else {
-                call.arg.eval(row, ctx)?
-            };
-            if value == Datum::Null {
-                continue;
-            }
-            if call.distinct && !seen[i].insert(group_key(std::slice::from_ref(&value))) {
-                continue;
-            }
-            accumulate(&mut states[i], call.func, value);
-        }
-        Ok(())
-    }
-
-    /// Returns each group's first row with its aggregate values. Without GROUP BY an empty
-    /// input still gives one group (of NULL columns).
-    fn finish(mut self, width: usize) -> Vec<(Vec<Datum>, Vec<Datum>)> {
-        if self.groups.is_empty() && !self.grouped {
-            let states = self.fresh_states();
-            self.groups
-                .push((vec![Datum::Null; width], states, Vec::new()));
-        }
-        self.groups
-            .into_iter()
-            .map(|(row, states, _)| (row, states.into_iter().map(finish_state).collect()))
-            .collect()
-    }
-}
-
-fn accumulate(state: &mut AggState, func: AggFunc, value: Datum) {
-    match state {
-        AggState::Count(n) => *n += 1,
-        AggState::SumDecimal(acc) => {
-            if matches!(value, Datum::Float(_)) || matches!(value, Datum::Bytes(_)) {
-                let start = acc
-                    .map(|d| rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(0.0))
-                    .unwrap_or(0.0);
-                *state = AggState::SumFloat(Some(start + to_f64(&value).unwrap_or(0.0)));
-            } else {
-                let v = to_decimal(&value).unwrap_or_default();
-                *acc = Some(
-                    acc.unwrap_or(Decimal::ZERO)
-                        .checked_add(v)
-                        .unwrap_or(Decimal::MAX),
-                );
-            }
-        }
-        AggState::SumFloat(acc) => *acc = Some(acc.unwrap_or(0.0) + to_f64(&value).unwrap_or(0.0)),
-        AggState::Avg {
-            sum,
-            sum_float,
-            float,
-            count,
-        } => {
-            if matches!(value, Datum::Float(_) | Datum::Bytes(_)) {
-                *float = true;
-            }
-            *sum_float += to_f64(&value).unwrap_or(0.0);
-            *sum = sum
-                .checked_add(to_decimal(&value).unwrap_or_default())
-                .unwrap_or(Decimal::MAX);
-            *count += 1;
-        }
-        AggState::Extreme(current) => {
-            let replace = match current {
-                None => true,
-                Some(c) => {
-                    let o = types::sort_compare(&value, c);
-                    if func == AggFunc::Min {
-                        o == std::cmp::Ordering::Less
-                    } else {
-                        o == std::cmp::Ordering::Greater
-                    }
-                }
-            };
-            if replace {
-                *current = Some(value);
-            }
-        }
-    }
-}
-
-fn finish_state(state: AggState) -> Datum {
-    match state {
-        AggState::Count(n) => Datum::Int(n),
-        AggState::SumDecimal(acc) => acc.map(Datum::Decimal).unwrap_or(Datum::Null),
-        AggState::SumFloat(acc) => acc.map(Datum::Float).unwrap_or(Datum::Null),
-        AggState::Avg { count: 0, .. } => Datum::Null,
-        AggState::Avg {
-            sum_float,
-            float: true,
-            count,
-            ..
-        } => Datum::Float(sum_float / count as f64),
-        AggState::Avg { sum, count, .. } => {
-            let scale = sum.scale() + 4;
-            let mut avg = (sum / Decimal::from(count)).round_dp(scale);
-            avg.rescale(scale);
-            Datum::Decimal(avg)
-        }
-        AggState::Extreme(v) => v.unwrap_or(Datum::Null),
-    }
 }

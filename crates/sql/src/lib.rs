@@ -11,6 +11,7 @@
 //!
 //! Not here: the wire protocol (strata-mysql).
 
+mod aggregate;
 mod api;
 mod autoid;
 mod bind;

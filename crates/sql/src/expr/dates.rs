@@ -2,7 +2,8 @@
 //! that is none of these gives NULL, as in MySQL. Times without a date are not supported.
 //! Conversions to and from Unix time use the server's time zone, as `NOW()` does.
 
-use chrono::{Datelike, Local, NaiveDate, NaiveDateTime, TimeZone, Timelike};
+use chrono::{Datelike, Local, Months, NaiveDate, NaiveDateTime, TimeDelta, TimeZone, Timelike};
+use sqlparser::ast::DateTimeField;
 use strata_codec::Datum;
 
 use crate::error::Result;
@@ -11,8 +12,47 @@ use crate::types::{datum_to_text, to_datetime, to_i64};
 /// Days from MySQL's day 0 (`TO_DAYS('0000-01-01')` is 1) to chrono's day 1 (0001-01-01).
 const TO_DAYS_OFFSET: i64 = 365;
 
+/// The unit of an `INTERVAL` added to a date.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IntervalUnit {
+    Microsecond,
+    Second,
+    Minute,
+    Hour,
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+}
+
+impl IntervalUnit {
+    pub fn from_field(field: &DateTimeField) -> Option<IntervalUnit> {
+        use DateTimeField as F;
+        Some(match field {
+            F::Microsecond | F::Microseconds => IntervalUnit::Microsecond,
+            F::Second | F::Seconds => IntervalUnit::Second,
+            F::Minute | F::Minutes => IntervalUnit::Minute,
+            F::Hour | F::Hours => IntervalUnit::Hour,
+            F::Day | F::Days => IntervalUnit::Day,
+            F::Week(_) | F::Weeks => IntervalUnit::Week,
+            F::Month | F::Months => IntervalUnit::Month,
+            F::Quarter => IntervalUnit::Quarter,
+            F::Year | F::Years => IntervalUnit::Year,
+            _ => return None,
+        })
+    }
+
+    /// Whether adding it to a date gives a date (not a datetime).
+    pub fn keeps_dates(self) -> bool {
+        self >= IntervalUnit::Day
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DateFunc {
+    /// `date + INTERVAL amount unit`, `DATE_ADD`, `DATE_SUB` (with the amount negated).
+    Add(IntervalUnit),
     Year,
     Month,
     Day,
@@ -63,7 +103,7 @@ impl DateFunc {
 
     pub fn arity_ok(self, n: usize) -> bool {
         match self {
-            DateFunc::DateDiff | DateFunc::DateFormat => n == 2,
+            DateFunc::DateDiff | DateFunc::DateFormat | DateFunc::Add(_) => n == 2,
             DateFunc::UnixTimestamp => n <= 1,
             DateFunc::FromUnixtime => n == 1 || n == 2,
             _ => n == 1,
@@ -232,6 +272,55 @@ pub fn format(dt: &NaiveDateTime, format: &[u8]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// `dt` moved by `amount` of `unit`; months past the end of the shorter month land on its last
+/// day, as in MySQL. `None` outside years 0 to 9999.
+fn add_interval(dt: NaiveDateTime, unit: IntervalUnit, amount: &Datum) -> Option<NaiveDateTime> {
+    use IntervalUnit::*;
+    let amount = crate::types::to_f64(amount)?;
+    let whole = amount.round();
+    if !whole.is_finite() || whole.abs() > 1e12 {
+        return None;
+    }
+    let whole = whole as i64;
+    let moved = match unit {
+        Month | Quarter | Year => {
+            let months = whole.checked_mul(match unit {
+                Month => 1,
+                Quarter => 3,
+                _ => 12,
+            })?;
+            let by = Months::new(u32::try_from(months.unsigned_abs()).ok()?);
+            if months >= 0 {
+                dt.checked_add_months(by)?
+            } else {
+                dt.checked_sub_months(by)?
+            }
+        }
+        _ => {
+            let delta = match unit {
+                Microsecond => TimeDelta::microseconds(whole),
+                // Seconds may carry a fraction.
+                Second => TimeDelta::microseconds((amount * 1e6).round() as i64),
+                Minute => TimeDelta::try_minutes(whole)?,
+                Hour => TimeDelta::try_hours(whole)?,
+                Day => TimeDelta::try_days(whole)?,
+                _ => TimeDelta::try_weeks(whole)?,
+            };
+            dt.checked_add_signed(delta)?
+        }
+    };
+    (0..=9999).contains(&moved.year()).then_some(moved)
+}
+
+/// Whether a value holds a date without a time of day.
+fn is_date_only(d: &Datum) -> bool {
+    match d {
+        Datum::Date(_) => true,
+        Datum::Bytes(b) => !b.contains(&b':'),
+        _ => false,
+    }
+}
+
 fn from_unix(seconds: i64) -> Option<NaiveDateTime> {
     Local
         .timestamp_opt(seconds, 0)
@@ -261,6 +350,13 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
     };
     let int = |n: u32| Datum::Int(i64::from(n));
     Ok(match func {
+        Add(unit) => match add_interval(dt, unit, &values[1]) {
+            Some(moved) if unit.keeps_dates() && is_date_only(&values[0]) => {
+                Datum::Date(moved.date())
+            }
+            Some(moved) => Datum::DateTime(moved),
+            None => Datum::Null,
+        },
         Year => Datum::Int(i64::from(dt.year())),
         Month => int(dt.month()),
         Day => int(dt.day()),

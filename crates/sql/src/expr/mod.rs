@@ -21,7 +21,7 @@ use crate::types::{self, compare, to_bool};
 
 pub use arith::like;
 use arith::{arithmetic, binary, negate};
-pub use dates::DateFunc;
+pub use dates::{DateFunc, IntervalUnit};
 use func::call;
 pub use math::MathFunc;
 pub use strings::StrFunc;
@@ -60,6 +60,7 @@ pub enum AggFunc {
     Avg,
     Min,
     Max,
+    GroupConcat,
 }
 
 /// An aggregate call of a query; expressions refer to its result by position.
@@ -68,6 +69,11 @@ pub struct AggCall {
     pub func: AggFunc,
     pub arg: Expr,
     pub distinct: bool,
+    /// GROUP_CONCAT's separator (`,` unless given).
+    pub separator: Vec<u8>,
+    /// GROUP_CONCAT's ORDER BY: expressions over the group's rows, each with whether it is
+    /// descending.
+    pub order_by: Vec<(Expr, bool)>,
 }
 
 /// Values that depend on the session, resolved at execution.

@@ -146,6 +146,16 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                 ty
             }
             Func::Math(_) => ResultType::of(ColumnType::Double, 22, 31),
+            Func::Date(DateFunc::Add(unit)) => {
+                let date = args
+                    .first()
+                    .map(|a| result_type(a, columns, aggs).column_type == ColumnType::Date);
+                if unit.keeps_dates() && date == Some(true) {
+                    ResultType::of(ColumnType::Date, 10, 0)
+                } else {
+                    ResultType::of(ColumnType::DateTime, 19, 0)
+                }
+            }
             Func::Date(f) => match f.returns_date(args.len()) {
                 Some(true) => ResultType::of(ColumnType::Date, 10, 0),
                 Some(false) => ResultType::of(ColumnType::DateTime, 19, 0),
@@ -164,6 +174,7 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                     not_null: true,
                     ..long
                 },
+                AggFunc::GroupConcat => ResultType::of(ColumnType::VarString, 1024 * 4, 0),
                 AggFunc::Min | AggFunc::Max => ResultType {
                     not_null: false,
                     ..arg

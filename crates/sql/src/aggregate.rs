@@ -1,0 +1,252 @@
+//! Aggregation: GROUP BY groups and the states of their aggregate calls.
+
+use std::collections::{HashMap, HashSet};
+
+use rust_decimal::Decimal;
+use strata_codec::Datum;
+
+use crate::error::Result;
+use crate::exec::{compare_sort_keys, group_key};
+use crate::expr::{AggCall, AggFunc, EvalEnv, Expr, SessionValue};
+use crate::types::{self, datum_to_text, to_decimal, to_f64, to_i64};
+
+/// The longest GROUP_CONCAT result when `group_concat_max_len` cannot be read (MySQL's
+/// default).
+const GROUP_CONCAT_MAX_LEN: usize = 1024;
+
+enum AggState {
+    Count(i64),
+    SumDecimal(Option<Decimal>),
+    SumFloat(Option<f64>),
+    Avg {
+        sum: Decimal,
+        sum_float: f64,
+        float: bool,
+        count: i64,
+    },
+    Extreme(Option<Datum>),
+    /// GROUP_CONCAT's values, each with its ORDER BY keys.
+    Concat(Vec<(Vec<Datum>, Vec<u8>)>),
+}
+
+/// One group: its first row, its aggregate states, the values seen by DISTINCT aggregates.
+type Group = (Vec<Datum>, Vec<AggState>, Vec<HashSet<Vec<u8>>>);
+
+pub(crate) struct Aggregator<'a> {
+    aggs: &'a [AggCall],
+    /// `group_concat_max_len`: the longest GROUP_CONCAT result, in bytes.
+    concat_max_len: usize,
+    index: HashMap<Vec<u8>, usize>,
+    groups: Vec<Group>,
+    grouped: bool,
+}
+
+impl<'a> Aggregator<'a> {
+    pub(crate) fn new(
+        aggs: &'a [AggCall],
+        group_by_len: usize,
+        env: &dyn EvalEnv,
+    ) -> Aggregator<'a> {
+        let max_len =
+            env.session_value(&SessionValue::SystemVariable("group_concat_max_len".into()));
+        Aggregator {
+            aggs,
+            concat_max_len: to_i64(&max_len).map_or(GROUP_CONCAT_MAX_LEN, |n| n.max(4) as usize),
+            index: HashMap::new(),
+            groups: Vec::new(),
+            grouped: group_by_len > 0,
+        }
+    }
+
+    fn fresh_states(&self) -> Vec<AggState> {
+        self.aggs
+            .iter()
+            .map(|a| match a.func {
+                AggFunc::Count | AggFunc::CountStar => AggState::Count(0),
+                AggFunc::Sum => AggState::SumDecimal(None),
+                AggFunc::Avg => AggState::Avg {
+                    sum: Decimal::ZERO,
+                    sum_float: 0.0,
+                    float: false,
+                    count: 0,
+                },
+                AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
+                AggFunc::GroupConcat => AggState::Concat(Vec::new()),
+            })
+            .collect()
+    }
+
+    pub(crate) fn add(
+        &mut self,
+        group_by: &[Expr],
+        row: &[Datum],
+        ctx: &dyn EvalEnv,
+    ) -> Result<()> {
+        let key = if group_by.is_empty() {
+            Vec::new()
+        } else {
+            let values: Vec<Datum> = group_by
+                .iter()
+                .map(|e| e.eval(row, ctx))
+                .collect::<Result<_>>()?;
+            group_key(&values)
+        };
+        let slot = match self.index.get(&key) {
+            Some(i) => *i,
+            None => {
+                let states = self.fresh_states();
+                self.groups
+                    .push((row.to_vec(), states, vec![HashSet::new(); self.aggs.len()]));
+                self.index.insert(key, self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        };
+        let (_, states, seen) = &mut self.groups[slot];
+        for (i, call) in self.aggs.iter().enumerate() {
+            let value = if call.func == AggFunc::CountStar {
+                Datum::Int(1)
+            } else {
+                call.arg.eval(row, ctx)?
+            };
+            if value == Datum::Null {
+                continue;
+            }
+            if call.distinct && !seen[i].insert(group_key(std::slice::from_ref(&value))) {
+                continue;
+            }
+            if let AggState::Concat(parts) = &mut states[i] {
+                let keys = call
+                    .order_by
+                    .iter()
+                    .map(|(e, _)| e.eval(row, ctx))
+                    .collect::<Result<_>>()?;
+                parts.push((keys, datum_to_text(&value)));
+                continue;
+            }
+            accumulate(&mut states[i], call.func, value);
+        }
+        Ok(())
+    }
+
+    /// Returns each group's first row with its aggregate values. Without GROUP BY an empty
+    /// input still gives one group (of NULL columns).
+    pub(crate) fn finish(mut self, width: usize) -> Vec<(Vec<Datum>, Vec<Datum>)> {
+        if self.groups.is_empty() && !self.grouped {
+            let states = self.fresh_states();
+            self.groups
+                .push((vec![Datum::Null; width], states, Vec::new()));
+        }
+        self.groups
+            .into_iter()
+            .map(|(row, states, _)| {
+                let values = states
+                    .into_iter()
+                    .zip(self.aggs)
+                    .map(|(state, call)| finish_state(state, call, self.concat_max_len))
+                    .collect();
+                (row, values)
+            })
+            .collect()
+    }
+}
+
+fn accumulate(state: &mut AggState, func: AggFunc, value: Datum) {
+    match state {
+        AggState::Count(n) => *n += 1,
+        AggState::SumDecimal(acc) => {
+            if matches!(value, Datum::Float(_)) || matches!(value, Datum::Bytes(_)) {
+                let start = acc
+                    .map(|d| rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(0.0))
+                    .unwrap_or(0.0);
+                *state = AggState::SumFloat(Some(start + to_f64(&value).unwrap_or(0.0)));
+            } else {
+                let v = to_decimal(&value).unwrap_or_default();
+                *acc = Some(
+                    acc.unwrap_or(Decimal::ZERO)
+                        .checked_add(v)
+                        .unwrap_or(Decimal::MAX),
+                );
+            }
+        }
+        AggState::SumFloat(acc) => *acc = Some(acc.unwrap_or(0.0) + to_f64(&value).unwrap_or(0.0)),
+        AggState::Avg {
+            sum,
+            sum_float,
+            float,
+            count,
+        } => {
+            if matches!(value, Datum::Float(_) | Datum::Bytes(_)) {
+                *float = true;
+            }
+            *sum_float += to_f64(&value).unwrap_or(0.0);
+            *sum = sum
+                .checked_add(to_decimal(&value).unwrap_or_default())
+                .unwrap_or(Decimal::MAX);
+            *count += 1;
+        }
+        AggState::Extreme(current) => {
+            let replace = match current {
+                None => true,
+                Some(c) => {
+                    let o = types::sort_compare(&value, c);
+                    if func == AggFunc::Min {
+                        o == std::cmp::Ordering::Less
+                    } else {
+                        o == std::cmp::Ordering::Greater
+                    }
+                }
+            };
+            if replace {
+                *current = Some(value);
+            }
+        }
+        AggState::Concat(parts) => parts.push((Vec::new(), datum_to_text(&value))),
+    }
+}
+
+fn finish_state(state: AggState, call: &AggCall, concat_max_len: usize) -> Datum {
+    match state {
+        AggState::Count(n) => Datum::Int(n),
+        AggState::SumDecimal(acc) => acc.map(Datum::Decimal).unwrap_or(Datum::Null),
+        AggState::SumFloat(acc) => acc.map(Datum::Float).unwrap_or(Datum::Null),
+        AggState::Avg { count: 0, .. } => Datum::Null,
+        AggState::Avg {
+            sum_float,
+            float: true,
+            count,
+            ..
+        } => Datum::Float(sum_float / count as f64),
+        AggState::Avg { sum, count, .. } => {
+            let scale = sum.scale() + 4;
+            let mut avg = (sum / Decimal::from(count)).round_dp(scale);
+            avg.rescale(scale);
+            Datum::Decimal(avg)
+        }
+        AggState::Extreme(v) => v.unwrap_or(Datum::Null),
+        AggState::Concat(parts) if parts.is_empty() => Datum::Null,
+        AggState::Concat(mut parts) => {
+            if !call.order_by.is_empty() {
+                parts.sort_by(|(a, _), (b, _)| compare_sort_keys(a, b, &call.order_by));
+            }
+            let mut out = Vec::new();
+            for (i, (_, part)) in parts.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(&call.separator);
+                }
+                out.extend_from_slice(part);
+                if out.len() >= concat_max_len {
+                    break;
+                }
+            }
+            // As MySQL: cut at group_concat_max_len bytes (on a character boundary).
+            if out.len() > concat_max_len {
+                let mut end = concat_max_len;
+                while end > 0 && (out[end] & 0xC0) == 0x80 {
+                    end -= 1;
+                }
+                out.truncate(end);
+            }
+            Datum::Bytes(out)
+        }
+    }
+}
