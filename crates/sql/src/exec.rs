@@ -637,6 +637,9 @@ pub fn execute_select(
     txn: &mut Transaction,
     ctx: &Ctx,
 ) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
+    if let Some(union) = &plan.union {
+        return crate::union::execute(union, txn, ctx);
+    }
     let limit = eval_count(plan.limit.as_ref(), ctx)?;
     let offset = eval_count(plan.offset.as_ref(), ctx)?.unwrap_or(0);
     let streaming = !plan.aggregate

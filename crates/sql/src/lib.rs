@@ -31,6 +31,7 @@ mod session;
 mod show;
 mod subquery;
 pub mod types;
+mod union;
 mod vars;
 
 pub use api::*;

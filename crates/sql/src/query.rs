@@ -156,6 +156,8 @@ pub struct SelectPlan {
     pub post_filter: Option<Expr>,
     /// Columns of the FROM row.
     pub width: usize,
+    /// A union of SELECTs, which this plan only carries (its other fields are empty).
+    pub union: Option<Box<crate::union::UnionPlan>>,
 }
 
 /// Builds the scope of one table's columns.
@@ -233,6 +235,7 @@ pub fn plan_select_in(
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
         SetExpr::Query(q) => return plan_select_in(q, schema, database, outer),
+        SetExpr::SetOperation { .. } => return crate::union::plan(query, schema, database, outer),
         _ => return Err(error::unsupported("set operations")),
     };
     let mut relations = join::from_relations(&select.from, schema, database)?;
@@ -469,6 +472,7 @@ pub fn plan_select_in(
         limit,
         offset,
         lock,
+        union: None,
     })
 }
 

@@ -1,0 +1,86 @@
+# UNION: DISTINCT by default, ALL keeps duplicates, a DISTINCT union removes the duplicates of
+# everything to its left; ORDER BY and LIMIT of the whole union name the first SELECT's columns.
+> CREATE DATABASE un
+ok 1
+
+> USE un
+ok 0
+
+> CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR(5))
+ok 0
+
+> INSERT INTO t VALUES (1, 'x'), (2, 'y')
+ok 2
+
+> SELECT 1 UNION SELECT 1
+1
+1
+
+> SELECT 1 UNION ALL SELECT 1
+1
+1
+1
+
+> SELECT a FROM t UNION SELECT a + 1 FROM t ORDER BY a
+a
+1
+2
+3
+
+> SELECT a FROM t UNION ALL SELECT a FROM t ORDER BY a DESC LIMIT 3
+a
+2
+2
+1
+
+> SELECT a AS n, b FROM t UNION SELECT 9, 'zz' ORDER BY n DESC
+n	b
+9	zz
+2	y
+1	x
+
+> SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 2 UNION SELECT 3
+1
+1
+2
+3
+
+> SELECT 1 UNION ALL SELECT 1 UNION SELECT 2 UNION ALL SELECT 2
+1
+1
+2
+2
+
+> SELECT COUNT(*) FROM (SELECT a FROM t UNION ALL SELECT a FROM t) d
+COUNT(*)
+4
+
+> SELECT b FROM t WHERE a IN (SELECT 1 UNION SELECT 2) ORDER BY b
+b
+x
+y
+
+> (SELECT a FROM t ORDER BY a DESC LIMIT 1) UNION ALL (SELECT a FROM t ORDER BY a LIMIT 1)
+a
+2
+1
+
+> SELECT a FROM t UNION SELECT 2.5 UNION SELECT b FROM t WHERE a = 1
+a
+1
+2
+2.5
+x
+
+> SELECT a FROM t UNION ALL SELECT 2.5 ORDER BY a
+a
+1.0
+2.0
+2.5
+
+> SELECT a FROM t UNION SELECT a, b FROM t
+error 1222 (21000): The used SELECT statements have a different number of columns
+
+> SELECT a FROM t INTERSECT SELECT a FROM t
+error 1235 (42000): This version of Strata doesn't yet support 'INTERSECT'
+
