@@ -141,6 +141,40 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
             let places = values.get(1).and_then(to_i64).unwrap_or(0);
             match first {
                 Datum::Int(_) | Datum::UInt(_) if places >= 0 => first,
+                Datum::Int(_) | Datum::UInt(_) => {
+                    // Negative places round digits left of the point, half away from zero.
+                    let n = match first {
+                        Datum::UInt(u) => i128::from(u),
+                        _ => i128::from(to_i64(&first).unwrap_or(0)),
+                    };
+                    let Some(unit) = 10i128.checked_pow(places.unsigned_abs().min(38) as u32)
+                    else {
+                        return Ok(Datum::Int(0));
+                    };
+                    let rounded = (n + n.signum() * (unit / 2)) / unit * unit;
+                    match first {
+                        Datum::UInt(_) => {
+                            Datum::UInt(u64::try_from(rounded).map_err(|_| {
+                                error::value_out_of_range("BIGINT UNSIGNED", "round")
+                            })?)
+                        }
+                        _ => Datum::Int(
+                            i64::try_from(rounded)
+                                .map_err(|_| error::value_out_of_range("BIGINT", "round"))?,
+                        ),
+                    }
+                }
+                Datum::Decimal(d) if places < 0 => {
+                    let unit = rust_decimal::Decimal::from(
+                        10u64.saturating_pow(places.unsigned_abs().min(19) as u32),
+                    );
+                    Datum::Decimal(
+                        (d / unit).round_dp_with_strategy(
+                            0,
+                            rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                        ) * unit,
+                    )
+                }
                 Datum::Float(f) => {
                     let m = 10f64.powi(places as i32);
                     Datum::Float((f * m).round() / m)

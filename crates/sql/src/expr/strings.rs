@@ -28,6 +28,13 @@ pub enum StrFunc {
     Ascii,
     Hex,
     Strcmp,
+    SubstringIndex,
+    Field,
+    Elt,
+    FindInSet,
+    Ord,
+    Bin,
+    Oct,
 }
 
 impl StrFunc {
@@ -50,6 +57,13 @@ impl StrFunc {
             "ASCII" => Ascii,
             "HEX" => Hex,
             "STRCMP" => Strcmp,
+            "SUBSTRING_INDEX" => SubstringIndex,
+            "FIELD" => Field,
+            "ELT" => Elt,
+            "FIND_IN_SET" => FindInSet,
+            "ORD" => Ord,
+            "BIN" => Bin,
+            "OCT" => Oct,
             _ => return None,
         })
     }
@@ -57,7 +71,10 @@ impl StrFunc {
     pub fn arity_ok(self, n: usize) -> bool {
         use StrFunc::*;
         match self {
-            ConcatWs => n >= 2,
+            ConcatWs | Field | Elt => n >= 2,
+            SubstringIndex => n == 3,
+            FindInSet => n == 2,
+            Ord | Bin | Oct => n == 1,
             Replace | Lpad | Rpad => n == 3,
             Left | Right | Repeat | Instr | Strcmp => n == 2,
             Locate => n == 2 || n == 3,
@@ -69,7 +86,13 @@ impl StrFunc {
     pub fn returns_integer(self) -> bool {
         matches!(
             self,
-            StrFunc::Instr | StrFunc::Locate | StrFunc::Ascii | StrFunc::Strcmp
+            StrFunc::Instr
+                | StrFunc::Locate
+                | StrFunc::Ascii
+                | StrFunc::Strcmp
+                | StrFunc::Field
+                | StrFunc::FindInSet
+                | StrFunc::Ord
         )
     }
 }
@@ -137,6 +160,27 @@ pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
             .map(datum_to_text)
             .collect();
         return Ok(Datum::Bytes(parts.join(&separator[..])));
+    }
+    match func {
+        // The position of the first argument among the others (0: none, or NULL).
+        Field => {
+            if values[0] == Datum::Null {
+                return Ok(Datum::Int(0));
+            }
+            let at = values[1..].iter().position(|v| {
+                crate::types::compare(&values[0], v) == Some(std::cmp::Ordering::Equal)
+            });
+            return Ok(Datum::Int(at.map_or(0, |i| i as i64 + 1)));
+        }
+        // The argument the first one numbers, from 1.
+        Elt => {
+            let n = to_i64(&values[0]).unwrap_or(0);
+            return Ok(match usize::try_from(n) {
+                Ok(n) if n >= 1 && n < values.len() => values[n].clone(),
+                _ => Datum::Null,
+            });
+        }
+        _ => {}
     }
     if values.contains(&Datum::Null) {
         return Ok(Datum::Null);
@@ -219,6 +263,59 @@ pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
                     .into_bytes(),
             ),
         },
+        SubstringIndex => {
+            let (s, delim) = (datum_to_text(first), datum_to_text(&values[1]));
+            let n = to_i64(&values[2]).unwrap_or(0);
+            if delim.is_empty() || n == 0 {
+                return Ok(Datum::Bytes(Vec::new()));
+            }
+            let starts: Vec<usize> = (0..=s.len().saturating_sub(delim.len()))
+                .filter(|&i| s[i..].starts_with(&delim))
+                .collect();
+            let wanted = n.unsigned_abs() as usize;
+            Datum::Bytes(if wanted > starts.len() {
+                s
+            } else if n > 0 {
+                s[..starts[wanted - 1]].to_vec()
+            } else {
+                s[starts[starts.len() - wanted] + delim.len()..].to_vec()
+            })
+        }
+        FindInSet => {
+            let (needle, list) = (datum_to_text(first), datum_to_text(&values[1]));
+            if needle.contains(&b',') {
+                Datum::Int(0)
+            } else {
+                let at = list
+                    .split(|b| *b == b',')
+                    .position(|item| item == needle.as_slice());
+                Datum::Int(at.map_or(0, |i| i as i64 + 1))
+            }
+        }
+        Ord => {
+            // The leftmost character's bytes as one number, first byte highest.
+            let s = datum_to_text(first);
+            let width = std::str::from_utf8(&s)
+                .ok()
+                .and_then(|t| t.chars().next())
+                .map_or(s.len().min(1), char::len_utf8);
+            Datum::Int(s[..width].iter().fold(0, |n, b| n * 256 + i64::from(*b)))
+        }
+        Bin | Oct => {
+            let n = match first {
+                Datum::UInt(u) => *u,
+                Datum::Float(f) => *f as i64 as u64,
+                other => to_i64(other).unwrap_or(0) as u64,
+            };
+            Datum::Bytes(
+                match func {
+                    Bin => format!("{n:b}"),
+                    _ => format!("{n:o}"),
+                }
+                .into_bytes(),
+            )
+        }
+        Field | Elt => unreachable!("handled above"),
         Strcmp => Datum::Int(match datum_to_text(first).cmp(&datum_to_text(&values[1])) {
             std::cmp::Ordering::Less => -1,
             std::cmp::Ordering::Equal => 0,

@@ -118,10 +118,28 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
             Func::CastDecimal(p, s) => ResultType::of(ColumnType::NewDecimal, p + 2, *s as u8),
             Func::CastDate => ResultType::of(ColumnType::Date, 10, 0),
             Func::CastDateTime => ResultType::of(ColumnType::DateTime, 19, 0),
-            Func::Abs | Func::Floor | Func::Ceil | Func::Round | Func::Mod => args
+            Func::Abs | Func::Mod => args
                 .first()
                 .map(|a| result_type(a, columns, aggs))
                 .unwrap_or(long),
+            // Of an exact number, FLOOR and CEIL give an integer and ROUND keeps as many
+            // decimals as it is asked for (none by default), as in MySQL.
+            Func::Floor | Func::Ceil | Func::Round => {
+                let ty = args
+                    .first()
+                    .map(|a| result_type(a, columns, aggs))
+                    .unwrap_or(long.clone());
+                match (func, args.get(1)) {
+                    _ if ty.column_type != ColumnType::NewDecimal => ty,
+                    (Func::Floor | Func::Ceil, _) => long,
+                    (_, None) => ResultType { decimals: 0, ..ty },
+                    (_, Some(Expr::Literal(places))) => ResultType {
+                        decimals: crate::types::to_i64(places).unwrap_or(0).clamp(0, 30) as u8,
+                        ..ty
+                    },
+                    _ => ty,
+                }
+            }
             Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => args
                 .first()
                 .map(|a| result_type(a, columns, aggs))
