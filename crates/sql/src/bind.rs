@@ -479,6 +479,24 @@ impl<'a> Binder<'a> {
             };
             return Ok(Expr::Agg(index));
         }
+        if let ("TIMESTAMPDIFF" | "TIMESTAMPADD", [ast::Expr::Identifier(unit), a, b]) =
+            (name.as_str(), args.as_slice())
+        {
+            let unit = crate::expr::IntervalUnit::from_name(&unit.value)
+                .ok_or_else(|| error::syntax(format!("near '{unit}' in {name}")))?;
+            return Ok(if name == "TIMESTAMPDIFF" {
+                Expr::Call(
+                    Func::Date(crate::expr::DateFunc::Diff(unit)),
+                    vec![self.bind(a)?, self.bind(b)?],
+                )
+            } else {
+                // TIMESTAMPADD(unit, amount, date).
+                Expr::Call(
+                    Func::Date(crate::expr::DateFunc::Add(unit)),
+                    vec![self.bind(b)?, self.bind(a)?],
+                )
+            });
+        }
         if let ("DATE_ADD" | "ADDDATE" | "DATE_SUB" | "SUBDATE", [date, amount]) =
             (name.as_str(), args.as_slice())
         {

@@ -43,6 +43,23 @@ impl IntervalUnit {
         })
     }
 
+    /// The unit `TIMESTAMPDIFF` and `TIMESTAMPADD` name as their first argument.
+    pub fn from_name(name: &str) -> Option<IntervalUnit> {
+        use IntervalUnit::*;
+        Some(match name.to_ascii_uppercase().as_str() {
+            "MICROSECOND" => Microsecond,
+            "SECOND" => Second,
+            "MINUTE" => Minute,
+            "HOUR" => Hour,
+            "DAY" => Day,
+            "WEEK" => Week,
+            "MONTH" => Month,
+            "QUARTER" => Quarter,
+            "YEAR" => Year,
+            _ => return None,
+        })
+    }
+
     /// Whether adding it to a date gives a date (not a datetime).
     pub fn keeps_dates(self) -> bool {
         self >= IntervalUnit::Day
@@ -53,6 +70,10 @@ impl IntervalUnit {
 pub enum DateFunc {
     /// `date + INTERVAL amount unit`, `DATE_ADD`, `DATE_SUB` (with the amount negated).
     Add(IntervalUnit),
+    /// `TIMESTAMPDIFF(unit, from, to)`: whole units from the first to the second.
+    Diff(IntervalUnit),
+    UtcTimestamp,
+    UtcDate,
     Year,
     Month,
     Day,
@@ -97,13 +118,18 @@ impl DateFunc {
             "DATE_FORMAT" => DateFormat,
             "UNIX_TIMESTAMP" => UnixTimestamp,
             "FROM_UNIXTIME" => FromUnixtime,
+            "UTC_TIMESTAMP" => UtcTimestamp,
+            "UTC_DATE" => UtcDate,
             _ => return None,
         })
     }
 
     pub fn arity_ok(self, n: usize) -> bool {
         match self {
-            DateFunc::DateDiff | DateFunc::DateFormat | DateFunc::Add(_) => n == 2,
+            DateFunc::DateDiff | DateFunc::DateFormat | DateFunc::Add(_) | DateFunc::Diff(_) => {
+                n == 2
+            }
+            DateFunc::UtcTimestamp | DateFunc::UtcDate => n == 0,
             DateFunc::UnixTimestamp => n <= 1,
             DateFunc::FromUnixtime => n == 1 || n == 2,
             _ => n == 1,
@@ -113,7 +139,8 @@ impl DateFunc {
     /// What the result is described as: `Some(true)` a date, `Some(false)` a datetime.
     pub fn returns_date(self, args: usize) -> Option<bool> {
         match self {
-            DateFunc::LastDay => Some(true),
+            DateFunc::LastDay | DateFunc::UtcDate => Some(true),
+            DateFunc::UtcTimestamp => Some(false),
             DateFunc::FromUnixtime if args == 1 => Some(false),
             _ => None,
         }
@@ -312,6 +339,42 @@ fn add_interval(dt: NaiveDateTime, unit: IntervalUnit, amount: &Datum) -> Option
     (0..=9999).contains(&moved.year()).then_some(moved)
 }
 
+/// Whole `unit`s from `from` to `to`, cut toward zero. Months, quarters and years count
+/// calendar months, a month being whole once the day and time of day are reached again.
+fn units_between(from: NaiveDateTime, to: NaiveDateTime, unit: IntervalUnit) -> i64 {
+    use IntervalUnit::*;
+    match unit {
+        Month | Quarter | Year => {
+            let mut months = i64::from(to.year() - from.year()) * 12 + i64::from(to.month())
+                - i64::from(from.month());
+            let (from_rest, to_rest) = ((from.day(), from.time()), (to.day(), to.time()));
+            if months > 0 && to_rest < from_rest {
+                months -= 1;
+            } else if months < 0 && to_rest > from_rest {
+                months += 1;
+            }
+            months
+                / match unit {
+                    Month => 1,
+                    Quarter => 3,
+                    _ => 12,
+                }
+        }
+        _ => {
+            let micros = (to - from).num_microseconds().unwrap_or(0);
+            micros
+                / match unit {
+                    Microsecond => 1,
+                    Second => 1_000_000,
+                    Minute => 60_000_000,
+                    Hour => 3_600_000_000,
+                    Day => 86_400_000_000,
+                    _ => 604_800_000_000,
+                }
+        }
+    }
+}
+
 /// Whether a value holds a date without a time of day.
 fn is_date_only(d: &Datum) -> bool {
     match d {
@@ -330,8 +393,14 @@ fn from_unix(seconds: i64) -> Option<NaiveDateTime> {
 
 pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
     use DateFunc::*;
-    if func == UnixTimestamp && values.is_empty() {
-        return Ok(Datum::Int(Local::now().timestamp()));
+    match func {
+        UnixTimestamp if values.is_empty() => return Ok(Datum::Int(Local::now().timestamp())),
+        UtcTimestamp => {
+            let now = chrono::Utc::now().naive_utc();
+            return Ok(Datum::DateTime(now.with_nanosecond(0).unwrap_or(now)));
+        }
+        UtcDate => return Ok(Datum::Date(chrono::Utc::now().date_naive())),
+        _ => {}
     }
     if values.contains(&Datum::Null) {
         return Ok(Datum::Null);
@@ -350,6 +419,10 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
     };
     let int = |n: u32| Datum::Int(i64::from(n));
     Ok(match func {
+        Diff(unit) => match to_datetime(&values[1]) {
+            Some(to) => Datum::Int(units_between(dt, to, unit)),
+            None => Datum::Null,
+        },
         Add(unit) => match add_interval(dt, unit, &values[1]) {
             Some(moved) if unit.keeps_dates() && is_date_only(&values[0]) => {
                 Datum::Date(moved.date())
@@ -383,6 +456,6 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
                 .earliest()
                 .map_or(0, |t| t.timestamp().max(0)),
         ),
-        FromUnixtime => unreachable!("handled above"),
+        FromUnixtime | UtcTimestamp | UtcDate => unreachable!("handled above"),
     })
 }

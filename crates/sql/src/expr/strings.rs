@@ -35,6 +35,10 @@ pub enum StrFunc {
     Ord,
     Bin,
     Oct,
+    Sha1,
+    Sha2,
+    Uuid,
+    Format,
 }
 
 impl StrFunc {
@@ -64,6 +68,10 @@ impl StrFunc {
             "ORD" => Ord,
             "BIN" => Bin,
             "OCT" => Oct,
+            "SHA1" | "SHA" => Sha1,
+            "SHA2" => Sha2,
+            "UUID" => Uuid,
+            "FORMAT" => Format,
             _ => return None,
         })
     }
@@ -74,7 +82,9 @@ impl StrFunc {
             ConcatWs | Field | Elt => n >= 2,
             SubstringIndex => n == 3,
             FindInSet => n == 2,
-            Ord | Bin | Oct => n == 1,
+            Ord | Bin | Oct | Sha1 => n == 1,
+            Sha2 | Format => n == 2,
+            Uuid => n == 0,
             Replace | Lpad | Rpad => n == 3,
             Left | Right | Repeat | Instr | Strcmp => n == 2,
             Locate => n == 2 || n == 3,
@@ -146,6 +156,54 @@ fn pad(values: &[Datum], left: bool) -> Datum {
     }
 }
 
+fn lower_hex(bytes: &[u8]) -> Datum {
+    Datum::Bytes(
+        bytes
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+            .into_bytes(),
+    )
+}
+
+/// `FORMAT(x, d)`: `x` rounded to `d` decimals (half away from zero) with a comma between
+/// each three digits of its whole part, as MySQL's default `en_US` locale writes it.
+fn format_number(x: &Datum, places: i64) -> Datum {
+    let places = places.clamp(0, 30) as u32;
+    let Some(d) = crate::types::to_decimal(x) else {
+        return Datum::Null;
+    };
+    let rounded =
+        d.round_dp_with_strategy(places, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    let mut text = rounded.abs().to_string();
+    if places > 0 && !text.contains('.') {
+        text.push('.');
+    }
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let mut fraction = fraction.to_string();
+    while fraction.len() < places as usize {
+        fraction.push('0');
+    }
+    let sign = if rounded.is_sign_negative() && !rounded.is_zero() {
+        "-"
+    } else {
+        ""
+    };
+    let out = if places == 0 {
+        format!("{sign}{grouped}")
+    } else {
+        format!("{sign}{grouped}.{fraction}")
+    };
+    Datum::Bytes(out.into_bytes())
+}
+
 pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
     use StrFunc::*;
     if func == ConcatWs {
@@ -162,6 +220,17 @@ pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
         return Ok(Datum::Bytes(parts.join(&separator[..])));
     }
     match func {
+        Uuid => {
+            // A random (version 4) UUID in MySQL's text form.
+            let b: [u8; 16] = rand::random();
+            let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            let (v, r) = (
+                format!("4{}", &hex[13..16]),
+                format!("{:x}{}", 8 | (b[8] & 0x3), &hex[17..20]),
+            );
+            let text = format!("{}-{}-{v}-{r}-{}", &hex[0..8], &hex[8..12], &hex[20..32]);
+            return Ok(Datum::Bytes(text.into_bytes()));
+        }
         // The position of the first argument among the others (0: none, or NULL).
         Field => {
             if values[0] == Datum::Null {
@@ -315,7 +384,23 @@ pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
                 .into_bytes(),
             )
         }
-        Field | Elt => unreachable!("handled above"),
+        Sha1 => {
+            use sha1::Digest;
+            lower_hex(&sha1::Sha1::digest(datum_to_text(first)))
+        }
+        Sha2 => {
+            use sha2::Digest;
+            let text = datum_to_text(first);
+            match to_i64(&values[1]) {
+                Some(224) => lower_hex(&sha2::Sha224::digest(&text)),
+                Some(0 | 256) => lower_hex(&sha2::Sha256::digest(&text)),
+                Some(384) => lower_hex(&sha2::Sha384::digest(&text)),
+                Some(512) => lower_hex(&sha2::Sha512::digest(&text)),
+                _ => Datum::Null,
+            }
+        }
+        Format => format_number(first, to_i64(&values[1]).unwrap_or(0)),
+        Field | Elt | Uuid => unreachable!("handled above"),
         Strcmp => Datum::Int(match datum_to_text(first).cmp(&datum_to_text(&values[1])) {
             std::cmp::Ordering::Less => -1,
             std::cmp::Ordering::Equal => 0,
