@@ -25,6 +25,14 @@ enum AggState {
         count: i64,
     },
     Extreme(Option<Datum>),
+    /// Values seen, their mean and the sum of squared distances from it (Welford's method).
+    Spread {
+        count: i64,
+        mean: f64,
+        m2: f64,
+    },
+    Bits(u64),
+    First(Option<Datum>),
     /// GROUP_CONCAT's values, each with its ORDER BY keys.
     Concat(Vec<(Vec<Datum>, Vec<u8>)>),
 }
@@ -72,6 +80,17 @@ impl<'a> Aggregator<'a> {
                 },
                 AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
                 AggFunc::GroupConcat => AggState::Concat(Vec::new()),
+                AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
+                    AggState::Spread {
+                        count: 0,
+                        mean: 0.0,
+                        m2: 0.0,
+                    }
+                }
+                // BIT_AND of no rows is all ones, as in MySQL.
+                AggFunc::BitAnd => AggState::Bits(u64::MAX),
+                AggFunc::BitOr | AggFunc::BitXor => AggState::Bits(0),
+                AggFunc::AnyValue => AggState::First(None),
             })
             .collect()
     }
@@ -201,6 +220,30 @@ fn accumulate(state: &mut AggState, func: AggFunc, value: Datum) {
             }
         }
         AggState::Concat(parts) => parts.push((Vec::new(), datum_to_text(&value))),
+        AggState::Spread { count, mean, m2 } => {
+            let x = to_f64(&value).unwrap_or(0.0);
+            *count += 1;
+            let delta = x - *mean;
+            *mean += delta / *count as f64;
+            *m2 += delta * (x - *mean);
+        }
+        AggState::Bits(bits) => {
+            let v = match value {
+                Datum::UInt(u) => u,
+                Datum::Float(f) => f.round() as i64 as u64,
+                other => to_i64(&other).unwrap_or(0) as u64,
+            };
+            match func {
+                AggFunc::BitAnd => *bits &= v,
+                AggFunc::BitOr => *bits |= v,
+                _ => *bits ^= v,
+            }
+        }
+        AggState::First(first) => {
+            if first.is_none() {
+                *first = Some(value);
+            }
+        }
     }
 }
 
@@ -222,7 +265,20 @@ fn finish_state(state: AggState, call: &AggCall, concat_max_len: usize) -> Datum
             avg.rescale(scale);
             Datum::Decimal(avg)
         }
-        AggState::Extreme(v) => v.unwrap_or(Datum::Null),
+        AggState::Extreme(v) | AggState::First(v) => v.unwrap_or(Datum::Null),
+        AggState::Bits(bits) => Datum::UInt(bits),
+        AggState::Spread { count, m2, .. } => {
+            let sample = matches!(call.func, AggFunc::VarSamp | AggFunc::StdSamp);
+            let divisor = if sample { count - 1 } else { count };
+            if divisor <= 0 {
+                return Datum::Null;
+            }
+            let variance = m2 / divisor as f64;
+            match call.func {
+                AggFunc::StdPop | AggFunc::StdSamp => Datum::Float(variance.sqrt()),
+                _ => Datum::Float(variance),
+            }
+        }
         AggState::Concat(parts) if parts.is_empty() => Datum::Null,
         AggState::Concat(mut parts) => {
             if !call.order_by.is_empty() {

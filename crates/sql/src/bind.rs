@@ -126,6 +126,12 @@ impl<'a> Binder<'a> {
                     ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
                         Expr::Not(Box::new(inner))
                     }
+                    // `~x` is x with all 64 bits flipped.
+                    ast::UnaryOperator::PGBitwiseNot => Expr::Binary(
+                        BinaryOp::BitXor,
+                        Box::new(inner),
+                        Box::new(Expr::Literal(Datum::UInt(u64::MAX))),
+                    ),
                     _ => return Err(error::unsupported(op)),
                 }
             }
@@ -212,6 +218,33 @@ impl<'a> Binder<'a> {
                     pattern: Box::new(self.bind(pattern)?),
                     negated: *negated,
                     escape,
+                }
+            }
+            A::Extract {
+                field: ast::DateTimeField::Custom(unit),
+                expr,
+                ..
+            } => {
+                let unit = crate::expr::ExtractUnit::by_name(&unit.value).ok_or_else(|| {
+                    error::syntax(format!("unknown unit {} in EXTRACT", unit.value))
+                })?;
+                Expr::Call(
+                    Func::Date(crate::expr::DateFunc::Extract(unit)),
+                    vec![self.bind(expr)?],
+                )
+            }
+            A::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let args = vec![self.bind(expr)?, self.bind(pattern)?];
+                let matched = Expr::Call(Func::Regexp(crate::expr::RegexpFunc::Like), args);
+                if *negated {
+                    Expr::Not(Box::new(matched))
+                } else {
+                    matched
                 }
             }
             A::Case {
@@ -459,6 +492,14 @@ impl<'a> Binder<'a> {
             "MIN" => Some(AggFunc::Min),
             "MAX" => Some(AggFunc::Max),
             "GROUP_CONCAT" => Some(AggFunc::GroupConcat),
+            "VAR_POP" | "VARIANCE" => Some(AggFunc::VarPop),
+            "VAR_SAMP" => Some(AggFunc::VarSamp),
+            "STDDEV_POP" | "STDDEV" | "STD" => Some(AggFunc::StdPop),
+            "STDDEV_SAMP" => Some(AggFunc::StdSamp),
+            "BIT_AND" => Some(AggFunc::BitAnd),
+            "BIT_OR" => Some(AggFunc::BitOr),
+            "BIT_XOR" => Some(AggFunc::BitXor),
+            "ANY_VALUE" => Some(AggFunc::AnyValue),
             _ => None,
         };
         if let Some(func) = agg {
@@ -564,6 +605,10 @@ impl<'a> Binder<'a> {
                     Func::Math(f)
                 } else if let Some(f) = crate::expr::DateFunc::by_name(other) {
                     Func::Date(f)
+                } else if let Some(f) = crate::expr::RegexpFunc::by_name(other) {
+                    Func::Regexp(f)
+                } else if let Some(f) = crate::expr::EncodingFunc::by_name(other) {
+                    Func::Encoding(f)
                 } else {
                     return Err(crate::api::SqlError::new(
                         1305,
@@ -582,6 +627,8 @@ impl<'a> Binder<'a> {
             Func::Str(f) => f.arity_ok(args.len()),
             Func::Math(f) => f.arity_ok(args.len()),
             Func::Date(f) => f.arity_ok(args.len()),
+            Func::Regexp(f) => f.arity_ok(args.len()),
+            Func::Encoding(f) => f.arity_ok(args.len()),
             _ => args.len() == 1,
         };
         if !arity_ok {
@@ -632,6 +679,9 @@ fn binary_op(op: &ast::BinaryOperator) -> Result<BinaryOp> {
         B::Xor => BinaryOp::Xor,
         B::BitwiseAnd => BinaryOp::BitAnd,
         B::BitwiseOr => BinaryOp::BitOr,
+        B::BitwiseXor => BinaryOp::BitXor,
+        B::PGBitwiseShiftLeft => BinaryOp::ShiftLeft,
+        B::PGBitwiseShiftRight => BinaryOp::ShiftRight,
         other => return Err(error::unsupported(other)),
     })
 }
@@ -645,6 +695,14 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
             Expr::Literal(Datum::Bytes(s.clone().into_bytes()))
         }
         V::HexStringLiteral(h) => {
+            // An odd count of digits has a leading zero: 0xa is 0x0a.
+            let padded;
+            let h = if h.len() % 2 == 1 {
+                padded = format!("0{h}");
+                &padded
+            } else {
+                h
+            };
             let bytes = (0..h.len() / 2)
                 .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
                 .collect::<std::result::Result<Vec<u8>, _>>()

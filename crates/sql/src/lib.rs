@@ -17,6 +17,7 @@ mod autoid;
 mod bind;
 pub mod catalog;
 mod ddl;
+mod dialect;
 mod dml;
 mod error;
 mod exec;

@@ -6,10 +6,10 @@
 //! so that parameters bind by position however the binder walks the tree.
 
 use sqlparser::ast::Statement;
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
+use crate::dialect::StrataDialect;
 use crate::error::{syntax, Result};
 
 /// Deepest nesting of executable comments honoured.
@@ -23,7 +23,7 @@ pub struct Parsed {
 
 /// Parses one or more `;`-separated statements.
 pub fn parse(sql: &str) -> Result<Parsed> {
-    let dialect = MySqlDialect {};
+    let dialect = StrataDialect::default();
     let mut tokens = Vec::new();
     tokenize_into(&dialect, sql, &mut tokens, 0)?;
     let mut param_count = 0;
@@ -51,7 +51,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
 }
 
 fn tokenize_into(
-    dialect: &MySqlDialect,
+    dialect: &StrataDialect,
     sql: &str,
     out: &mut Vec<Token>,
     depth: usize,

@@ -226,6 +226,20 @@ pub(super) fn binary(
         }),
         BinaryOp::BitAnd => Datum::UInt((int_value(&a) as u64) & (int_value(&b) as u64)),
         BinaryOp::BitOr => Datum::UInt((int_value(&a) as u64) | (int_value(&b) as u64)),
+        BinaryOp::BitXor => Datum::UInt((int_value(&a) as u64) ^ (int_value(&b) as u64)),
+        // A shift by 64 or more (a negative count is a huge unsigned one) leaves no bit.
+        BinaryOp::ShiftLeft => Datum::UInt(
+            u32::try_from(int_value(&b) as u64)
+                .ok()
+                .and_then(|n| (int_value(&a) as u64).checked_shl(n))
+                .unwrap_or(0),
+        ),
+        BinaryOp::ShiftRight => Datum::UInt(
+            u32::try_from(int_value(&b) as u64)
+                .ok()
+                .and_then(|n| (int_value(&a) as u64).checked_shr(n))
+                .unwrap_or(0),
+        ),
         _ => arithmetic(op, &a, &b, env.division_by_zero_is_error())?,
     })
 }

@@ -6,11 +6,9 @@ use chrono::{Datelike, Local, Months, NaiveDate, NaiveDateTime, TimeDelta, TimeZ
 use sqlparser::ast::DateTimeField;
 use strata_codec::Datum;
 
+use super::calendar::{self, ExtractUnit, DAY_NAMES, MONTH_NAMES, TO_DAYS_OFFSET};
 use crate::error::Result;
 use crate::types::{datum_to_text, to_datetime, to_i64};
-
-/// Days from MySQL's day 0 (`TO_DAYS('0000-01-01')` is 1) to chrono's day 1 (0001-01-01).
-const TO_DAYS_OFFSET: i64 = 365;
 
 /// The unit of an `INTERVAL` added to a date.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,6 +91,16 @@ pub enum DateFunc {
     DateFormat,
     UnixTimestamp,
     FromUnixtime,
+    Week,
+    YearWeek,
+    WeekOfYear,
+    FromDays,
+    MakeDate,
+    PeriodAdd,
+    PeriodDiff,
+    StrToDate,
+    /// `EXTRACT(unit FROM value)`.
+    Extract(ExtractUnit),
 }
 
 impl DateFunc {
@@ -120,15 +128,29 @@ impl DateFunc {
             "FROM_UNIXTIME" => FromUnixtime,
             "UTC_TIMESTAMP" => UtcTimestamp,
             "UTC_DATE" => UtcDate,
+            "WEEK" => Week,
+            "YEARWEEK" => YearWeek,
+            "WEEKOFYEAR" => WeekOfYear,
+            "FROM_DAYS" => FromDays,
+            "MAKEDATE" => MakeDate,
+            "PERIOD_ADD" => PeriodAdd,
+            "PERIOD_DIFF" => PeriodDiff,
+            "STR_TO_DATE" => StrToDate,
             _ => return None,
         })
     }
 
     pub fn arity_ok(self, n: usize) -> bool {
         match self {
-            DateFunc::DateDiff | DateFunc::DateFormat | DateFunc::Add(_) | DateFunc::Diff(_) => {
-                n == 2
-            }
+            DateFunc::DateDiff
+            | DateFunc::DateFormat
+            | DateFunc::Add(_)
+            | DateFunc::Diff(_)
+            | DateFunc::MakeDate
+            | DateFunc::PeriodAdd
+            | DateFunc::PeriodDiff
+            | DateFunc::StrToDate => n == 2,
+            DateFunc::Week | DateFunc::YearWeek => n == 1 || n == 2,
             DateFunc::UtcTimestamp | DateFunc::UtcDate => n == 0,
             DateFunc::UnixTimestamp => n <= 1,
             DateFunc::FromUnixtime => n == 1 || n == 2,
@@ -139,7 +161,9 @@ impl DateFunc {
     /// What the result is described as: `Some(true)` a date, `Some(false)` a datetime.
     pub fn returns_date(self, args: usize) -> Option<bool> {
         match self {
-            DateFunc::LastDay | DateFunc::UtcDate => Some(true),
+            DateFunc::LastDay | DateFunc::UtcDate | DateFunc::FromDays | DateFunc::MakeDate => {
+                Some(true)
+            }
             DateFunc::UtcTimestamp => Some(false),
             DateFunc::FromUnixtime if args == 1 => Some(false),
             _ => None,
@@ -156,30 +180,6 @@ impl DateFunc {
     }
 }
 
-const MONTH_NAMES: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const DAY_NAMES: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
-
 fn month_name(dt: &NaiveDateTime) -> &'static str {
     MONTH_NAMES[dt.month0() as usize]
 }
@@ -195,38 +195,6 @@ fn last_day_of_month(date: NaiveDate) -> Option<NaiveDate> {
         (date.year(), date.month() + 1)
     };
     NaiveDate::from_ymd_opt(year, month, 1)?.pred_opt()
-}
-
-/// Week of the year with weeks starting on Sunday, the first holding the year's first Sunday
-/// (days before it are week 0): `%U`, MySQL's week mode 0.
-fn sunday_week(date: NaiveDate) -> u32 {
-    (date.ordinal0() + 7 - date.weekday().num_days_from_sunday()) / 7
-}
-
-/// Week of the year with weeks starting on Monday, the first holding four days of the year
-/// (days before it are week 0, days of next year's first week stay in this year): `%u`,
-/// MySQL's week mode 1.
-fn monday_week(date: NaiveDate) -> u32 {
-    let iso = date.iso_week();
-    if iso.year() < date.year() {
-        0
-    } else if iso.year() > date.year() {
-        NaiveDate::from_ymd_opt(date.year(), 12, 24).map_or(52, |d| d.iso_week().week()) + 1
-    } else {
-        iso.week()
-    }
-}
-
-/// `%V` and `%X`: weeks starting on Sunday, days before the first Sunday in the previous
-/// year's last week.
-fn sunday_week_and_year(date: NaiveDate) -> (u32, i32) {
-    match sunday_week(date) {
-        0 => {
-            let last = NaiveDate::from_ymd_opt(date.year() - 1, 12, 31).unwrap_or(date);
-            (sunday_week(last), date.year() - 1)
-        }
-        week => (week, date.year()),
-    }
 }
 
 fn ordinal_suffix(day: u32) -> &'static str {
@@ -282,14 +250,14 @@ pub fn format(dt: &NaiveDateTime, format: &[u8]) -> Vec<u8> {
             ),
             'S' | 's' => format!("{:02}", dt.second()),
             'T' => format!("{:02}:{:02}:{:02}", dt.hour(), dt.minute(), dt.second()),
-            'U' => format!("{:02}", sunday_week(date)),
-            'u' => format!("{:02}", monday_week(date)),
-            'V' => format!("{:02}", sunday_week_and_year(date).0),
-            'v' => format!("{:02}", date.iso_week().week()),
+            'U' => format!("{:02}", calendar::week(date, calendar::FORMAT_U).0),
+            'u' => format!("{:02}", calendar::week(date, calendar::FORMAT_LOWER_U).0),
+            'V' => format!("{:02}", calendar::week(date, calendar::FORMAT_V).0),
+            'v' => format!("{:02}", calendar::week(date, calendar::FORMAT_LOWER_V).0),
             'W' => day_name(dt).to_string(),
             'w' => dt.weekday().num_days_from_sunday().to_string(),
-            'X' => format!("{:04}", sunday_week_and_year(date).1),
-            'x' => format!("{:04}", date.iso_week().year()),
+            'X' => format!("{:04}", calendar::week(date, calendar::FORMAT_V).1),
+            'x' => format!("{:04}", calendar::week(date, calendar::FORMAT_LOWER_V).1),
             'Y' => format!("{:04}", dt.year()),
             'y' => format!("{:02}", dt.year().rem_euclid(100)),
             other => other.to_string(),
@@ -405,6 +373,37 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
     if values.contains(&Datum::Null) {
         return Ok(Datum::Null);
     }
+    match func {
+        FromDays => {
+            let n = to_i64(&values[0]).unwrap_or(0);
+            return Ok(calendar::from_days(n).map_or(Datum::Null, Datum::Date));
+        }
+        MakeDate => {
+            let (year, day) = (to_i64(&values[0]), to_i64(&values[1]));
+            let made = year.zip(day).and_then(|(y, d)| calendar::make_date(y, d));
+            return Ok(made.map_or(Datum::Null, Datum::Date));
+        }
+        PeriodAdd | PeriodDiff => {
+            let (a, b) = (
+                to_i64(&values[0]).unwrap_or(0),
+                to_i64(&values[1]).unwrap_or(0),
+            );
+            return Ok(Datum::Int(match func {
+                PeriodAdd => calendar::period_add(a, b),
+                _ => calendar::period_diff(a, b),
+            }));
+        }
+        StrToDate => {
+            let format = datum_to_text(&values[1]);
+            let read = calendar::str_to_date(&datum_to_text(&values[0]), &format);
+            return Ok(match read {
+                Some(dt) if calendar::format_has_time(&format) => Datum::DateTime(dt),
+                Some(dt) => Datum::Date(dt.date()),
+                None => Datum::Null,
+            });
+        }
+        _ => {}
+    }
     if func == FromUnixtime {
         let Some(dt) = to_i64(&values[0]).filter(|s| *s >= 0).and_then(from_unix) else {
             return Ok(Datum::Null);
@@ -456,6 +455,18 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
                 .earliest()
                 .map_or(0, |t| t.timestamp().max(0)),
         ),
-        FromUnixtime | UtcTimestamp | UtcDate => unreachable!("handled above"),
+        Week => {
+            let mode = values.get(1).and_then(to_i64).unwrap_or(0);
+            int(calendar::week(dt.date(), calendar::week_behaviour(mode)).0)
+        }
+        YearWeek => {
+            let mode = values.get(1).and_then(to_i64).unwrap_or(0);
+            let (week, year) = calendar::year_week(dt.date(), mode);
+            Datum::Int(i64::from(year) * 100 + i64::from(week))
+        }
+        WeekOfYear => int(calendar::week(dt.date(), calendar::week_behaviour(3)).0),
+        Extract(unit) => Datum::Int(unit.extract(&dt)),
+        FromUnixtime | UtcTimestamp | UtcDate | FromDays | MakeDate | PeriodAdd | PeriodDiff
+        | StrToDate => unreachable!("handled above"),
     })
 }

@@ -40,6 +40,8 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::Str(f) => return super::strings::eval(*f, &values),
         Func::Math(f) => return super::math::eval(*f, &values),
         Func::Date(f) => return super::dates::eval(*f, &values),
+        Func::Regexp(f) => return super::regexp::eval(*f, &values),
+        Func::Encoding(f) => return Ok(super::encoding::eval(*f, &values)),
         _ => {}
     }
     let first = values.first().cloned().unwrap_or(Datum::Null);
@@ -245,7 +247,13 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::CastDateTime => types::to_datetime(&first)
             .map(Datum::DateTime)
             .unwrap_or(Datum::Null),
-        Func::Coalesce | Func::If | Func::Str(_) | Func::Math(_) | Func::Date(_) => {
+        Func::Coalesce
+        | Func::If
+        | Func::Str(_)
+        | Func::Math(_)
+        | Func::Date(_)
+        | Func::Regexp(_)
+        | Func::Encoding(_) => {
             unreachable!("handled above")
         }
     })

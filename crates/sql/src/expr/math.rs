@@ -24,6 +24,10 @@ pub enum MathFunc {
     Cos,
     Tan,
     Atan,
+    Atan2,
+    Cot,
+    Asin,
+    Acos,
 }
 
 impl MathFunc {
@@ -45,6 +49,10 @@ impl MathFunc {
             "COS" => Cos,
             "TAN" => Tan,
             "ATAN" => Atan,
+            "ATAN2" => Atan2,
+            "COT" => Cot,
+            "ASIN" => Asin,
+            "ACOS" => Acos,
             _ => return None,
         })
     }
@@ -53,7 +61,8 @@ impl MathFunc {
         match self {
             MathFunc::Pi | MathFunc::Rand => n == 0,
             MathFunc::Log => n == 1 || n == 2,
-            MathFunc::Truncate => n == 2,
+            MathFunc::Truncate | MathFunc::Atan2 => n == 2,
+            MathFunc::Atan => n == 1 || n == 2,
             _ => n == 1,
         }
     }
@@ -150,6 +159,19 @@ pub(super) fn eval(func: MathFunc, values: &[Datum]) -> Result<Datum> {
         Sin => double(x.sin()),
         Cos => double(x.cos()),
         Tan => double(x.tan()),
-        Atan => double(x.atan()),
+        // ATAN(y, x) is ATAN2(y, x).
+        Atan | Atan2 if values.len() == 2 => double(x.atan2(to_f64(&values[1]).unwrap_or(0.0))),
+        Atan | Atan2 => double(x.atan()),
+        Cot if x.tan() == 0.0 => {
+            return Err(crate::api::SqlError::new(
+                1690,
+                "22003",
+                format!("DOUBLE value is out of range in 'cot({x})'"),
+            ))
+        }
+        Cot => double(1.0 / x.tan()),
+        // Outside -1 to 1 there is no angle: NULL.
+        Asin => double(x.asin()),
+        Acos => double(x.acos()),
     })
 }

@@ -2,13 +2,17 @@
 //! functions are resolved, and how it is evaluated over one row.
 //!
 //! The pieces: arithmetic and comparison (`arith`), built-in functions (`func`, with the
-//! string, math and date families in `strings`, `math` and `dates`) and the types results are
+//! string, math and date families in `strings`, `math` and `dates`, regular expressions in
+//! `regexp`) and the types results are
 //! described to clients with (`typing`).
 
 mod arith;
+mod calendar;
 mod dates;
+mod encoding;
 mod func;
 mod math;
+mod regexp;
 mod strings;
 mod typing;
 
@@ -21,9 +25,12 @@ use crate::types::{self, compare, to_bool};
 
 pub use arith::like;
 use arith::{arithmetic, binary, negate};
+pub use calendar::ExtractUnit;
 pub use dates::{DateFunc, IntervalUnit};
+pub use encoding::EncodingFunc;
 use func::call;
 pub use math::MathFunc;
+pub use regexp::RegexpFunc;
 pub use strings::StrFunc;
 pub use typing::{conform, result_type, ResultType};
 
@@ -50,6 +57,9 @@ pub enum BinaryOp {
     Xor,
     BitAnd,
     BitOr,
+    BitXor,
+    ShiftLeft,
+    ShiftRight,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +71,16 @@ pub enum AggFunc {
     Min,
     Max,
     GroupConcat,
+    /// VAR_POP, VARIANCE.
+    VarPop,
+    VarSamp,
+    /// STDDEV_POP, STDDEV, STD.
+    StdPop,
+    StdSamp,
+    BitAnd,
+    BitOr,
+    BitXor,
+    AnyValue,
 }
 
 /// An aggregate call of a query; expressions refer to its result by position.
@@ -118,6 +138,8 @@ pub enum Func {
     Str(StrFunc),
     Math(MathFunc),
     Date(DateFunc),
+    Regexp(RegexpFunc),
+    Encoding(EncodingFunc),
     CastSigned,
     CastUnsigned,
     CastChar,

@@ -39,6 +39,8 @@ pub enum StrFunc {
     Sha2,
     Uuid,
     Format,
+    Insert,
+    Quote,
 }
 
 impl StrFunc {
@@ -72,6 +74,8 @@ impl StrFunc {
             "SHA2" => Sha2,
             "UUID" => Uuid,
             "FORMAT" => Format,
+            "INSERT" => Insert,
+            "QUOTE" => Quote,
             _ => return None,
         })
     }
@@ -82,7 +86,8 @@ impl StrFunc {
             ConcatWs | Field | Elt => n >= 2,
             SubstringIndex => n == 3,
             FindInSet => n == 2,
-            Ord | Bin | Oct | Sha1 => n == 1,
+            Ord | Bin | Oct | Sha1 | Quote => n == 1,
+            Insert => n == 4,
             Sha2 | Format => n == 2,
             Uuid => n == 0,
             Replace | Lpad | Rpad => n == 3,
@@ -249,6 +254,23 @@ pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
                 _ => Datum::Null,
             });
         }
+        // The text as a string literal, quotes and backslashes escaped; NULL as the word.
+        Quote => {
+            let Some(first) = values.first().filter(|v| **v != Datum::Null) else {
+                return Ok(Datum::Bytes(b"NULL".to_vec()));
+            };
+            let mut out = vec![b'\''];
+            for c in datum_to_text(first) {
+                match c {
+                    b'\'' | b'\\' => out.extend_from_slice(&[b'\\', c]),
+                    0 => out.extend_from_slice(b"\\0"),
+                    26 => out.extend_from_slice(b"\\Z"),
+                    c => out.push(c),
+                }
+            }
+            out.push(b'\'');
+            return Ok(Datum::Bytes(out));
+        }
         _ => {}
     }
     if values.contains(&Datum::Null) {
@@ -400,7 +422,25 @@ pub(super) fn eval(func: StrFunc, values: &[Datum]) -> Result<Datum> {
             }
         }
         Format => format_number(first, to_i64(&values[1]).unwrap_or(0)),
-        Field | Elt | Uuid => unreachable!("handled above"),
+        // INSERT(text, position, length, new): a position outside the text changes nothing; a
+        // length past its end replaces the rest.
+        Insert => {
+            let s = chars(first);
+            let position = to_i64(&values[1]).unwrap_or(0);
+            if position < 1 || position as usize > s.len() {
+                return Ok(Datum::Bytes(datum_to_text(first)));
+            }
+            let start = position as usize - 1;
+            let length = to_i64(&values[2]).unwrap_or(0);
+            let end = if length < 0 {
+                s.len()
+            } else {
+                start.saturating_add(length as usize).min(s.len())
+            };
+            let new = chars(&values[3]);
+            text(s[..start].iter().chain(&new).chain(&s[end..]).copied())
+        }
+        Field | Elt | Uuid | Quote => unreachable!("handled above"),
         Strcmp => Datum::Int(match datum_to_text(first).cmp(&datum_to_text(&values[1])) {
             std::cmp::Ordering::Less => -1,
             std::cmp::Ordering::Equal => 0,

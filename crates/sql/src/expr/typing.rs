@@ -89,7 +89,7 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                 Eq | NotEq | Lt | LtEq | Gt | GtEq | NullSafeEq | And | Or | Xor | IntDivide => {
                     long
                 }
-                BitAnd | BitOr => ResultType {
+                BitAnd | BitOr | BitXor | ShiftLeft | ShiftRight => ResultType {
                     unsigned: true,
                     ..long
                 },
@@ -150,6 +150,19 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                 .unwrap_or(string),
             Func::Str(f) if f.returns_integer() => long,
             Func::Math(f) if f.returns_integer() => long,
+            Func::Regexp(f) if f.returns_integer() => long,
+            Func::Encoding(f) if f.returns_integer() => ResultType {
+                unsigned: f.returns_unsigned(),
+                ..long
+            },
+            Func::Date(DateFunc::StrToDate) => match args.get(1) {
+                Some(Expr::Literal(format))
+                    if !super::calendar::format_has_time(&crate::types::datum_to_text(format)) =>
+                {
+                    ResultType::of(ColumnType::Date, 10, 0)
+                }
+                _ => ResultType::of(ColumnType::DateTime, 19, 0),
+            },
             Func::Math(MathFunc::Truncate) => {
                 let mut ty = args
                     .first()
@@ -193,7 +206,15 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                     ..long
                 },
                 AggFunc::GroupConcat => ResultType::of(ColumnType::VarString, 1024 * 4, 0),
-                AggFunc::Min | AggFunc::Max => ResultType {
+                AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
+                    ResultType::of(ColumnType::Double, 23, 31)
+                }
+                AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => ResultType {
+                    not_null: true,
+                    unsigned: true,
+                    ..long
+                },
+                AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => ResultType {
                     not_null: false,
                     ..arg
                 },

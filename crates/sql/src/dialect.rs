@@ -1,0 +1,274 @@
+//! The SQL dialect Strata parses: `sqlparser`'s MySQL dialect, with MySQL's operators and their
+//! precedence where that dialect differs.
+//!
+//! MySQL's precedence, tightest first (the reference manual's "Operator Precedence"):
+//!
+//! ```text
+//!   !            ~   - (unary)   ^   * / DIV % MOD   + -   << >>   &   |
+//!   = <=> >= > <= < <> != IS LIKE REGEXP IN BETWEEN   NOT   AND &&   XOR   OR ||
+//! ```
+//!
+//! The MySQL dialect of `sqlparser` 0.59 binds XOR tighter than `=` (so `a = 1 XOR b = 2` was
+//! `a = (1 XOR b) = 2`), parses the right side of DIV as a whole expression (`7 DIV 2 + 1` was
+//! `7 DIV 3`), puts `^` below `&`, and knows neither MOD, `<<`, `>>`, `~`, `&&` nor `||` as OR.
+//! `||` is OR as in MySQL's default SQL mode (no `PIPES_AS_CONCAT`).
+
+use sqlparser::ast::{
+    BinaryOperator, DateTimeField, Expr, ExtractSyntax, Ident, Statement, UnaryOperator,
+};
+use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
+
+/// Binding powers, higher binds tighter. The comparison, NOT and IS levels are `sqlparser`'s
+/// own (its defaults for the MySQL dialect), so the operators left to it fit in between.
+const PREC_BANG: u8 = 60;
+/// Unary minus and `~`: tighter than `^` (`-2 ^ 1` is `(-2) ^ 1`).
+const PREC_UNARY: u8 = 50;
+const PREC_XOR_BITS: u8 = 45;
+const PREC_MUL: u8 = 40;
+const PREC_PLUS: u8 = 30;
+const PREC_SHIFT: u8 = 27;
+const PREC_BIT_AND: u8 = 26;
+const PREC_BIT_OR: u8 = 25;
+const PREC_AND: u8 = 10;
+const PREC_XOR: u8 = 7;
+const PREC_OR: u8 = 5;
+
+/// `sqlparser`'s MySQL dialect with MySQL's operators. It reports itself as that dialect, so
+/// the parser's MySQL-only syntax stays on; every hook that dialect overrides is passed on.
+#[derive(Debug)]
+pub struct StrataDialect {
+    mysql: MySqlDialect,
+}
+
+impl Default for StrataDialect {
+    fn default() -> StrataDialect {
+        StrataDialect {
+            mysql: MySqlDialect {},
+        }
+    }
+}
+
+/// The binary operator the next token starts, with its binding power, where this dialect
+/// decides it.
+fn infix(token: &Token) -> Option<(BinaryOperator, u8)> {
+    Some(match token {
+        Token::Word(w) if w.keyword == Keyword::DIV => (BinaryOperator::MyIntegerDivide, PREC_MUL),
+        Token::Word(w) if w.keyword == Keyword::MOD => (BinaryOperator::Modulo, PREC_MUL),
+        Token::Word(w) if w.keyword == Keyword::XOR => (BinaryOperator::Xor, PREC_XOR),
+        Token::Caret => (BinaryOperator::BitwiseXor, PREC_XOR_BITS),
+        Token::ShiftLeft => (BinaryOperator::PGBitwiseShiftLeft, PREC_SHIFT),
+        Token::ShiftRight => (BinaryOperator::PGBitwiseShiftRight, PREC_SHIFT),
+        Token::Ampersand => (BinaryOperator::BitwiseAnd, PREC_BIT_AND),
+        Token::Pipe => (BinaryOperator::BitwiseOr, PREC_BIT_OR),
+        Token::Overlap => (BinaryOperator::And, PREC_AND),
+        Token::StringConcat => (BinaryOperator::Or, PREC_OR),
+        _ => return None,
+    })
+}
+
+/// `[NOT] REGEXP pattern` and `[NOT] RLIKE pattern`, parsed here since `sqlparser` takes a
+/// NULL pattern for the NULL of `NOT NULL` and fails.
+fn parse_regexp(parser: &mut Parser, expr: &Expr, like: u8) -> Option<Result<Expr, ParserError>> {
+    let is_regexp = |t: &Token| matches!(t, Token::Word(w) if matches!(w.keyword, Keyword::REGEXP | Keyword::RLIKE));
+    let negated = match parser.peek_token().token {
+        Token::Word(w)
+            if w.keyword == Keyword::NOT && is_regexp(&parser.peek_nth_token(1).token) =>
+        {
+            true
+        }
+        t if is_regexp(&t) => false,
+        _ => return None,
+    };
+    if negated {
+        parser.next_token();
+    }
+    let regexp =
+        matches!(parser.next_token().token, Token::Word(w) if w.keyword == Keyword::REGEXP);
+    Some(parser.parse_subexpr(like).map(|pattern| Expr::RLike {
+        negated,
+        expr: Box::new(expr.clone()),
+        pattern: Box::new(pattern),
+        regexp,
+    }))
+}
+
+/// `EXTRACT(unit FROM value)` with any of MySQL's units, compound ones (`YEAR_MONTH`,
+/// `DAY_SECOND`, …) included: the unit is kept as a word for the binder to check.
+fn parse_extract(parser: &mut Parser) -> Result<Expr, ParserError> {
+    parser.next_token();
+    parser.expect_token(&Token::LParen)?;
+    let unit = match parser.next_token().token {
+        Token::Word(w) => w.value,
+        other => {
+            return Err(ParserError::ParserError(format!(
+                "Expected: a date or time unit, found: {other}"
+            )))
+        }
+    };
+    parser.expect_keyword(Keyword::FROM)?;
+    let expr = parser.parse_expr()?;
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Extract {
+        field: DateTimeField::Custom(Ident::new(unit)),
+        syntax: ExtractSyntax::From,
+        expr: Box::new(expr),
+    })
+}
+
+impl Dialect for StrataDialect {
+    fn dialect(&self) -> std::any::TypeId {
+        std::any::TypeId::of::<MySqlDialect>()
+    }
+
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        let token = parser.peek_token().token;
+        match token {
+            Token::Mul | Token::Div | Token::Mod => Some(Ok(PREC_MUL)),
+            Token::Plus | Token::Minus => Some(Ok(PREC_PLUS)),
+            token => infix(&token).map(|(_, precedence)| Ok(precedence)),
+        }
+    }
+
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        if let Some(regexp) = parse_regexp(parser, expr, self.prec_value(Precedence::Like)) {
+            return Some(regexp);
+        }
+        let (op, precedence) = infix(&parser.peek_token().token)?;
+        parser.next_token();
+        Some(
+            parser
+                .parse_subexpr(precedence)
+                .map(|right| Expr::BinaryOp {
+                    left: Box::new(expr.clone()),
+                    op,
+                    right: Box::new(right),
+                }),
+        )
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let (op, precedence, twice) = match parser.peek_token().token {
+            Token::Word(w)
+                if w.keyword == Keyword::EXTRACT
+                    && parser.peek_nth_token(1).token == Token::LParen =>
+            {
+                return Some(parse_extract(parser));
+            }
+            Token::ExclamationMark => (UnaryOperator::BangNot, PREC_BANG, false),
+            Token::DoubleExclamationMark => (UnaryOperator::BangNot, PREC_BANG, true),
+            Token::Tilde => (UnaryOperator::PGBitwiseNot, PREC_UNARY, false),
+            Token::Minus => (UnaryOperator::Minus, PREC_UNARY, false),
+            _ => return None,
+        };
+        parser.next_token();
+        let apply = |expr| Expr::UnaryOp {
+            op,
+            expr: Box::new(expr),
+        };
+        Some(parser.parse_subexpr(precedence).map(|expr| {
+            if twice {
+                apply(apply(expr))
+            } else {
+                apply(expr)
+            }
+        }))
+    }
+
+    // Everything below passes on what the MySQL dialect decides.
+
+    fn is_identifier_start(&self, ch: char) -> bool {
+        self.mysql.is_identifier_start(ch)
+    }
+
+    fn is_identifier_part(&self, ch: char) -> bool {
+        self.mysql.is_identifier_part(ch)
+    }
+
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        self.mysql.is_delimited_identifier_start(ch)
+    }
+
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        self.mysql.identifier_quote_style(identifier)
+    }
+
+    fn supports_string_literal_backslash_escape(&self) -> bool {
+        self.mysql.supports_string_literal_backslash_escape()
+    }
+
+    fn supports_string_literal_concatenation(&self) -> bool {
+        self.mysql.supports_string_literal_concatenation()
+    }
+
+    fn ignores_wildcard_escapes(&self) -> bool {
+        self.mysql.ignores_wildcard_escapes()
+    }
+
+    fn supports_numeric_prefix(&self) -> bool {
+        self.mysql.supports_numeric_prefix()
+    }
+
+    fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
+        self.mysql.parse_statement(parser)
+    }
+
+    fn require_interval_qualifier(&self) -> bool {
+        self.mysql.require_interval_qualifier()
+    }
+
+    fn supports_limit_comma(&self) -> bool {
+        self.mysql.supports_limit_comma()
+    }
+
+    fn supports_create_table_select(&self) -> bool {
+        self.mysql.supports_create_table_select()
+    }
+
+    fn supports_insert_set(&self) -> bool {
+        self.mysql.supports_insert_set()
+    }
+
+    fn supports_user_host_grantee(&self) -> bool {
+        self.mysql.supports_user_host_grantee()
+    }
+
+    fn is_table_factor_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {
+        self.mysql.is_table_factor_alias(explicit, kw, parser)
+    }
+
+    fn supports_table_hints(&self) -> bool {
+        self.mysql.supports_table_hints()
+    }
+
+    fn requires_single_line_comment_whitespace(&self) -> bool {
+        self.mysql.requires_single_line_comment_whitespace()
+    }
+
+    fn supports_match_against(&self) -> bool {
+        self.mysql.supports_match_against()
+    }
+
+    fn supports_set_names(&self) -> bool {
+        self.mysql.supports_set_names()
+    }
+
+    fn supports_comma_separated_set_assignments(&self) -> bool {
+        self.mysql.supports_comma_separated_set_assignments()
+    }
+
+    fn supports_data_type_signed_suffix(&self) -> bool {
+        self.mysql.supports_data_type_signed_suffix()
+    }
+
+    fn supports_cross_join_constraint(&self) -> bool {
+        self.mysql.supports_cross_join_constraint()
+    }
+}
