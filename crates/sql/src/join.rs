@@ -213,7 +213,23 @@ pub fn relation_source(
                     "Every derived table must have its own alias",
                 ));
             };
-            let plan = query::plan_select(subquery, schema, database)?;
+            let mut plan = query::plan_select(subquery, schema, database)?;
+            // `AS name (a, b, …)` names the columns.
+            if !alias.columns.is_empty() {
+                if alias.columns.len() != plan.columns.len() {
+                    return Err(crate::api::SqlError::new(
+                        1353,
+                        "HY000",
+                        "In definition of view, derived table or common table expression, \
+                         SELECT list and column names list have different column counts",
+                    ));
+                }
+                let mut columns = plan.columns.to_vec();
+                for (column, name) in columns.iter_mut().zip(&alias.columns) {
+                    column.name = name.name.value.clone();
+                }
+                plan.columns = columns.into();
+            }
             for (i, c) in plan.columns.iter().enumerate() {
                 if plan.columns[..i]
                     .iter()

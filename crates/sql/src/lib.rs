@@ -16,6 +16,7 @@ mod api;
 mod autoid;
 mod bind;
 pub mod catalog;
+mod cte;
 mod ddl;
 mod dialect;
 mod dml;

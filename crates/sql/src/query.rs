@@ -232,6 +232,9 @@ pub fn plan_select_in(
     database: Option<&str>,
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
+    if let Some(inlined) = crate::cte::inline(query)? {
+        return plan_select_in(&inlined, schema, database, outer);
+    }
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
         SetExpr::Query(q) => return plan_select_in(q, schema, database, outer),
