@@ -103,6 +103,37 @@ pub struct TableDef {
 }
 
 impl TableDef {
+    /// A table of rows the SQL layer computes (information_schema, a recursive CTE's working
+    /// rows): nullable columns, no keys, no storage.
+    pub fn computed(
+        database: &str,
+        name: &str,
+        columns: impl IntoIterator<Item = (String, SqlType)>,
+    ) -> TableDef {
+        let columns: Vec<ColumnDef> = columns
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, ty))| ColumnDef {
+                id: i as i64 + 1,
+                name,
+                ty,
+                nullable: true,
+                default: None,
+                auto_increment: false,
+            })
+            .collect();
+        TableDef {
+            id: 0,
+            database: database.to_string(),
+            name: name.to_string(),
+            next_column_id: columns.len() as i64 + 1,
+            columns,
+            primary_key: PrimaryKey::RowId,
+            indexes: Vec::new(),
+            comment: String::new(),
+        }
+    }
+
     pub fn table_id(&self) -> TableId {
         TableId(self.id)
     }

@@ -520,7 +520,7 @@ pub fn scan_source(
             }
         }
         Access::Memory(rows) => {
-            for row in rows.iter() {
+            for row in rows.rows().iter() {
                 if !visit(Key::default(), row.clone())? {
                     break;
                 }

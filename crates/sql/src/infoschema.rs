@@ -11,15 +11,44 @@ use std::sync::Arc;
 use sqlparser::ast;
 use strata_codec::Datum;
 
-use crate::catalog::{ColumnDef, DefaultValue, PrimaryKey, Schema, TableDef};
+use crate::catalog::{DefaultValue, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::types::{SqlType, TypeKind};
 
 /// The name of the database, as clients spell it.
 pub const NAME: &str = "information_schema";
 
-/// Rows of a virtual table, fixed when the statement is planned.
-pub type MemoryRows = Arc<Vec<Vec<Datum>>>;
+/// Rows the SQL layer computes rather than reads from storage: an information_schema table's
+/// (fixed when the statement is planned) or a recursive CTE's rows of its last round
+/// (replaced each round, `crate::cte`). Clones share the rows.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryRows(Arc<parking_lot::RwLock<Arc<Vec<Vec<Datum>>>>>);
+
+impl MemoryRows {
+    pub fn new(rows: Vec<Vec<Datum>>) -> MemoryRows {
+        MemoryRows(Arc::new(parking_lot::RwLock::new(Arc::new(rows))))
+    }
+
+    /// The rows as they are now.
+    pub fn rows(&self) -> Arc<Vec<Vec<Datum>>> {
+        self.0.read().clone()
+    }
+
+    pub fn replace(&self, rows: Vec<Vec<Datum>>) {
+        *self.0.write() = Arc::new(rows);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.read().len()
+    }
+}
+
+/// The same rows: one table's, shared.
+impl PartialEq for MemoryRows {
+    fn eq(&self, other: &MemoryRows) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
 
 /// Whether `database` names information_schema (case-insensitively, as MySQL does).
 pub fn is_information_schema(database: &str) -> bool {
@@ -35,28 +64,11 @@ pub fn table(schema: &Schema, name: &str) -> Result<(Arc<TableDef>, MemoryRows)>
         "COLUMNS" => (COLUMNS_COLUMNS, columns_rows(schema)),
         _ => return Err(error::unknown_table(NAME, name)),
     };
-    let def = TableDef {
-        id: 0,
-        database: NAME.to_string(),
-        name: upper,
-        columns: columns
-            .iter()
-            .enumerate()
-            .map(|(i, (name, kind))| ColumnDef {
-                id: i as i64 + 1,
-                name: name.to_string(),
-                ty: kind.sql_type(),
-                nullable: true,
-                default: None,
-                auto_increment: false,
-            })
-            .collect(),
-        primary_key: PrimaryKey::RowId,
-        indexes: Vec::new(),
-        next_column_id: columns.len() as i64 + 1,
-        comment: String::new(),
-    };
-    Ok((Arc::new(def), Arc::new(rows)))
+    let columns = columns
+        .iter()
+        .map(|(name, kind)| (name.to_string(), kind.sql_type()));
+    let def = TableDef::computed(NAME, &upper, columns);
+    Ok((Arc::new(def), MemoryRows::new(rows)))
 }
 
 /// The information_schema table a FROM item names, if it names one.

@@ -194,6 +194,9 @@ pub fn relation_source(
     schema: &Schema,
     database: Option<&str>,
 ) -> Result<(String, RelationSource)> {
+    if let Some(relation) = crate::cte::resolve(factor, schema, database)? {
+        return Ok(relation);
+    }
     if let Some((name, alias)) = crate::infoschema::resolve(factor, database) {
         let (def, rows) = crate::infoschema::table(schema, &name)?;
         let alias = alias.unwrap_or_else(|| def.name.clone());

@@ -233,7 +233,8 @@ pub fn plan_select_in(
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
     if let Some(inlined) = crate::cte::inline(query)? {
-        return plan_select_in(&inlined, schema, database, outer);
+        let _in_scope = inlined.enter();
+        return plan_select_in(&inlined.query, schema, database, outer);
     }
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,

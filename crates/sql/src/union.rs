@@ -18,7 +18,8 @@ use crate::bind::OuterScope;
 use crate::catalog::Schema;
 use crate::error::{self, Result};
 use crate::exec::{self, group_key, Ctx};
-use crate::expr::{Expr, ResultType};
+use crate::expr::{Expr, ResultType, SessionValue};
+use crate::infoschema::MemoryRows;
 use crate::query::{self, RowLock, SelectPlan};
 
 /// The parts of a union, left to right.
@@ -29,6 +30,20 @@ pub struct UnionPlan {
     /// duplicates of everything to its left, ALL or not); later parts are appended as they
     /// are.
     pub distinct_until: usize,
+    /// A recursive CTE's union: its later parts run again over the rows of the round before.
+    pub recursion: Option<Recursion>,
+}
+
+/// How a recursive CTE's union runs: the seed parts once, then the recursive parts in rounds,
+/// each reading the rows the round before added, until a round adds none.
+#[derive(Clone, Debug)]
+pub struct Recursion {
+    /// Parts before this index are the seeds.
+    pub seeds: usize,
+    /// The rows of the last round, which the recursive parts read as the CTE's table.
+    pub working: MemoryRows,
+    /// `UNION DISTINCT`: a row already produced is not added again (and so ends a cycle).
+    pub distinct: bool,
 }
 
 /// The alias of a union read as a derived table.
@@ -56,6 +71,11 @@ pub fn plan(
             distinct_until = i + 1;
         }
     }
+    plan_parts(parts, distinct_until)
+}
+
+/// The plan of a union of planned parts.
+pub fn plan_parts(parts: Vec<SelectPlan>, distinct_until: usize) -> Result<SelectPlan> {
     let width = parts[0].columns.len();
     if parts.iter().any(|p| p.columns.len() != width) {
         return Err(SqlError::new(
@@ -98,6 +118,7 @@ pub fn plan(
         union: Some(Box::new(UnionPlan {
             parts,
             distinct_until,
+            recursion: None,
         })),
     })
 }
@@ -132,7 +153,7 @@ fn plan_ordered(
 }
 
 /// The SELECTs of a chain of unions, each with whether the union before it is DISTINCT.
-fn flatten<'q>(body: &'q SetExpr, out: &mut Vec<(&'q SetExpr, bool)>) -> Result<()> {
+pub fn flatten<'q>(body: &'q SetExpr, out: &mut Vec<(&'q SetExpr, bool)>) -> Result<()> {
     match body {
         SetExpr::SetOperation {
             op: SetOperator::Union,
@@ -227,6 +248,9 @@ pub fn execute(
     txn: &mut Transaction,
     ctx: &Ctx,
 ) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
+    if let Some(recursion) = &union.recursion {
+        return execute_recursive(union, recursion, txn, ctx).map(|rows| (rows, Vec::new()));
+    }
     let mut rows = Vec::new();
     let mut seen = HashSet::new();
     for (i, part) in union.parts.iter().enumerate() {
@@ -238,4 +262,76 @@ pub fn execute(
         }
     }
     Ok((rows, Vec::new()))
+}
+
+/// Rounds a recursive CTE may run when `cte_max_recursion_depth` cannot be read (MySQL's
+/// default).
+const RECURSION_DEPTH_DEFAULT: i64 = 1000;
+
+/// The most rows a recursive CTE may produce: its rows are held in memory, and a runaway
+/// recursion must end in an error, not take the node's memory.
+const RECURSIVE_ROWS_MAX: usize = 4_000_000;
+
+/// Runs a recursive CTE's union: the seeds, then rounds of the recursive parts over the rows
+/// of the round before, until one adds no row. A round past `cte_max_recursion_depth` that
+/// still adds rows fails with MySQL's 3636.
+fn execute_recursive(
+    union: &UnionPlan,
+    recursion: &Recursion,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<Vec<Vec<Datum>>> {
+    use crate::expr::EvalEnv;
+    let depth = ctx.session_value(&SessionValue::SystemVariable(
+        "cte_max_recursion_depth".into(),
+    ));
+    let max_depth = crate::types::to_i64(&depth).unwrap_or(RECURSION_DEPTH_DEFAULT);
+    let mut seen = HashSet::new();
+    let mut keep = |row: &Vec<Datum>| !recursion.distinct || seen.insert(group_key(row));
+    let mut round = Vec::new();
+    for part in &union.parts[..recursion.seeds] {
+        let (rows, _) = exec::execute_select(part, txn, ctx)?;
+        round.extend(rows.into_iter().filter(&mut keep));
+    }
+    let mut all = round.clone();
+    let mut rounds = 0i64;
+    let result = loop {
+        if round.is_empty() {
+            break Ok(all);
+        }
+        rounds += 1;
+        recursion.working.replace(std::mem::take(&mut round));
+        for part in &union.parts[recursion.seeds..] {
+            match exec::execute_select(part, txn, ctx) {
+                Ok((rows, _)) => round.extend(rows.into_iter().filter(&mut keep)),
+                Err(e) => {
+                    recursion.working.replace(Vec::new());
+                    return Err(e);
+                }
+            }
+        }
+        if rounds > max_depth && !round.is_empty() {
+            break Err(SqlError::new(
+                3636,
+                "HY000",
+                format!(
+                    "Recursive query aborted after {rounds} iterations. Try increasing \
+                     @@cte_max_recursion_depth to a larger value."
+                ),
+            ));
+        }
+        if all.len() + round.len() > RECURSIVE_ROWS_MAX {
+            break Err(SqlError::new(
+                8175,
+                "HY000",
+                format!(
+                    "Your query has been cancelled due to exceeding the allowed memory limit \
+                     for a single SQL query: a recursive CTE may hold {RECURSIVE_ROWS_MAX} rows"
+                ),
+            ));
+        }
+        all.extend(round.iter().cloned());
+    };
+    recursion.working.replace(Vec::new());
+    result
 }

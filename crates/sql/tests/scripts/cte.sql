@@ -1,5 +1,7 @@
 # Common table expressions: WITH name [(columns)] AS (query), each usable by the CTEs after it and
-# by the query, its subqueries included; a reference may take an alias of its own.
+# by the query, its subqueries included; a reference may take an alias of its own. WITH RECURSIVE
+# runs its seeds, then its recursive SELECTs over the rows of the round before, until a round adds
+# none (at most cte_max_recursion_depth rounds).
 > CREATE DATABASE cte
 ok 1
 > USE cte
@@ -53,5 +55,61 @@ error 1066 (42000): Not unique table/alias: 't'
 error 1353 (HY000): In definition of view, derived table or common table expression, SELECT list and column names list have different column counts
 > SELECT * FROM (SELECT 1, 2) AS d (a)
 error 1353 (HY000): In definition of view, derived table or common table expression, SELECT list and column names list have different column counts
-> WITH RECURSIVE t (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 3) SELECT * FROM t
-error 1235 (42000): This version of Strata doesn't yet support 'recursive common table expressions'
+# Recursive CTEs.
+> WITH RECURSIVE t (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT * FROM t
+n
+1
+2
+3
+4
+5
+> WITH RECURSIVE fib (n, a, b) AS (SELECT 1, 0, 1 UNION ALL SELECT n + 1, b, a + b FROM fib WHERE n < 10) SELECT n, a FROM fib
+n	a
+1	0
+2	1
+3	1
+4	2
+5	3
+6	5
+7	8
+8	13
+9	21
+10	34
+> CREATE TABLE tree (id INT PRIMARY KEY, parent INT, label VARCHAR(10))
+ok 0
+> INSERT INTO tree VALUES (1, NULL, 'root'), (2, 1, 'a'), (3, 1, 'b'), (4, 2, 'a1'), (5, 4, 'a1x'), (6, 3, 'b1')
+ok 6
+> WITH RECURSIVE below (id, label, depth) AS (SELECT id, label, 0 FROM tree WHERE id = 2 UNION ALL SELECT t.id, t.label, b.depth + 1 FROM tree t JOIN below b ON t.parent = b.id) SELECT * FROM below ORDER BY depth, id
+id	label	depth
+2	a	0
+4	a1	1
+5	a1x	2
+> WITH RECURSIVE up AS (SELECT id, parent FROM tree WHERE id = 5 UNION ALL SELECT t.id, t.parent FROM tree t, up WHERE t.id = up.parent) SELECT COUNT(*), GROUP_CONCAT(id ORDER BY id) FROM up
+COUNT(*)	GROUP_CONCAT(id ORDER BY id)
+4	1,2,4,5
+# UNION DISTINCT drops rows already produced, which ends a cycle.
+> WITH RECURSIVE c (x) AS (SELECT 1 UNION SELECT x % 3 + 1 FROM c) SELECT * FROM c ORDER BY x
+x
+1
+2
+3
+# A CTE named after a recursive one may use it.
+> WITH RECURSIVE t AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM t WHERE n < 3), u AS (SELECT n * 10 AS m FROM t) SELECT * FROM u
+m
+10
+20
+30
+> WITH RECURSIVE t (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 1000) SELECT COUNT(*), SUM(n) FROM t
+COUNT(*)	SUM(n)
+1000	500500
+> WITH RECURSIVE t (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT COUNT(*) FROM t
+error 3636 (HY000): Recursive query aborted after 1001 iterations. Try increasing @@cte_max_recursion_depth to a larger value.
+> SET SESSION cte_max_recursion_depth = 2000
+ok 0
+> WITH RECURSIVE t (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 1500) SELECT COUNT(*), MAX(n) FROM t
+COUNT(*)	MAX(n)
+1500	1500
+> WITH RECURSIVE t (n) AS (SELECT n FROM t UNION ALL SELECT 1) SELECT * FROM t
+error 3573 (HY000): Recursive Common Table Expression 't' should have one or more non-recursive query blocks followed by one or more recursive ones
+> WITH RECURSIVE t (a, b) AS (SELECT 1 UNION ALL SELECT a + 1 FROM t WHERE a < 3) SELECT * FROM t
+error 1353 (HY000): In definition of view, derived table or common table expression, SELECT list and column names list have different column counts
