@@ -28,14 +28,22 @@ fn storage(e: strata_engine::EngineError) -> KvError {
 
 /// How often a waiter for a pessimistic lock checks that its node still leads the keys.
 pub const LOCK_WAIT_RECHECK: Duration = Duration::from_millis(100);
+/// How often a lock wait that goes on is reported to the deadlock detector again (within the
+/// detector's time to live for a wait, `DEADLOCK_WAIT_TTL`, 3 s).
+pub const DEADLOCK_REPORT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The cluster's deadlock detector, told of every lock wait a KV node serves: a cycle of
 /// waits may span nodes, and each node sees only its own part of it.
 pub trait DeadlockDetector: Send + Sync {
     /// Records that `waiter` waits for `blocker`, unless that closes a cycle: then it returns
     /// false and records nothing. A wait must be recorded again within the detector's time to
-    /// live (a few seconds) to keep counting.
-    fn wait(&self, waiter: Timestamp, blocker: Timestamp) -> Result<bool, KvError>;
+    /// live (a few seconds) to keep counting. Gives up (with an error) after `within`.
+    fn wait(
+        &self,
+        waiter: Timestamp,
+        blocker: Timestamp,
+        within: Duration,
+    ) -> Result<bool, KvError>;
     /// `waiter` no longer waits.
     fn wait_ended(&self, waiter: Timestamp);
 }
@@ -709,6 +717,8 @@ impl Storage {
             detector: None,
             waiter: request.start_ts,
         };
+        // The blocker last reported to the detector, and when.
+        let mut reported: Option<(Timestamp, Instant)> = None;
         loop {
             let blocker = {
                 let _latches = self.cm.latch(request.keys.iter());
@@ -730,9 +740,22 @@ impl Storage {
                 })
                 .cloned()
                 .unwrap_or_else(|| request.keys[0].clone());
-            if let Some(detector) = self.detector.get() {
+            // The detector hears of a wait when it starts, when the blocker changes, and every
+            // DEADLOCK_REPORT_INTERVAL, each time for no longer than the wait has left: a slow
+            // detector must not keep a waiter past its lock wait timeout.
+            let now = Instant::now();
+            let report_due = reported.is_none_or(|(ts, at): (Timestamp, Instant)| {
+                ts != blocker.start_ts || now.duration_since(at) >= DEADLOCK_REPORT_INTERVAL
+            });
+            let left = deadline.saturating_duration_since(now);
+            if let Some(detector) = self
+                .detector
+                .get()
+                .filter(|_| report_due && !left.is_zero())
+            {
                 record.detector = Some(detector);
-                match detector.wait(request.start_ts, blocker.start_ts) {
+                reported = Some((blocker.start_ts, now));
+                match detector.wait(request.start_ts, blocker.start_ts, left) {
                     Ok(true) => {}
                     Ok(false) => {
                         return Err(KvError::Deadlock {

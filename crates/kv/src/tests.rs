@@ -570,7 +570,12 @@ fn a_lock_waiter_leaves_when_its_node_stops_leading() {
 struct SharedDetector(parking_lot::Mutex<strata_types::deadlock::WaitForGraph>);
 
 impl crate::DeadlockDetector for SharedDetector {
-    fn wait(&self, waiter: Timestamp, blocker: Timestamp) -> Result<bool, KvError> {
+    fn wait(
+        &self,
+        waiter: Timestamp,
+        blocker: Timestamp,
+        _within: std::time::Duration,
+    ) -> Result<bool, KvError> {
         Ok(self
             .0
             .lock()

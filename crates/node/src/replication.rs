@@ -381,9 +381,10 @@ impl strata_kv::DeadlockDetector for PdDeadlockDetector {
         &self,
         waiter: strata_types::Timestamp,
         blocker: strata_types::Timestamp,
+        within: std::time::Duration,
     ) -> Result<bool, strata_kvapi::KvError> {
         self.pd
-            .wait_for(waiter, blocker)
+            .wait_for(waiter, blocker, within)
             .map_err(|e| strata_kvapi::KvError::Unavailable(e.to_string()))
     }
 

@@ -387,12 +387,24 @@ impl PdClient {
 
     /// Tells the cluster's deadlock detector that transaction `waiter` waits for `blocker`;
     /// returns false when that wait closes a cycle (and was not recorded).
-    pub fn wait_for(&self, waiter: Timestamp, blocker: Timestamp) -> Result<bool, PdError> {
+    /// Gives up after `within`.
+    pub fn wait_for(
+        &self,
+        waiter: Timestamp,
+        blocker: Timestamp,
+        within: Duration,
+    ) -> Result<bool, PdError> {
         let request = pb::WaitForRequest {
             waiter: waiter.0,
             blocker: blocker.0,
         };
-        let response = self.call(|mut c| async move { c.wait_for(request).await })?;
+        let call = self
+            .members
+            .call(|mut c| async move { c.wait_for(request).await });
+        let response = strata_fiber::block_on(&self.runtime, tokio::time::timeout(within, call))
+            .map_err(|_| {
+            PdError::Rpc("the deadlock detector did not answer in time".into())
+        })??;
         Ok(!response.deadlock)
     }
 
