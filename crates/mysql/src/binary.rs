@@ -265,14 +265,16 @@ fn encode_binary_value(buffer: &mut Vec<u8>, column: &ColumnInfo, datum: &Datum)
             to_datetime(datum),
             column.column_type == ColumnType::Date,
         ),
-        ColumnType::NewDecimal | ColumnType::VarString | ColumnType::String | ColumnType::Blob => {
-            match datum {
-                Datum::Bytes(bytes) => put_lenenc_bytes(buffer, bytes),
-                _ => put_lenenc_with(buffer, |buffer| {
-                    write_text_value(buffer, Some(column), datum)
-                }),
-            }
-        }
+        ColumnType::NewDecimal
+        | ColumnType::VarString
+        | ColumnType::String
+        | ColumnType::Blob
+        | ColumnType::Json => match datum {
+            Datum::Bytes(bytes) => put_lenenc_bytes(buffer, bytes),
+            _ => put_lenenc_with(buffer, |buffer| {
+                write_text_value(buffer, Some(column), datum)
+            }),
+        },
         // NULL columns are marked in the bitmap by the caller and have no value bytes.
         ColumnType::Null => {}
     }
@@ -524,6 +526,7 @@ mod tests {
             ColumnType::DateTime,
             ColumnType::NewDecimal,
             ColumnType::Float,
+            ColumnType::Json,
         ]
         .into_iter()
         .map(column)
@@ -542,6 +545,7 @@ mod tests {
             Datum::DateTime(datetime),
             Datum::Decimal("3.50".parse().unwrap()),
             Datum::Float(0.5),
+            Datum::Bytes(b"[1]".to_vec()),
         ];
         let mut buffer = Vec::new();
         encode_binary_row(&mut buffer, &columns, &row);
@@ -554,6 +558,7 @@ mod tests {
         expected.extend_from_slice(&[7, 0xE8, 0x07, 1, 2, 3, 4, 5]);
         expected.extend_from_slice(&[4, b'3', b'.', b'5', b'0']);
         expected.extend_from_slice(&0.5f32.to_le_bytes());
+        expected.extend_from_slice(&[3, b'[', b'1', b']']);
         assert_eq!(buffer, expected);
     }
 

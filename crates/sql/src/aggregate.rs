@@ -79,7 +79,9 @@ impl<'a> Aggregator<'a> {
                     count: 0,
                 },
                 AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
-                AggFunc::GroupConcat => AggState::Concat(Vec::new()),
+                AggFunc::GroupConcat | AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
+                    AggState::Concat(Vec::new())
+                }
                 AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
                     AggState::Spread {
                         count: 0,
@@ -280,6 +282,29 @@ fn finish_state(state: AggState, call: &AggCall, concat_max_len: usize) -> Datum
             }
         }
         AggState::Concat(parts) if parts.is_empty() => Datum::Null,
+        AggState::Concat(parts) if call.func == AggFunc::JsonArrayAgg => {
+            let items: Vec<&[u8]> = parts.iter().map(|(_, part)| part.as_slice()).collect();
+            let mut out = b"[".to_vec();
+            out.extend_from_slice(&items.join(&b", "[..]));
+            out.push(b']');
+            Datum::Bytes(out)
+        }
+        AggState::Concat(parts) if call.func == AggFunc::JsonObjectAgg => {
+            // Each part is `[key, value]`; a later key replaces an earlier one, as in MySQL.
+            let mut object = serde_json::Map::new();
+            for (_, part) in parts {
+                if let Ok(serde_json::Value::Array(mut pair)) = serde_json::from_slice(&part) {
+                    let value = pair.pop().unwrap_or_default();
+                    let key = match pair.pop() {
+                        Some(serde_json::Value::String(key)) => key,
+                        Some(serde_json::Value::Number(n)) => n.to_string(),
+                        _ => continue,
+                    };
+                    object.insert(key, value);
+                }
+            }
+            Datum::Bytes(crate::expr::print_json(&serde_json::Value::Object(object)).into_bytes())
+        }
         AggState::Concat(mut parts) => {
             if !call.order_by.is_empty() {
                 parts.sort_by(|(a, _), (b, _)| compare_sort_keys(a, b, &call.order_by));

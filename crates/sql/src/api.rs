@@ -48,6 +48,7 @@ pub enum ColumnType {
     Date,
     DateTime,
     Timestamp,
+    Json,
     Null,
 }
 
@@ -66,6 +67,7 @@ impl ColumnType {
             ColumnType::Int24 => 9,
             ColumnType::Date => 10,
             ColumnType::DateTime => 12,
+            ColumnType::Json => 245,
             ColumnType::NewDecimal => 246,
             ColumnType::Blob => 252,
             ColumnType::VarString => 253,

@@ -140,6 +140,18 @@ impl<'a> Binder<'a> {
                     interval_operand(op, left, right).expect("checked by the guard");
                 self.date_add(date, interval, subtract)?
             }
+            // `doc -> path` and `doc ->> path`.
+            A::BinaryOp {
+                left,
+                op: op @ (ast::BinaryOperator::Arrow | ast::BinaryOperator::LongArrow),
+                right,
+            } => {
+                let func = match op {
+                    ast::BinaryOperator::Arrow => crate::expr::JsonFunc::Extract,
+                    _ => crate::expr::JsonFunc::ExtractText,
+                };
+                Expr::Call(Func::Json(func), vec![self.bind(left)?, self.bind(right)?])
+            }
             A::BinaryOp { left, op, right } => {
                 let op = binary_op(op)?;
                 Expr::Binary(op, Box::new(self.bind(left)?), Box::new(self.bind(right)?))
@@ -422,9 +434,34 @@ impl<'a> Binder<'a> {
                 }
             }
         }
+        let wanted = match func {
+            AggFunc::JsonObjectAgg => Some(2),
+            AggFunc::JsonArrayAgg => Some(1),
+            _ => None,
+        };
+        if wanted.is_some_and(|n| n != bound.len()) {
+            return Err(crate::api::SqlError::new(
+                1582,
+                "42000",
+                format!(
+                    "Incorrect parameter count in the call to native function '{}'",
+                    f.name
+                ),
+            ));
+        }
         let arg = match (func, bound.len()) {
             // Several values are concatenated; a row with any of them NULL is skipped.
             (AggFunc::GroupConcat, n) if n > 1 => Expr::Call(Func::Concat, bound),
+            // Every value counts, NULL as null: as JSON, none is NULL.
+            (AggFunc::JsonArrayAgg, _) => self.json_value(bound.swap_remove(0)),
+            (AggFunc::JsonObjectAgg, _) => {
+                let value = self.json_value(bound.pop().expect("two arguments"));
+                let key = bound.pop().expect("two arguments");
+                Expr::Call(
+                    Func::Json(crate::expr::JsonFunc::Array),
+                    vec![self.json_value(key), value],
+                )
+            }
             (_, 0) => Expr::Literal(Datum::Int(1)),
             _ => bound.swap_remove(0),
         };
@@ -500,6 +537,8 @@ impl<'a> Binder<'a> {
             "BIT_OR" => Some(AggFunc::BitOr),
             "BIT_XOR" => Some(AggFunc::BitXor),
             "ANY_VALUE" => Some(AggFunc::AnyValue),
+            "JSON_ARRAYAGG" => Some(AggFunc::JsonArrayAgg),
+            "JSON_OBJECTAGG" => Some(AggFunc::JsonObjectAgg),
             _ => None,
         };
         if let Some(func) = agg {
@@ -609,6 +648,8 @@ impl<'a> Binder<'a> {
                     Func::Regexp(f)
                 } else if let Some(f) = crate::expr::EncodingFunc::by_name(other) {
                     Func::Encoding(f)
+                } else if let Some(f) = crate::expr::JsonFunc::by_name(other) {
+                    Func::Json(f)
                 } else {
                     return Err(crate::api::SqlError::new(
                         1305,
@@ -629,6 +670,7 @@ impl<'a> Binder<'a> {
             Func::Date(f) => f.arity_ok(args.len()),
             Func::Regexp(f) => f.arity_ok(args.len()),
             Func::Encoding(f) => f.arity_ok(args.len()),
+            Func::Json(f) => f.arity_ok(args.len()),
             _ => args.len() == 1,
         };
         if !arity_ok {
@@ -638,11 +680,29 @@ impl<'a> Binder<'a> {
                 format!("Incorrect parameter count in the call to native function '{name}'"),
             ));
         }
-        let bound = args
+        let mut bound = args
             .iter()
             .map(|a| self.bind(a))
             .collect::<Result<Vec<_>>>()?;
+        if let Func::Json(f) = func {
+            for (i, arg) in bound.iter_mut().enumerate() {
+                if f.is_value_argument(i) {
+                    *arg = self.json_value(std::mem::replace(arg, Expr::Literal(Datum::Null)));
+                }
+            }
+        }
         Ok(Expr::Call(func, bound))
+    }
+
+    /// `e` as a JSON value: as it is when it is JSON already, else converted (text becomes a
+    /// JSON string).
+    fn json_value(&self, e: Expr) -> Expr {
+        let ty = crate::expr::result_type(&e, &self.scope.types(), &self.aggs);
+        if ty.column_type == crate::api::ColumnType::Json {
+            e
+        } else {
+            Expr::Call(Func::Json(crate::expr::JsonFunc::FromScalar), vec![e])
+        }
     }
 }
 
@@ -811,6 +871,7 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             ..SqlType::new(TypeKind::Varchar)
         },
         D::Date => SqlType::new(TypeKind::Date),
+        D::JSON => SqlType::new(TypeKind::Json),
         D::Datetime(fsp) => SqlType {
             scale: fsp.unwrap_or(0).min(6) as u32,
             ..SqlType::new(TypeKind::DateTime)
@@ -838,6 +899,7 @@ fn cast_func(data_type: &ast::DataType) -> Result<Func> {
             let t = sql_type(data_type)?;
             Func::CastDecimal(t.length, t.scale)
         }
+        D::JSON => Func::Json(crate::expr::JsonFunc::Cast),
         other => return Err(error::unsupported(format!("CAST AS {other}"))),
     })
 }

@@ -408,13 +408,15 @@ impl Catalog {
         let positions: Vec<usize> = columns
             .iter()
             .map(|c| {
-                def.column_index(c).ok_or_else(|| {
+                let i = def.column_index(c).ok_or_else(|| {
                     crate::api::SqlError::new(
                         1072,
                         "42000",
                         format!("Key column '{c}' doesn't exist in table"),
                     )
-                })
+                })?;
+                indexable(&def.columns[i])?;
+                Ok(i)
             })
             .collect::<Result<_>>()?;
         // Index ids are never reused: entries of a dropped index that a late writer left behind
@@ -684,6 +686,22 @@ fn check_identifier(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a key on a column no index can hold (JSON, as MySQL refuses it).
+fn indexable(column: &ColumnDef) -> Result<()> {
+    if column.ty.kind == crate::types::TypeKind::Json {
+        return Err(crate::api::SqlError::new(
+            3152,
+            "42000",
+            format!(
+                "JSON column '{}' supports indexing only via generated columns on a specified \
+                 JSON path.",
+                column.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn index_columns(columns: &[ast::IndexColumn]) -> Vec<String> {
     columns.iter().map(|c| expr_name(&c.column.expr)).collect()
 }
@@ -813,7 +831,7 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
         }
     }
     let position = |n: &str| {
-        columns
+        let i = columns
             .iter()
             .position(|c: &ColumnDef| c.name.eq_ignore_ascii_case(n))
             .ok_or_else(|| {
@@ -822,7 +840,9 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
                     "42000",
                     format!("Key column '{n}' doesn't exist in table"),
                 )
-            })
+            })?;
+        indexable(&columns[i])?;
+        Ok(i)
     };
     let primary_positions: Option<Vec<usize>> = match &primary {
         None => None,

@@ -23,6 +23,8 @@ use sqlparser::tokenizer::Token;
 
 /// Binding powers, higher binds tighter. The comparison, NOT and IS levels are `sqlparser`'s
 /// own (its defaults for the MySQL dialect), so the operators left to it fit in between.
+/// `->` and `->>` read a JSON column's member: they bind as tightly as the column itself.
+const PREC_JSON_PATH: u8 = 70;
 const PREC_BANG: u8 = 60;
 /// Unary minus and `~`: tighter than `^` (`-2 ^ 1` is `(-2) ^ 1`).
 const PREC_UNARY: u8 = 50;
@@ -58,6 +60,8 @@ fn infix(token: &Token) -> Option<(BinaryOperator, u8)> {
         Token::Word(w) if w.keyword == Keyword::DIV => (BinaryOperator::MyIntegerDivide, PREC_MUL),
         Token::Word(w) if w.keyword == Keyword::MOD => (BinaryOperator::Modulo, PREC_MUL),
         Token::Word(w) if w.keyword == Keyword::XOR => (BinaryOperator::Xor, PREC_XOR),
+        Token::Arrow => (BinaryOperator::Arrow, PREC_JSON_PATH),
+        Token::LongArrow => (BinaryOperator::LongArrow, PREC_JSON_PATH),
         Token::Caret => (BinaryOperator::BitwiseXor, PREC_XOR_BITS),
         Token::ShiftLeft => (BinaryOperator::PGBitwiseShiftLeft, PREC_SHIFT),
         Token::ShiftRight => (BinaryOperator::PGBitwiseShiftRight, PREC_SHIFT),

@@ -33,6 +33,8 @@ pub enum TypeKind {
     Date,
     DateTime,
     Timestamp,
+    /// JSON, kept as its text in MySQL's normal form (`expr/json.rs`).
+    Json,
 }
 
 /// A column's type: kind plus length (characters, or decimal precision), scale and sign.
@@ -88,6 +90,7 @@ impl SqlType {
             TypeKind::Date => ColumnType::Date,
             TypeKind::DateTime => ColumnType::DateTime,
             TypeKind::Timestamp => ColumnType::Timestamp,
+            TypeKind::Json => ColumnType::Json,
         }
     }
 
@@ -108,6 +111,7 @@ impl SqlType {
             TypeKind::DateTime | TypeKind::Timestamp => {
                 19 + if self.scale > 0 { self.scale + 1 } else { 0 }
             }
+            TypeKind::Json => u32::MAX,
         }
     }
 
@@ -131,6 +135,7 @@ impl SqlType {
             TypeKind::DateTime => "datetime".into(),
             TypeKind::Timestamp if self.scale > 0 => format!("timestamp({})", self.scale),
             TypeKind::Timestamp => "timestamp".into(),
+            TypeKind::Json => "json".into(),
         }
     }
 
@@ -155,6 +160,13 @@ impl SqlType {
             return Ok(Datum::Null);
         }
         match self.kind {
+            TypeKind::Json => {
+                let text = match &value {
+                    Datum::Bytes(b) => crate::expr::parse_json_for_column(b, column)?,
+                    other => crate::expr::scalar_json(other),
+                };
+                Ok(Datum::Bytes(text.into_bytes()))
+            }
             k if self.is_integer() && k != TypeKind::Float => {
                 let n: i128 = match &value {
                     Datum::Int(i) => *i as i128,

@@ -42,6 +42,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::Date(f) => return super::dates::eval(*f, &values),
         Func::Regexp(f) => return super::regexp::eval(*f, &values),
         Func::Encoding(f) => return Ok(super::encoding::eval(*f, &values)),
+        Func::Json(f) => return super::json::eval(*f, &values),
         _ => {}
     }
     let first = values.first().cloned().unwrap_or(Datum::Null);
@@ -253,7 +254,8 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         | Func::Math(_)
         | Func::Date(_)
         | Func::Regexp(_)
-        | Func::Encoding(_) => {
+        | Func::Encoding(_)
+        | Func::Json(_) => {
             unreachable!("handled above")
         }
     })

@@ -11,6 +11,7 @@ mod calendar;
 mod dates;
 mod encoding;
 mod func;
+mod json;
 mod math;
 mod regexp;
 mod strings;
@@ -29,6 +30,10 @@ pub use calendar::ExtractUnit;
 pub use dates::{DateFunc, IntervalUnit};
 pub use encoding::EncodingFunc;
 use func::call;
+pub use json::{
+    parse_for_column as parse_json_for_column, print as print_json, scalar_json, JsonFunc,
+    JsonResult,
+};
 pub use math::MathFunc;
 pub use regexp::RegexpFunc;
 pub use strings::StrFunc;
@@ -71,6 +76,10 @@ pub enum AggFunc {
     Min,
     Max,
     GroupConcat,
+    /// JSON_ARRAYAGG: every value, NULL as null.
+    JsonArrayAgg,
+    /// JSON_OBJECTAGG(key, value): its argument is `JSON_ARRAY(key, value)`.
+    JsonObjectAgg,
     /// VAR_POP, VARIANCE.
     VarPop,
     VarSamp,
@@ -140,6 +149,7 @@ pub enum Func {
     Date(DateFunc),
     Regexp(RegexpFunc),
     Encoding(EncodingFunc),
+    Json(JsonFunc),
     CastSigned,
     CastUnsigned,
     CastChar,

@@ -151,6 +151,11 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
             Func::Str(f) if f.returns_integer() => long,
             Func::Math(f) if f.returns_integer() => long,
             Func::Regexp(f) if f.returns_integer() => long,
+            Func::Json(f) => match f.returns() {
+                JsonResult::Json => ResultType::of(ColumnType::Json, u32::MAX, 0),
+                JsonResult::Text => string,
+                JsonResult::Integer => long,
+            },
             Func::Encoding(f) if f.returns_integer() => ResultType {
                 unsigned: f.returns_unsigned(),
                 ..long
@@ -206,6 +211,9 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                     ..long
                 },
                 AggFunc::GroupConcat => ResultType::of(ColumnType::VarString, 1024 * 4, 0),
+                AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
+                    ResultType::of(ColumnType::Json, u32::MAX, 0)
+                }
                 AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
                     ResultType::of(ColumnType::Double, 23, 31)
                 }
