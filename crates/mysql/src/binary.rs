@@ -250,7 +250,9 @@ pub fn encode_binary_row(buffer: &mut Vec<u8>, columns: &[ColumnInfo], row: &[Da
 fn encode_binary_value(buffer: &mut Vec<u8>, column: &ColumnInfo, datum: &Datum) {
     match column.column_type {
         ColumnType::Tiny => buffer.push(to_i64(datum) as u8),
-        ColumnType::Short => buffer.extend_from_slice(&(to_i64(datum) as u16).to_le_bytes()),
+        ColumnType::Short | ColumnType::Year => {
+            buffer.extend_from_slice(&(to_i64(datum) as u16).to_le_bytes())
+        }
         ColumnType::Long | ColumnType::Int24 => {
             buffer.extend_from_slice(&(to_i64(datum) as u32).to_le_bytes())
         }

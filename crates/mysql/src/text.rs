@@ -57,6 +57,10 @@ pub fn write_text_value(buffer: &mut Vec<u8>, column: Option<&ColumnInfo>, datum
     // Writing to a Vec<u8> cannot fail.
     let _ = match datum {
         Datum::Null => Ok(()),
+        // A YEAR shows four digits (the zero year as 0000).
+        Datum::Int(value) if column.is_some_and(|c| c.column_type == ColumnType::Year) => {
+            write!(buffer, "{value:04}")
+        }
         Datum::Int(value) => write!(buffer, "{value}"),
         Datum::UInt(value) => write!(buffer, "{value}"),
         Datum::Float(value) => {

@@ -48,6 +48,7 @@ pub enum ColumnType {
     Date,
     DateTime,
     Timestamp,
+    Year,
     Json,
     Null,
 }
@@ -67,6 +68,7 @@ impl ColumnType {
             ColumnType::Int24 => 9,
             ColumnType::Date => 10,
             ColumnType::DateTime => 12,
+            ColumnType::Year => 13,
             ColumnType::Json => 245,
             ColumnType::NewDecimal => 246,
             ColumnType::Blob => 252,

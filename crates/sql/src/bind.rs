@@ -806,6 +806,7 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
         unsigned,
         length: 0,
         scale: 0,
+        members: Vec::new(),
     };
     let chars = |kind, len: &Option<ast::CharacterLength>, default: u32| {
         let length = match len {
@@ -818,6 +819,7 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             unsigned: false,
             length,
             scale: 0,
+            members: Vec::new(),
         }
     };
     let decimal = |info: &ast::ExactNumberInfo, unsigned| {
@@ -831,6 +833,7 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             unsigned,
             length: length.min(65),
             scale: scale.min(30),
+            members: Vec::new(),
         }
     };
     Ok(match data_type {
@@ -872,6 +875,26 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
         },
         D::Date => SqlType::new(TypeKind::Date),
         D::JSON => SqlType::new(TypeKind::Json),
+        D::Enum(members, _) => SqlType {
+            members: members
+                .iter()
+                .map(|m| match m {
+                    ast::EnumMember::Name(name) | ast::EnumMember::NamedValue(name, _) => {
+                        name.trim_end().to_string()
+                    }
+                })
+                .collect(),
+            ..SqlType::new(TypeKind::Enum)
+        },
+        D::Set(members) => SqlType {
+            members: members.iter().map(|m| m.trim_end().to_string()).collect(),
+            ..SqlType::new(TypeKind::Set)
+        },
+        D::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("year") =>
+        {
+            SqlType::new(TypeKind::Year)
+        }
         D::Datetime(fsp) => SqlType {
             scale: fsp.unwrap_or(0).min(6) as u32,
             ..SqlType::new(TypeKind::DateTime)

@@ -308,5 +308,6 @@ pub fn sql_type(kind: TypeKind, unsigned: bool, length: u32, scale: u32) -> SqlT
         unsigned,
         length,
         scale,
+        members: Vec::new(),
     }
 }

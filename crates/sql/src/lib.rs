@@ -25,6 +25,7 @@ mod exec;
 mod expr;
 mod infoschema;
 mod join;
+mod members;
 mod parse;
 mod query;
 mod rows;

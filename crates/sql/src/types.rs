@@ -35,6 +35,10 @@ pub enum TypeKind {
     Timestamp,
     /// JSON, kept as its text in MySQL's normal form (`expr/json.rs`).
     Json,
+    /// ENUM, SET and YEAR (`members.rs`).
+    Enum,
+    Set,
+    Year,
 }
 
 /// A column's type: kind plus length (characters, or decimal precision), scale and sign.
@@ -44,6 +48,9 @@ pub struct SqlType {
     pub unsigned: bool,
     pub length: u32,
     pub scale: u32,
+    /// The members of an ENUM or SET, in order (empty for every other type).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
 }
 
 impl SqlType {
@@ -53,6 +60,7 @@ impl SqlType {
             unsigned: false,
             length: 0,
             scale: 0,
+            members: Vec::new(),
         }
     }
 
@@ -70,7 +78,7 @@ impl SqlType {
     pub fn is_string(&self) -> bool {
         matches!(
             self.kind,
-            TypeKind::Char | TypeKind::Varchar | TypeKind::Text
+            TypeKind::Char | TypeKind::Varchar | TypeKind::Text | TypeKind::Enum | TypeKind::Set
         )
     }
 
@@ -91,6 +99,8 @@ impl SqlType {
             TypeKind::DateTime => ColumnType::DateTime,
             TypeKind::Timestamp => ColumnType::Timestamp,
             TypeKind::Json => ColumnType::Json,
+            TypeKind::Enum | TypeKind::Set => ColumnType::String,
+            TypeKind::Year => ColumnType::Year,
         }
     }
 
@@ -112,6 +122,19 @@ impl SqlType {
                 19 + if self.scale > 0 { self.scale + 1 } else { 0 }
             }
             TypeKind::Json => u32::MAX,
+            TypeKind::Enum => {
+                self.members
+                    .iter()
+                    .map(|m| m.chars().count())
+                    .max()
+                    .unwrap_or(0) as u32
+                    * 4
+            }
+            TypeKind::Set => {
+                let all: usize = self.members.iter().map(|m| m.chars().count() + 1).sum();
+                all.saturating_sub(1) as u32 * 4
+            }
+            TypeKind::Year => 4,
         }
     }
 
@@ -136,6 +159,9 @@ impl SqlType {
             TypeKind::Timestamp if self.scale > 0 => format!("timestamp({})", self.scale),
             TypeKind::Timestamp => "timestamp".into(),
             TypeKind::Json => "json".into(),
+            TypeKind::Enum => format!("enum({})", crate::members::quoted_list(&self.members)),
+            TypeKind::Set => format!("set({})", crate::members::quoted_list(&self.members)),
+            TypeKind::Year => "year".into(),
         }
     }
 
@@ -160,6 +186,9 @@ impl SqlType {
             return Ok(Datum::Null);
         }
         match self.kind {
+            TypeKind::Enum => crate::members::enum_value(&self.members, value, column),
+            TypeKind::Set => crate::members::set_value(&self.members, value, column),
+            TypeKind::Year => crate::members::year_value(value, column),
             TypeKind::Json => {
                 let text = match &value {
                     Datum::Bytes(b) => crate::expr::parse_json_for_column(b, column)?,

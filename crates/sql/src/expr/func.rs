@@ -239,6 +239,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
                 unsigned: false,
                 length: *precision,
                 scale: *scale,
+                members: Vec::new(),
             };
             ty.coerce(first, "cast")?
         }
