@@ -32,6 +32,16 @@ pub struct UnionPlan {
     pub distinct_until: usize,
     /// A recursive CTE's union: its later parts run again over the rows of the round before.
     pub recursion: Option<Recursion>,
+    /// INTERSECT or EXCEPT of the two parts, instead of their union.
+    pub combine: Option<Combine>,
+}
+
+/// `left INTERSECT right` or `left EXCEPT right`, DISTINCT (each row once) or ALL (as many times
+/// as the counts on both sides allow).
+#[derive(Clone, Copy, Debug)]
+pub struct Combine {
+    pub intersect: bool,
+    pub all: bool,
 }
 
 /// How a recursive CTE's union runs: the seed parts once, then the recursive parts in rounds,
@@ -58,6 +68,32 @@ pub fn plan(
 ) -> Result<SelectPlan> {
     if query.order_by.is_some() || query.limit_clause.is_some() {
         return plan_ordered(query, schema, database, outer);
+    }
+    if let SetExpr::SetOperation {
+        op: op @ (SetOperator::Intersect | SetOperator::Except),
+        set_quantifier,
+        left,
+        right,
+    } = query.body.as_ref()
+    {
+        let all = match set_quantifier {
+            SetQuantifier::All => true,
+            SetQuantifier::Distinct | SetQuantifier::None => false,
+            other => return Err(error::unsupported(format!("{op} {other}"))),
+        };
+        let side = |body: &SetExpr| {
+            let mut part = query.clone();
+            *part.body = body.clone();
+            query::plan_select_in(&part, schema, database, outer)
+        };
+        let mut plan = plan_parts(vec![side(left)?, side(right)?], 0)?;
+        if let Some(union) = plan.union.as_mut() {
+            union.combine = Some(Combine {
+                intersect: *op == SetOperator::Intersect,
+                all,
+            });
+        }
+        return Ok(plan);
     }
     let mut bodies = Vec::new();
     flatten(&query.body, &mut bodies)?;
@@ -119,6 +155,7 @@ pub fn plan_parts(parts: Vec<SelectPlan>, distinct_until: usize) -> Result<Selec
             parts,
             distinct_until,
             recursion: None,
+            combine: None,
         })),
     })
 }
@@ -170,6 +207,14 @@ pub fn flatten<'q>(body: &'q SetExpr, out: &mut Vec<(&'q SetExpr, bool)>) -> Res
             let start = out.len();
             flatten(right, out)?;
             out[start].1 = distinct;
+            Ok(())
+        }
+        // INTERSECT and EXCEPT bind tighter: each is one part of the union, planned by `plan`.
+        other @ SetExpr::SetOperation {
+            op: SetOperator::Intersect | SetOperator::Except,
+            ..
+        } => {
+            out.push((other, false));
             Ok(())
         }
         SetExpr::SetOperation { op, .. } => Err(error::unsupported(op)),
@@ -251,6 +296,11 @@ pub fn execute(
     if let Some(recursion) = &union.recursion {
         return execute_recursive(union, recursion, txn, ctx).map(|rows| (rows, Vec::new()));
     }
+    if let Some(how) = union.combine {
+        let (left, _) = exec::execute_select(&union.parts[0], txn, ctx)?;
+        let (right, _) = exec::execute_select(&union.parts[1], txn, ctx)?;
+        return Ok((combine(left, &right, how), Vec::new()));
+    }
     let mut rows = Vec::new();
     let mut seen = HashSet::new();
     for (i, part) in union.parts.iter().enumerate() {
@@ -262,6 +312,40 @@ pub fn execute(
         }
     }
     Ok((rows, Vec::new()))
+}
+
+/// The rows of `left` that INTERSECT or EXCEPT keeps given `right` (NULLs equal, as in DISTINCT).
+fn combine(left: Vec<Vec<Datum>>, right: &[Vec<Datum>], how: Combine) -> Vec<Vec<Datum>> {
+    let mut counts: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+    for row in right {
+        *counts.entry(group_key(row)).or_default() += 1;
+    }
+    let mut seen = HashSet::new();
+    left.into_iter()
+        .filter(|row| {
+            let key = group_key(row);
+            if !how.all && !seen.insert(key.clone()) {
+                return false;
+            }
+            let count = counts.get_mut(&key).filter(|n| **n > 0);
+            match (how.intersect, count) {
+                (true, Some(n)) => {
+                    if how.all {
+                        *n -= 1;
+                    }
+                    true
+                }
+                (true, None) => false,
+                (false, Some(n)) => {
+                    if how.all {
+                        *n -= 1;
+                    }
+                    false
+                }
+                (false, None) => true,
+            }
+        })
+        .collect()
 }
 
 /// Rounds a recursive CTE may run when `cte_max_recursion_depth` cannot be read (MySQL's

@@ -81,6 +81,40 @@ a
 > SELECT a FROM t UNION SELECT a, b FROM t
 error 1222 (21000): The used SELECT statements have a different number of columns
 
+# INTERSECT and EXCEPT (MySQL 8.0.31): DISTINCT by default, ALL by counts; INTERSECT binds
+# tighter than UNION and EXCEPT.
+> CREATE TABLE m (id INT PRIMARY KEY, v INT)
+ok 0
+> INSERT INTO m VALUES (1, 1), (2, 1), (3, 2), (4, 3), (5, NULL), (6, NULL)
+ok 6
 > SELECT a FROM t INTERSECT SELECT a FROM t
-error 1235 (42000): This version of Strata doesn't yet support 'INTERSECT'
+a
+1
+2
+> SELECT v FROM m INTERSECT SELECT v FROM m WHERE id IN (2, 4, 5)
+v
+1
+3
+NULL
+> SELECT v FROM m INTERSECT ALL SELECT 1 UNION ALL SELECT 1
+v
+1
+1
+> SELECT v FROM m EXCEPT SELECT 2
+v
+1
+3
+NULL
+> SELECT v FROM m EXCEPT ALL SELECT 1 ORDER BY v
+v
+NULL
+NULL
+1
+2
+3
+> SELECT 5 UNION SELECT 1 INTERSECT SELECT 2
+5
+5
+> SELECT v FROM m EXCEPT SELECT v, id FROM m
+error 1222 (21000): The used SELECT statements have a different number of columns
 
