@@ -365,7 +365,7 @@ impl<'a> Binder<'a> {
             if table.is_none() {
                 match name.to_ascii_uppercase().as_str() {
                     "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => {
-                        return Ok(Expr::Session(SessionValue::Now))
+                        return Ok(Expr::Session(SessionValue::Now(0)))
                     }
                     "CURRENT_DATE" => return Ok(Expr::Session(SessionValue::CurDate)),
                     "CURRENT_USER" => return Ok(Expr::Session(SessionValue::User)),
@@ -607,7 +607,43 @@ impl<'a> Binder<'a> {
             }
             "VERSION" => return session(SessionValue::Version),
             "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => {
-                return session(SessionValue::Now)
+                let fsp = match args.as_slice() {
+                    [] => 0,
+                    [fsp] => match self.bind(fsp)? {
+                        Expr::Literal(d) => crate::types::to_i64(&d).unwrap_or(-1),
+                        _ => -1,
+                    },
+                    _ => -1,
+                };
+                return match u8::try_from(fsp) {
+                    Ok(fsp) if fsp <= 6 => session(SessionValue::Now(fsp)),
+                    _ => Err(crate::api::SqlError::new(
+                        1426,
+                        "42000",
+                        format!(
+                            "Too-big precision {fsp} specified for '{}'. Maximum is 6.",
+                            name.to_ascii_lowercase()
+                        ),
+                    )),
+                };
+            }
+            // The character set and collation of a value: text is the connection's, anything
+            // else binary.
+            "CHARSET" | "COLLATION" if args.len() == 1 => {
+                let arg = self.bind(&args[0])?;
+                let ty = crate::expr::result_type(&arg, &self.scope.types(), &self.aggs);
+                let text = matches!(
+                    ty.column_type,
+                    crate::api::ColumnType::VarString
+                        | crate::api::ColumnType::String
+                        | crate::api::ColumnType::Blob
+                );
+                let answer = match (name.as_str(), text) {
+                    ("CHARSET", true) => "utf8mb4",
+                    ("COLLATION", true) => "utf8mb4_bin",
+                    _ => "binary",
+                };
+                return Ok(Expr::Literal(Datum::Bytes(answer.as_bytes().to_vec())));
             }
             "CURDATE" | "CURRENT_DATE" => return session(SessionValue::CurDate),
             "FOUND_ROWS" => return session(SessionValue::FoundRows),

@@ -157,8 +157,12 @@ impl SessionEnv for Env<'_> {
             SessionValue::ConnectionId => Datum::UInt(s.connection_id as u64),
             SessionValue::User => Datum::Bytes(format!("{}@127.0.0.1", s.user).into_bytes()),
             SessionValue::Version => Datum::Bytes(vars::SERVER_VERSION.as_bytes().to_vec()),
-            SessionValue::Now => {
-                Datum::DateTime(chrono::Local::now().naive_local().with_nanosecond_zero())
+            SessionValue::Now(fsp) => {
+                use chrono::Timelike;
+                let now = chrono::Local::now().naive_local();
+                let unit = 10u32.pow(9 - u32::from(*fsp));
+                let nanos = now.nanosecond() % 1_000_000_000;
+                Datum::DateTime(now.with_nanosecond(nanos - nanos % unit).unwrap_or(now))
             }
             SessionValue::CurDate => Datum::Date(chrono::Local::now().date_naive()),
             SessionValue::SystemVariable(name) => s.variable(name).unwrap_or(Datum::Null),
@@ -168,17 +172,6 @@ impl SessionEnv for Env<'_> {
             SessionValue::FoundRows => Datum::UInt(s.found_rows),
             SessionValue::RowCount => Datum::Int(s.row_count),
         }
-    }
-}
-
-trait WithNanosecondZero {
-    fn with_nanosecond_zero(self) -> Self;
-}
-
-impl WithNanosecondZero for chrono::NaiveDateTime {
-    fn with_nanosecond_zero(self) -> Self {
-        use chrono::Timelike;
-        self.with_nanosecond(0).unwrap_or(self)
     }
 }
 

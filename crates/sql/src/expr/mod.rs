@@ -113,7 +113,8 @@ pub enum SessionValue {
     ConnectionId,
     User,
     Version,
-    Now,
+    /// `NOW(fsp)`: the time with `fsp` (0 to 6) digits of its seconds' fraction.
+    Now(u8),
     CurDate,
     SystemVariable(String),
     UserVariable(String),

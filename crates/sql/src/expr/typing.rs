@@ -73,7 +73,11 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
             unsigned: true,
             ..long
         },
-        Expr::Session(SessionValue::Now) => ResultType::of(ColumnType::DateTime, 19, 0),
+        Expr::Session(SessionValue::Now(fsp)) => ResultType::of(
+            ColumnType::DateTime,
+            19 + if *fsp > 0 { u32::from(*fsp) + 1 } else { 0 },
+            *fsp,
+        ),
         Expr::Session(SessionValue::CurDate) => ResultType::of(ColumnType::Date, 10, 0),
         Expr::Session(_) => string,
         Expr::Not(_)

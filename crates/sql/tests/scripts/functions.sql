@@ -199,3 +199,11 @@ BIT_AND(v)	BIT_OR(v)	BIT_XOR(v)	ANY_VALUE(grp)
 > SELECT BIT_AND(v), BIT_OR(v), BIT_XOR(v), VAR_POP(v), ANY_VALUE(v) FROM measures WHERE id < 0
 BIT_AND(v)	BIT_OR(v)	BIT_XOR(v)	VAR_POP(v)	ANY_VALUE(v)
 18446744073709551615	0	0	NULL	NULL
+
+# NOW(fsp) keeps fsp digits of the seconds' fraction; CHARSET and COLLATION of text are the
+# connection's, of anything else binary.
+> SELECT LENGTH(NOW()), LENGTH(NOW(6)), LENGTH(CURRENT_TIMESTAMP), CHARSET('a'), CHARSET(1), COLLATION('a'), COLLATION(NOW())
+LENGTH(NOW())	LENGTH(NOW(6))	LENGTH(CURRENT_TIMESTAMP)	CHARSET('a')	CHARSET(1)	COLLATION('a')	COLLATION(NOW())
+19	26	19	utf8mb4	binary	utf8mb4_bin	binary
+> SELECT NOW(7)
+error 1426 (42000): Too-big precision 7 specified for 'now'. Maximum is 6.
