@@ -728,7 +728,7 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
         {
             return Err(error::duplicate_column(&c.name.value));
         }
-        let ty = bind::sql_type(&c.data_type)?;
+        let ty = crate::datatype::sql_type(&c.data_type)?;
         let mut column = ColumnDef {
             id: i as i64 + 1,
             name: c.name.value.clone(),

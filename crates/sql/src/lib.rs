@@ -17,6 +17,7 @@ mod autoid;
 mod bind;
 pub mod catalog;
 mod cte;
+mod datatype;
 mod ddl;
 mod dialect;
 mod dml;

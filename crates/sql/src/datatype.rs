@@ -1,0 +1,136 @@
+//! Types as the parser spells them: a column definition's type, and the target of a CAST.
+
+use sqlparser::ast;
+
+use crate::error::{self, Result};
+use crate::expr::Func;
+use crate::types::{SqlType, TypeKind};
+
+/// Maps a parsed column type to Strata's.
+pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
+    use ast::DataType as D;
+    let int = |kind, unsigned| SqlType {
+        kind,
+        unsigned,
+        length: 0,
+        scale: 0,
+        members: Vec::new(),
+    };
+    let chars = |kind, len: &Option<ast::CharacterLength>, default: u32| {
+        let length = match len {
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => *length as u32,
+            Some(ast::CharacterLength::Max) => 65_535,
+            None => default,
+        };
+        SqlType {
+            kind,
+            unsigned: false,
+            length,
+            scale: 0,
+            members: Vec::new(),
+        }
+    };
+    let decimal = |info: &ast::ExactNumberInfo, unsigned| {
+        let (length, scale) = match info {
+            ast::ExactNumberInfo::None => (10, 0),
+            ast::ExactNumberInfo::Precision(p) => (*p as u32, 0),
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u32, *s as u32),
+        };
+        SqlType {
+            kind: TypeKind::Decimal,
+            unsigned,
+            length: length.min(65),
+            scale: scale.min(30),
+            members: Vec::new(),
+        }
+    };
+    Ok(match data_type {
+        D::TinyInt(_) | D::Bool | D::Boolean => int(TypeKind::TinyInt, false),
+        D::TinyIntUnsigned(_) | D::UTinyInt => int(TypeKind::TinyInt, true),
+        D::SmallInt(_) | D::Int2(_) => int(TypeKind::SmallInt, false),
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => int(TypeKind::SmallInt, true),
+        D::MediumInt(_) => int(TypeKind::MediumInt, false),
+        D::MediumIntUnsigned(_) => int(TypeKind::MediumInt, true),
+        D::Int(_) | D::Integer(_) | D::Int4(_) => int(TypeKind::Int, false),
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(TypeKind::Int, true),
+        D::BigInt(_) | D::Int8(_) | D::Int64 => int(TypeKind::BigInt, false),
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(TypeKind::BigInt, true),
+        D::Float(_) | D::Real | D::Float4 => SqlType::new(TypeKind::Float),
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => {
+            SqlType::new(TypeKind::Double)
+        }
+        D::Decimal(info) | D::Numeric(info) | D::Dec(info) => decimal(info, false),
+        D::DecimalUnsigned(info) | D::DecUnsigned(info) => decimal(info, true),
+        D::Char(len) | D::Character(len) => chars(TypeKind::Char, len, 1),
+        D::Varchar(len) | D::CharacterVarying(len) | D::CharVarying(len) | D::Nvarchar(len) => {
+            chars(TypeKind::Varchar, len, 255)
+        }
+        D::Text
+        | D::TinyText
+        | D::MediumText
+        | D::LongText
+        | D::Blob(_)
+        | D::TinyBlob
+        | D::MediumBlob
+        | D::LongBlob => SqlType::new(TypeKind::Text),
+        D::Binary(len) => SqlType {
+            length: len.unwrap_or(1) as u32,
+            ..SqlType::new(TypeKind::Char)
+        },
+        D::Varbinary(_) => SqlType {
+            length: 65_535,
+            ..SqlType::new(TypeKind::Varchar)
+        },
+        D::Date => SqlType::new(TypeKind::Date),
+        D::JSON => SqlType::new(TypeKind::Json),
+        D::Enum(members, _) => SqlType {
+            members: members
+                .iter()
+                .map(|m| match m {
+                    ast::EnumMember::Name(name) | ast::EnumMember::NamedValue(name, _) => {
+                        name.trim_end().to_string()
+                    }
+                })
+                .collect(),
+            ..SqlType::new(TypeKind::Enum)
+        },
+        D::Set(members) => SqlType {
+            members: members.iter().map(|m| m.trim_end().to_string()).collect(),
+            ..SqlType::new(TypeKind::Set)
+        },
+        D::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("year") =>
+        {
+            SqlType::new(TypeKind::Year)
+        }
+        D::Datetime(fsp) => SqlType {
+            scale: fsp.unwrap_or(0).min(6) as u32,
+            ..SqlType::new(TypeKind::DateTime)
+        },
+        D::Timestamp(fsp, _) => SqlType {
+            scale: fsp.unwrap_or(0).min(6) as u32,
+            ..SqlType::new(TypeKind::Timestamp)
+        },
+        other => return Err(error::unsupported(format!("column type {other}"))),
+    })
+}
+
+pub fn cast_func(data_type: &ast::DataType) -> Result<Func> {
+    use ast::DataType as D;
+    Ok(match data_type {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => Func::CastSigned,
+        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => {
+            Func::CastUnsigned
+        }
+        D::Char(_) | D::Varchar(_) | D::Text | D::Binary(_) | D::String(_) => Func::CastChar,
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => Func::CastDouble,
+        D::Date => Func::CastDate,
+        D::Datetime(_) | D::Timestamp(..) => Func::CastDateTime,
+        D::Decimal(_) | D::Numeric(_) | D::Dec(_) => {
+            let t = sql_type(data_type)?;
+            Func::CastDecimal(t.length, t.scale)
+        }
+        D::JSON => Func::Json(crate::expr::JsonFunc::Cast),
+        other => return Err(error::unsupported(format!("CAST AS {other}"))),
+    })
+}
