@@ -14,6 +14,7 @@ use crate::types::{self, datum_to_text, to_decimal, to_f64, to_i64};
 /// default).
 const GROUP_CONCAT_MAX_LEN: usize = 1024;
 
+#[derive(Clone)]
 enum AggState {
     Count(i64),
     SumDecimal(Option<Decimal>),
@@ -55,11 +56,9 @@ impl<'a> Aggregator<'a> {
         group_by_len: usize,
         env: &dyn EvalEnv,
     ) -> Aggregator<'a> {
-        let max_len =
-            env.session_value(&SessionValue::SystemVariable("group_concat_max_len".into()));
         Aggregator {
             aggs,
-            concat_max_len: to_i64(&max_len).map_or(GROUP_CONCAT_MAX_LEN, |n| n.max(4) as usize),
+            concat_max_len: concat_max_len(env),
             index: HashMap::new(),
             groups: Vec::new(),
             grouped: group_by_len > 0,
@@ -67,34 +66,7 @@ impl<'a> Aggregator<'a> {
     }
 
     fn fresh_states(&self) -> Vec<AggState> {
-        self.aggs
-            .iter()
-            .map(|a| match a.func {
-                AggFunc::Count | AggFunc::CountStar => AggState::Count(0),
-                AggFunc::Sum => AggState::SumDecimal(None),
-                AggFunc::Avg => AggState::Avg {
-                    sum: Decimal::ZERO,
-                    sum_float: 0.0,
-                    float: false,
-                    count: 0,
-                },
-                AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
-                AggFunc::GroupConcat | AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
-                    AggState::Concat(Vec::new())
-                }
-                AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
-                    AggState::Spread {
-                        count: 0,
-                        mean: 0.0,
-                        m2: 0.0,
-                    }
-                }
-                // BIT_AND of no rows is all ones, as in MySQL.
-                AggFunc::BitAnd => AggState::Bits(u64::MAX),
-                AggFunc::BitOr | AggFunc::BitXor => AggState::Bits(0),
-                AggFunc::AnyValue => AggState::First(None),
-            })
-            .collect()
+        self.aggs.iter().map(fresh_state).collect()
     }
 
     pub(crate) fn add(
@@ -168,6 +140,89 @@ impl<'a> Aggregator<'a> {
                 (row, values)
             })
             .collect()
+    }
+}
+
+/// `group_concat_max_len`: the longest GROUP_CONCAT result, in bytes.
+fn concat_max_len(env: &dyn EvalEnv) -> usize {
+    let max_len = env.session_value(&SessionValue::SystemVariable("group_concat_max_len".into()));
+    to_i64(&max_len).map_or(GROUP_CONCAT_MAX_LEN, |n| n.max(4) as usize)
+}
+
+fn fresh_state(call: &AggCall) -> AggState {
+    match call.func {
+        AggFunc::Count | AggFunc::CountStar => AggState::Count(0),
+        AggFunc::Sum => AggState::SumDecimal(None),
+        AggFunc::Avg => AggState::Avg {
+            sum: Decimal::ZERO,
+            sum_float: 0.0,
+            float: false,
+            count: 0,
+        },
+        AggFunc::Min | AggFunc::Max => AggState::Extreme(None),
+        AggFunc::GroupConcat | AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
+            AggState::Concat(Vec::new())
+        }
+        AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
+            AggState::Spread {
+                count: 0,
+                mean: 0.0,
+                m2: 0.0,
+            }
+        }
+        // BIT_AND of no rows is all ones, as in MySQL.
+        AggFunc::BitAnd => AggState::Bits(u64::MAX),
+        AggFunc::BitOr | AggFunc::BitXor => AggState::Bits(0),
+        AggFunc::AnyValue => AggState::First(None),
+    }
+}
+
+/// One aggregate call over the rows of a window frame, which are added one by one (or, for a
+/// frame that grows backwards, last first).
+#[derive(Clone)]
+pub(crate) struct FrameAggregate<'a> {
+    call: &'a AggCall,
+    state: AggState,
+    concat_max_len: usize,
+}
+
+impl<'a> FrameAggregate<'a> {
+    pub(crate) fn new(call: &'a AggCall, env: &dyn EvalEnv) -> FrameAggregate<'a> {
+        FrameAggregate {
+            call,
+            state: fresh_state(call),
+            concat_max_len: concat_max_len(env),
+        }
+    }
+
+    /// Forgets the rows added so far.
+    pub(crate) fn clear(&mut self) {
+        self.state = fresh_state(self.call);
+    }
+
+    /// Adds a row whose argument has `value` (any value for COUNT(*)).
+    pub(crate) fn add(&mut self, value: &Datum) {
+        let value = if self.call.func == AggFunc::CountStar {
+            Datum::Int(1)
+        } else {
+            value.clone()
+        };
+        if value == Datum::Null {
+            return;
+        }
+        match &mut self.state {
+            AggState::Concat(parts) => parts.push((Vec::new(), datum_to_text(&value))),
+            state => accumulate(state, self.call.func, value),
+        }
+    }
+
+    /// The aggregate of the rows added; `reversed` when they were added last first.
+    pub(crate) fn value(&self, reversed: bool) -> Datum {
+        let mut state = self.state.clone();
+        if let (true, AggState::Concat(parts)) = (reversed, &mut state) {
+            parts.reverse();
+        }
+        finish_state(state, self.call, self.concat_max_len)
     }
 }
 

@@ -86,6 +86,12 @@ pub struct Binder<'a> {
     /// Aggregate calls met so far; `Expr::Agg(i)` refers to `aggs[i]`.
     pub aggs: Vec<AggCall>,
     pub allow_aggregates: bool,
+    /// Window calls met so far; `Expr::Window(i)` refers to `windows[i]`.
+    pub windows: Vec<crate::window::WindowCall>,
+    /// Whether window functions may appear (the select list and ORDER BY of a query block).
+    pub allow_windows: bool,
+    /// The query block's WINDOW clause.
+    pub named_windows: &'a [ast::NamedWindowDefinition],
     /// Clause named in "Unknown column" errors.
     pub context: &'static str,
 }
@@ -98,6 +104,9 @@ impl<'a> Binder<'a> {
             subqueries: None,
             aggs: Vec::new(),
             allow_aggregates: false,
+            windows: Vec::new(),
+            allow_windows: false,
+            named_windows: &[],
             context,
         }
     }
@@ -404,7 +413,7 @@ impl<'a> Binder<'a> {
     }
 
     /// The call of aggregate `func` with `args` (bound with aggregates disallowed).
-    fn aggregate_call(
+    pub(crate) fn aggregate_call(
         &mut self,
         func: AggFunc,
         f: &ast::Function,
@@ -527,6 +536,9 @@ impl<'a> Binder<'a> {
                 (args, distinct, star)
             }
         };
+        if f.over.is_some() {
+            return crate::window::bind_call(self, &name, f, &args, distinct, star);
+        }
         let agg = match name.as_str() {
             "COUNT" if star => Some(AggFunc::CountStar),
             "COUNT" => Some(AggFunc::Count),
@@ -551,10 +563,12 @@ impl<'a> Binder<'a> {
             if !self.allow_aggregates {
                 return Err(error::invalid_group_use());
             }
-            // Aggregates do not nest.
+            // Aggregates do not nest, nor take window functions.
             self.allow_aggregates = false;
+            let windows = std::mem::replace(&mut self.allow_windows, false);
             let bound = self.aggregate_call(func, f, &args, distinct);
             self.allow_aggregates = true;
+            self.allow_windows = windows;
             let call = bound?;
             let index = match self.aggs.iter().position(|c| *c == call) {
                 Some(i) => i,

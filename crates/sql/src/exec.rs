@@ -92,9 +92,22 @@ impl EvalEnv for Ctx<'_> {
     }
 }
 
-struct AggEnv<'a> {
+/// What a query block's expressions read after grouping: its aggregate values and, once
+/// computed, its window values for the row.
+pub(crate) struct AggEnv<'a> {
     ctx: &'a Ctx<'a>,
     aggs: &'a [Datum],
+    windows: &'a [Datum],
+}
+
+impl<'a> AggEnv<'a> {
+    pub(crate) fn new(ctx: &'a Ctx<'a>, aggs: &'a [Datum]) -> AggEnv<'a> {
+        AggEnv {
+            ctx,
+            aggs,
+            windows: &[],
+        }
+    }
 }
 
 impl EvalEnv for AggEnv<'_> {
@@ -103,6 +116,9 @@ impl EvalEnv for AggEnv<'_> {
     }
     fn aggregate(&self, index: usize) -> Datum {
         self.aggs.get(index).cloned().unwrap_or(Datum::Null)
+    }
+    fn window(&self, index: usize) -> Datum {
+        self.windows.get(index).cloned().unwrap_or(Datum::Null)
     }
     fn session_value(&self, value: &SessionValue) -> Datum {
         self.ctx.session_value(value)
@@ -644,6 +660,7 @@ pub fn execute_select(
     let offset = eval_count(plan.offset.as_ref(), ctx)?.unwrap_or(0);
     let streaming = !plan.aggregate
         && !plan.distinct
+        && plan.windows.is_empty()
         && (plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered));
     let stop_after = if streaming {
         limit.map(|l| l.saturating_add(offset))
@@ -722,29 +739,42 @@ pub fn execute_select(
         Some(a) => a.finish(plan.width + plan.subqueries.len()),
         None => input.into_iter().map(|r| (r, Vec::new())).collect(),
     };
-    let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::with_capacity(groups.len());
+    // HAVING, then the window calls over the rows it keeps.
+    let mut kept: Vec<(&[Datum], &[Datum])> = Vec::with_capacity(groups.len());
     for (row, aggs) in &groups {
-        let env = AggEnv { ctx, aggs };
-        if plan.aggregate && !holds(plan.having.as_ref(), row, &env)? {
-            continue;
+        if plan.having.is_none() || holds(plan.having.as_ref(), row, &AggEnv::new(ctx, aggs))? {
+            kept.push((row, aggs));
         }
+    }
+    let (window_values, window_order) = if plan.windows.is_empty() {
+        (Vec::new(), None)
+    } else {
+        let (values, order) = crate::window::compute(&plan.windows, &kept, ctx)?;
+        // Without ORDER BY the rows leave in the order of the last window.
+        (values, plan.order_by.is_empty().then_some(order))
+    };
+    let sorted = plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered);
+    let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::with_capacity(kept.len());
+    for k in 0..kept.len() {
+        let k = window_order.as_ref().map_or(k, |order| order[k]);
+        let (row, aggs) = kept[k];
+        let env = AggEnv {
+            windows: window_values.get(k).map_or(&[], Vec::as_slice),
+            ..AggEnv::new(ctx, aggs)
+        };
         let projected: Vec<Datum> = plan
             .projection
             .iter()
             .map(|e| e.eval(row, &env))
             .collect::<Result<_>>()?;
-        if !plan.aggregate && plan.having.is_some() && !holds(plan.having.as_ref(), row, &env)? {
-            continue;
-        }
-        let sort_keys: Vec<Datum> =
-            if plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered) {
-                Vec::new()
-            } else {
-                plan.order_by
-                    .iter()
-                    .map(|(e, _)| e.eval(row, &env))
-                    .collect::<Result<_>>()?
-            };
+        let sort_keys: Vec<Datum> = if sorted {
+            Vec::new()
+        } else {
+            plan.order_by
+                .iter()
+                .map(|(e, _)| e.eval(row, &env))
+                .collect::<Result<_>>()?
+        };
         output.push((projected, sort_keys));
     }
     if plan.distinct {

@@ -37,6 +37,7 @@ mod subquery;
 pub mod types;
 mod union;
 mod vars;
+mod window;
 
 pub use api::*;
 pub use session::{Session, SqlServer};

@@ -141,6 +141,8 @@ pub struct SelectPlan {
     pub group_by: Vec<Expr>,
     pub having: Option<Expr>,
     pub projection: Vec<Expr>,
+    /// Window calls of the select list and ORDER BY, computed after grouping and HAVING.
+    pub windows: Vec<crate::window::WindowCall>,
     pub result_types: Vec<ResultType>,
     pub columns: Arc<[ColumnInfo]>,
     pub distinct: bool,
@@ -272,8 +274,11 @@ pub fn plan_select_in(
     };
 
     // Select list, HAVING and ORDER BY share one binder so aggregates are numbered once.
+    crate::window::check_named(&select.named_window)?;
     let mut binder = binder("field list");
     binder.allow_aggregates = true;
+    binder.allow_windows = true;
+    binder.named_windows = &select.named_window;
     let mut projection = Vec::new();
     let mut names = Vec::new();
     let mut origins: Vec<Option<usize>> = Vec::new();
@@ -334,6 +339,8 @@ pub fn plan_select_in(
             }
         }
     }
+    // Window functions are computed after grouping and HAVING, so neither may use them.
+    binder.allow_windows = false;
     let group_by = match &select.group_by {
         GroupByExpr::Expressions(exprs, _) => {
             let mut out = Vec::new();
@@ -350,6 +357,7 @@ pub fn plan_select_in(
         Some(e) => Some(bind_order_item(e, &mut binder, &projection, &names)?),
         None => None,
     };
+    binder.allow_windows = true;
     let mut order_by = Vec::new();
     if let Some(ob) = &query.order_by {
         if let ast::OrderByKind::Expressions(items) = &ob.kind {
@@ -360,6 +368,7 @@ pub fn plan_select_in(
         }
     }
     let aggs = std::mem::take(&mut binder.aggs);
+    let windows = std::mem::take(&mut binder.windows);
     drop(binder);
     let subqueries = collector.into_plans();
     let aggregate = !aggs.is_empty() || !group_by.is_empty();
@@ -389,10 +398,14 @@ pub fn plan_select_in(
     };
     let mut base_types = scope.types();
     base_types.extend(subqueries.iter().map(SubqueryPlan::result_type));
-    let result_types: Vec<ResultType> = projection
-        .iter()
-        .map(|e| expr::result_type(e, &base_types, &aggs))
-        .collect();
+    let window_types: Vec<ResultType> = windows.iter().map(|w| w.ty.clone()).collect();
+    let typing = expr::Typing {
+        columns: &base_types,
+        aggs: &aggs,
+        windows: &window_types,
+    };
+    let result_types: Vec<ResultType> =
+        projection.iter().map(|e| expr::typed(e, &typing)).collect();
     let columns: Arc<[ColumnInfo]> = projection
         .iter()
         .zip(&names)
@@ -435,7 +448,8 @@ pub fn plan_select_in(
                 .chain(&group_by)
                 .chain(&having)
                 .chain(order_by.iter().map(|(e, _)| e))
-                .chain(aggs.iter().map(|a| &a.arg));
+                .chain(aggs.iter().map(|a| &a.arg))
+                .chain(windows.iter().flat_map(crate::window::WindowCall::exprs));
             columns_read(read, def.columns.len())
         } else {
             None
@@ -447,7 +461,7 @@ pub fn plan_select_in(
             ordered: false,
             columns,
         };
-        if !aggregate && !distinct {
+        if !aggregate && !distinct && windows.is_empty() {
             order_by_key(&mut source, &where_conjuncts, &order_by);
         }
         (Some(source), None, filter)
@@ -469,6 +483,7 @@ pub fn plan_select_in(
         group_by,
         having,
         projection,
+        windows,
         result_types,
         columns,
         distinct,

@@ -140,6 +140,7 @@ pub fn plan_parts(parts: Vec<SelectPlan>, distinct_until: usize) -> Result<Selec
         group_by: Vec::new(),
         having: None,
         projection: (0..width).map(Expr::Column).collect(),
+        windows: Vec::new(),
         result_types,
         columns,
         distinct: false,

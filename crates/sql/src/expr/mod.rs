@@ -37,7 +37,7 @@ pub use json::{
 pub use math::MathFunc;
 pub use regexp::RegexpFunc;
 pub use strings::StrFunc;
-pub use typing::{conform, result_type, ResultType};
+pub use typing::{aggregate_type, conform, result_type, typed, ResultType, Typing};
 
 /// Scale added by division, as MySQL's `div_precision_increment`.
 const DIV_PRECISION_INCREMENT: u32 = 4;
@@ -202,6 +202,8 @@ pub enum Expr {
     Call(Func, Vec<Expr>),
     /// The result of aggregate call `n` of the query.
     Agg(usize),
+    /// The result of window call `n` of the query, for the current row.
+    Window(usize),
     /// Column `n` of the joined row built so far, read by the access path of a later join
     /// step (index nested-loop join).
     Prefix(usize),
@@ -214,6 +216,10 @@ pub enum Expr {
 pub trait EvalEnv {
     fn param(&self, index: usize) -> Datum;
     fn aggregate(&self, index: usize) -> Datum;
+    /// The value of window call `index` for the current row.
+    fn window(&self, _index: usize) -> Datum {
+        Datum::Null
+    }
     fn session_value(&self, value: &SessionValue) -> Datum;
     /// Column `n` of the joined row built so far.
     fn prefix(&self, _n: usize) -> Datum {
@@ -262,6 +268,7 @@ impl Expr {
             Expr::Literal(d) => d.clone(),
             Expr::Param(i) => env.param(*i),
             Expr::Agg(i) => env.aggregate(*i),
+            Expr::Window(i) => env.window(*i),
             Expr::Prefix(i) => env.prefix(*i),
             Expr::Outer(i) => env.outer(*i),
             Expr::Session(v) => env.session_value(v),
@@ -386,7 +393,7 @@ impl Expr {
     pub fn is_row_independent(&self) -> bool {
         let mut independent = true;
         self.walk(&mut |e| {
-            if matches!(e, Expr::Column(_) | Expr::Agg(_)) {
+            if matches!(e, Expr::Column(_) | Expr::Agg(_) | Expr::Window(_)) {
                 independent = false;
             }
         });
@@ -402,6 +409,7 @@ impl Expr {
             Expr::Literal(_)
             | Expr::Param(_)
             | Expr::Agg(_)
+            | Expr::Window(_)
             | Expr::Prefix(_)
             | Expr::Outer(_)
             | Expr::Session(_) => self.clone(),
@@ -544,6 +552,7 @@ impl Expr {
             | Expr::Literal(_)
             | Expr::Param(_)
             | Expr::Agg(_)
+            | Expr::Window(_)
             | Expr::Prefix(_)
             | Expr::Outer(_)
             | Expr::Session(_) => {}

@@ -58,6 +58,27 @@ impl ResultType {
 
 /// Infers the client-visible type of an expression.
 pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> ResultType {
+    typed(
+        expr,
+        &Typing {
+            columns,
+            aggs,
+            windows: &[],
+        },
+    )
+}
+
+/// What the type of an expression depends on besides itself.
+pub struct Typing<'a> {
+    pub columns: &'a [ResultType],
+    pub aggs: &'a [AggCall],
+    /// The types of the query's window calls (`Expr::Window`).
+    pub windows: &'a [ResultType],
+}
+
+/// Infers the client-visible type of an expression that may read window calls.
+pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
+    let (columns, aggs) = (env.columns, env.aggs);
     let long = ResultType::of(ColumnType::LongLong, 21, 0);
     let string = ResultType::of(ColumnType::VarString, 255 * 4, 0);
     match expr {
@@ -86,7 +107,7 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
         | Expr::Between { .. }
         | Expr::InList { .. } => long,
         Expr::TupleIn { .. } | Expr::Like { .. } => long,
-        Expr::Neg(e) => result_type(e, columns, aggs),
+        Expr::Neg(e) => typed(e, env),
         Expr::Binary(op, l, r) => {
             use BinaryOp::*;
             match op {
@@ -98,7 +119,7 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                     ..long
                 },
                 _ => {
-                    let (a, b) = (result_type(l, columns, aggs), result_type(r, columns, aggs));
+                    let (a, b) = (typed(l, env), typed(r, env));
                     numeric_result(*op, &a, &b)
                 }
             }
@@ -107,8 +128,8 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
             whens, otherwise, ..
         } => whens
             .first()
-            .map(|(_, t)| result_type(t, columns, aggs))
-            .or_else(|| otherwise.as_ref().map(|o| result_type(o, columns, aggs)))
+            .map(|(_, t)| typed(t, env))
+            .or_else(|| otherwise.as_ref().map(|o| typed(o, env)))
             .unwrap_or(string),
         Expr::Call(func, args) => match func {
             Func::Length | Func::CharLength | Func::CastSigned | Func::Sleep => long,
@@ -122,17 +143,11 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
             Func::CastDecimal(p, s) => ResultType::of(ColumnType::NewDecimal, p + 2, *s as u8),
             Func::CastDate => ResultType::of(ColumnType::Date, 10, 0),
             Func::CastDateTime => ResultType::of(ColumnType::DateTime, 19, 0),
-            Func::Abs | Func::Mod => args
-                .first()
-                .map(|a| result_type(a, columns, aggs))
-                .unwrap_or(long),
+            Func::Abs | Func::Mod => args.first().map(|a| typed(a, env)).unwrap_or(long),
             // Of an exact number, FLOOR and CEIL give an integer and ROUND keeps as many
             // decimals as it is asked for (none by default), as in MySQL.
             Func::Floor | Func::Ceil | Func::Round => {
-                let ty = args
-                    .first()
-                    .map(|a| result_type(a, columns, aggs))
-                    .unwrap_or(long.clone());
+                let ty = args.first().map(|a| typed(a, env)).unwrap_or(long.clone());
                 match (func, args.get(1)) {
                     _ if ty.column_type != ColumnType::NewDecimal => ty,
                     (Func::Floor | Func::Ceil, _) => long,
@@ -144,14 +159,10 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                     _ => ty,
                 }
             }
-            Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => args
-                .first()
-                .map(|a| result_type(a, columns, aggs))
-                .unwrap_or(string),
-            Func::If => args
-                .get(1)
-                .map(|a| result_type(a, columns, aggs))
-                .unwrap_or(string),
+            Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => {
+                args.first().map(|a| typed(a, env)).unwrap_or(string)
+            }
+            Func::If => args.get(1).map(|a| typed(a, env)).unwrap_or(string),
             Func::Str(f) if f.returns_integer() => long,
             Func::Math(f) if f.returns_integer() => long,
             Func::Regexp(f) if f.returns_integer() => long,
@@ -173,10 +184,7 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
                 _ => ResultType::of(ColumnType::DateTime, 19, 0),
             },
             Func::Math(MathFunc::Truncate) => {
-                let mut ty = args
-                    .first()
-                    .map(|a| result_type(a, columns, aggs))
-                    .unwrap_or(long);
+                let mut ty = args.first().map(|a| typed(a, env)).unwrap_or(long);
                 // Decimals as many as a constant second argument keeps.
                 if let Some(Expr::Literal(places)) = args.get(1) {
                     if ty.column_type == ColumnType::NewDecimal {
@@ -189,7 +197,7 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
             Func::Date(DateFunc::Add(unit)) => {
                 let date = args
                     .first()
-                    .map(|a| result_type(a, columns, aggs).column_type == ColumnType::Date);
+                    .map(|a| typed(a, env).column_type == ColumnType::Date);
                 if unit.keeps_dates() && date == Some(true) {
                     ResultType::of(ColumnType::Date, 10, 0)
                 } else {
@@ -208,46 +216,48 @@ pub fn result_type(expr: &Expr, columns: &[ResultType], aggs: &[AggCall]) -> Res
         Expr::Prefix(_) | Expr::Outer(_) => ResultType::of(ColumnType::VarString, 255, 0),
         Expr::Agg(i) => {
             let call = &aggs[*i];
-            let arg = result_type(&call.arg, columns, aggs);
-            match call.func {
-                AggFunc::Count | AggFunc::CountStar => ResultType {
-                    not_null: true,
-                    ..long
-                },
-                AggFunc::GroupConcat => ResultType::of(ColumnType::VarString, 1024 * 4, 0),
-                AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
-                    ResultType::of(ColumnType::Json, u32::MAX, 0)
-                }
-                AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
-                    ResultType::of(ColumnType::Double, 23, 31)
-                }
-                AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => ResultType {
-                    not_null: true,
-                    unsigned: true,
-                    ..long
-                },
-                AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => ResultType {
-                    not_null: false,
-                    ..arg
-                },
-                AggFunc::Sum
-                    if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) =>
-                {
-                    ResultType::of(ColumnType::Double, 22, 31)
-                }
-                AggFunc::Sum => ResultType::of(ColumnType::NewDecimal, 65, arg.decimals.min(30)),
-                AggFunc::Avg
-                    if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) =>
-                {
-                    ResultType::of(ColumnType::Double, 22, 31)
-                }
-                AggFunc::Avg => ResultType::of(
-                    ColumnType::NewDecimal,
-                    65,
-                    (arg.decimals as u32 + DIV_PRECISION_INCREMENT).min(30) as u8,
-                ),
-            }
+            aggregate_type(call.func, typed(&call.arg, env))
         }
+        Expr::Window(i) => env.windows.get(*i).cloned().unwrap_or(string),
+    }
+}
+
+/// The type of aggregate `func` over values of type `arg`.
+pub fn aggregate_type(func: AggFunc, arg: ResultType) -> ResultType {
+    let long = ResultType::of(ColumnType::LongLong, 21, 0);
+    match func {
+        AggFunc::Count | AggFunc::CountStar => ResultType {
+            not_null: true,
+            ..long
+        },
+        AggFunc::GroupConcat => ResultType::of(ColumnType::VarString, 1024 * 4, 0),
+        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
+            ResultType::of(ColumnType::Json, u32::MAX, 0)
+        }
+        AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StdPop | AggFunc::StdSamp => {
+            ResultType::of(ColumnType::Double, 23, 31)
+        }
+        AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => ResultType {
+            not_null: true,
+            unsigned: true,
+            ..long
+        },
+        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => ResultType {
+            not_null: false,
+            ..arg
+        },
+        AggFunc::Sum if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) => {
+            ResultType::of(ColumnType::Double, 22, 31)
+        }
+        AggFunc::Sum => ResultType::of(ColumnType::NewDecimal, 65, arg.decimals.min(30)),
+        AggFunc::Avg if matches!(arg.column_type, ColumnType::Double | ColumnType::Float) => {
+            ResultType::of(ColumnType::Double, 22, 31)
+        }
+        AggFunc::Avg => ResultType::of(
+            ColumnType::NewDecimal,
+            65,
+            (arg.decimals as u32 + DIV_PRECISION_INCREMENT).min(30) as u8,
+        ),
     }
 }
 
