@@ -160,9 +160,16 @@ pub fn from_relations(
                 | ast::JoinOperator::CrossJoin(c)
                 | ast::JoinOperator::StraightJoin(c) => match c {
                     ast::JoinConstraint::On(_) | ast::JoinConstraint::None => {}
-                    other => return Err(error::unsupported(format!("join {other:?}"))),
+                    ast::JoinConstraint::Using(_) => {
+                        return Err(error::unsupported("JOIN ... USING"))
+                    }
+                    ast::JoinConstraint::Natural => return Err(error::unsupported("NATURAL JOIN")),
                 },
-                other => return Err(error::unsupported(format!("{other:?}"))),
+                ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_) => {
+                    return Err(error::unsupported("RIGHT JOIN"))
+                }
+                ast::JoinOperator::FullOuter(_) => return Err(error::unsupported("FULL JOIN")),
+                _ => return Err(error::unsupported("this kind of join")),
             }
         }
     }

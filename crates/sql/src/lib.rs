@@ -27,6 +27,7 @@ mod expr;
 mod infoschema;
 mod join;
 mod members;
+mod names;
 mod parse;
 mod query;
 mod rows;

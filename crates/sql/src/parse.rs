@@ -6,12 +6,16 @@
 //! so that parameters bind by position however the binder walks the tree.
 
 use sqlparser::ast::Statement;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
+use crate::api::SqlError;
 use crate::dialect::StrataDialect;
 use crate::error::{syntax, Result};
 
+/// The most characters of the query a syntax error quotes, as in MySQL.
+const NEAR_CHARS_MAX: usize = 80;
 /// Deepest nesting of executable comments honoured.
 const EXECUTABLE_COMMENT_DEPTH_MAX: usize = 4;
 
@@ -19,6 +23,9 @@ const EXECUTABLE_COMMENT_DEPTH_MAX: usize = 4;
 pub struct Parsed {
     pub statements: Vec<Statement>,
     pub param_count: usize,
+    /// For each statement, whether it is a SELECT with SQL_CALC_FOUND_ROWS (FOUND_ROWS() then
+    /// counts the rows its LIMIT left out).
+    pub calc_found_rows: Vec<bool>,
 }
 
 /// Parses one or more `;`-separated statements.
@@ -26,9 +33,10 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     let dialect = StrataDialect::default();
     let mut tokens = Vec::new();
     tokenize_into(&dialect, sql, &mut tokens, 0)?;
+    let counting = drop_select_hints(&mut tokens);
     let mut param_count = 0;
     for token in &mut tokens {
-        if let Token::Placeholder(p) = token {
+        if let Token::Placeholder(p) = &mut token.token {
             if p == "?" {
                 param_count += 1;
                 *p = format!("?{param_count}");
@@ -37,35 +45,151 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     }
     // The parser has panicked on some malformed input (`1 DIV >=` in sqlparser 0.59): such text
     // is a syntax error, not a reason to drop the connection.
+    // Select lists are named from their tokens after parsing (the parser keeps no text).
+    let kept = crate::names::has_select(&tokens).then(|| tokens.clone());
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Parser::new(&dialect).with_tokens(tokens).parse_statements()
+        Parser::new(&dialect)
+            .with_tokens_with_locations(tokens)
+            .parse_statements()
     }));
-    let statements = match parsed {
-        Ok(result) => result.map_err(syntax)?,
+    let mut statements = match parsed {
+        Ok(result) => result.map_err(|e| parse_error(sql, &e.to_string()))?,
         Err(_) => return Err(syntax("the statement could not be parsed")),
     };
+    if let Some(tokens) = kept {
+        crate::names::name_select_items(&mut statements, &tokens, sql);
+    }
+    let calc_found_rows = statements
+        .iter()
+        .map(|s| match s {
+            Statement::Query(q) => match q.body.as_ref() {
+                sqlparser::ast::SetExpr::Select(select) => {
+                    counting.contains(&select.select_token.0.span.start)
+                }
+                _ => false,
+            },
+            _ => false,
+        })
+        .collect();
     Ok(Parsed {
         statements,
         param_count,
+        calc_found_rows,
     })
+}
+
+/// Words after SELECT that only advise MySQL's executor, which Strata's parser does not know:
+/// they become whitespace.
+const SELECT_HINTS: &[&str] = &[
+    "HIGH_PRIORITY",
+    "STRAIGHT_JOIN",
+    "SQL_SMALL_RESULT",
+    "SQL_BIG_RESULT",
+    "SQL_BUFFER_RESULT",
+    "SQL_NO_CACHE",
+];
+
+/// Drops the hints of [`SELECT_HINTS`] among the words that open a select list, and reads
+/// DISTINCTROW as DISTINCT (its synonym). Drops SQL_CALC_FOUND_ROWS too, and returns where
+/// the SELECTs it followed are.
+fn drop_select_hints(tokens: &mut [TokenWithSpan]) -> Vec<Location> {
+    let mut counting = Vec::new();
+    let mut select_at = Location::empty();
+    let mut after_select = false;
+    for t in tokens.iter_mut() {
+        let Token::Word(w) = &mut t.token else {
+            if !matches!(t.token, Token::Whitespace(_)) {
+                after_select = false;
+            }
+            continue;
+        };
+        if w.quote_style.is_some() {
+            after_select = false;
+            continue;
+        }
+        if w.keyword == Keyword::SELECT {
+            after_select = true;
+            select_at = t.span.start;
+        } else if after_select && SELECT_HINTS.iter().any(|h| w.value.eq_ignore_ascii_case(h)) {
+            t.token = Token::Whitespace(Whitespace::Space);
+        } else if after_select && w.value.eq_ignore_ascii_case("SQL_CALC_FOUND_ROWS") {
+            t.token = Token::Whitespace(Whitespace::Space);
+            counting.push(select_at);
+        } else if after_select && w.value.eq_ignore_ascii_case("DISTINCTROW") {
+            w.value = "DISTINCT".into();
+            w.keyword = Keyword::DISTINCT;
+        } else if !(after_select && matches!(w.keyword, Keyword::ALL | Keyword::DISTINCT)) {
+            after_select = false;
+        }
+    }
+    counting
+}
+
+/// MySQL's 1064 for a parser's `message`: the query's text from where the parser stopped (at
+/// most [`NEAR_CHARS_MAX`] characters) and its line, when the message says where that is.
+fn parse_error(sql: &str, message: &str) -> SqlError {
+    let place = message.rsplit_once(" at Line: ").and_then(|(_, at)| {
+        let (line, column) = at.split_once(", Column: ")?;
+        Some((line.parse::<usize>().ok()?, column.parse::<usize>().ok()?))
+    });
+    // At the end of the text the parser names no place: MySQL quotes nothing there.
+    let place = place.or_else(|| {
+        message
+            .ends_with("found: EOF")
+            .then(|| (sql.split('\n').count(), usize::MAX))
+    });
+    let Some((line, column)) = place else {
+        return syntax(message);
+    };
+    let near: String = sql
+        .split('\n')
+        .nth(line.saturating_sub(1))
+        .map(|text| {
+            let start = text
+                .char_indices()
+                .nth(column.saturating_sub(1))
+                .map_or(text.len(), |(i, _)| i);
+            let rest_of_line = &text[start..];
+            let after: Vec<&str> = sql.split('\n').skip(line).collect();
+            let mut rest = rest_of_line.to_string();
+            for more in after {
+                rest.push('\n');
+                rest.push_str(more);
+            }
+            rest.chars().take(NEAR_CHARS_MAX).collect()
+        })
+        .unwrap_or_default();
+    SqlError::new(
+        1064,
+        "42000",
+        format!("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '{near}' at line {line}"),
+    )
 }
 
 fn tokenize_into(
     dialect: &StrataDialect,
     sql: &str,
-    out: &mut Vec<Token>,
+    out: &mut Vec<TokenWithSpan>,
     depth: usize,
 ) -> Result<()> {
-    let tokens = Tokenizer::new(dialect, sql).tokenize().map_err(syntax)?;
-    for token in tokens {
-        match &token {
+    let tokens = Tokenizer::new(dialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| parse_error(sql, &e.to_string()))?;
+    for mut token in tokens {
+        // Inside an executable comment, locations are the comment's text's, not the query's.
+        if depth > 0 {
+            token.span = Span::empty();
+        }
+        match &token.token {
             Token::Whitespace(Whitespace::MultiLineComment(body))
                 if depth < EXECUTABLE_COMMENT_DEPTH_MAX =>
             {
                 if let Some(inner) = executable_body(body) {
-                    out.push(Token::Whitespace(Whitespace::Space));
+                    let space =
+                        || TokenWithSpan::new(Token::Whitespace(Whitespace::Space), Span::empty());
+                    out.push(space());
                     tokenize_into(dialect, inner, out, depth + 1)?;
-                    out.push(Token::Whitespace(Whitespace::Space));
+                    out.push(space());
                     continue;
                 }
                 out.push(token);

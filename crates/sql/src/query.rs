@@ -322,7 +322,13 @@ pub fn plan_select_in(
                     Expr::Column(i) if i < width => Some(i),
                     _ => None,
                 });
+                // A column is named as the query writes it (its definition's spelling is
+                // the column's original name).
                 names.push(match (e, &bound) {
+                    (ast::Expr::Identifier(ident), Expr::Column(_)) => ident.value.clone(),
+                    (ast::Expr::CompoundIdentifier(parts), Expr::Column(_)) => {
+                        parts.last().map_or_else(String::new, |p| p.value.clone())
+                    }
                     (_, Expr::Column(i)) if *i < width => scope.columns[*i].name.clone(),
                     _ => expression_name(e),
                 });
@@ -549,6 +555,7 @@ fn expression_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+            ast::Value::Boolean(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
             other => other.to_string(),
         },
         other => other.to_string(),

@@ -85,6 +85,7 @@ impl SqlServer {
             next_statement_id: 1,
             last_insert_id: 0,
             found_rows: 0,
+            calc_found_rows: false,
             row_count: -1,
             connection_id: self.next_connection_id.fetch_add(1, Ordering::Relaxed),
         })
@@ -115,6 +116,8 @@ struct CachedPlan {
 struct Prepared {
     statement: Statement,
     param_count: usize,
+    /// Its SELECT has SQL_CALC_FOUND_ROWS.
+    calc_found_rows: bool,
     plan: Option<CachedPlan>,
 }
 
@@ -135,6 +138,8 @@ pub struct Session {
     next_statement_id: u32,
     last_insert_id: u64,
     found_rows: u64,
+    /// The statement running has SQL_CALC_FOUND_ROWS.
+    calc_found_rows: bool,
     row_count: i64,
     connection_id: u32,
 }
@@ -259,7 +264,8 @@ impl Session {
             return vec![Err(SqlError::new(1065, "42000", "Query was empty"))];
         }
         let mut outputs = Vec::with_capacity(parsed.statements.len());
-        for statement in &parsed.statements {
+        for (statement, calc_found_rows) in parsed.statements.iter().zip(&parsed.calc_found_rows) {
+            self.calc_found_rows = *calc_found_rows;
             let result = self.execute_statement(statement, &[], None);
             let failed = result.is_err();
             outputs.push(result);
@@ -328,6 +334,7 @@ impl Session {
             Prepared {
                 statement,
                 param_count: parsed.param_count,
+                calc_found_rows: parsed.calc_found_rows[0],
                 plan: None,
             },
         );
@@ -349,8 +356,12 @@ impl Session {
             Err(error::wrong_arguments("mysqld_stmt_execute"))
         } else {
             let Prepared {
-                statement, plan, ..
+                statement,
+                plan,
+                calc_found_rows,
+                ..
             } = &mut prepared;
+            self.calc_found_rows = *calc_found_rows;
             self.execute_statement(statement, &params, Some(plan))
         };
         self.prepared.insert(statement_id, prepared);
@@ -695,18 +706,27 @@ impl Session {
         txn: &mut Transaction,
         plan: &SelectPlan,
         params: &[Datum],
-    ) -> std::result::Result<Vec<Vec<Datum>>, StatementError> {
+    ) -> std::result::Result<(Vec<Vec<Datum>>, u64), StatementError> {
         let env = Env { session: self };
         let ctx = Ctx::new(params, &env, false);
         let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
         if plan.lock == query::RowLock::ForUpdate && !keys.is_empty() {
             txn.lock_keys(keys, self.lock_wait_ms())?;
         }
-        Ok(rows)
+        // SQL_CALC_FOUND_ROWS: FOUND_ROWS() counts the rows LIMIT left out too.
+        let found = if self.calc_found_rows && (plan.limit.is_some() || plan.offset.is_some()) {
+            let mut unlimited = plan.clone();
+            unlimited.limit = None;
+            unlimited.offset = None;
+            exec::execute_select(&unlimited, txn, &ctx)?.0.len()
+        } else {
+            rows.len()
+        };
+        Ok((rows, found as u64))
     }
 
-    fn result_set(&mut self, plan: &SelectPlan, rows: Vec<Vec<Datum>>) -> Output {
-        self.found_rows = rows.len() as u64;
+    fn result_set(&mut self, plan: &SelectPlan, (rows, found): (Vec<Vec<Datum>>, u64)) -> Output {
+        self.found_rows = found;
         self.row_count = -1;
         Output::ResultSet {
             columns: plan.columns.clone(),

@@ -95,7 +95,7 @@ error 1146 (42S02): Table 'shop.missing' doesn't exist
 > SELECT nope FROM items
 error 1054 (42S22): Unknown column 'nope' in 'field list'
 > SELEC 1
-error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use: sql parser error: Expected: an SQL statement, found: SELEC
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'SELEC 1' at line 1
 > SELECT COUNT(*) FROM items
 COUNT(*)
 4

@@ -465,4 +465,4 @@ c_id
 > SELECT w_id FROM warehouse, district FOR UPDATE
 error 1235 (42000): This version of Strata doesn't yet support 'FOR UPDATE with joins, derived tables or subqueries'
 > SELECT * FROM warehouse w1 JOIN warehouse w2 USING (w_id)
-error 1235 (42000): This version of Strata doesn't yet support 'join Using([ObjectName([Identifier(Ident { value: "w_id", quote_style: None, span: Span(Location(0,0)..Location(0,0)) })])])'
+error 1235 (42000): This version of Strata doesn't yet support 'JOIN ... USING'

@@ -22,7 +22,7 @@ error 3140 (22032): Invalid JSON text: "expected ident" at position 1 in value f
 > CREATE INDEX by_doc ON docs (doc)
 error 3152 (42000): JSON column 'doc' supports indexing only via generated columns on a specified JSON path.
 > SELECT id, doc->'$.name', doc->>'$.name', JSON_EXTRACT(doc, '$.tags[1]'), doc->'$.tags[last]' FROM docs WHERE id = 1
-id	doc -> '$.name'	doc ->> '$.name'	JSON_EXTRACT(doc, '$.tags[1]')	doc -> '$.tags[last]'
+id	doc->'$.name'	doc->>'$.name'	JSON_EXTRACT(doc, '$.tags[1]')	doc->'$.tags[last]'
 1	"ann"	ann	"b"	"b"
 > SELECT id, JSON_TYPE(doc), JSON_LENGTH(doc), JSON_DEPTH(doc), JSON_VALID(doc) FROM docs ORDER BY id
 id	JSON_TYPE(doc)	JSON_LENGTH(doc)	JSON_DEPTH(doc)	JSON_VALID(doc)
@@ -48,7 +48,7 @@ JSON_OBJECT('id', 87, 'name', 'carrot')	JSON_ARRAY(1, 'abc', NULL, 2.5)	JSON_ARR
 > SELECT JSON_OBJECT(NULL, 1)
 error 3158 (22032): JSON documents may not contain NULL member names.
 > SELECT JSON_QUOTE('null'), JSON_QUOTE('"null"'), JSON_UNQUOTE('"abc"'), JSON_UNQUOTE('abc'), JSON_UNQUOTE('"\\t\\u0032"'), CAST('{"b": 1, "a": 2}' AS JSON), CAST(5 AS JSON)
-JSON_QUOTE('null')	JSON_QUOTE('"null"')	JSON_UNQUOTE('"abc"')	JSON_UNQUOTE('abc')	JSON_UNQUOTE('"\t\u0032"')	CAST('{"b": 1, "a": 2}' AS JSON)	CAST(5 AS JSON)
+JSON_QUOTE('null')	JSON_QUOTE('"null"')	JSON_UNQUOTE('"abc"')	JSON_UNQUOTE('abc')	JSON_UNQUOTE('"\\t\\u0032"')	CAST('{"b": 1, "a": 2}' AS JSON)	CAST(5 AS JSON)
 "null"	"\"null\""	abc	abc		2	{"a": 2, "b": 1}	5
 # Changing JSON (the reference manual's examples).
 > SELECT JSON_SET('{ "a": 1, "b": [2, 3]}', '$.a', 10, '$.c', '[true, false]'), JSON_INSERT('{ "a": 1, "b": [2, 3]}', '$.a', 10, '$.c', '[true, false]'), JSON_REPLACE('{ "a": 1, "b": [2, 3]}', '$.a', 10, '$.c', '[true, false]')

@@ -5,7 +5,7 @@ ok 1
 > USE ops
 ok 0
 > SELECT 5 MOD 2, 7 DIV 2 + 1, 2 + 7 DIV 2, 7 % 3 * 2, -7 MOD 3, 7.5 MOD 2
-5 % 2	7 DIV 2 + 1	2 + 7 DIV 2	7 % 3 * 2	-7 % 3	7.5 % 2
+5 MOD 2	7 DIV 2 + 1	2 + 7 DIV 2	7 % 3 * 2	-7 MOD 3	7.5 MOD 2
 1	4	5	2	-1	1.5
 > SELECT 5 ^ 3, 2 ^ 3 * 2, -2 ^ 1, ~0, ~5, 1 << 3, 8 >> 2, 1 << 64, -1 >> 60, 1 + 1 << 2, 1 | 2 & 3, 6 & 3 | 8
 5 ^ 3	2 ^ 3 * 2	-2 ^ 1	~0	~5	1 << 3	8 >> 2	1 << 64	-1 >> 60	1 + 1 << 2	1 | 2 & 3	6 & 3 | 8
@@ -14,7 +14,7 @@ ok 0
 !1	!0 + 1	!!5	NOT 1 + 1	!NULL
 0	2	1	0	NULL
 > SELECT 1 && 0, 1 || 0, 0 || NULL, 1 && NULL, 0 && NULL, 1 || NULL
-1 AND 0	1 OR 0	0 OR NULL	1 AND NULL	0 AND NULL	1 OR NULL
+1 && 0	1 || 0	0 || NULL	1 && NULL	0 && NULL	1 || NULL
 0	1	NULL	NULL	0	1
 > SELECT 1 = 1 XOR 2 = 2, 1 XOR 0 AND 0, 0 AND 1 OR 1, 1 XOR 1 XOR 1, 0 OR 1 XOR 1
 1 = 1 XOR 2 = 2	1 XOR 0 AND 0	0 AND 1 OR 1	1 XOR 1 XOR 1	0 OR 1 XOR 1
