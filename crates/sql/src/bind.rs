@@ -14,6 +14,9 @@ pub struct ScopeColumn {
     pub table: String,
     pub name: String,
     pub ty: ResultType,
+    /// A column a JOIN … USING (or NATURAL JOIN) merged into the other side's: reachable
+    /// only qualified, and left out of `*`.
+    pub merged: bool,
 }
 
 /// Columns visible to expressions, in row order.
@@ -29,7 +32,7 @@ impl Scope {
             // Columns under a hidden alias (starting with \u{1}) are reachable only qualified.
             let visible = match table {
                 Some(t) => c.table.eq_ignore_ascii_case(t),
-                None => !c.table.starts_with('\u{1}'),
+                None => !c.table.starts_with('\u{1}') && !c.merged,
             };
             if c.name.eq_ignore_ascii_case(name) && visible {
                 if found.is_some() {

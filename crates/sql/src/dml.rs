@@ -147,6 +147,7 @@ pub fn plan_insert(
                     table: INSERTED_ALIAS.into(),
                     name: c.name.clone(),
                     ty: ResultType::from_sql(&c.ty, !c.nullable),
+                    merged: false,
                 })
                 .collect();
             scope.columns.extend(inserted);

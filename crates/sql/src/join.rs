@@ -47,10 +47,26 @@ pub struct Relation {
     /// Position of its first column in the joined row.
     pub offset: usize,
     pub width: usize,
-    /// Joined with LEFT JOIN.
+    /// Padded with NULLs when nothing matches: joined with LEFT JOIN, or the left side of a
+    /// RIGHT JOIN.
     pub left: bool,
+    /// Joined with RIGHT JOIN to the relation before it (which is then `left`): it is joined
+    /// first.
+    pub right: bool,
     /// Its ON conditions, bound against the whole scope.
     pub on: Vec<Expr>,
+    /// Joined on equal columns (USING or NATURAL) rather than, or besides, ON.
+    pub using: Option<Using>,
+    /// The FROM item (comma-separated) it belongs to.
+    pub item: usize,
+}
+
+/// The columns a join is on, besides its ON condition.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Using {
+    Columns(Vec<String>),
+    /// NATURAL JOIN: every column name both sides have.
+    Natural,
 }
 
 #[derive(Clone, Debug)]
@@ -117,15 +133,15 @@ pub fn from_relations(
 ) -> Result<Vec<Relation>> {
     let mut relations = Vec::new();
     let mut offset = 0;
-    for item in from {
-        let factors = std::iter::once((&item.relation, false)).chain(item.joins.iter().map(|j| {
-            let left = matches!(
-                j.join_operator,
-                ast::JoinOperator::Left(_) | ast::JoinOperator::LeftOuter(_)
-            );
-            (&j.relation, left)
-        }));
-        for (factor, left) in factors {
+    for (item_index, item) in from.iter().enumerate() {
+        let mut kinds = vec![(false, false, None)];
+        for (position, j) in item.joins.iter().enumerate() {
+            kinds.push(join_kind(&j.join_operator, position)?);
+        }
+        let factors = std::iter::once(&item.relation)
+            .chain(item.joins.iter().map(|j| &j.relation))
+            .zip(kinds);
+        for (factor, (left, right, using)) in factors {
             let (alias, source) = relation_source(factor, schema, database)?;
             if relations
                 .iter()
@@ -147,33 +163,127 @@ pub fn from_relations(
                 offset,
                 width,
                 left,
+                right,
                 on: Vec::new(),
+                using,
+                item: item_index,
             });
             offset += width;
         }
-        for j in &item.joins {
-            match &j.join_operator {
-                ast::JoinOperator::Join(c)
-                | ast::JoinOperator::Inner(c)
-                | ast::JoinOperator::Left(c)
-                | ast::JoinOperator::LeftOuter(c)
-                | ast::JoinOperator::CrossJoin(c)
-                | ast::JoinOperator::StraightJoin(c) => match c {
-                    ast::JoinConstraint::On(_) | ast::JoinConstraint::None => {}
-                    ast::JoinConstraint::Using(_) => {
-                        return Err(error::unsupported("JOIN ... USING"))
-                    }
-                    ast::JoinConstraint::Natural => return Err(error::unsupported("NATURAL JOIN")),
-                },
-                ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_) => {
-                    return Err(error::unsupported("RIGHT JOIN"))
-                }
-                ast::JoinOperator::FullOuter(_) => return Err(error::unsupported("FULL JOIN")),
-                _ => return Err(error::unsupported("this kind of join")),
+    }
+    Ok(relations)
+}
+
+/// The columns `*` lists, as MySQL does: those a USING (or NATURAL) merged first, then every
+/// relation's others in FROM order, but for a RIGHT JOIN … USING, whose right side comes first.
+pub fn star_columns(
+    relations: &[Relation],
+    scope: &crate::bind::Scope,
+    merged: &[usize],
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..relations.len()).collect();
+    for (i, relation) in relations.iter().enumerate().skip(1) {
+        if relation.right && relation.using.is_some() {
+            order.swap(i - 1, i);
+        }
+    }
+    let rest = order.into_iter().flat_map(|r| {
+        let relation = &relations[r];
+        (relation.offset..relation.offset + relation.width)
+            .filter(|i| !merged.contains(i) && !scope.columns[*i].merged)
+    });
+    merged.iter().copied().chain(rest).collect()
+}
+
+/// Whether the relation a join operator joins is padded (LEFT), joined first (RIGHT), and on
+/// which equal columns. `position` is the join's place in its FROM item: a RIGHT JOIN's left
+/// side is one relation here, so only the first join may be RIGHT.
+fn join_kind(operator: &ast::JoinOperator, position: usize) -> Result<(bool, bool, Option<Using>)> {
+    use ast::JoinOperator as J;
+    let (left, right, constraint) = match operator {
+        J::Join(c) | J::Inner(c) | J::CrossJoin(c) | J::StraightJoin(c) => (false, false, c),
+        J::Left(c) | J::LeftOuter(c) => (true, false, c),
+        J::Right(c) | J::RightOuter(c) if position == 0 => (false, true, c),
+        J::Right(_) | J::RightOuter(_) => {
+            return Err(error::unsupported("RIGHT JOIN after another join"))
+        }
+        J::FullOuter(_) => return Err(error::unsupported("FULL JOIN")),
+        _ => return Err(error::unsupported("this kind of join")),
+    };
+    let using = match constraint {
+        ast::JoinConstraint::On(_) | ast::JoinConstraint::None => None,
+        ast::JoinConstraint::Natural => Some(Using::Natural),
+        ast::JoinConstraint::Using(names) => Some(Using::Columns(
+            names
+                .iter()
+                .map(|n| match n.0.last() {
+                    Some(ast::ObjectNamePart::Identifier(i)) => i.value.clone(),
+                    _ => n.to_string(),
+                })
+                .collect(),
+        )),
+    };
+    Ok((left, right, using))
+}
+
+/// Turns each join's USING (or NATURAL) columns into equalities of its ON, and merges each
+/// pair into one column: the left side's (the right side's for a RIGHT JOIN), which is then
+/// the one an unqualified name reaches. Returns the merged columns, which `*` lists first.
+pub fn apply_using(
+    relations: &mut [Relation],
+    scope: &mut crate::bind::Scope,
+) -> Result<Vec<usize>> {
+    let mut coalesced = Vec::new();
+    for r in 0..relations.len() {
+        let Some(using) = relations[r].using.clone() else {
+            continue;
+        };
+        let own = relations[r].offset..relations[r].offset + relations[r].width;
+        // The left side: the relations of the same FROM item before it.
+        let first = relations
+            .iter()
+            .position(|x| x.item == relations[r].item)
+            .unwrap_or(r);
+        let before = relations[first].offset..relations[r].offset;
+        let visible_before = |name: &str| {
+            before.clone().find(|&i| {
+                !scope.columns[i].merged && scope.columns[i].name.eq_ignore_ascii_case(name)
+            })
+        };
+        let own_column = |name: &str| {
+            own.clone()
+                .find(|&i| scope.columns[i].name.eq_ignore_ascii_case(name))
+        };
+        let names: Vec<String> = match using {
+            Using::Columns(names) => names,
+            Using::Natural => own
+                .clone()
+                .map(|i| scope.columns[i].name.clone())
+                .filter(|n| visible_before(n).is_some())
+                .collect(),
+        };
+        let mut pairs = Vec::new();
+        for name in names {
+            let unknown = || error::unknown_column(&name, "from clause");
+            pairs.push((
+                visible_before(&name).ok_or_else(unknown)?,
+                own_column(&name).ok_or_else(unknown)?,
+            ));
+        }
+        for (l, o) in pairs {
+            relations[r].on.push(Expr::Binary(
+                BinaryOp::Eq,
+                Box::new(Expr::Column(l)),
+                Box::new(Expr::Column(o)),
+            ));
+            let (kept, merged) = if relations[r].right { (o, l) } else { (l, o) };
+            scope.columns[merged].merged = true;
+            if !coalesced.contains(&kept) {
+                coalesced.push(kept);
             }
         }
     }
-    Ok(relations)
+    Ok(coalesced)
 }
 
 /// The ON condition of each relation, in the order of [`from_relations`].
@@ -187,6 +297,8 @@ pub fn join_conditions(from: &[ast::TableWithJoins]) -> Vec<Option<&ast::Expr>> 
                 | ast::JoinOperator::Inner(ast::JoinConstraint::On(e))
                 | ast::JoinOperator::Left(ast::JoinConstraint::On(e))
                 | ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::Right(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::RightOuter(ast::JoinConstraint::On(e))
                 | ast::JoinOperator::CrossJoin(ast::JoinConstraint::On(e))
                 | ast::JoinOperator::StraightJoin(ast::JoinConstraint::On(e)) => Some(e),
                 _ => None,
@@ -279,6 +391,7 @@ pub fn relation_scope(relation: &Relation) -> Vec<ScopeColumn> {
                     not_null: false,
                     ..ty.clone()
                 },
+                merged: false,
             })
             .collect(),
     }
@@ -308,13 +421,22 @@ pub fn plan(
     // An inner join's ON is a WHERE condition: it is checked at the step where every relation
     // it reads has been joined, whatever the order. A LEFT JOIN's ON decides matches instead.
     let mut relations = relations;
+    // `a RIGHT JOIN b ON c` is `b LEFT JOIN a ON c`, its columns kept in place.
+    let mut order_written: Vec<usize> = (0..relations.len()).collect();
+    for i in 1..relations.len() {
+        if relations[i].right {
+            relations[i - 1].left = true;
+            relations[i - 1].on = std::mem::take(&mut relations[i].on);
+            order_written.swap(i - 1, i);
+        }
+    }
     let mut where_conjuncts = where_conjuncts;
     for r in relations.iter_mut().filter(|r| !r.left) {
         where_conjuncts.append(&mut r.on);
     }
     let order: Vec<usize> = if relations.iter().any(|r| r.left) {
         // LEFT JOIN: the written order.
-        (0..relations.len()).collect()
+        order_written
     } else if relations.len() <= EXHAUSTIVE_ORDER_MAX {
         let mut best: Option<(f64, Vec<usize>)> = None;
         // In lexicographic order, so the written order wins ties.

@@ -172,6 +172,7 @@ pub fn table_scope(table: &TableDef, alias: &str) -> Scope {
                 table: alias.to_string(),
                 name: c.name.clone(),
                 ty: ResultType::from_sql(&c.ty, !c.nullable),
+                merged: false,
             })
             .collect(),
     }
@@ -245,9 +246,11 @@ pub fn plan_select_in(
         _ => return Err(error::unsupported("set operations")),
     };
     let mut relations = join::from_relations(&select.from, schema, database)?;
-    let scope = Scope {
+    let mut scope = Scope {
         columns: relations.iter().flat_map(join::relation_scope).collect(),
     };
+    let merged = join::apply_using(&mut relations, &mut scope)?;
+    let scope = scope;
     let width = scope.columns.len();
     let collector = Collector::new(schema, database, width);
     let binder = |context| Binder {
@@ -264,7 +267,7 @@ pub fn plan_select_in(
         if let Some(on) = on {
             let mut b = Binder::new(&scope, "on clause");
             b.outer = outer;
-            relation.on = b.bind(on)?.conjuncts();
+            relation.on.extend(b.bind(on)?.conjuncts());
         }
     }
     // WHERE: no aggregates.
@@ -285,9 +288,9 @@ pub fn plan_select_in(
     for item in &select.projection {
         match item {
             SelectItem::Wildcard(_) => {
-                for (i, c) in scope.columns.iter().enumerate() {
+                for i in join::star_columns(&relations, &scope, &merged) {
                     projection.push(Expr::Column(i));
-                    names.push(c.name.clone());
+                    names.push(scope.columns[i].name.clone());
                     origins.push(Some(i));
                 }
             }

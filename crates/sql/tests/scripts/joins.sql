@@ -465,4 +465,73 @@ c_id
 > SELECT w_id FROM warehouse, district FOR UPDATE
 error 1235 (42000): This version of Strata doesn't yet support 'FOR UPDATE with joins, derived tables or subqueries'
 > SELECT * FROM warehouse w1 JOIN warehouse w2 USING (w_id)
-error 1235 (42000): This version of Strata doesn't yet support 'JOIN ... USING'
+w_id	w_tax	w_ytd	w_tax	w_ytd
+1	0.1000	300.00	0.1000	300.00
+2	0.2000	100.00	0.2000	100.00
+# USING and NATURAL joins merge each pair of equal columns into one: listed first by `*`,
+# reached unqualified, the left side's (a RIGHT JOIN's right side's) value.
+> CREATE TABLE ua (x INT, id INT PRIMARY KEY)
+ok 0
+> CREATE TABLE ub (id INT PRIMARY KEY, y INT)
+ok 0
+> CREATE TABLE uc (id INT PRIMARY KEY, z INT)
+ok 0
+> INSERT INTO ua VALUES (10, 1), (20, 2), (30, 3)
+ok 3
+> INSERT INTO ub VALUES (2, 200), (3, 300), (4, 400)
+ok 3
+> INSERT INTO uc VALUES (3, 3000), (4, 4000)
+ok 2
+> SELECT * FROM ua JOIN ub USING (id) ORDER BY id
+id	x	y
+2	20	200
+3	30	300
+> SELECT * FROM ua LEFT JOIN ub USING (id) ORDER BY id
+id	x	y
+1	10	NULL
+2	20	200
+3	30	300
+> SELECT * FROM ua RIGHT JOIN ub USING (id) ORDER BY id
+id	y	x
+2	200	20
+3	300	30
+4	400	NULL
+> SELECT id, ua.id, ub.id FROM ua LEFT JOIN ub USING (id) ORDER BY id
+id	id	id
+1	1	NULL
+2	2	2
+3	3	3
+> SELECT * FROM ua NATURAL JOIN ub
+id	x	y
+2	20	200
+3	30	300
+> SELECT * FROM ua NATURAL LEFT JOIN uc ORDER BY id
+id	x	z
+1	10	NULL
+2	20	NULL
+3	30	3000
+> SELECT * FROM ua JOIN ub USING (id) JOIN uc USING (id)
+id	x	y	z
+3	30	300	3000
+> SELECT ua.*, uc.* FROM ua JOIN uc USING (id)
+x	id	id	z
+30	3	3	3000
+> SELECT * FROM ua JOIN ub USING (nope)
+error 1054 (42S22): Unknown column 'nope' in 'from clause'
+> SELECT * FROM ua JOIN ub USING (x)
+error 1054 (42S22): Unknown column 'x' in 'from clause'
+# RIGHT JOIN: every row of the right side, the left padded with NULLs; `*` keeps FROM order.
+> SELECT * FROM ua RIGHT JOIN ub ON ua.id = ub.id ORDER BY ub.id
+x	id	id	y
+20	2	2	200
+30	3	3	300
+NULL	NULL	4	400
+> SELECT ub.id FROM ua RIGHT OUTER JOIN ub ON ua.id = ub.id WHERE ua.x IS NULL
+id
+4
+> SELECT ub.id, uc.z FROM ua RIGHT JOIN ub ON ua.id = ub.id JOIN uc ON uc.id = ub.id ORDER BY ub.id
+id	z
+3	3000
+4	4000
+> SELECT COUNT(*) FROM ua RIGHT JOIN ub ON ua.id = ub.id RIGHT JOIN uc ON uc.id = ub.id
+error 1235 (42000): This version of Strata doesn't yet support 'RIGHT JOIN after another join'

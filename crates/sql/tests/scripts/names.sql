@@ -57,4 +57,7 @@ error 1064 (42000): You have an error in your SQL syntax; check the manual that 
 > SELECT id FROM t WHERE id = = 1
 error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '= 1' at line 1
 > SELECT 1 FROM t a JOIN t b USING (id)
-error 1235 (42000): This version of Strata doesn't yet support 'JOIN ... USING'
+1
+1
+1
+1
