@@ -15,4 +15,6 @@ pub enum Datum {
     Bytes(Vec<u8>),
     Date(NaiveDate),
     DateTime(NaiveDateTime),
+    /// A TIME: a signed duration in microseconds (MySQL's range is ±838:59:59).
+    Time(i64),
 }

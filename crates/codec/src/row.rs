@@ -13,6 +13,7 @@
 //! 5    Bytes     varint length, then the bytes
 //! 6    Date      zigzag varint of days since 0001-01-01
 //! 7    DateTime  zigzag varint of seconds since the Unix epoch, varint of nanoseconds
+//! 8    Time      zigzag varint of microseconds
 //! ```
 //!
 //! Unlike keys, a row value keeps every datum exactly: `1.50` stays `1.50`, `-0.0` stays `-0.0`.
@@ -45,6 +46,7 @@ const TAG_DECIMAL: u8 = 4;
 const TAG_BYTES: u8 = 5;
 const TAG_DATE: u8 = 6;
 const TAG_DATETIME: u8 = 7;
+const TAG_TIME: u8 = 8;
 
 /// Bit of the decimal header byte that marks a negative value; the low bits hold the scale.
 const DECIMAL_NEGATIVE_BIT: u8 = 0x80;
@@ -262,6 +264,10 @@ fn encode_column(buf: &mut Vec<u8>, column_id: i64, datum: &Datum) {
             varint::write_i64(buf, utc.timestamp());
             varint::write_u64(buf, u64::from(utc.timestamp_subsec_nanos()));
         }
+        Datum::Time(micros) => {
+            buf.push(TAG_TIME);
+            varint::write_i64(buf, *micros);
+        }
     }
 }
 
@@ -294,6 +300,7 @@ fn read_payload(input: &mut &[u8], tag: u8) -> Result<Datum> {
             })?;
             Datum::DateTime(value.naive_utc())
         }
+        TAG_TIME => Datum::Time(varint::read_i64(input)?),
         tag => {
             return Err(CodecError::UnknownTag {
                 what: "row column",
@@ -307,7 +314,7 @@ fn read_payload(input: &mut &[u8], tag: u8) -> Result<Datum> {
 fn skip_payload(input: &mut &[u8], tag: u8) -> Result<()> {
     match tag {
         TAG_NULL => {}
-        TAG_INT | TAG_UINT | TAG_DATE => {
+        TAG_INT | TAG_UINT | TAG_DATE | TAG_TIME => {
             varint::read_u64(input)?;
         }
         TAG_FLOAT => {

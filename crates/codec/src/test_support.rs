@@ -25,9 +25,10 @@ pub enum Kind {
     Bytes,
     Date,
     DateTime,
+    Time,
 }
 
-pub const KINDS: [Kind; 7] = [
+pub const KINDS: [Kind; 8] = [
     Kind::Int,
     Kind::UInt,
     Kind::Float,
@@ -35,6 +36,7 @@ pub const KINDS: [Kind; 7] = [
     Kind::Bytes,
     Kind::Date,
     Kind::DateTime,
+    Kind::Time,
 ];
 
 /// Returns a generator seeded from the environment, printing the seed with `test_name`.
@@ -66,6 +68,7 @@ pub fn random_datum(rng: &mut StdRng, kind: Kind) -> Datum {
         Kind::Bytes => Datum::Bytes(random_bytes(rng)),
         Kind::Date => Datum::Date(random_date(rng)),
         Kind::DateTime => Datum::DateTime(random_datetime(rng)),
+        Kind::Time => Datum::Time(random_i64(rng)),
     }
 }
 
@@ -186,6 +189,7 @@ pub fn sql_cmp(left: &Datum, right: &Datum) -> Ordering {
         (Datum::Bytes(a), Datum::Bytes(b)) => a.cmp(b),
         (Datum::Date(a), Datum::Date(b)) => a.cmp(b),
         (Datum::DateTime(a), Datum::DateTime(b)) => a.cmp(b),
+        (Datum::Time(a), Datum::Time(b)) => a.cmp(b),
         _ => panic!("sql_cmp of different variants: {left:?} and {right:?}"),
     }
 }

@@ -267,6 +267,7 @@ fn encode_binary_value(buffer: &mut Vec<u8>, column: &ColumnInfo, datum: &Datum)
             to_datetime(datum),
             column.column_type == ColumnType::Date,
         ),
+        ColumnType::Time => put_binary_time(buffer, datum),
         ColumnType::NewDecimal
         | ColumnType::VarString
         | ColumnType::String
@@ -307,6 +308,32 @@ fn put_binary_datetime(buffer: &mut Vec<u8>, datetime: Option<NaiveDateTime>, da
     }
 }
 
+/// Appends the binary TIME layout (sign, days, hours, minutes, seconds, microseconds), as
+/// short as the value allows; a value that is not a TIME is zero.
+fn put_binary_time(buffer: &mut Vec<u8>, datum: &Datum) {
+    let micros = match datum {
+        Datum::Time(micros) => *micros,
+        _ => 0,
+    };
+    let magnitude = micros.unsigned_abs();
+    let (seconds, fraction) = (magnitude / 1_000_000, (magnitude % 1_000_000) as u32);
+    if magnitude == 0 {
+        buffer.push(0);
+        return;
+    }
+    buffer.push(if fraction == 0 { 8 } else { 12 });
+    buffer.push(u8::from(micros < 0));
+    buffer.extend_from_slice(&((seconds / 86_400) as u32).to_le_bytes());
+    buffer.extend_from_slice(&[
+        (seconds / 3600 % 24) as u8,
+        (seconds / 60 % 60) as u8,
+        (seconds % 60) as u8,
+    ]);
+    if fraction != 0 {
+        buffer.extend_from_slice(&fraction.to_le_bytes());
+    }
+}
+
 /// Converts a datum to an integer the way a MySQL numeric column would hold it (rounding,
 /// wrapping unsigned values that do not fit, 0 for text that is not a number).
 fn to_i64(datum: &Datum) -> i64 {
@@ -327,6 +354,12 @@ fn to_i64(datum: &Datum) -> i64 {
             let time = datetime.time();
             date_number(&datetime.date()) * 1_000_000
                 + i64::from(time.hour() * 10_000 + time.minute() * 100 + time.second())
+        }
+        // HHMMSS.
+        Datum::Time(micros) => {
+            let seconds = micros.abs() / 1_000_000;
+            let number = seconds / 3600 * 10_000 + seconds / 60 % 60 * 100 + seconds % 60;
+            number * micros.signum()
         }
     }
 }
@@ -561,6 +594,25 @@ mod tests {
         expected.extend_from_slice(&[4, b'3', b'.', b'5', b'0']);
         expected.extend_from_slice(&0.5f32.to_le_bytes());
         expected.extend_from_slice(&[3, b'[', b'1', b']']);
+        assert_eq!(buffer, expected);
+    }
+
+    #[test]
+    fn time_layout() {
+        let columns = vec![column(ColumnType::Time); 3];
+        // -(1 day 02:03:04.000005), 00:00:00, 10:11:12.
+        let long = -((26 * 3600 + 3 * 60 + 4) * 1_000_000 + 5);
+        let row = vec![
+            Datum::Time(long),
+            Datum::Time(0),
+            Datum::Time((10 * 3600 + 11 * 60 + 12) * 1_000_000),
+        ];
+        let mut buffer = Vec::new();
+        encode_binary_row(&mut buffer, &columns, &row);
+        let mut expected = vec![0x00, 0];
+        expected.extend_from_slice(&[12, 1, 1, 0, 0, 0, 2, 3, 4, 5, 0, 0, 0]);
+        expected.push(0);
+        expected.extend_from_slice(&[8, 0, 0, 0, 0, 0, 10, 11, 12]);
         assert_eq!(buffer, expected);
     }
 

@@ -72,7 +72,29 @@ pub fn write_text_value(buffer: &mut Vec<u8>, column: Option<&ColumnInfo>, datum
         Datum::Bytes(bytes) => buffer.write_all(bytes),
         Datum::Date(date) => write_date(buffer, date),
         Datum::DateTime(datetime) => write_datetime(buffer, datetime, decimals),
+        Datum::Time(micros) => write_time(buffer, *micros, decimals),
     };
+}
+
+/// Appends a TIME as `[-]HH:MM:SS`, with the column's digits of fraction (six, when the
+/// column fixes none and there is a fraction).
+fn write_time(buffer: &mut Vec<u8>, micros: i64, decimals: u8) -> std::io::Result<()> {
+    let sign = if micros < 0 { "-" } else { "" };
+    let magnitude = micros.unsigned_abs();
+    let (seconds, fraction) = (magnitude / 1_000_000, magnitude % 1_000_000);
+    write!(
+        buffer,
+        "{sign}{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )?;
+    let digits = match decimals {
+        1..=6 => usize::from(decimals),
+        _ if fraction != 0 => 6,
+        _ => return Ok(()),
+    };
+    write!(buffer, ".{}", &format!("{fraction:06}")[..digits])
 }
 
 /// Appends a DOUBLE (or, with `single`, a FLOAT) as MySQL prints it.

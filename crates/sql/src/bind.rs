@@ -386,6 +386,7 @@ impl<'a> Binder<'a> {
                         return Ok(Expr::Session(SessionValue::Now(0)))
                     }
                     "CURRENT_DATE" => return Ok(Expr::Session(SessionValue::CurDate)),
+                    "CURRENT_TIME" => return Ok(Expr::Session(SessionValue::CurTime(0))),
                     "CURRENT_USER" => return Ok(Expr::Session(SessionValue::User)),
                     _ => {}
                 }
@@ -629,7 +630,8 @@ impl<'a> Binder<'a> {
                 return session(SessionValue::User)
             }
             "VERSION" => return session(SessionValue::Version),
-            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => {
+            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE"
+            | "CURTIME" | "CURRENT_TIME" => {
                 let fsp = match args.as_slice() {
                     [] => 0,
                     [fsp] => match self.bind(fsp)? {
@@ -639,6 +641,9 @@ impl<'a> Binder<'a> {
                     _ => -1,
                 };
                 return match u8::try_from(fsp) {
+                    Ok(fsp) if fsp <= 6 && name.starts_with("CUR") => {
+                        session(SessionValue::CurTime(fsp))
+                    }
                     Ok(fsp) if fsp <= 6 => session(SessionValue::Now(fsp)),
                     _ => Err(crate::api::SqlError::new(
                         1426,
@@ -703,6 +708,8 @@ impl<'a> Binder<'a> {
                     Func::Math(f)
                 } else if let Some(f) = crate::expr::DateFunc::by_name(other) {
                     Func::Date(f)
+                } else if let Some(f) = crate::expr::TimeFunc::by_name(other) {
+                    Func::Time(f)
                 } else if let Some(f) = crate::expr::RegexpFunc::by_name(other) {
                     Func::Regexp(f)
                 } else if let Some(f) = crate::expr::EncodingFunc::by_name(other) {
@@ -727,6 +734,7 @@ impl<'a> Binder<'a> {
             Func::Str(f) => f.arity_ok(args.len()),
             Func::Math(f) => f.arity_ok(args.len()),
             Func::Date(f) => f.arity_ok(args.len()),
+            Func::Time(f) => f.arity() == args.len(),
             Func::Regexp(f) => f.arity_ok(args.len()),
             Func::Encoding(f) => f.arity_ok(args.len()),
             Func::Json(f) => f.arity_ok(args.len()),

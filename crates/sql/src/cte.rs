@@ -252,6 +252,7 @@ fn sql_type(ty: &ResultType) -> SqlType {
         C::Date => (TypeKind::Date, 10, 0),
         C::DateTime => (TypeKind::DateTime, 19, u32::from(ty.decimals).min(6)),
         C::Timestamp => (TypeKind::Timestamp, 19, u32::from(ty.decimals).min(6)),
+        C::Time => (TypeKind::Time, 10, u32::from(ty.decimals).min(6)),
         C::Json => (TypeKind::Json, 0, 0),
         C::Year => (TypeKind::Year, 4, 0),
         C::VarString | C::String | C::Blob | C::Null => (TypeKind::Text, 65_535, 0),

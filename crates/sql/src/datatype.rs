@@ -111,6 +111,10 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             scale: fsp.unwrap_or(0).min(6) as u32,
             ..SqlType::new(TypeKind::Timestamp)
         },
+        D::Time(fsp, _) => SqlType {
+            scale: fsp.unwrap_or(0).min(6) as u32,
+            ..SqlType::new(TypeKind::Time)
+        },
         other => return Err(error::unsupported(format!("column type {other}"))),
     })
 }
@@ -126,6 +130,7 @@ pub fn cast_func(data_type: &ast::DataType) -> Result<Func> {
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => Func::CastDouble,
         D::Date => Func::CastDate,
         D::Datetime(_) | D::Timestamp(..) => Func::CastDateTime,
+        D::Time(fsp, _) => Func::CastTime(fsp.unwrap_or(0).min(6) as u8),
         D::Decimal(_) | D::Numeric(_) | D::Dec(_) => {
             let t = sql_type(data_type)?;
             Func::CastDecimal(t.length, t.scale)

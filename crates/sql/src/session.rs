@@ -170,6 +170,14 @@ impl SessionEnv for Env<'_> {
                 Datum::DateTime(now.with_nanosecond(nanos - nanos % unit).unwrap_or(now))
             }
             SessionValue::CurDate => Datum::Date(chrono::Local::now().date_naive()),
+            SessionValue::CurTime(fsp) => {
+                use chrono::Timelike;
+                let now = chrono::Local::now().naive_local();
+                let micros = i64::from(now.num_seconds_from_midnight()) * 1_000_000
+                    + i64::from(now.nanosecond() / 1000 % 1_000_000);
+                let unit = 10i64.pow(6 - u32::from(*fsp));
+                Datum::Time(micros - micros % unit)
+            }
             SessionValue::SystemVariable(name) => s.variable(name).unwrap_or(Datum::Null),
             SessionValue::UserVariable(name) => {
                 s.user_vars.get(name).cloned().unwrap_or(Datum::Null)

@@ -33,6 +33,8 @@ pub enum TypeKind {
     Date,
     DateTime,
     Timestamp,
+    /// TIME: a signed duration (`expr/clock.rs`).
+    Time,
     /// JSON, kept as its text in MySQL's normal form (`expr/json.rs`).
     Json,
     /// ENUM, SET and YEAR (`members.rs`).
@@ -98,6 +100,7 @@ impl SqlType {
             TypeKind::Date => ColumnType::Date,
             TypeKind::DateTime => ColumnType::DateTime,
             TypeKind::Timestamp => ColumnType::Timestamp,
+            TypeKind::Time => ColumnType::Time,
             TypeKind::Json => ColumnType::Json,
             TypeKind::Enum | TypeKind::Set => ColumnType::String,
             TypeKind::Year => ColumnType::Year,
@@ -121,6 +124,7 @@ impl SqlType {
             TypeKind::DateTime | TypeKind::Timestamp => {
                 19 + if self.scale > 0 { self.scale + 1 } else { 0 }
             }
+            TypeKind::Time => 10 + if self.scale > 0 { self.scale + 1 } else { 0 },
             TypeKind::Json => u32::MAX,
             TypeKind::Enum => {
                 self.members
@@ -155,6 +159,8 @@ impl SqlType {
             TypeKind::Text => "text".into(),
             TypeKind::Date => "date".into(),
             TypeKind::DateTime if self.scale > 0 => format!("datetime({})", self.scale),
+            TypeKind::Time if self.scale > 0 => format!("time({})", self.scale),
+            TypeKind::Time => "time".into(),
             TypeKind::DateTime => "datetime".into(),
             TypeKind::Timestamp if self.scale > 0 => format!("timestamp({})", self.scale),
             TypeKind::Timestamp => "timestamp".into(),
@@ -213,6 +219,10 @@ impl SqlType {
                     Datum::Bytes(b) => parse_integer_strict(b).ok_or_else(|| {
                         error::incorrect_value("integer", &String::from_utf8_lossy(b), column)
                     })?,
+                    Datum::Time(t) => crate::expr::clock_number(*t)
+                        .round()
+                        .to_i128()
+                        .ok_or_else(|| error::out_of_range(column))?,
                     Datum::Date(_) | Datum::DateTime(_) => parse_integer_strict(
                         String::from_utf8_lossy(&datum_to_text(&value))
                             .replace(['-', ' ', ':'], "")
@@ -292,16 +302,24 @@ impl SqlType {
                 Some(dt) => Ok(Datum::DateTime(truncate_fraction(dt, self.scale))),
                 None => Err(incorrect_time("datetime", &value, column)),
             },
+            TypeKind::Time => match crate::expr::to_time(&value) {
+                Some(t) => Ok(Datum::Time(crate::expr::round_time(t, self.scale))),
+                None => Err(incorrect_time("time", &value, column)),
+            },
             _ => unreachable!("every kind is matched"),
         }
     }
 }
 
+/// A value a DATE, DATETIME or TIME column cannot read: 1292, as MySQL's strict mode sends.
 fn incorrect_time(kind: &str, value: &Datum, column: &str) -> crate::api::SqlError {
-    error::incorrect_value(
-        kind,
-        &String::from_utf8_lossy(&datum_to_text(value)),
-        column,
+    crate::api::SqlError::new(
+        1292,
+        "22007",
+        format!(
+            "Incorrect {kind} value: '{}' for column '{column}' at row 1",
+            String::from_utf8_lossy(&datum_to_text(value))
+        ),
     )
 }
 
@@ -379,6 +397,7 @@ pub fn to_f64(d: &Datum) -> Option<f64> {
             .replace(['-', ' ', ':'], "")
             .parse::<f64>()
             .ok()?,
+        Datum::Time(t) => crate::expr::clock_number(*t).to_f64()?,
     })
 }
 
@@ -398,6 +417,7 @@ pub fn to_decimal(d: &Datum) -> Option<Decimal> {
                 .or_else(|| prefix.parse::<f64>().ok().and_then(Decimal::from_f64))
         }
         Datum::Date(_) | Datum::DateTime(_) => to_f64(d).and_then(Decimal::from_f64),
+        Datum::Time(t) => Some(crate::expr::clock_number(*t)),
     }
 }
 
@@ -480,6 +500,7 @@ pub fn datum_to_text(d: &Datum) -> Vec<u8> {
                 dt.format("%Y-%m-%d %H:%M:%S%.6f").to_string().into_bytes()
             }
         }
+        Datum::Time(t) => crate::expr::format_time(*t, None).into_bytes(),
     }
 }
 
@@ -515,6 +536,11 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Decimal(x), Decimal(y)) => x.cmp(y),
         (Date(x), Date(y)) => x.cmp(y),
         (DateTime(x), DateTime(y)) => x.cmp(y),
+        (Time(x), Time(y)) => x.cmp(y),
+        (Time(_), _) | (_, Time(_)) => match (crate::expr::to_time(a), crate::expr::to_time(b)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => to_f64(a)?.partial_cmp(&to_f64(b)?)?,
+        },
         (Date(_) | DateTime(_), _) | (_, Date(_) | DateTime(_)) => {
             match (to_datetime(a), to_datetime(b)) {
                 (Some(x), Some(y)) => x.cmp(&y),

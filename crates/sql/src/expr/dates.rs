@@ -413,6 +413,39 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
             None => Datum::DateTime(dt),
         });
     }
+    // TIME ± INTERVAL of days or less is a TIME.
+    if let (Add(unit), Datum::Time(t)) = (func, &values[0]) {
+        if matches!(
+            unit,
+            IntervalUnit::Month | IntervalUnit::Quarter | IntervalUnit::Year
+        ) {
+            return Ok(Datum::Null);
+        }
+        let base = NaiveDateTime::default();
+        let at = base.checked_add_signed(TimeDelta::microseconds(*t));
+        let moved = at.and_then(|at| add_interval(at, unit, &values[1]));
+        return Ok(moved
+            .and_then(|m| (m - base).num_microseconds())
+            .map_or(Datum::Null, |m| Datum::Time(super::clock::clamp(m))));
+    }
+    // The clock parts of a TIME (its hours may pass 23), or of text that is one.
+    if matches!(func, Hour | Minute | Second | Microsecond) {
+        let time = match &values[0] {
+            Datum::Time(t) => Some(*t),
+            v @ Datum::Bytes(_) if to_datetime(v).is_none() => super::clock::to_time(v),
+            _ => None,
+        };
+        if let Some(t) = time {
+            let magnitude = t.unsigned_abs();
+            let seconds = (magnitude / 1_000_000) as i64;
+            return Ok(Datum::Int(match func {
+                Hour => seconds / 3600,
+                Minute => seconds / 60 % 60,
+                Second => seconds % 60,
+                _ => (magnitude % 1_000_000) as i64,
+            }));
+        }
+    }
     let Some(dt) = to_datetime(&values[0]) else {
         return Ok(Datum::Null);
     };

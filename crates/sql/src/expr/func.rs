@@ -40,6 +40,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::Str(f) => return super::strings::eval(*f, &values),
         Func::Math(f) => return super::math::eval(*f, &values),
         Func::Date(f) => return super::dates::eval(*f, &values),
+        Func::Time(f) => return super::clock::eval(*f, &values),
         Func::Regexp(f) => return super::regexp::eval(*f, &values),
         Func::Encoding(f) => return Ok(super::encoding::eval(*f, &values)),
         Func::Json(f) => return super::json::eval(*f, &values),
@@ -249,11 +250,15 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::CastDateTime => types::to_datetime(&first)
             .map(Datum::DateTime)
             .unwrap_or(Datum::Null),
+        Func::CastTime(fsp) => super::clock::to_time(&first)
+            .map(|t| Datum::Time(super::clock::round_fraction(t, u32::from(*fsp))))
+            .unwrap_or(Datum::Null),
         Func::Coalesce
         | Func::If
         | Func::Str(_)
         | Func::Math(_)
         | Func::Date(_)
+        | Func::Time(_)
         | Func::Regexp(_)
         | Func::Encoding(_)
         | Func::Json(_) => {

@@ -8,6 +8,7 @@
 
 mod arith;
 mod calendar;
+mod clock;
 mod dates;
 mod encoding;
 mod func;
@@ -27,6 +28,9 @@ use crate::types::{self, compare, to_bool};
 pub use arith::like;
 use arith::{arithmetic, binary, negate};
 pub use calendar::ExtractUnit;
+pub use clock::{
+    format_time, round_fraction as round_time, time_number as clock_number, to_time, TimeFunc,
+};
 pub use dates::{DateFunc, IntervalUnit};
 pub use encoding::EncodingFunc;
 use func::call;
@@ -115,6 +119,8 @@ pub enum SessionValue {
     Version,
     /// `NOW(fsp)`: the time with `fsp` (0 to 6) digits of its seconds' fraction.
     Now(u8),
+    /// `CURTIME(fsp)`: the time of day, as a TIME.
+    CurTime(u8),
     CurDate,
     SystemVariable(String),
     UserVariable(String),
@@ -148,6 +154,7 @@ pub enum Func {
     Str(StrFunc),
     Math(MathFunc),
     Date(DateFunc),
+    Time(TimeFunc),
     Regexp(RegexpFunc),
     Encoding(EncodingFunc),
     Json(JsonFunc),
@@ -158,6 +165,8 @@ pub enum Func {
     CastDouble,
     CastDate,
     CastDateTime,
+    /// CAST(… AS TIME(fsp)).
+    CastTime(u8),
 }
 
 #[derive(Clone, Debug, PartialEq)]

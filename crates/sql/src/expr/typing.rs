@@ -31,7 +31,9 @@ impl ResultType {
 
     pub fn from_sql(ty: &SqlType, not_null: bool) -> ResultType {
         let decimals = match ty.kind {
-            TypeKind::Decimal | TypeKind::DateTime | TypeKind::Timestamp => ty.scale as u8,
+            TypeKind::Decimal | TypeKind::DateTime | TypeKind::Timestamp | TypeKind::Time => {
+                ty.scale as u8
+            }
             TypeKind::Float | TypeKind::Double => 31,
             _ => 0,
         };
@@ -100,6 +102,11 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
             *fsp,
         ),
         Expr::Session(SessionValue::CurDate) => ResultType::of(ColumnType::Date, 10, 0),
+        Expr::Session(SessionValue::CurTime(fsp)) => ResultType::of(
+            ColumnType::Time,
+            10 + if *fsp > 0 { u32::from(*fsp) + 1 } else { 0 },
+            *fsp,
+        ),
         Expr::Session(_) => string,
         Expr::Not(_)
         | Expr::IsNull(..)
@@ -194,6 +201,13 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
                 ty
             }
             Func::Math(_) => ResultType::of(ColumnType::Double, 22, 31),
+            Func::Date(DateFunc::Add(_))
+                if args
+                    .first()
+                    .is_some_and(|a| typed(a, env).column_type == ColumnType::Time) =>
+            {
+                ResultType::of(ColumnType::Time, 10, 0)
+            }
             Func::Date(DateFunc::Add(unit)) => {
                 let date = args
                     .first()
@@ -204,6 +218,23 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
                     ResultType::of(ColumnType::DateTime, 19, 0)
                 }
             }
+            Func::CastTime(fsp) => ResultType::of(
+                ColumnType::Time,
+                10 + if *fsp > 0 { u32::from(*fsp) + 1 } else { 0 },
+                *fsp,
+            ),
+            Func::Time(TimeFunc::TimeToSec) => long,
+            Func::Time(TimeFunc::AddTime | TimeFunc::SubTime)
+                if args.first().is_some_and(|a| {
+                    matches!(
+                        typed(a, env).column_type,
+                        ColumnType::DateTime | ColumnType::Timestamp
+                    )
+                }) =>
+            {
+                ResultType::of(ColumnType::DateTime, 26, 6)
+            }
+            Func::Time(f) if f.returns_time() => ResultType::of(ColumnType::Time, 10, 0),
             Func::Date(f) => match f.returns_date(args.len()) {
                 Some(true) => ResultType::of(ColumnType::Date, 10, 0),
                 Some(false) => ResultType::of(ColumnType::DateTime, 19, 0),
@@ -311,6 +342,7 @@ pub fn datum_type(d: &Datum) -> ResultType {
         },
         Datum::Date(_) => ResultType::of(ColumnType::Date, 10, 0),
         Datum::DateTime(_) => ResultType::of(ColumnType::DateTime, 26, 0),
+        Datum::Time(_) => ResultType::of(ColumnType::Time, 17, 0),
     }
 }
 

@@ -128,7 +128,7 @@ id	at	day	amount	ratio
 SUM(amount)	SUM(ratio)
 9.01	1000.5
 > INSERT INTO events (id, at) VALUES (2, 'not a date')
-error 1366 (HY000): Incorrect datetime value: 'not a date' for column 'at' at row 1
+error 1292 (22007): Incorrect datetime value: 'not a date' for column 'at' at row 1
 > INSERT INTO events (id) VALUES (-1)
 error 1264 (22003): Out of range value for column 'id' at row 1
 

@@ -204,6 +204,6 @@ BIT_AND(v)	BIT_OR(v)	BIT_XOR(v)	VAR_POP(v)	ANY_VALUE(v)
 # connection's, of anything else binary.
 > SELECT LENGTH(NOW()), LENGTH(NOW(6)), LENGTH(CURRENT_TIMESTAMP), CHARSET('a'), CHARSET(1), COLLATION('a'), COLLATION(NOW())
 LENGTH(NOW())	LENGTH(NOW(6))	LENGTH(CURRENT_TIMESTAMP)	CHARSET('a')	CHARSET(1)	COLLATION('a')	COLLATION(NOW())
-19	26	19	utf8mb4	binary	utf8mb4_bin	binary
+19	26	8	utf8mb4	binary	utf8mb4_bin	binary
 > SELECT NOW(7)
 error 1426 (42000): Too-big precision 7 specified for 'now'. Maximum is 6.

@@ -1,0 +1,96 @@
+# TIME: a signed duration of at most 838:59:59 either way, with up to six digits of fraction;
+# stored as such (so it sorts and compares as a duration), read from MySQL's literals, rounded
+# to the column's precision.
+> CREATE DATABASE clock
+ok 1
+> USE clock
+ok 0
+> CREATE TABLE shift (id INT PRIMARY KEY, starts TIME, took TIME(3), INDEX (starts))
+ok 0
+> INSERT INTO shift VALUES (1, '09:00:00', '01:30:00.1234'), (2, '-10:00:00', '100:00:00'), (3, 171500, 12.5), (4, '2 01:00', '23:59:59.9996'), (5, NULL, NULL)
+ok 5
+> SELECT * FROM shift ORDER BY starts, id
+id	starts	took
+5	NULL	NULL
+2	-10:00:00	100:00:00
+1	09:00:00	01:30:00.123000
+3	17:15:00	00:00:12.500000
+4	49:00:00	24:00:00
+> SELECT id FROM shift WHERE starts > '9:30' ORDER BY id
+id
+3
+4
+> SELECT id FROM shift WHERE starts BETWEEN '-11:00:00' AND '10:00:00' ORDER BY id
+id
+1
+2
+> SELECT MIN(starts), MAX(starts), MAX(took) FROM shift
+MIN(starts)	MAX(starts)	MAX(took)
+-10:00:00	49:00:00	100:00:00
+> SELECT id, HOUR(starts), MINUTE(starts), SECOND(took), MICROSECOND(took), starts + 0, TIME_TO_SEC(starts) FROM shift ORDER BY id
+id	HOUR(starts)	MINUTE(starts)	SECOND(took)	MICROSECOND(took)	starts + 0	TIME_TO_SEC(starts)
+1	9	0	0	123000	90000	32400
+2	10	0	0	0	-100000	-36000
+3	17	15	12	500000	171500	62100
+4	49	0	0	0	490000	176400
+5	NULL	NULL	NULL	NULL	NULL	NULL
+> SELECT starts, COUNT(*) FROM shift GROUP BY starts ORDER BY starts
+starts	COUNT(*)
+NULL	1
+-10:00:00	1
+09:00:00	1
+17:15:00	1
+49:00:00	1
+> UPDATE shift SET took = ADDTIME(took, '00:00:01') WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SELECT took FROM shift WHERE id = 1
+took
+01:30:01.123000
+> INSERT INTO shift VALUES (6, 'noon', NULL)
+error 1292 (22007): Incorrect time value: 'noon' for column 'starts' at row 1
+> INSERT INTO shift VALUES (7, '10:61:00', NULL)
+error 1292 (22007): Incorrect time value: '10:61:00' for column 'starts' at row 1
+> INSERT INTO shift VALUES (8, '900:00:00', NULL)
+ok 1
+> SELECT starts FROM shift WHERE id = 8
+starts
+838:59:59
+> SHOW CREATE TABLE shift
+Table	Create Table
+shift	CREATE TABLE `shift` (
+  `id` int NOT NULL,
+  `starts` time DEFAULT NULL,
+  `took` time(3) DEFAULT NULL,
+  PRIMARY KEY (`id`) /*T![clustered_index] CLUSTERED */,
+  KEY `starts` (`starts`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin
+# The functions, with the reference manual's examples.
+> SELECT TIME('2003-12-31 01:02:03'), TIME('2003-12-31 01:02:03.000123'), CAST('1:2:3' AS TIME), CAST('10:11:12.5' AS TIME(1))
+TIME('2003-12-31 01:02:03')	TIME('2003-12-31 01:02:03.000123')	CAST('1:2:3' AS TIME)	CAST('10:11:12.5' AS TIME(1))
+01:02:03	01:02:03.000123	01:02:03	10:11:12.500000
+> SELECT TIMEDIFF('2008-12-31 23:59:59.000001', '2008-12-30 01:01:01.000002'), TIMEDIFF('10:00:00', '12:30:00'), TIMEDIFF('2008-12-31 23:59:59', '10:00:00')
+TIMEDIFF('2008-12-31 23:59:59.000001', '2008-12-30 01:01:01.000002')	TIMEDIFF('10:00:00', '12:30:00')	TIMEDIFF('2008-12-31 23:59:59', '10:00:00')
+46:58:57.999999	-02:30:00	NULL
+> SELECT ADDTIME('2007-12-31 23:59:59.999999', '1 1:1:1.000002'), ADDTIME('01:00:00.999999', '02:00:00.999998'), SUBTIME('01:00:00', '02:00:00')
+ADDTIME('2007-12-31 23:59:59.999999', '1 1:1:1.000002')	ADDTIME('01:00:00.999999', '02:00:00.999998')	SUBTIME('01:00:00', '02:00:00')
+2008-01-02 01:01:01.000001	03:00:01.999997	-01:00:00
+> SELECT SEC_TO_TIME(2378), SEC_TO_TIME(-3661), SEC_TO_TIME(4000000), TIME_TO_SEC('22:23:00'), TIME_TO_SEC('00:39:38')
+SEC_TO_TIME(2378)	SEC_TO_TIME(-3661)	SEC_TO_TIME(4000000)	TIME_TO_SEC('22:23:00')	TIME_TO_SEC('00:39:38')
+00:39:38	-01:01:01	838:59:59	80580	2378
+> SELECT MAKETIME(12, 15, 30), MAKETIME(-1, 0, 0), MAKETIME(1, 60, 0)
+MAKETIME(12, 15, 30)	MAKETIME(-1, 0, 0)	MAKETIME(1, 60, 0)
+12:15:30	-01:00:00	NULL
+> SELECT TIME_FORMAT('100:00:00', '%H %k %h %I %l'), TIME_FORMAT('14:05:07.25', '%r %T %f'), TIME_FORMAT('10:00:00', '%Y')
+TIME_FORMAT('100:00:00', '%H %k %h %I %l')	TIME_FORMAT('14:05:07.25', '%r %T %f')	TIME_FORMAT('10:00:00', '%Y')
+100 100 04 04 4	02:05:07 PM 14:05:07 250000	NULL
+> SELECT starts + INTERVAL 90 MINUTE, starts - INTERVAL 1 DAY, starts + INTERVAL 1 MONTH FROM shift WHERE id = 1
+starts + INTERVAL 90 MINUTE	starts - INTERVAL 1 DAY	starts + INTERVAL 1 MONTH
+10:30:00	-15:00:00	NULL
+> SELECT HOUR('272:59:59'), MINUTE('10:05:03'), SECOND('10:05:03'), HOUR('2024-01-01 10:05:03')
+HOUR('272:59:59')	MINUTE('10:05:03')	SECOND('10:05:03')	HOUR('2024-01-01 10:05:03')
+272	5	3	10
+> SELECT CURTIME() = CURRENT_TIME, LENGTH(CURTIME()), LENGTH(CURTIME(3))
+CURTIME() = CURRENT_TIME	LENGTH(CURTIME())	LENGTH(CURTIME(3))
+1	8	15
+> SELECT CURTIME(7)
+error 1426 (42000): Too-big precision 7 specified for 'curtime'. Maximum is 6.
