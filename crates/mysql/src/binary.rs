@@ -269,6 +269,7 @@ fn encode_binary_value(buffer: &mut Vec<u8>, column: &ColumnInfo, datum: &Datum)
         ),
         ColumnType::Time => put_binary_time(buffer, datum),
         ColumnType::NewDecimal
+        | ColumnType::Bit
         | ColumnType::VarString
         | ColumnType::String
         | ColumnType::Blob

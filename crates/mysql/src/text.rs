@@ -62,6 +62,11 @@ pub fn write_text_value(buffer: &mut Vec<u8>, column: Option<&ColumnInfo>, datum
             write!(buffer, "{value:04}")
         }
         Datum::Int(value) => write!(buffer, "{value}"),
+        // A BIT(M) is its M bits, big-endian, in whole bytes.
+        Datum::UInt(value) if column.is_some_and(|c| c.column_type == ColumnType::Bit) => {
+            let bytes = column.map_or(8, |c| c.column_length.div_ceil(8).clamp(1, 8)) as usize;
+            buffer.write_all(&value.to_be_bytes()[8 - bytes..])
+        }
         Datum::UInt(value) => write!(buffer, "{value}"),
         Datum::Float(value) => {
             let single = column.is_some_and(|column| column.column_type == ColumnType::Float);
@@ -238,6 +243,32 @@ mod tests {
             text(ColumnType::DateTime, 3, Datum::DateTime(midnight)),
             "2024-02-09 00:00:00.000"
         );
+    }
+
+    #[test]
+    fn times_and_bits() {
+        let time = -((26 * 3600 + 3 * 60 + 4) * 1_000_000 + 5);
+        assert_eq!(
+            text(ColumnType::Time, 0, Datum::Time(time)),
+            "-26:03:04.000005"
+        );
+        assert_eq!(
+            text(ColumnType::Time, 3, Datum::Time(1_500_000)),
+            "00:00:01.500"
+        );
+        assert_eq!(text(ColumnType::Time, 0, Datum::Time(0)), "00:00:00");
+        let bits = |length: u32, value: u64| {
+            let mut buffer = Vec::new();
+            let info = ColumnInfo {
+                column_length: length,
+                ..column(ColumnType::Bit, 0)
+            };
+            write_text_value(&mut buffer, Some(&info), &Datum::UInt(value));
+            buffer
+        };
+        assert_eq!(bits(1, 1), [1]);
+        assert_eq!(bits(10, 0x3ff), [3, 0xff]);
+        assert_eq!(bits(64, u64::MAX), [0xff; 8]);
     }
 
     #[test]

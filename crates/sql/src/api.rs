@@ -50,6 +50,7 @@ pub enum ColumnType {
     Timestamp,
     Time,
     Year,
+    Bit,
     Json,
     Null,
 }
@@ -71,6 +72,7 @@ impl ColumnType {
             ColumnType::Time => 11,
             ColumnType::DateTime => 12,
             ColumnType::Year => 13,
+            ColumnType::Bit => 16,
             ColumnType::Json => 245,
             ColumnType::NewDecimal => 246,
             ColumnType::Blob => 252,

@@ -836,6 +836,16 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
                 .map_err(error::syntax)?;
             Expr::Literal(Datum::Bytes(bytes))
         }
+        // b'101': a number here, so that it compares with and is stored in BIT columns as
+        // one (MySQL's bit-value literal is a binary string that reads as that number).
+        V::SingleQuotedByteStringLiteral(bits) => {
+            if bits.is_empty() || bits.len() > 64 || bits.bytes().any(|b| b != b'0' && b != b'1') {
+                return Err(error::syntax(format!("near 'b'{bits}''")));
+            }
+            Expr::Literal(Datum::UInt(
+                u64::from_str_radix(bits, 2).map_err(error::syntax)?,
+            ))
+        }
         V::Boolean(b) => Expr::Literal(Datum::Int(*b as i64)),
         V::Null => Expr::Literal(Datum::Null),
         V::Placeholder(p) => {

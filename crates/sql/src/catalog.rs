@@ -55,7 +55,7 @@ impl ColumnDef {
             Some(DefaultValue::Literal(None)) => Some(Datum::Null),
             Some(DefaultValue::Literal(Some(text))) => self
                 .ty
-                .coerce(Datum::Bytes(text.clone().into_bytes()), &self.name)
+                .coerce(self.ty.stored_default(text), &self.name)
                 .ok(),
             Some(DefaultValue::CurrentTimestamp) => {
                 Some(Datum::DateTime(chrono::Local::now().naive_local()))

@@ -255,6 +255,7 @@ fn sql_type(ty: &ResultType) -> SqlType {
         C::Time => (TypeKind::Time, 10, u32::from(ty.decimals).min(6)),
         C::Json => (TypeKind::Json, 0, 0),
         C::Year => (TypeKind::Year, 4, 0),
+        C::Bit => (TypeKind::BigInt, 20, 0),
         C::VarString | C::String | C::Blob | C::Null => (TypeKind::Text, 65_535, 0),
     };
     SqlType {

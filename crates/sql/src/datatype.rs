@@ -82,6 +82,20 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             ..SqlType::new(TypeKind::Varchar)
         },
         D::Date => SqlType::new(TypeKind::Date),
+        D::Bit(bits) => match bits.unwrap_or(1) {
+            bits @ 1..=64 => SqlType {
+                length: bits as u32,
+                unsigned: true,
+                ..SqlType::new(TypeKind::Bit)
+            },
+            _ => {
+                return Err(crate::api::SqlError::new(
+                    1439,
+                    "42000",
+                    "Display width out of range for column (max = 64)",
+                ))
+            }
+        },
         D::JSON => SqlType::new(TypeKind::Json),
         D::Enum(members, _) => SqlType {
             members: members

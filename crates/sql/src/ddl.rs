@@ -774,7 +774,7 @@ fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<T
         if let Some(DefaultValue::Literal(Some(text))) = &column.default {
             column
                 .ty
-                .coerce(Datum::Bytes(text.clone().into_bytes()), &column.name)
+                .coerce(column.ty.stored_default(text), &column.name)
                 .map_err(|_| {
                     crate::api::SqlError::new(
                         1067,

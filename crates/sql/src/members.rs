@@ -113,6 +113,28 @@ pub fn year_value(value: Datum, column: &str) -> Result<Datum> {
     Ok(Datum::Int(year))
 }
 
+/// A BIT(`bits`) column's value: a number, or a binary string read as a big-endian number (as
+/// MySQL reads `b'101'`, `0x05` and text); 1406 when it needs more bits than the column has.
+pub fn bit_value(value: Datum, bits: u32, column: &str) -> Result<Datum> {
+    let n: u64 = match &value {
+        Datum::Bytes(b) => {
+            if b.len() > 8 {
+                return Err(error::data_too_long(column));
+            }
+            b.iter().fold(0u64, |n, byte| n << 8 | u64::from(*byte))
+        }
+        Datum::UInt(u) => *u,
+        other => match to_i64(other) {
+            Some(n) if n >= 0 => n as u64,
+            _ => return Err(error::data_too_long(column)),
+        },
+    };
+    if bits < 64 && n >> bits != 0 {
+        return Err(error::data_too_long(column));
+    }
+    Ok(Datum::UInt(n))
+}
+
 /// `'a','b'` as the column's members: quotes doubled inside, trailing spaces dropped.
 pub fn quoted_list(members: &[String]) -> String {
     members

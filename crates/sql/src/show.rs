@@ -13,7 +13,7 @@ use crate::expr::like;
 use crate::join::{BuildSource, JoinItem};
 use crate::query::{self, Access};
 use crate::session::Session;
-use crate::types::datum_to_text;
+use crate::types::{datum_to_text, TypeKind};
 
 fn text_column(name: &str) -> ColumnInfo {
     ColumnInfo {
@@ -806,6 +806,13 @@ pub fn show_create_table(def: &TableDef) -> String {
             line.push_str(" NOT NULL");
         }
         match &c.default {
+            // A BIT's default shows as a bit-value literal, as MySQL shows it.
+            Some(DefaultValue::Literal(Some(v))) if c.ty.kind == TypeKind::Bit => {
+                let bits = v
+                    .parse::<u64>()
+                    .map_or_else(|_| v.clone(), |n| format!("{n:b}"));
+                line.push_str(&format!(" DEFAULT b'{bits}'"))
+            }
             Some(DefaultValue::Literal(Some(v))) => {
                 line.push_str(&format!(" DEFAULT '{}'", v.replace('\'', "''")))
             }

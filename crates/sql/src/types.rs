@@ -41,6 +41,8 @@ pub enum TypeKind {
     Enum,
     Set,
     Year,
+    /// BIT(M): M bits (`length`), kept as an unsigned integer (`members.rs`).
+    Bit,
 }
 
 /// A column's type: kind plus length (characters, or decimal precision), scale and sign.
@@ -104,6 +106,7 @@ impl SqlType {
             TypeKind::Json => ColumnType::Json,
             TypeKind::Enum | TypeKind::Set => ColumnType::String,
             TypeKind::Year => ColumnType::Year,
+            TypeKind::Bit => ColumnType::Bit,
         }
     }
 
@@ -139,6 +142,7 @@ impl SqlType {
                 all.saturating_sub(1) as u32 * 4
             }
             TypeKind::Year => 4,
+            TypeKind::Bit => self.length,
         }
     }
 
@@ -168,6 +172,7 @@ impl SqlType {
             TypeKind::Enum => format!("enum({})", crate::members::quoted_list(&self.members)),
             TypeKind::Set => format!("set({})", crate::members::quoted_list(&self.members)),
             TypeKind::Year => "year".into(),
+            TypeKind::Bit => format!("bit({})", self.length),
         }
     }
 
@@ -186,6 +191,15 @@ impl SqlType {
         }
     }
 
+    /// A default kept in its text form, as the value it was: text, but a BIT's is its number
+    /// (the text of `b'101'` is `5`).
+    pub fn stored_default(&self, text: &str) -> Datum {
+        match (self.kind, text.parse::<u64>()) {
+            (TypeKind::Bit, Ok(n)) => Datum::UInt(n),
+            _ => Datum::Bytes(text.as_bytes().to_vec()),
+        }
+    }
+
     /// Converts `value` for storage in a column of this type (strict mode).
     pub fn coerce(&self, value: Datum, column: &str) -> Result<Datum> {
         if value == Datum::Null {
@@ -195,6 +209,7 @@ impl SqlType {
             TypeKind::Enum => crate::members::enum_value(&self.members, value, column),
             TypeKind::Set => crate::members::set_value(&self.members, value, column),
             TypeKind::Year => crate::members::year_value(value, column),
+            TypeKind::Bit => crate::members::bit_value(value, self.length, column),
             TypeKind::Json => {
                 let text = match &value {
                     Datum::Bytes(b) => crate::expr::parse_json_for_column(b, column)?,
