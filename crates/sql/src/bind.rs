@@ -305,6 +305,19 @@ impl<'a> Binder<'a> {
                 crate::datatype::cast_func(data_type)?,
                 vec![self.bind(expr)?],
             ),
+            // CONVERT(x USING utf8mb4): text is UTF-8 (or bytes, for binary) already.
+            A::Convert {
+                expr,
+                data_type: None,
+                charset: Some(charset),
+                ..
+            } if matches!(
+                charset.to_string().to_ascii_lowercase().as_str(),
+                "utf8mb4" | "utf8" | "utf8mb3" | "binary" | "ascii" | "latin1"
+            ) =>
+            {
+                Expr::Call(Func::CastChar, vec![self.bind(expr)?])
+            }
             A::Substring {
                 expr,
                 substring_from,

@@ -57,9 +57,14 @@ impl ColumnDef {
                 .ty
                 .coerce(self.ty.stored_default(text), &self.name)
                 .ok(),
-            Some(DefaultValue::CurrentTimestamp) => {
-                Some(Datum::DateTime(chrono::Local::now().naive_local()))
-            }
+            // Kept to the column's digits of fraction (none for a plain DATETIME).
+            Some(DefaultValue::CurrentTimestamp) => self
+                .ty
+                .coerce(
+                    Datum::DateTime(chrono::Local::now().naive_local()),
+                    &self.name,
+                )
+                .ok(),
         }
     }
 }

@@ -96,6 +96,42 @@ pub fn plan_insert(
         other => return Err(error::unsupported(other)),
     };
     let table = object_table(schema, database, name)?;
+    // INSERT … SET a = 1, b = 2 is INSERT … (a, b) VALUES (1, 2).
+    if insert.source.is_none() && !insert.assignments.is_empty() {
+        let mut columns = Vec::new();
+        let mut values = Vec::new();
+        for a in &insert.assignments {
+            let ast::AssignmentTarget::ColumnName(name) = &a.target else {
+                return Err(error::syntax(format!("near '{}'", a.target)));
+            };
+            let Some(ast::ObjectNamePart::Identifier(column)) = name.0.last() else {
+                return Err(error::syntax(format!("near '{name}'")));
+            };
+            columns.push(column.clone());
+            values.push(a.value.clone());
+        }
+        let rewritten = ast::Insert {
+            columns,
+            assignments: Vec::new(),
+            source: Some(Box::new(ast::Query {
+                with: None,
+                body: Box::new(SetExpr::Values(ast::Values {
+                    explicit_row: false,
+                    rows: vec![values],
+                })),
+                order_by: None,
+                limit_clause: None,
+                fetch: None,
+                locks: Vec::new(),
+                for_clause: None,
+                settings: None,
+                format_clause: None,
+                pipe_operators: Vec::new(),
+            })),
+            ..insert.clone()
+        };
+        return plan_insert(&rewritten, schema, database);
+    }
     let columns: Vec<usize> = if insert.columns.is_empty() {
         (0..table.columns.len()).collect()
     } else {

@@ -34,6 +34,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     let mut tokens = Vec::new();
     tokenize_into(&dialect, sql, &mut tokens, 0)?;
     let counting = drop_select_hints(&mut tokens);
+    share_mode_as_for_share(&mut tokens);
     let mut param_count = 0;
     for token in &mut tokens {
         if let Token::Placeholder(p) = &mut token.token {
@@ -123,6 +124,28 @@ fn drop_select_hints(tokens: &mut [TokenWithSpan]) -> Vec<Location> {
         }
     }
     counting
+}
+
+/// Reads MySQL's older `LOCK IN SHARE MODE` as its synonym `FOR SHARE`, which the parser knows.
+fn share_mode_as_for_share(tokens: &mut [TokenWithSpan]) {
+    let word = |t: &TokenWithSpan, text: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(text));
+    let words: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    for k in 0..words.len().saturating_sub(3) {
+        let [lock, in_, share, mode] = [words[k], words[k + 1], words[k + 2], words[k + 3]];
+        if word(&tokens[lock], "LOCK")
+            && word(&tokens[in_], "IN")
+            && word(&tokens[share], "SHARE")
+            && word(&tokens[mode], "MODE")
+        {
+            let as_word = |text: &str| Token::make_keyword(text);
+            tokens[lock].token = as_word("FOR");
+            tokens[in_].token = Token::Whitespace(Whitespace::Space);
+            tokens[share].token = as_word("SHARE");
+            tokens[mode].token = Token::Whitespace(Whitespace::Space);
+        }
+    }
 }
 
 /// MySQL's 1064 for a parser's `message`: the query's text from where the parser stopped (at

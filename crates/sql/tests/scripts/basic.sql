@@ -192,3 +192,17 @@ error 1044 (42000): Access denied for user 'root'@'%' to database 'information_s
 id	task	access object
 Projection	root	
 └─MemTableScan	cop[tikv]	table:TABLES
+# MySQL's other spellings: INSERT … SET, LOCK IN SHARE MODE, CONVERT(… USING charset); a
+# CURRENT_TIMESTAMP default keeps the column's digits of fraction (none here).
+> CREATE TABLE spelled (id INT PRIMARY KEY, name VARCHAR(10), at DATETIME DEFAULT CURRENT_TIMESTAMP)
+ok 0
+> INSERT INTO spelled SET id = 1, name = 'one'
+ok 1
+> INSERT INTO spelled SET id = 2, nope = 'x'
+error 1054 (42S22): Unknown column 'nope' in 'field list'
+> SELECT id, name, LENGTH(at) FROM spelled WHERE id = 1 LOCK IN SHARE MODE
+id	name	LENGTH(at)
+1	one	19
+> SELECT CONVERT('abc' USING utf8mb4), CONVERT(x'41' USING binary)
+CONVERT('abc' USING utf8mb4)	CONVERT(x'41' USING binary)
+abc	A
