@@ -54,4 +54,4 @@ pub use keys::{
     row_key, row_key_int, table_prefix, KeyRange,
 };
 pub use memcomparable::{decode_bytes, decode_key_datum, encode_bytes, encode_key_datum};
-pub use row::{decode_row, decode_row_all, encode_row};
+pub use row::{decode_row, decode_row_all, decode_row_or, encode_row};

@@ -22,7 +22,7 @@
 //! payload's length without building it. The encoder sorts columns by id, which lets a reader of
 //! many columns look ids up by binary search and lets a reader stop once it has every column it
 //! asked for. A column missing from the row (added by a later `ALTER TABLE`) reads as
-//! [`Datum::Null`]; the caller substitutes the column's default.
+//! [`Datum::Null`], or as the datum the caller gives for it ([`decode_row_or`]).
 //!
 //! The version byte means an encoded row is never empty, even with no columns, so an empty
 //! value can never be mistaken for a row.
@@ -101,6 +101,20 @@ pub fn decode_row(bytes: &[u8], column_ids: &[i64]) -> Result<Vec<Datum>> {
 pub fn decode_row_into(bytes: &[u8], column_ids: &[i64], out: &mut Vec<Datum>) -> Result<()> {
     out.clear();
     out.resize(column_ids.len(), Datum::Null);
+    decode_prefilled(bytes, column_ids, out)
+}
+
+/// Like [`decode_row`], but a column the row does not hold decodes as its datum in `missing`
+/// (one per id) instead of [`Datum::Null`].
+pub fn decode_row_or(bytes: &[u8], column_ids: &[i64], missing: &[Datum]) -> Result<Vec<Datum>> {
+    debug_assert_eq!(column_ids.len(), missing.len());
+    let mut out = missing.to_vec();
+    decode_prefilled(bytes, column_ids, &mut out)?;
+    Ok(out)
+}
+
+/// Overwrites `out[slot]` with the row's datum for `column_ids[slot]` wherever the row has one.
+fn decode_prefilled(bytes: &[u8], column_ids: &[i64], out: &mut [Datum]) -> Result<()> {
     if column_ids.is_empty() {
         return RowReader::new(bytes).map(drop);
     }
@@ -370,6 +384,22 @@ mod tests {
     use rand::Rng;
 
     use super::*;
+
+    #[test]
+    fn a_missing_column_reads_as_the_datum_given_for_it() {
+        let mut buf = Vec::new();
+        encode_row(&mut buf, &[(1, &Datum::Int(7)), (3, &Datum::Null)]);
+        let missing = [Datum::Int(-1), Datum::Int(5), Datum::Int(-3)];
+        assert_eq!(
+            decode_row_or(&buf, &[1, 2, 3], &missing),
+            Ok(vec![Datum::Int(7), Datum::Int(5), Datum::Null]),
+            "a stored NULL stays NULL; only an absent column takes its default"
+        );
+        assert_eq!(
+            decode_row(&buf, &[1, 2, 3]),
+            Ok(vec![Datum::Int(7), Datum::Null, Datum::Null])
+        );
+    }
     use crate::test_support::{random_any_datum, seeded_rng};
 
     fn encode(columns: &[(i64, Datum)]) -> Vec<u8> {

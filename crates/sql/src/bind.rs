@@ -14,9 +14,20 @@ pub struct ScopeColumn {
     pub table: String,
     pub name: String,
     pub ty: ResultType,
-    /// A column a JOIN … USING (or NATURAL JOIN) merged into the other side's: reachable
-    /// only qualified, and left out of `*`.
-    pub merged: bool,
+    pub reach: Reach,
+}
+
+/// Which names reach a column in scope, and whether `*` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Its name, qualified or not; `*` lists it.
+    Any,
+    /// Only its qualified name, and `*` leaves it out: a column a JOIN … USING (or NATURAL
+    /// JOIN) merged into the other side's.
+    Qualified,
+    /// No name, and no `*`: a column an ALTER TABLE is adding or dropping, which is in the
+    /// rows but not yet (or no longer) in the table.
+    Nothing,
 }
 
 /// Columns visible to expressions, in row order.
@@ -31,8 +42,8 @@ impl Scope {
         for (i, c) in self.columns.iter().enumerate() {
             // Columns under a hidden alias (starting with \u{1}) are reachable only qualified.
             let visible = match table {
-                Some(t) => c.table.eq_ignore_ascii_case(t),
-                None => !c.table.starts_with('\u{1}') && !c.merged,
+                Some(t) => c.reach != Reach::Nothing && c.table.eq_ignore_ascii_case(t),
+                None => !c.table.starts_with('\u{1}') && c.reach == Reach::Any,
             };
             if c.name.eq_ignore_ascii_case(name) && visible {
                 if found.is_some() {

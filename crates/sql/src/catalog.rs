@@ -45,6 +45,14 @@ pub struct ColumnDef {
     pub nullable: bool,
     pub default: Option<DefaultValue>,
     pub auto_increment: bool,
+    /// The value, as text, of this column in the rows stored before `ALTER TABLE … ADD` made
+    /// it (None: NULL); such rows hold no value for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_default: Option<String>,
+    /// Being added or dropped (ddl/alter.rs): no statement names it, `*` leaves it out, and
+    /// writes still keep its value (a new row gets its default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_only: bool,
 }
 
 impl ColumnDef {
@@ -65,6 +73,17 @@ impl ColumnDef {
                     &self.name,
                 )
                 .ok(),
+        }
+    }
+
+    /// What a row stored before the column existed holds for it.
+    pub fn origin_datum(&self) -> Datum {
+        match &self.origin_default {
+            None => Datum::Null,
+            Some(text) => self
+                .ty
+                .coerce(self.ty.stored_default(text), &self.name)
+                .unwrap_or(Datum::Null),
         }
     }
 }
@@ -125,6 +144,8 @@ impl TableDef {
                 nullable: true,
                 default: None,
                 auto_increment: false,
+                origin_default: None,
+                write_only: false,
             })
             .collect();
         TableDef {
@@ -143,11 +164,20 @@ impl TableDef {
         TableId(self.id)
     }
 
-    /// Finds a column by name, case-insensitively.
+    /// Finds a column statements can name, by name, case-insensitively.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns
             .iter()
-            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .position(|c| !c.write_only && c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The columns statements see (all but those an ALTER TABLE is adding or dropping), with
+    /// their positions in the row.
+    pub fn visible_columns(&self) -> impl Iterator<Item = (usize, &ColumnDef)> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.write_only)
     }
 
     pub fn auto_increment_column(&self) -> Option<usize> {

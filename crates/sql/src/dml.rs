@@ -9,7 +9,7 @@ use strata_txn::Transaction;
 use strata_types::Key;
 
 use crate::autoid::AutoIds;
-use crate::bind::{Binder, Scope, ScopeColumn};
+use crate::bind::{Binder, Reach, Scope, ScopeColumn};
 use crate::catalog::{IndexDef, PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec::{self, holds, scan_source, Ctx};
@@ -133,7 +133,7 @@ pub fn plan_insert(
         return plan_insert(&rewritten, schema, database);
     }
     let columns: Vec<usize> = if insert.columns.is_empty() {
-        (0..table.columns.len()).collect()
+        table.visible_columns().map(|(i, _)| i).collect()
     } else {
         insert
             .columns
@@ -183,7 +183,11 @@ pub fn plan_insert(
                     table: INSERTED_ALIAS.into(),
                     name: c.name.clone(),
                     ty: ResultType::from_sql(&c.ty, !c.nullable),
-                    merged: false,
+                    reach: if c.write_only {
+                        Reach::Nothing
+                    } else {
+                        Reach::Any
+                    },
                 })
                 .collect();
             scope.columns.extend(inserted);
@@ -416,7 +420,7 @@ fn matching_rows(
 /// Checks NOT NULL constraints.
 fn check_not_null(table: &TableDef, row: &[Datum]) -> Result<()> {
     for (c, d) in table.columns.iter().zip(row) {
-        if !c.nullable && *d == Datum::Null {
+        if !c.nullable && !c.write_only && *d == Datum::Null {
             return Err(error::null_not_allowed(&c.name));
         }
     }
@@ -450,11 +454,10 @@ fn find_conflict(
     row: &[Datum],
     handle: &[Datum],
 ) -> Result<Option<Conflict>> {
-    let column_ids = table.column_ids();
     if table.primary_key != PrimaryKey::RowId {
         let key = rows::row_key(table, handle);
         if let Some(value) = txn.get(&key)? {
-            let stored = rows::decode_row(table, &column_ids, &value)?;
+            let stored = rows::decode_row(table, &value)?;
             let message = error::duplicate_key(&key_text(handle), &primary_key_name(table));
             return Ok(Some(Conflict {
                 key,
@@ -473,7 +476,7 @@ fn find_conflict(
             let other = rows::handle_from_index_entry(table, index, &index_key, &value)?;
             let key = rows::row_key(table, &other);
             let stored = match txn.get(&key)? {
-                Some(v) => rows::decode_row(table, &column_ids, &v)?,
+                Some(v) => rows::decode_row(table, &v)?,
                 None => {
                     return Err(error::internal(
                         "unique index entry points at a missing row",
@@ -747,6 +750,8 @@ pub fn execute_insert(
                 None => match def.default_datum() {
                     Some(d) => d,
                     None if def.nullable => Datum::Null,
+                    // Being dropped: a value no statement reads, but the older schema's does.
+                    None if def.write_only => def.ty.implicit_value().unwrap_or(Datum::Null),
                     None => return Err(error::no_default(&def.name)),
                 },
             };

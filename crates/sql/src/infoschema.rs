@@ -219,7 +219,7 @@ fn schemata_rows(schema: &Schema) -> Vec<Vec<Datum>> {
 fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
     let mut out = Vec::new();
     for t in sorted_tables(schema) {
-        for (i, c) in t.columns.iter().enumerate() {
+        for (ordinal, (i, c)) in t.visible_columns().enumerate() {
             let string = c.ty.is_string();
             let numeric = !string
                 && !matches!(
@@ -237,7 +237,7 @@ fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
                 text(&t.database),
                 text(&t.name),
                 text(&c.name),
-                uint(i as u64 + 1),
+                uint(ordinal as u64 + 1),
                 match &c.default {
                     Some(DefaultValue::Literal(Some(v))) => text(v),
                     Some(DefaultValue::CurrentTimestamp) => text("CURRENT_TIMESTAMP"),

@@ -31,7 +31,7 @@ use crate::expr::{BinaryOp, Expr};
 use crate::infoschema::MemoryRows;
 use sqlparser::ast::{self, TableFactor};
 
-use crate::bind::ScopeColumn;
+use crate::bind::{Reach, ScopeColumn};
 use crate::expr::ResultType;
 use crate::query::{self, Access, SelectPlan, TableSource};
 
@@ -190,7 +190,7 @@ pub fn star_columns(
     let rest = order.into_iter().flat_map(|r| {
         let relation = &relations[r];
         (relation.offset..relation.offset + relation.width)
-            .filter(|i| !merged.contains(i) && !scope.columns[*i].merged)
+            .filter(|i| !merged.contains(i) && scope.columns[*i].reach == Reach::Any)
     });
     merged.iter().copied().chain(rest).collect()
 }
@@ -247,17 +247,21 @@ pub fn apply_using(
         let before = relations[first].offset..relations[r].offset;
         let visible_before = |name: &str| {
             before.clone().find(|&i| {
-                !scope.columns[i].merged && scope.columns[i].name.eq_ignore_ascii_case(name)
+                scope.columns[i].reach == Reach::Any
+                    && scope.columns[i].name.eq_ignore_ascii_case(name)
             })
         };
         let own_column = |name: &str| {
-            own.clone()
-                .find(|&i| scope.columns[i].name.eq_ignore_ascii_case(name))
+            own.clone().find(|&i| {
+                scope.columns[i].reach == Reach::Any
+                    && scope.columns[i].name.eq_ignore_ascii_case(name)
+            })
         };
         let names: Vec<String> = match using {
             Using::Columns(names) => names,
             Using::Natural => own
                 .clone()
+                .filter(|&i| scope.columns[i].reach == Reach::Any)
                 .map(|i| scope.columns[i].name.clone())
                 .filter(|n| visible_before(n).is_some())
                 .collect(),
@@ -277,7 +281,7 @@ pub fn apply_using(
                 Box::new(Expr::Column(o)),
             ));
             let (kept, merged) = if relations[r].right { (o, l) } else { (l, o) };
-            scope.columns[merged].merged = true;
+            scope.columns[merged].reach = Reach::Qualified;
             if !coalesced.contains(&kept) {
                 coalesced.push(kept);
             }
@@ -391,7 +395,7 @@ pub fn relation_scope(relation: &Relation) -> Vec<ScopeColumn> {
                     not_null: false,
                     ..ty.clone()
                 },
-                merged: false,
+                reach: Reach::Any,
             })
             .collect(),
     }

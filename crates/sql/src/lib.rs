@@ -29,6 +29,7 @@ mod join;
 mod members;
 mod names;
 mod parse;
+mod parse_alter;
 mod query;
 mod rows;
 mod schema_sync;

@@ -7,7 +7,7 @@
 
 use sqlparser::ast::Statement;
 use sqlparser::keywords::Keyword;
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
 use crate::api::SqlError;
@@ -49,9 +49,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     // Select lists are named from their tokens after parsing (the parser keeps no text).
     let kept = crate::names::has_select(&tokens).then(|| tokens.clone());
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Parser::new(&dialect)
-            .with_tokens_with_locations(tokens)
-            .parse_statements()
+        parse_statements(&mut Parser::new(&dialect).with_tokens_with_locations(tokens))
     }));
     let mut statements = match parsed {
         Ok(result) => result.map_err(|e| parse_error(sql, &e.to_string()))?,
@@ -77,6 +75,30 @@ pub fn parse(sql: &str) -> Result<Parsed> {
         param_count,
         calc_found_rows,
     })
+}
+
+/// Reads `;`-separated statements, as sqlparser's `parse_statements` does, but ALTER TABLE in
+/// MySQL's grammar (parse_alter.rs).
+fn parse_statements(parser: &mut Parser) -> std::result::Result<Vec<Statement>, ParserError> {
+    let mut statements = Vec::new();
+    let mut expecting_delimiter = false;
+    loop {
+        while parser.consume_token(&Token::SemiColon) {
+            expecting_delimiter = false;
+        }
+        if parser.peek_token().token == Token::EOF {
+            return Ok(statements);
+        }
+        if expecting_delimiter {
+            return parser.expected("end of statement", parser.peek_token());
+        }
+        statements.push(if crate::parse_alter::at_alter_table(parser) {
+            crate::parse_alter::parse_alter_table(parser)?
+        } else {
+            parser.parse_statement()?
+        });
+        expecting_delimiter = true;
+    }
 }
 
 /// Words after SELECT that only advise MySQL's executor, which Strata's parser does not know:

@@ -9,7 +9,7 @@ use sqlparser::ast::{self, GroupByExpr, SelectItem, SetExpr, TableFactor};
 use strata_codec::Datum;
 
 use crate::api::{column_flags, ColumnInfo};
-use crate::bind::{Binder, OuterScope, Scope, ScopeColumn};
+use crate::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef, TableStats};
 use crate::error::{self, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, ResultType};
@@ -172,7 +172,11 @@ pub fn table_scope(table: &TableDef, alias: &str) -> Scope {
                 table: alias.to_string(),
                 name: c.name.clone(),
                 ty: ResultType::from_sql(&c.ty, !c.nullable),
-                merged: false,
+                reach: if c.write_only {
+                    Reach::Nothing
+                } else {
+                    Reach::Any
+                },
             })
             .collect(),
     }
@@ -308,7 +312,7 @@ pub fn plan_select_in(
                 };
                 let mut any = false;
                 for (i, c) in scope.columns.iter().enumerate() {
-                    if c.table.eq_ignore_ascii_case(&qualifier) {
+                    if c.reach != Reach::Nothing && c.table.eq_ignore_ascii_case(&qualifier) {
                         projection.push(Expr::Column(i));
                         names.push(c.name.clone());
                         origins.push(Some(i));

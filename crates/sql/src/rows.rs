@@ -69,6 +69,9 @@ pub fn encode_row(table: &TableDef, row: &[Datum]) -> Vec<u8> {
 /// Decodes row values into datums in column order, reading only some columns if asked.
 pub struct RowDecoder {
     ids: Vec<i64>,
+    /// What each decoded column reads as where a row has no value for it (it was stored
+    /// before `ALTER TABLE … ADD` made the column); None when every such column reads NULL.
+    missing: Option<Vec<Datum>>,
     /// Where each decoded id goes; None when every column is decoded in order.
     positions: Option<Vec<usize>>,
     width: usize,
@@ -76,23 +79,33 @@ pub struct RowDecoder {
 
 impl RowDecoder {
     pub fn new(table: &TableDef, columns: Option<&[usize]>) -> RowDecoder {
-        match columns {
-            None => RowDecoder {
-                ids: table.column_ids(),
-                positions: None,
-                width: table.columns.len(),
-            },
-            Some(positions) => RowDecoder {
-                ids: positions.iter().map(|p| table.columns[*p].id).collect(),
-                positions: Some(positions.to_vec()),
-                width: table.columns.len(),
-            },
+        let positions: Vec<usize> = match columns {
+            None => (0..table.columns.len()).collect(),
+            Some(positions) => positions.to_vec(),
+        };
+        let missing = positions
+            .iter()
+            .any(|p| table.columns[*p].origin_default.is_some())
+            .then(|| {
+                positions
+                    .iter()
+                    .map(|p| table.columns[*p].origin_datum())
+                    .collect()
+            });
+        RowDecoder {
+            ids: positions.iter().map(|p| table.columns[*p].id).collect(),
+            missing,
+            positions: columns.map(|_| positions),
+            width: table.columns.len(),
         }
     }
 
     // Hot path: every row read.
     pub fn decode(&self, value: &[u8]) -> Result<Vec<Datum>> {
-        let decoded = row::decode_row(value, &self.ids)?;
+        let decoded = match &self.missing {
+            None => row::decode_row(value, &self.ids)?,
+            Some(missing) => row::decode_row_or(value, &self.ids, missing)?,
+        };
         let Some(positions) = &self.positions else {
             return Ok(decoded);
         };
@@ -104,11 +117,9 @@ impl RowDecoder {
     }
 }
 
-/// Decodes a row's value into datums in column order.
-// Hot path: every row read.
-pub fn decode_row(table: &TableDef, column_ids: &[i64], value: &[u8]) -> Result<Vec<Datum>> {
-    let _ = table;
-    Ok(row::decode_row(value, column_ids)?)
+/// Decodes every column of a row's value, in column order.
+pub fn decode_row(table: &TableDef, value: &[u8]) -> Result<Vec<Datum>> {
+    RowDecoder::new(table, None).decode(value)
 }
 
 /// The index key and value of one row's entry in `index`.

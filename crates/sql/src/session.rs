@@ -325,6 +325,8 @@ impl Session {
             | Statement::Set(_)
             | Statement::CreateTable(_)
             | Statement::CreateIndex(_)
+            | Statement::AlterTable { .. }
+            | Statement::RenameTable(_)
             | Statement::CreateDatabase { .. }
             | Statement::Drop { .. }
             | Statement::Truncate { .. }
@@ -400,6 +402,7 @@ impl Session {
             .columns
             .iter()
             .zip(&scope.columns)
+            .filter(|(c, _)| !c.write_only)
             .map(|(c, s)| ColumnInfo {
                 schema: db.clone(),
                 table: def.name.clone(),

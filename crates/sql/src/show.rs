@@ -519,6 +519,35 @@ pub fn execute_other(
                 other => Err(error::unsupported(format!("DROP {other}"))),
             }
         }
+        Statement::AlterTable {
+            name, operations, ..
+        } => {
+            session.implicit_commit()?;
+            let (db, table) = query::split_name(name, session.current_database())?;
+            let current = session.current_database().map(str::to_string);
+            session
+                .server()
+                .catalog()
+                .alter_table(&db, &table, operations, current.as_deref())
+                .map(|_| ok())
+        }
+        Statement::RenameTable(renames) => {
+            session.implicit_commit()?;
+            let renames = renames
+                .iter()
+                .map(|r| {
+                    Ok((
+                        query::split_name(&r.old_name, session.current_database())?,
+                        query::split_name(&r.new_name, session.current_database())?,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            session
+                .server()
+                .catalog()
+                .rename_tables(&renames)
+                .map(|_| ok())
+        }
         Statement::Truncate { table_names, .. } => {
             session.implicit_commit()?;
             for target in table_names {
@@ -752,9 +781,7 @@ fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Outp
     let schema = session.server().catalog().schema();
     let def = schema.table(db, table)?;
     let out = def
-        .columns
-        .iter()
-        .enumerate()
+        .visible_columns()
         .map(|(i, c)| {
             let key = crate::infoschema::column_key(def, i);
             let default = match &c.default {
@@ -800,7 +827,7 @@ fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Outp
 /// Renders `SHOW CREATE TABLE`.
 pub fn show_create_table(def: &TableDef) -> String {
     let mut lines = Vec::new();
-    for c in &def.columns {
+    for (_, c) in def.visible_columns() {
         let mut line = format!("  `{}` {}", c.name, c.ty.sql_name());
         if !c.nullable {
             line.push_str(" NOT NULL");
@@ -846,8 +873,13 @@ pub fn show_create_table(def: &TableDef) -> String {
             names(&index.columns)
         ));
     }
+    let comment = if def.comment.is_empty() {
+        String::new()
+    } else {
+        format!(" COMMENT='{}'", def.comment.replace('\'', "''"))
+    };
     format!(
-        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin{comment}",
         def.name,
         lines.join(",\n")
     )

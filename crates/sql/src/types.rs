@@ -200,6 +200,25 @@ impl SqlType {
         }
     }
 
+    /// The value MySQL makes up for a NOT NULL column with no default where one is needed
+    /// (the rows a table has when `ALTER TABLE … ADD` makes such a column): zero, the empty
+    /// string, the first ENUM member, JSON null. None for dates and times, whose zero value
+    /// strict mode refuses.
+    pub fn implicit_value(&self) -> Option<Datum> {
+        let value = match self.kind {
+            TypeKind::Char | TypeKind::Varchar | TypeKind::Text | TypeKind::Set => {
+                Datum::Bytes(Vec::new())
+            }
+            TypeKind::Enum => Datum::Bytes(self.members.first()?.as_bytes().to_vec()),
+            TypeKind::Json => Datum::Bytes(b"null".to_vec()),
+            TypeKind::Float | TypeKind::Double => Datum::Float(0.0),
+            TypeKind::Time => Datum::Time(0),
+            TypeKind::Date | TypeKind::DateTime | TypeKind::Timestamp => return None,
+            _ => self.coerce(Datum::Int(0), "").ok()?,
+        };
+        Some(value)
+    }
+
     /// Converts `value` for storage in a column of this type (strict mode).
     pub fn coerce(&self, value: Datum, column: &str) -> Result<Datum> {
         if value == Datum::Null {

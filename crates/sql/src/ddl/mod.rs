@@ -1,14 +1,14 @@
-//! DDL: the catalog manager that changes schema objects, and online index creation.
+//! DDL: the catalog manager that changes schema objects.
 //!
 //! Schema changes are serialized by one mutex, written as catalog keys in one transaction that
 //! also bumps the schema version, and then published as a new immutable [`Schema`].
 //!
-//! `CREATE INDEX` on a table that is being written follows the online schema change of F1 and
-//! TiDB in two published steps: first the index is added as not public (every write from then on
-//! maintains it, no read uses it); once every transaction that started under an older schema has
-//! ended, existing rows are backfilled in batches that lock the rows they index (so a concurrent
-//! update either lands before the batch reads it or waits for the batch); then the index becomes
-//! public.
+//! A change to a table that is being written (ALTER TABLE, CREATE INDEX) follows the online
+//! schema change of F1 and TiDB in two published steps (alter.rs). A new index is first added as
+//! not public (every write from then on maintains it, no read uses it); once every transaction
+//! that started under an older schema has ended, existing rows are backfilled in batches that
+//! lock the rows they index (so a concurrent update either lands before the batch reads it or
+//! waits for the batch); then the index becomes public.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -21,14 +21,18 @@ use strata_txn::{Transaction, TxnClient, TxnError, TxnMode};
 use strata_types::Key;
 
 use crate::autoid::AutoIds;
-use crate::bind;
 use crate::catalog::{
-    database_key, encode_json, load_schema, read_u64, stats_key, table_key, ColumnDef, DatabaseDef,
-    DefaultValue, IndexDef, PrimaryKey, Schema, TableDef, TableStats, META_NEXT_ID_KEY,
-    META_VERSION_KEY,
+    database_key, encode_json, load_schema, read_u64, stats_key, table_key, DatabaseDef, IndexDef,
+    Schema, TableDef, TableStats, META_NEXT_ID_KEY, META_VERSION_KEY,
 };
 use crate::error::{self, Result};
 use crate::rows;
+
+mod alter;
+mod define;
+
+pub use define::create_index_columns;
+use define::{check_identifier, table_definition};
 
 /// Rows per backfill or delete transaction.
 const DDL_BATCH_ROWS: usize = 1024;
@@ -45,9 +49,6 @@ const BACKFILL_RETRIES_MAX: usize = 100;
 const BACKFILL_LOCK_WAIT_MS: u64 = 1_000;
 /// Pause before a backfill batch is tried again.
 const BACKFILL_RETRY_PAUSE: Duration = Duration::from_millis(10);
-
-/// Longest identifier MySQL accepts.
-const IDENTIFIER_MAX_CHARS: usize = 64;
 
 /// Registered while a transaction runs, so DDL can wait for transactions of older schemas.
 pub struct ActiveTxn {
@@ -381,104 +382,10 @@ impl Catalog {
         }
     }
 
-    pub fn create_index(
-        &self,
-        db: &str,
-        table: &str,
-        name: &str,
-        columns: &[String],
-        unique: bool,
-        if_not_exists: bool,
-    ) -> Result<()> {
-        let _ddl = self.lock_for_ddl()?;
-        check_identifier(name)?;
-        let def = self.schema().table(db, table)?.clone();
-        if def
-            .indexes
-            .iter()
-            .any(|i| i.name.eq_ignore_ascii_case(name))
-            || name.eq_ignore_ascii_case("PRIMARY")
-        {
-            return if if_not_exists {
-                Ok(())
-            } else {
-                Err(error::duplicate_key_name(name))
-            };
-        }
-        let positions: Vec<usize> = columns
-            .iter()
-            .map(|c| {
-                let i = def.column_index(c).ok_or_else(|| {
-                    crate::api::SqlError::new(
-                        1072,
-                        "42000",
-                        format!("Key column '{c}' doesn't exist in table"),
-                    )
-                })?;
-                indexable(&def.columns[i])?;
-                Ok(i)
-            })
-            .collect::<Result<_>>()?;
-        // Index ids are never reused: entries of a dropped index that a late writer left behind
-        // must not belong to a new one.
-        let index_id = {
-            let mut txn = self.client.begin(TxnMode::Optimistic)?;
-            let id = Self::next_id(&mut txn)?;
-            txn.commit()?;
-            id
-        };
-        let index = IndexDef {
-            id: index_id,
-            name: name.to_string(),
-            columns: positions,
-            unique,
-            public: false,
-            readable_from_ts: 0,
-        };
-        // Step 1: maintained by writes, invisible to reads.
-        let schema = self.publish_table(db, table, |t| t.indexes.push(index.clone()))?;
-        let result = self
-            .wait_for_older_writers(schema.version)
-            .and_then(|_| self.backfill(db, table, index_id));
-        match result {
-            Ok(()) => {
-                // Step 2: readable, by snapshots taken after the last backfill batch committed
-                // (an older snapshot would miss its entries).
-                let readable_from_ts = self.client.current_ts()?.0;
-                self.publish_table(db, table, |t| {
-                    if let Some(i) = t.indexes.iter_mut().find(|i| i.id == index_id) {
-                        i.public = true;
-                        i.readable_from_ts = readable_from_ts;
-                    }
-                })?;
-                Ok(())
-            }
-            Err(e) => {
-                self.publish_table(db, table, |t| t.indexes.retain(|i| i.id != index_id))?;
-                let _ = self.delete_index_data(&def, index_id);
-                Err(e)
-            }
-        }
-    }
-
-    fn publish_table(
-        &self,
-        db: &str,
-        table: &str,
-        edit: impl Fn(&mut TableDef),
-    ) -> Result<Arc<Schema>> {
-        self.change(|schema, txn| {
-            let mut def = (**schema.table(db, table)?).clone();
-            edit(&mut def);
-            txn.put(table_key(db, &def.name), encode_json(&def));
-            schema
-                .tables
-                .insert((db.to_string(), def.name.clone()), Arc::new(def));
-            Ok(())
-        })
-    }
-
     /// Writes index entries for every existing row, batch by batch, locking the rows indexed.
+    /// A batch that meets a concurrent write is tried again with half as many rows (rows being
+    /// written often would keep failing a large one), and the batches grow back after one
+    /// that commits.
     fn backfill(&self, db: &str, table: &str, index_id: i64) -> Result<()> {
         let def = self.schema().table(db, table)?.clone();
         let index = def
@@ -487,16 +394,21 @@ impl Catalog {
             .find(|i| i.id == index_id)
             .expect("index was just added")
             .clone();
-        let column_ids = def.column_ids();
+        let decoder = rows::RowDecoder::new(&def, None);
         let range = keys::record_range(def.table_id());
         let mut start = range.start.clone();
+        let mut batch_rows = DDL_BATCH_ROWS;
         loop {
             let mut attempt = 0;
             let next = loop {
                 attempt += 1;
-                match self.backfill_batch(&def, &index, &column_ids, &start, &range.end) {
-                    Ok(next) => break next,
+                match self.backfill_batch(&def, &index, &decoder, &start, &range.end, batch_rows) {
+                    Ok(next) => {
+                        batch_rows = (batch_rows * 2).min(DDL_BATCH_ROWS);
+                        break next;
+                    }
                     Err(BackfillError::Retry) if attempt < BACKFILL_RETRIES_MAX => {
+                        batch_rows = (batch_rows / 2).max(1);
                         strata_fiber::sleep(BACKFILL_RETRY_PAUSE);
                         continue;
                     }
@@ -515,9 +427,10 @@ impl Catalog {
         &self,
         def: &TableDef,
         index: &IndexDef,
-        column_ids: &[i64],
+        decoder: &rows::RowDecoder,
         start: &[u8],
         end: &[u8],
+        batch_rows: usize,
     ) -> std::result::Result<Option<Key>, BackfillError> {
         let mut txn = self
             .client
@@ -525,14 +438,14 @@ impl Catalog {
             .map_err(BackfillError::from_txn)?;
         txn.begin_statement(true).map_err(BackfillError::from_txn)?;
         let batch = txn
-            .scan(start, end, DDL_BATCH_ROWS, false)
+            .scan(start, end, batch_rows, false)
             .map_err(BackfillError::from_txn)?;
-        let next = (batch.len() == DDL_BATCH_ROWS)
+        let next = (batch.len() == batch_rows)
             .then(|| batch.last().map(|(k, _)| [k.as_slice(), &[0]].concat()))
             .flatten();
         let mut locks = Vec::with_capacity(batch.len());
         for (key, value) in &batch {
-            let row = rows::decode_row(def, column_ids, value).map_err(BackfillError::Fail)?;
+            let row = decoder.decode(value).map_err(BackfillError::Fail)?;
             let handle = rows::handle_from_row_key(def, key).map_err(BackfillError::Fail)?;
             let (index_key, index_value) = rows::index_entry(def, index, &row, &handle);
             if index.unique && !index_value.is_empty() {
@@ -548,7 +461,7 @@ impl Catalog {
                             .collect();
                         return Err(BackfillError::Fail(error::duplicate_key(
                             &values.join("-"),
-                            &index.name,
+                            &format!("{}.{}", def.name, index.name),
                         )));
                     }
                 }
@@ -567,25 +480,6 @@ impl Catalog {
             def.table_id(),
             strata_types::IndexId(index_id),
         ))
-    }
-
-    pub fn drop_index(&self, db: &str, table: &str, name: &str, if_exists: bool) -> Result<()> {
-        let _ddl = self.lock_for_ddl()?;
-        let def = self.schema().table(db, table)?.clone();
-        let Some(index) = def
-            .indexes
-            .iter()
-            .find(|i| i.name.eq_ignore_ascii_case(name))
-            .cloned()
-        else {
-            return if if_exists {
-                Ok(())
-            } else {
-                Err(error::cant_drop(name))
-            };
-        };
-        self.publish_table(db, table, |t| t.indexes.retain(|i| i.id != index.id))?;
-        self.delete_index_data(&def, index.id)
     }
 
     /// Collects row count and per-index distinct counts.
@@ -673,254 +567,4 @@ fn count_range(
             _ => return Ok((count, bytes)),
         }
     }
-}
-
-fn check_identifier(name: &str) -> Result<()> {
-    if name.is_empty() || name.chars().count() > IDENTIFIER_MAX_CHARS {
-        return Err(crate::api::SqlError::new(
-            1059,
-            "42000",
-            format!("Identifier name '{name}' is too long"),
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses a key on a column no index can hold (JSON, as MySQL refuses it).
-fn indexable(column: &ColumnDef) -> Result<()> {
-    if column.ty.kind == crate::types::TypeKind::Json {
-        return Err(crate::api::SqlError::new(
-            3152,
-            "42000",
-            format!(
-                "JSON column '{}' supports indexing only via generated columns on a specified \
-                 JSON path.",
-                column.name
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn index_columns(columns: &[ast::IndexColumn]) -> Vec<String> {
-    columns.iter().map(|c| expr_name(&c.column.expr)).collect()
-}
-
-fn expr_name(e: &ast::Expr) -> String {
-    match e {
-        ast::Expr::Identifier(i) => i.value.clone(),
-        ast::Expr::CompoundIdentifier(parts) => {
-            parts.last().map(|p| p.value.clone()).unwrap_or_default()
-        }
-        other => other.to_string(),
-    }
-}
-
-/// Builds a table definition from CREATE TABLE.
-fn table_definition(create: &ast::CreateTable, db: &str, name: &str) -> Result<TableDef> {
-    let mut columns = Vec::with_capacity(create.columns.len());
-    let mut primary: Option<Vec<String>> = None;
-    let mut indexes: Vec<(String, Vec<String>, bool)> = Vec::new();
-    for (i, c) in create.columns.iter().enumerate() {
-        if columns
-            .iter()
-            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
-        {
-            return Err(error::duplicate_column(&c.name.value));
-        }
-        let ty = crate::datatype::sql_type(&c.data_type)?;
-        let mut column = ColumnDef {
-            id: i as i64 + 1,
-            name: c.name.value.clone(),
-            ty,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-        };
-        for option in &c.options {
-            match &option.option {
-                ast::ColumnOption::Null => column.nullable = true,
-                ast::ColumnOption::NotNull => column.nullable = false,
-                ast::ColumnOption::Default(e) => column.default = Some(default_value(e)?),
-                ast::ColumnOption::Unique {
-                    is_primary: true, ..
-                } => {
-                    if primary.is_some() {
-                        return Err(error::multiple_primary_keys());
-                    }
-                    primary = Some(vec![column.name.clone()]);
-                    column.nullable = false;
-                }
-                ast::ColumnOption::Unique {
-                    is_primary: false, ..
-                } => indexes.push((column.name.clone(), vec![column.name.clone()], true)),
-                ast::ColumnOption::DialectSpecific(tokens) => {
-                    let text = tokens
-                        .iter()
-                        .map(|t| t.to_string())
-                        .collect::<String>()
-                        .to_ascii_uppercase();
-                    if text.contains("AUTO_INCREMENT") {
-                        column.auto_increment = true;
-                    }
-                }
-                ast::ColumnOption::Comment(_)
-                | ast::ColumnOption::CharacterSet(_)
-                | ast::ColumnOption::Collation(_) => {}
-                ast::ColumnOption::OnUpdate(_) => {}
-                other => return Err(error::unsupported(format!("column option {other}"))),
-            }
-        }
-        if let Some(DefaultValue::Literal(Some(text))) = &column.default {
-            column
-                .ty
-                .coerce(column.ty.stored_default(text), &column.name)
-                .map_err(|_| {
-                    crate::api::SqlError::new(
-                        1067,
-                        "42000",
-                        format!("Invalid default value for '{}'", column.name),
-                    )
-                })?;
-        }
-        if column.default == Some(DefaultValue::Literal(None)) && !column.nullable {
-            return Err(crate::api::SqlError::new(
-                1067,
-                "42000",
-                format!("Invalid default value for '{}'", column.name),
-            ));
-        }
-        columns.push(column);
-    }
-    for constraint in &create.constraints {
-        match constraint {
-            ast::TableConstraint::PrimaryKey { columns: cs, .. } => {
-                if primary.is_some() {
-                    return Err(error::multiple_primary_keys());
-                }
-                primary = Some(index_columns(cs));
-            }
-            ast::TableConstraint::Unique {
-                name: n,
-                index_name,
-                columns: cs,
-                ..
-            } => {
-                let cols = index_columns(cs);
-                let name = index_name
-                    .as_ref()
-                    .or(n.as_ref())
-                    .map(|i| i.value.clone())
-                    .unwrap_or_else(|| cols[0].clone());
-                indexes.push((name, cols, true));
-            }
-            ast::TableConstraint::Index {
-                name: n,
-                columns: cs,
-                ..
-            } => {
-                let cols = index_columns(cs);
-                let name = n
-                    .as_ref()
-                    .map(|i| i.value.clone())
-                    .unwrap_or_else(|| cols[0].clone());
-                indexes.push((name, cols, false));
-            }
-            ast::TableConstraint::ForeignKey { .. } | ast::TableConstraint::Check { .. } => {}
-            other => return Err(error::unsupported(format!("constraint {other}"))),
-        }
-    }
-    let position = |n: &str| {
-        let i = columns
-            .iter()
-            .position(|c: &ColumnDef| c.name.eq_ignore_ascii_case(n))
-            .ok_or_else(|| {
-                crate::api::SqlError::new(
-                    1072,
-                    "42000",
-                    format!("Key column '{n}' doesn't exist in table"),
-                )
-            })?;
-        indexable(&columns[i])?;
-        Ok(i)
-    };
-    let primary_positions: Option<Vec<usize>> = match &primary {
-        None => None,
-        Some(cols) => Some(cols.iter().map(|c| position(c)).collect::<Result<_>>()?),
-    };
-    let mut index_defs = Vec::new();
-    for (index_name, cols, unique) in indexes {
-        let mut unique_name = index_name.clone();
-        let mut n = 2;
-        while index_defs
-            .iter()
-            .any(|i: &IndexDef| i.name.eq_ignore_ascii_case(&unique_name))
-        {
-            unique_name = format!("{index_name}_{n}");
-            n += 1;
-        }
-        let positions = cols.iter().map(|c| position(c)).collect::<Result<_>>()?;
-        index_defs.push(IndexDef {
-            id: 0,
-            name: unique_name,
-            columns: positions,
-            unique,
-            public: true,
-            readable_from_ts: 0,
-        });
-    }
-    let primary_key = match primary_positions {
-        None => PrimaryKey::RowId,
-        Some(positions) => {
-            for p in &positions {
-                columns[*p].nullable = false;
-            }
-            // An unsigned BIGINT does not fit the signed handle's order: it is clustered instead.
-            let ty = &columns[positions[0]].ty;
-            if positions.len() == 1
-                && ty.is_integer()
-                && !(ty.unsigned && ty.kind == crate::types::TypeKind::BigInt)
-            {
-                PrimaryKey::IntHandle(positions[0])
-            } else {
-                PrimaryKey::Clustered(positions)
-            }
-        }
-    };
-    let auto: Vec<&ColumnDef> = columns.iter().filter(|c| c.auto_increment).collect();
-    if auto.len() > 1 {
-        return Err(crate::api::SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
-    }
-    let next_column_id = columns.len() as i64 + 1;
-    Ok(TableDef {
-        id: 0,
-        database: db.to_string(),
-        name: name.to_string(),
-        columns,
-        primary_key,
-        indexes: index_defs,
-        next_column_id,
-        comment: String::new(),
-    })
-}
-
-fn default_value(e: &ast::Expr) -> Result<DefaultValue> {
-    let is_now = match e {
-        ast::Expr::Function(f) => matches!(
-            f.name.to_string().to_ascii_uppercase().as_str(),
-            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIMESTAMP"
-        ),
-        ast::Expr::Identifier(i) => i.value.eq_ignore_ascii_case("CURRENT_TIMESTAMP"),
-        _ => false,
-    };
-    if is_now {
-        return Ok(DefaultValue::CurrentTimestamp);
-    }
-    let value = bind::constant(e)?;
-    Ok(DefaultValue::Literal(bind::datum_text(&value)))
-}
-
-/// Column names of a CREATE INDEX.
-pub fn create_index_columns(create: &ast::CreateIndex) -> Vec<String> {
-    index_columns(&create.columns)
 }
