@@ -97,6 +97,11 @@ pub struct IndexDef {
     pub unique: bool,
     /// Readable by queries; while false the index is being built and is only maintained.
     pub public: bool,
+    /// Being added, first of its steps (ddl/alter.rs): writes delete its entries but add none.
+    /// A SQL node that does not know the index yet rewrites rows without touching it, so no
+    /// node may add an entry such a rewrite would leave behind.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delete_only: bool,
     /// Snapshots older than this do not see the backfilled entries of the index, so their
     /// reads scan the table instead (0: every snapshot may use it).
     #[serde(default)]

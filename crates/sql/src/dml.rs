@@ -466,7 +466,7 @@ fn find_conflict(
             }));
         }
     }
-    for index in table.indexes.iter().filter(|i| i.unique) {
+    for index in table.indexes.iter().filter(|i| i.unique && !i.delete_only) {
         let values: Vec<Datum> = index.columns.iter().map(|c| row[*c].clone()).collect();
         if values.contains(&Datum::Null) {
             continue;
@@ -510,6 +510,7 @@ fn insert_presumed(
     let entries: Vec<(Key, Vec<u8>, bool)> = table
         .indexes
         .iter()
+        .filter(|index| !index.delete_only)
         .map(|index| {
             let (k, v) = rows::index_entry(table, index, row, handle);
             let distinct = index.unique && !v.is_empty();
@@ -582,7 +583,7 @@ fn put_row(
     let key = rows::row_key(table, handle);
     txn.put(key.clone(), rows::encode_row(table, row));
     locks.push(key);
-    for index in &table.indexes {
+    for index in table.indexes.iter().filter(|i| !i.delete_only) {
         let (index_key, value) = rows::index_entry(table, index, row, handle);
         if index.unique {
             locks.push(index_key.clone());
@@ -644,6 +645,10 @@ fn update_row(
         let (old_key, _) = rows::index_entry(table, index, old, &old_handle);
         let (new_key, new_value) = rows::index_entry(table, index, new, &new_handle);
         if old_key == new_key && !handle_changed {
+            continue;
+        }
+        if index.delete_only {
+            txn.delete(old_key);
             continue;
         }
         if index.unique && !index_values(index, new).contains(&Datum::Null) && old_key != new_key {

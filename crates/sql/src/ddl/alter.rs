@@ -10,6 +10,11 @@
 //!    (a new row gets the default), so a SQL node on this schema never loses what a node on the
 //!    next one wrote. A new index is maintained by writes but not read. A narrowed column's new
 //!    type is what writes must meet.
+//!
+//!    A new index reaches that state through one before it, *delete-only* (writes delete its
+//!    entries but add none), published and waited for in the same way: a node that does not
+//!    know the index rewrites a row without touching its entries, so while such a node may
+//!    write, no node may add an entry that the rewrite would leave pointing at old values.
 //! 2. Once no write planned with an older schema runs on any SQL node, the stored rows are
 //!    checked against the narrowed columns and the new indexes are backfilled; then the target
 //!    definition is published. A dropped column leaves the table (its values stay in the rows,
@@ -45,6 +50,17 @@ struct DraftIndex {
     column_ids: Vec<i64>,
     /// Made by this statement: built in step 2.
     new: bool,
+}
+
+/// Which definition of a two-step change to build.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Step 1 before its new indexes are written: they are delete-only.
+    DeleteOnly,
+    /// Step 1: new indexes are written but not read; added and dropped columns write-only.
+    WriteOnly,
+    /// The end of the change.
+    Done,
 }
 
 /// A table definition being changed by the operations of one statement.
@@ -507,6 +523,7 @@ impl Draft {
                 unique,
                 public: false,
                 readable_from_ts: 0,
+                delete_only: false,
             },
             column_ids,
             new: true,
@@ -532,8 +549,9 @@ impl Draft {
         Ok(())
     }
 
-    /// The definition of step 1 (`interim`) or of the end of the change.
-    fn build(&self, interim: bool, readable_from_ts: u64) -> TableDef {
+    /// The definition of a stage of the change.
+    fn build(&self, stage: Stage, readable_from_ts: u64) -> TableDef {
+        let interim = stage != Stage::Done;
         let columns: Vec<ColumnDef> = self
             .columns
             .iter()
@@ -565,6 +583,7 @@ impl Draft {
                 } else {
                     true
                 },
+                delete_only: i.new && stage == Stage::DeleteOnly,
                 readable_from_ts: if i.new && !interim {
                     readable_from_ts
                 } else {
@@ -732,10 +751,17 @@ impl Catalog {
         if draft.two_steps() {
             // Values a narrowed column refuses fail the statement before anything changes.
             self.check_rows(&draft)?;
-            let interim = draft.build(true, 0);
-            let version = self.publish(&base, interim)?.version;
-            let result = self
-                .wait_for_older_writers(version)
+            let stages: &[Stage] = if draft.indexes.iter().any(|i| i.new) {
+                &[Stage::DeleteOnly, Stage::WriteOnly]
+            } else {
+                &[Stage::WriteOnly]
+            };
+            let result = stages
+                .iter()
+                .try_for_each(|stage| {
+                    let version = self.publish(&base, draft.build(*stage, 0))?.version;
+                    self.wait_for_older_writers(version)
+                })
                 .and_then(|_| self.check_rows(&draft))
                 .and_then(|_| {
                     let new = draft.indexes.iter().filter(|i| i.new);
@@ -756,7 +782,7 @@ impl Catalog {
         }
         // Snapshots older than this would miss the last backfilled entries of a new index.
         let readable_from_ts = self.client.current_ts()?.0;
-        self.publish(&base, draft.build(false, readable_from_ts))?;
+        self.publish(&base, draft.build(Stage::Done, readable_from_ts))?;
         for index_id in &draft.dropped_indexes {
             self.delete_index_data(&base, *index_id)?;
         }

@@ -242,6 +242,7 @@ pub(crate) fn table_definition(
             unique,
             public: true,
             readable_from_ts: 0,
+            delete_only: false,
         });
     }
     let primary_key = match primary_positions {
