@@ -16,6 +16,7 @@ mod api;
 mod autoid;
 mod bind;
 pub mod catalog;
+mod create_as;
 mod cte;
 mod datatype;
 mod ddl;

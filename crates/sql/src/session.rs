@@ -644,6 +644,11 @@ impl Session {
         Ok(Some(plan))
     }
 
+    /// Runs one statement that writes (CREATE TABLE … SELECT's INSERT), as if a client sent it.
+    pub(crate) fn execute_write(&mut self, statement: &Statement) -> Result<Output> {
+        self.execute_statement(statement, &[], None)
+    }
+
     fn execute_statement(
         &mut self,
         statement: &Statement,

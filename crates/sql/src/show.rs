@@ -451,6 +451,10 @@ pub fn execute_other(
                 info: String::new(),
             })
         }
+        Statement::CreateTable(create) if create.query.is_some() => {
+            let query = create.query.as_deref().expect("matched");
+            crate::create_as::create_table_as(session, create, query)
+        }
         Statement::CreateTable(create) => {
             session.implicit_commit()?;
             let db = session.current_database().map(str::to_string);

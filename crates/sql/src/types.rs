@@ -45,6 +45,9 @@ pub enum TypeKind {
     Bit,
 }
 
+/// Digits a `rust_decimal::Decimal` holds (its largest value is just below 10^29).
+const DECIMAL_DIGITS_HELD: u32 = 29;
+
 /// A column's type: kind plus length (characters, or decimal precision), scale and sign.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SqlType {
@@ -300,8 +303,10 @@ impl SqlType {
                 let d =
                     d.round_dp_with_strategy(self.scale, RoundingStrategy::MidpointAwayFromZero);
                 let integer_digits = self.length.saturating_sub(self.scale);
-                let limit = Decimal::from_i128_with_scale(10i128.pow(integer_digits), 0);
-                if d.abs() >= limit || (self.unsigned && d.is_sign_negative() && !d.is_zero()) {
+                // A Decimal holds at most 28 digits: a wider column bounds nothing it can hold.
+                let too_wide = integer_digits < DECIMAL_DIGITS_HELD
+                    && d.abs() >= Decimal::from_i128_with_scale(10i128.pow(integer_digits), 0);
+                if too_wide || (self.unsigned && d.is_sign_negative() && !d.is_zero()) {
                     return Err(error::out_of_range(column));
                 }
                 let mut d = d;

@@ -133,6 +133,80 @@ pub(crate) fn check_default(column: &ColumnDef) -> Result<()> {
     Ok(())
 }
 
+/// CREATE TABLE … LIKE: a new empty table with the columns statements see of `source`, its
+/// keys and its comment (an ALTER TABLE under way on `source` is left out).
+pub(crate) fn like_definition(source: &TableDef, db: &str, name: &str) -> TableDef {
+    let kept: Vec<usize> = source.visible_columns().map(|(i, _)| i).collect();
+    let position = |p: &usize| kept.iter().position(|k| k == p);
+    let columns: Vec<ColumnDef> = kept
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ColumnDef {
+            id: i as i64 + 1,
+            origin_default: None,
+            write_only: false,
+            ..source.columns[*p].clone()
+        })
+        .collect();
+    let positions = |cs: &[usize]| cs.iter().map(position).collect::<Option<Vec<usize>>>();
+    let primary_key = match &source.primary_key {
+        PrimaryKey::IntHandle(c) => {
+            PrimaryKey::IntHandle(position(c).expect("a key column is kept"))
+        }
+        PrimaryKey::Clustered(cs) => {
+            PrimaryKey::Clustered(positions(cs).expect("key columns are kept"))
+        }
+        PrimaryKey::RowId => PrimaryKey::RowId,
+    };
+    let indexes = source
+        .indexes
+        .iter()
+        .filter(|i| i.public)
+        .filter_map(|i| {
+            Some(IndexDef {
+                id: 0,
+                columns: positions(&i.columns)?,
+                public: true,
+                readable_from_ts: 0,
+                delete_only: false,
+                ..i.clone()
+            })
+        })
+        .collect();
+    TableDef {
+        id: 0,
+        database: db.to_string(),
+        name: name.to_string(),
+        next_column_id: columns.len() as i64 + 1,
+        columns,
+        primary_key,
+        indexes,
+        comment: source.comment.clone(),
+    }
+}
+
+/// The COMMENT among a CREATE TABLE's table options.
+fn table_comment(create: &ast::CreateTable) -> String {
+    let options = match &create.table_options {
+        ast::CreateTableOptions::Plain(options)
+        | ast::CreateTableOptions::With(options)
+        | ast::CreateTableOptions::Options(options)
+        | ast::CreateTableOptions::TableProperties(options) => options.as_slice(),
+        _ => &[],
+    };
+    let from_options = options.iter().find_map(|o| match o {
+        ast::SqlOption::Comment(
+            ast::CommentDef::WithEq(text) | ast::CommentDef::WithoutEq(text),
+        ) => Some(text.clone()),
+        _ => None,
+    });
+    match (&create.comment, from_options) {
+        (Some(ast::CommentDef::WithEq(text) | ast::CommentDef::WithoutEq(text)), _) => text.clone(),
+        (None, Some(text)) => text,
+        (None, None) => String::new(),
+    }
+}
+
 /// `base`, or `base_2`, `base_3`, … if an index already has that name (as MySQL names a key
 /// it was given no name for).
 pub(crate) fn free_index_name(indexes: &[IndexDef], base: &str) -> String {
@@ -276,10 +350,7 @@ pub(crate) fn table_definition(
         primary_key,
         indexes: index_defs,
         next_column_id,
-        comment: match &create.comment {
-            Some(ast::CommentDef::WithEq(text) | ast::CommentDef::WithoutEq(text)) => text.clone(),
-            None => String::new(),
-        },
+        comment: table_comment(create),
     })
 }
 

@@ -31,8 +31,9 @@ use crate::rows;
 mod alter;
 mod define;
 
+use define::check_identifier;
 pub use define::create_index_columns;
-use define::{check_identifier, table_definition};
+pub(crate) use define::table_definition;
 
 /// Rows per backfill or delete transaction.
 const DDL_BATCH_ROWS: usize = 1024;
@@ -273,25 +274,41 @@ impl Catalog {
         Ok(tables.len() as u64)
     }
 
+    /// CREATE TABLE, and CREATE TABLE … LIKE (CREATE TABLE … AS is create_as.rs's, which
+    /// calls [`Catalog::create_table_def`]).
     pub fn create_table(&self, create: &ast::CreateTable, database: Option<&str>) -> Result<()> {
-        let _ddl = self.lock_for_ddl()?;
         let (db, name) = crate::query::split_name(&create.name, database)?;
+        let def = match &create.like {
+            Some(
+                ast::CreateTableLikeKind::Plain(like)
+                | ast::CreateTableLikeKind::Parenthesized(like),
+            ) => {
+                let (source_db, source) = crate::query::split_name(&like.name, database)?;
+                let source = self.schema().table(&source_db, &source)?.clone();
+                define::like_definition(&source, &db, &name)
+            }
+            None => table_definition(create, &db, &name)?,
+        };
+        self.create_table_def(def, create.if_not_exists).map(drop)
+    }
+
+    /// Creates the table `def` describes (its id and index ids are given here); returns false
+    /// when it exists and `if_not_exists` lets that pass.
+    pub fn create_table_def(&self, mut def: TableDef, if_not_exists: bool) -> Result<bool> {
+        let _ddl = self.lock_for_ddl()?;
+        let (db, name) = (def.database.clone(), def.name.clone());
         check_identifier(&name)?;
         let schema = self.schema();
         if !schema.databases.contains_key(&db) {
             return Err(error::unknown_database(&db));
         }
-        if schema.tables.contains_key(&(db.clone(), name.clone())) {
-            return if create.if_not_exists {
-                Ok(())
+        if schema.table(&db, &name).is_ok() {
+            return if if_not_exists {
+                Ok(false)
             } else {
                 Err(error::table_exists(&name))
             };
         }
-        if create.query.is_some() || create.like.is_some() {
-            return Err(error::unsupported("CREATE TABLE … AS / LIKE"));
-        }
-        let mut def = table_definition(create, &db, &name)?;
         self.change(|schema, txn| {
             def.id = Self::next_id(txn)?;
             for (id, index) in (1..).zip(def.indexes.iter_mut()) {
@@ -303,7 +320,7 @@ impl Catalog {
                 .insert((db.clone(), name.clone()), Arc::new(def.clone()));
             Ok(())
         })?;
-        Ok(())
+        Ok(true)
     }
 
     /// Drops tables; returns the names that did not exist (an error unless `if_exists`).

@@ -216,7 +216,7 @@ ok 0
 Table	Create Table
 commented	CREATE TABLE `commented` (
   `id` int DEFAULT NULL
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='made'
 > CREATE TABLE seq (id INT AUTO_INCREMENT PRIMARY KEY, v INT)
 ok 0
 > INSERT INTO seq (v) VALUES (1)
