@@ -124,6 +124,8 @@ struct Prepared {
 struct OpenTxn {
     txn: Transaction,
     _active: ActiveTxn,
+    /// SAVEPOINTs, oldest first.
+    savepoints: Vec<(String, strata_txn::Savepoint)>,
 }
 
 /// The state of one connection.
@@ -588,6 +590,48 @@ impl Session {
         Ok(ok(0, 0))
     }
 
+    /// SAVEPOINT: replaces one of the same name. Outside a transaction there is nothing to
+    /// mark, as in MySQL with autocommit.
+    pub(crate) fn savepoint(&mut self, name: &str) -> Result<Output> {
+        if self.explicit_txn_active() {
+            self.ensure_txn()?;
+            let open = self.txn.as_mut().expect("transaction ensured");
+            open.savepoints
+                .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+            let point = open.txn.savepoint();
+            open.savepoints.push((name.to_string(), point));
+        }
+        Ok(ok(0, 0))
+    }
+
+    /// ROLLBACK TO SAVEPOINT: undoes the writes since, and forgets the savepoints set after.
+    pub(crate) fn rollback_to_savepoint(&mut self, name: &str) -> Result<Output> {
+        let open = self.find_savepoint(name)?;
+        let (i, open) = open;
+        let point = open.savepoints[i].1.clone();
+        open.txn.rollback_to(&point);
+        open.savepoints.truncate(i + 1);
+        Ok(ok(0, 0))
+    }
+
+    /// RELEASE SAVEPOINT: forgets it and those set after it.
+    pub(crate) fn release_savepoint(&mut self, name: &str) -> Result<Output> {
+        let (i, open) = self.find_savepoint(name)?;
+        open.savepoints.truncate(i);
+        Ok(ok(0, 0))
+    }
+
+    fn find_savepoint(&mut self, name: &str) -> Result<(usize, &mut OpenTxn)> {
+        let missing = || SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"));
+        let open = self.txn.as_mut().ok_or_else(missing)?;
+        let i = open
+            .savepoints
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+            .ok_or_else(missing)?;
+        Ok((i, open))
+    }
+
     /// Ends an open transaction before DDL (MySQL commits implicitly).
     pub(crate) fn implicit_commit(&mut self) -> Result<()> {
         self.commit().map(|_| ())
@@ -758,6 +802,7 @@ impl Session {
             self.txn = Some(OpenTxn {
                 txn,
                 _active: active,
+                savepoints: Vec::new(),
             });
         }
         Ok(())

@@ -421,6 +421,12 @@ pub fn execute_other(
         Statement::Rollback {
             savepoint: None, ..
         } => session.rollback(),
+        Statement::Rollback {
+            savepoint: Some(name),
+            ..
+        } => session.rollback_to_savepoint(&name.value),
+        Statement::Savepoint { name } => session.savepoint(&name.value),
+        Statement::ReleaseSavepoint { name } => session.release_savepoint(&name.value),
         Statement::Set(set) => execute_set(session, set, params).map(|_| ok()),
         Statement::Use(use_) => {
             let name = match use_ {

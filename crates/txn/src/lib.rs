@@ -32,7 +32,7 @@ pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 
 pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
 pub use strata_kvapi::KvError;
-pub use transaction::{Transaction, TxnMode};
+pub use transaction::{Savepoint, Transaction, TxnMode};
 
 use std::sync::Arc;
 

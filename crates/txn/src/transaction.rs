@@ -46,6 +46,12 @@ enum BufferedOp {
     Lock,
 }
 
+/// The buffered writes of a transaction at one point (SQL's SAVEPOINT).
+#[derive(Clone, Debug)]
+pub struct Savepoint {
+    buffer: BTreeMap<Key, BufferedOp>,
+}
+
 /// A transaction in progress. Dropping it without commit rolls it back.
 pub struct Transaction {
     client: TxnClient,
@@ -120,6 +126,33 @@ impl Transaction {
             self.for_update_ts = self.client.current_ts()?;
         }
         Ok(())
+    }
+
+    /// Marks the writes made so far, to go back to with [`Transaction::rollback_to`].
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            buffer: self.buffer.clone(),
+        }
+    }
+
+    /// Undoes the writes made since `savepoint`. Keys locked since stay locked, as InnoDB
+    /// keeps the row locks of a rolled-back part of a transaction, and are committed as locks.
+    pub fn rollback_to(&mut self, savepoint: &Savepoint) {
+        let mut buffer = savepoint.buffer.clone();
+        for key in &self.locked {
+            buffer.entry(key.clone()).or_insert(BufferedOp::Lock);
+        }
+        self.buffer = buffer;
+        self.statement_undo.clear();
+        self.statement_locked_from = self.locked.len();
+        // A primary among the undone writes goes with them (a locked one is still buffered).
+        if self
+            .primary
+            .as_ref()
+            .is_some_and(|p| !self.buffer.contains_key(p))
+        {
+            self.primary = None;
+        }
     }
 
     /// Undoes the buffered writes and locks of the running statement.

@@ -135,3 +135,102 @@ id	bal
 id	bal
 > ROLLBACK
 ok 0
+# SAVEPOINT, ROLLBACK TO SAVEPOINT, RELEASE SAVEPOINT (Django's and Rails' nested blocks).
+> CREATE TABLE sp (id INT PRIMARY KEY, v INT)
+ok 0
+> BEGIN
+ok 0
+> INSERT INTO sp VALUES (1, 10)
+ok 1
+> SAVEPOINT a
+ok 0
+> INSERT INTO sp VALUES (2, 20)
+ok 1
+> UPDATE sp SET v = 11 WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SAVEPOINT b
+ok 0
+> DELETE FROM sp WHERE id = 1
+ok 1
+> SELECT * FROM sp ORDER BY id
+id	v
+2	20
+> ROLLBACK TO SAVEPOINT b
+ok 0
+> SELECT * FROM sp ORDER BY id
+id	v
+1	11
+2	20
+> ROLLBACK TO a
+ok 0
+> SELECT * FROM sp ORDER BY id
+id	v
+1	10
+> ROLLBACK TO b
+error 1305 (42000): SAVEPOINT b does not exist
+> INSERT INTO sp VALUES (3, 30)
+ok 1
+> SAVEPOINT c
+ok 0
+> RELEASE SAVEPOINT c
+ok 0
+> RELEASE SAVEPOINT c
+error 1305 (42000): SAVEPOINT c does not exist
+> SAVEPOINT a
+ok 0
+> INSERT INTO sp VALUES (4, 40)
+ok 1
+> ROLLBACK WORK TO SAVEPOINT a
+ok 0
+> COMMIT
+ok 0
+> SELECT * FROM sp ORDER BY id
+id	v
+1	10
+3	30
+> ROLLBACK TO a
+error 1305 (42000): SAVEPOINT a does not exist
+> SAVEPOINT outside
+ok 0
+> RELEASE SAVEPOINT outside
+error 1305 (42000): SAVEPOINT outside does not exist
+# A savepoint with a name already set moves to now.
+> BEGIN
+ok 0
+> SAVEPOINT x
+ok 0
+> INSERT INTO sp VALUES (5, 50)
+ok 1
+> SAVEPOINT X
+ok 0
+> INSERT INTO sp VALUES (6, 60)
+ok 1
+> ROLLBACK TO x
+ok 0
+> COMMIT
+ok 0
+> SELECT id FROM sp WHERE id > 4 ORDER BY id
+id
+5
+# The same in an optimistic transaction.
+> SET tidb_txn_mode = 'optimistic'
+ok 0
+> BEGIN
+ok 0
+> UPDATE sp SET v = v + 1 WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SAVEPOINT s
+ok 0
+> UPDATE sp SET v = v + 100 WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> INSERT INTO sp VALUES (7, 70)
+ok 1
+> ROLLBACK TO s
+ok 0
+> COMMIT
+ok 0
+> SELECT * FROM sp WHERE id IN (1, 7)
+id	v
+1	11
+> SET tidb_txn_mode = 'pessimistic'
+ok 0
