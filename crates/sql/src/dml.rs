@@ -16,6 +16,7 @@ use crate::exec::{self, holds, scan_source, Ctx};
 use crate::expr::{Expr, ResultType};
 use crate::query::{self, SelectPlan, TableSource};
 use crate::rows;
+use crate::subquery::{Collector, SubqueryPlan};
 use crate::types;
 
 /// Table alias under which `VALUES(col)` of an upsert is bound.
@@ -48,6 +49,8 @@ pub struct UpdatePlan {
     pub assignments: Vec<(usize, Expr)>,
     pub order_by: Vec<(Expr, bool)>,
     pub limit: Option<Expr>,
+    /// Subqueries of the clauses; their results follow the row's columns (subquery.rs).
+    pub subqueries: Vec<SubqueryPlan>,
 }
 
 #[derive(Clone, Debug)]
@@ -56,6 +59,7 @@ pub struct DeletePlan {
     pub filter: Option<Expr>,
     pub order_by: Vec<(Expr, bool)>,
     pub limit: Option<Expr>,
+    pub subqueries: Vec<SubqueryPlan>,
 }
 
 /// What a write statement did.
@@ -191,7 +195,7 @@ pub fn plan_insert(
                 })
                 .collect();
             scope.columns.extend(inserted);
-            Some(bind_assignments(&table, &scope, assignments, true)?)
+            Some(bind_assignments(&table, &scope, assignments, true, None)?)
         }
         Some(other) => return Err(error::unsupported(other)),
         None => None,
@@ -221,6 +225,7 @@ fn bind_assignments(
     scope: &Scope,
     assignments: &[ast::Assignment],
     values_function: bool,
+    subqueries: Option<&Collector>,
 ) -> Result<Vec<(usize, Expr)>> {
     let mut out = Vec::with_capacity(assignments.len());
     for a in assignments {
@@ -239,7 +244,9 @@ fn bind_assignments(
         } else {
             a.value.clone()
         };
-        out.push((column, Binder::new(scope, "field list").bind(&value)?));
+        let mut binder = Binder::new(scope, "field list");
+        binder.subqueries = subqueries.map(|c| c as &dyn crate::bind::SubqueryPlanner);
+        out.push((column, binder.bind(&value)?));
     }
     Ok(out)
 }
@@ -285,8 +292,25 @@ fn single_table(
     }
 }
 
+/// The scan of an UPDATE or DELETE, chosen from the conditions of `filter` on the table's own
+/// columns (not those that read a subquery's result).
 fn plan_source(table: Arc<TableDef>, filter: Option<&Expr>, schema: &Schema) -> TableSource {
-    let conjuncts = filter.cloned().map(Expr::conjuncts).unwrap_or_default();
+    let width = table.columns.len();
+    let conjuncts: Vec<Expr> = filter
+        .cloned()
+        .map(Expr::conjuncts)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| {
+            let mut own = true;
+            c.walk(&mut |node| {
+                if matches!(node, Expr::Column(i) if *i >= width) {
+                    own = false;
+                }
+            });
+            own
+        })
+        .collect();
     let stats = schema.stats.get(&table.id).cloned();
     let access = query::choose_access(&table, &conjuncts, stats.as_deref());
     TableSource {
@@ -298,16 +322,39 @@ fn plan_source(table: Arc<TableDef>, filter: Option<&Expr>, schema: &Schema) -> 
     }
 }
 
-fn bind_order(scope: &Scope, order_by: &[ast::OrderByExpr]) -> Result<Vec<(Expr, bool)>> {
-    order_by
+/// The bound WHERE, ORDER BY and LIMIT of an UPDATE or DELETE.
+struct Clauses {
+    filter: Option<Expr>,
+    order_by: Vec<(Expr, bool)>,
+    limit: Option<Expr>,
+}
+
+/// Binds the WHERE, ORDER BY and LIMIT of an UPDATE or DELETE.
+fn bind_clauses(
+    scope: &Scope,
+    subqueries: &Collector,
+    selection: Option<&ast::Expr>,
+    order_by: &[ast::OrderByExpr],
+    limit: Option<&ast::Expr>,
+) -> Result<Clauses> {
+    let bind = |e: &ast::Expr, context| {
+        let mut binder = Binder::new(scope, context);
+        binder.subqueries = Some(subqueries);
+        binder.bind(e)
+    };
+    let filter = selection.map(|e| bind(e, "where clause")).transpose()?;
+    let order_by = order_by
         .iter()
-        .map(|o| {
-            Ok((
-                Binder::new(scope, "order clause").bind(&o.expr)?,
-                o.options.asc == Some(false),
-            ))
-        })
-        .collect()
+        .map(|o| Ok((bind(&o.expr, "order clause")?, o.options.asc == Some(false))))
+        .collect::<Result<_>>()?;
+    let limit = limit
+        .map(|e| Binder::new(&Scope::default(), "limit clause").bind(e))
+        .transpose()?;
+    Ok(Clauses {
+        filter,
+        order_by,
+        limit,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -322,14 +369,13 @@ pub fn plan_update(
 ) -> Result<UpdatePlan> {
     let (def, alias) = single_table(std::slice::from_ref(table), schema, database)?;
     let scope = query::table_scope(&def, &alias);
-    let filter = selection
-        .map(|e| Binder::new(&scope, "where clause").bind(e))
-        .transpose()?;
-    let assignments = bind_assignments(&def, &scope, assignments, false)?;
-    let order_by = bind_order(&scope, order_by)?;
-    let limit = limit
-        .map(|e| Binder::new(&Scope::default(), "limit clause").bind(e))
-        .transpose()?;
+    let collector = Collector::new(schema, database, def.columns.len());
+    let Clauses {
+        filter,
+        order_by,
+        limit,
+    } = bind_clauses(&scope, &collector, selection, order_by, limit)?;
+    let assignments = bind_assignments(&def, &scope, assignments, false, Some(&collector))?;
     let source = plan_source(def, filter.as_ref(), schema);
     Ok(UpdatePlan {
         source,
@@ -337,6 +383,7 @@ pub fn plan_update(
         assignments,
         order_by,
         limit,
+        subqueries: collector.into_plans(),
     })
 }
 
@@ -353,47 +400,74 @@ pub fn plan_delete(
     }
     let (def, alias) = single_table(from, schema, database)?;
     let scope = query::table_scope(&def, &alias);
-    let filter = delete
-        .selection
-        .as_ref()
-        .map(|e| Binder::new(&scope, "where clause").bind(e))
-        .transpose()?;
-    let order_by = bind_order(&scope, &delete.order_by)?;
-    let limit = delete
-        .limit
-        .as_ref()
-        .map(|e| Binder::new(&Scope::default(), "limit clause").bind(e))
-        .transpose()?;
+    let collector = Collector::new(schema, database, def.columns.len());
+    let Clauses {
+        filter,
+        order_by,
+        limit,
+    } = bind_clauses(
+        &scope,
+        &collector,
+        delete.selection.as_ref(),
+        &delete.order_by,
+        delete.limit.as_ref(),
+    )?;
     let source = plan_source(def, filter.as_ref(), schema);
     Ok(DeletePlan {
         source,
         filter,
         order_by,
         limit,
+        subqueries: collector.into_plans(),
     })
 }
 
 /// A row with its row key.
 type KeyedRow = (Key, Vec<Datum>);
 
-/// Reads the rows a WHERE / ORDER BY / LIMIT selects, with their keys.
+/// Reads the rows a WHERE / ORDER BY / LIMIT selects, with their keys. Each row is followed
+/// by its subqueries' results.
 fn matching_rows(
     txn: &mut Transaction,
     source: &TableSource,
     filter: Option<&Expr>,
+    subqueries: &[SubqueryPlan],
     order_by: &[(Expr, bool)],
     limit: Option<&Expr>,
     ctx: &Ctx,
 ) -> Result<Vec<(Key, Vec<Datum>)>> {
     let limit = exec::eval_count(limit, ctx)?;
-    let stop = if order_by.is_empty() { limit } else { None };
+    let stop = if order_by.is_empty() && subqueries.is_empty() {
+        limit
+    } else {
+        None
+    };
     let mut found = Vec::new();
-    scan_source(txn, source, ctx, stop, &mut |key, row| {
-        if holds(filter, &row, ctx)? {
-            found.push((key, row));
+    if subqueries.is_empty() {
+        scan_source(txn, source, ctx, stop, &mut |key, row| {
+            if holds(filter, &row, ctx)? {
+                found.push((key, row));
+            }
+            Ok(stop.is_none_or(|n| found.len() < n))
+        })?;
+    } else {
+        // The subqueries read through the transaction too: the rows are read first.
+        let (mut keys, mut rows) = (Vec::new(), Vec::new());
+        scan_source(txn, source, ctx, None, &mut |key, row| {
+            keys.push(key);
+            rows.push(row);
+            Ok(true)
+        })?;
+        crate::subquery::apply(subqueries, &mut rows, txn, ctx)?;
+        for (key, row) in keys.into_iter().zip(rows) {
+            if holds(filter, &row, ctx)? {
+                found.push((key, row));
+            }
         }
-        Ok(stop.is_none_or(|n| found.len() < n))
-    })?;
+        if order_by.is_empty() {
+            found.truncate(limit.unwrap_or(usize::MAX));
+        }
+    }
     if !order_by.is_empty() {
         let mut keyed: Vec<(Vec<Datum>, KeyedRow)> = found
             .into_iter()
@@ -826,12 +900,13 @@ pub fn execute_insert(
 fn rows_to_write(
     source: &TableSource,
     filter: Option<&Expr>,
+    subqueries: &[SubqueryPlan],
     order_by: &[(Expr, bool)],
     limit: Option<&Expr>,
     txn: &mut Transaction,
     w: &WriteCtx,
 ) -> Result<(Vec<KeyedRow>, Vec<Key>)> {
-    let found = matching_rows(txn, source, filter, order_by, limit, w.ctx)?;
+    let found = matching_rows(txn, source, filter, subqueries, order_by, limit, w.ctx)?;
     let locks = if pessimistic(txn) {
         exec::point_keys(source, w.ctx)?
     } else {
@@ -849,16 +924,18 @@ pub fn execute_update(
     let (found, mut locks) = rows_to_write(
         &plan.source,
         plan.filter.as_ref(),
+        &plan.subqueries,
         &plan.order_by,
         plan.limit.as_ref(),
         txn,
         w,
     )?;
     let mut result = WriteResult::default();
-    for (key, old) in found {
+    for (key, row) in found {
         result.matched_rows += 1;
-        let new = assign(table, &plan.assignments, &old, &[], w.ctx)?;
-        if update_row(txn, table, &key, &old, &new, &mut locks)? {
+        let (old, results) = row.split_at(table.columns.len());
+        let new = assign(table, &plan.assignments, old, results, w.ctx)?;
+        if update_row(txn, table, &key, old, &new, &mut locks)? {
             result.affected_rows += 1;
         }
     }
@@ -875,6 +952,7 @@ pub fn execute_delete(
     let (found, mut locks) = rows_to_write(
         &plan.source,
         plan.filter.as_ref(),
+        &plan.subqueries,
         &plan.order_by,
         plan.limit.as_ref(),
         txn,
@@ -882,7 +960,7 @@ pub fn execute_delete(
     )?;
     let mut result = WriteResult::default();
     for (key, row) in found {
-        delete_row(txn, table, &key, &row, &mut locks)?;
+        delete_row(txn, table, &key, &row[..table.columns.len()], &mut locks)?;
         result.affected_rows += 1;
         result.matched_rows += 1;
     }

@@ -5,7 +5,7 @@
 //! the tokens inside them, and each `?` placeholder is numbered in textual order (`?1`, `?2`, …)
 //! so that parameters bind by position however the binder walks the tree.
 
-use sqlparser::ast::Statement;
+use sqlparser::ast::{OrderByExpr, Statement};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
@@ -23,9 +23,18 @@ const EXECUTABLE_COMMENT_DEPTH_MAX: usize = 4;
 pub struct Parsed {
     pub statements: Vec<Statement>,
     pub param_count: usize,
-    /// For each statement, whether it is a SELECT with SQL_CALC_FOUND_ROWS (FOUND_ROWS() then
-    /// counts the rows its LIMIT left out).
-    pub calc_found_rows: Vec<bool>,
+    /// For each statement, what it says that sqlparser's tree has no place for.
+    pub extras: Vec<Extras>,
+}
+
+/// What a statement says that sqlparser's tree has no place for.
+#[derive(Clone, Debug, Default)]
+pub struct Extras {
+    /// A SELECT with SQL_CALC_FOUND_ROWS (FOUND_ROWS() then counts the rows its LIMIT left
+    /// out).
+    pub calc_found_rows: bool,
+    /// The ORDER BY of MySQL's single-table `UPDATE … ORDER BY … [LIMIT]`.
+    pub update_order_by: Vec<OrderByExpr>,
 }
 
 /// Parses one or more `;`-separated statements.
@@ -44,6 +53,8 @@ pub fn parse(sql: &str) -> Result<Parsed> {
             }
         }
     }
+    let update_order_by = take_update_order_by(&dialect, &mut tokens)
+        .map_err(|e| parse_error(sql, &e.to_string()))?;
     // The parser has panicked on some malformed input (`1 DIV >=` in sqlparser 0.59): such text
     // is a syntax error, not a reason to drop the connection.
     // Select lists are named from their tokens after parsing (the parser keeps no text).
@@ -58,22 +69,26 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     if let Some(tokens) = kept {
         crate::names::name_select_items(&mut statements, &tokens, sql);
     }
-    let calc_found_rows = statements
+    let extras = statements
         .iter()
-        .map(|s| match s {
-            Statement::Query(q) => match q.body.as_ref() {
-                sqlparser::ast::SetExpr::Select(select) => {
-                    counting.contains(&select.select_token.0.span.start)
-                }
+        .enumerate()
+        .map(|(i, s)| Extras {
+            calc_found_rows: match s {
+                Statement::Query(q) => match q.body.as_ref() {
+                    sqlparser::ast::SetExpr::Select(select) => {
+                        counting.contains(&select.select_token.0.span.start)
+                    }
+                    _ => false,
+                },
                 _ => false,
             },
-            _ => false,
+            update_order_by: update_order_by.get(i).cloned().unwrap_or_default(),
         })
         .collect();
     Ok(Parsed {
         statements,
         param_count,
-        calc_found_rows,
+        extras,
     })
 }
 
@@ -99,6 +114,81 @@ fn parse_statements(parser: &mut Parser) -> std::result::Result<Vec<Statement>, 
         });
         expecting_delimiter = true;
     }
+}
+
+/// Takes the ORDER BY out of each single-table `UPDATE … ORDER BY … [LIMIT]`, which sqlparser
+/// does not read, and reads it on its own. Returns each non-empty statement's ORDER BY (empty
+/// for one without), in order.
+fn take_update_order_by(
+    dialect: &StrataDialect,
+    tokens: &mut [TokenWithSpan],
+) -> std::result::Result<Vec<Vec<OrderByExpr>>, ParserError> {
+    let word = |t: &TokenWithSpan, text: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(text));
+    let mut orders = Vec::new();
+    let mut start = 0;
+    while start < tokens.len() {
+        // One statement's tokens end at a `;` outside parentheses.
+        let mut depth = 0i32;
+        let mut end = start;
+        while end < tokens.len() && !(depth == 0 && tokens[end].token == Token::SemiColon) {
+            match tokens[end].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            end += 1;
+        }
+        let significant: Vec<usize> = (start..end)
+            .filter(|&k| !matches!(tokens[k].token, Token::Whitespace(_)))
+            .collect();
+        if let Some(&first) = significant.first() {
+            let mut order = Vec::new();
+            if word(&tokens[first], "UPDATE") {
+                let mut depth = 0i32;
+                let mut clause: Option<(usize, usize)> = None;
+                for (w, &k) in significant.iter().enumerate() {
+                    match tokens[k].token {
+                        Token::LParen => depth += 1,
+                        Token::RParen => depth -= 1,
+                        _ => {}
+                    }
+                    if depth != 0 {
+                        continue;
+                    }
+                    match clause {
+                        None if word(&tokens[k], "ORDER")
+                            && significant
+                                .get(w + 1)
+                                .is_some_and(|&b| word(&tokens[b], "BY")) =>
+                        {
+                            clause = Some((k, end));
+                        }
+                        Some((from, _)) if word(&tokens[k], "LIMIT") => {
+                            clause = Some((from, k));
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some((from, to)) = clause {
+                    let taken = tokens[from..to].to_vec();
+                    for t in &mut tokens[from..to] {
+                        t.token = Token::Whitespace(Whitespace::Space);
+                    }
+                    let mut parser = Parser::new(dialect).with_tokens_with_locations(taken);
+                    parser.expect_keywords(&[Keyword::ORDER, Keyword::BY])?;
+                    order = parser.parse_comma_separated(Parser::parse_order_by_expr)?;
+                    if parser.peek_token().token != Token::EOF {
+                        return parser
+                            .expected("LIMIT or the end of the UPDATE", parser.peek_token());
+                    }
+                }
+            }
+            orders.push(order);
+        }
+        start = end + 1;
+    }
+    Ok(orders)
 }
 
 /// Words after SELECT that only advise MySQL's executor, which Strata's parser does not know:

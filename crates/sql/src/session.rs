@@ -86,6 +86,7 @@ impl SqlServer {
             last_insert_id: 0,
             found_rows: 0,
             calc_found_rows: false,
+            update_order_by: Vec::new(),
             row_count: -1,
             connection_id: self.next_connection_id.fetch_add(1, Ordering::Relaxed),
         })
@@ -116,8 +117,7 @@ struct CachedPlan {
 struct Prepared {
     statement: Statement,
     param_count: usize,
-    /// Its SELECT has SQL_CALC_FOUND_ROWS.
-    calc_found_rows: bool,
+    extras: parse::Extras,
     plan: Option<CachedPlan>,
 }
 
@@ -142,6 +142,8 @@ pub struct Session {
     found_rows: u64,
     /// The statement running has SQL_CALC_FOUND_ROWS.
     calc_found_rows: bool,
+    /// The ORDER BY of the UPDATE running (parse::Extras).
+    update_order_by: Vec<sqlparser::ast::OrderByExpr>,
     row_count: i64,
     connection_id: u32,
 }
@@ -274,8 +276,8 @@ impl Session {
             return vec![Err(SqlError::new(1065, "42000", "Query was empty"))];
         }
         let mut outputs = Vec::with_capacity(parsed.statements.len());
-        for (statement, calc_found_rows) in parsed.statements.iter().zip(&parsed.calc_found_rows) {
-            self.calc_found_rows = *calc_found_rows;
+        for (statement, extras) in parsed.statements.iter().zip(&parsed.extras) {
+            self.take_extras(extras);
             let result = self.execute_statement(statement, &[], None);
             let failed = result.is_err();
             outputs.push(result);
@@ -284,6 +286,12 @@ impl Session {
             }
         }
         outputs
+    }
+
+    /// Makes what the parser kept beside a statement the running statement's.
+    fn take_extras(&mut self, extras: &parse::Extras) {
+        self.calc_found_rows = extras.calc_found_rows;
+        self.update_order_by.clone_from(&extras.update_order_by);
     }
 
     /// Transaction control without parsing (sysbench sends these thousands of times a second).
@@ -346,7 +354,7 @@ impl Session {
             Prepared {
                 statement,
                 param_count: parsed.param_count,
-                calc_found_rows: parsed.calc_found_rows[0],
+                extras: parsed.extras.into_iter().next().unwrap_or_default(),
                 plan: None,
             },
         );
@@ -370,10 +378,10 @@ impl Session {
             let Prepared {
                 statement,
                 plan,
-                calc_found_rows,
+                extras,
                 ..
             } = &mut prepared;
-            self.calc_found_rows = *calc_found_rows;
+            self.take_extras(extras);
             self.execute_statement(statement, &params, Some(plan))
         };
         self.prepared.insert(statement_id, prepared);
@@ -667,7 +675,7 @@ impl Session {
                 table,
                 assignments,
                 selection.as_ref(),
-                &[],
+                &self.update_order_by,
                 limit.as_ref(),
                 &schema,
                 db,

@@ -206,3 +206,72 @@ id	name	LENGTH(at)
 > SELECT CONVERT('abc' USING utf8mb4), CONVERT(x'41' USING binary)
 CONVERT('abc' USING utf8mb4)	CONVERT(x'41' USING binary)
 abc	A
+# UPDATE … ORDER BY … LIMIT changes the first rows in that order (a job queue's claim).
+> CREATE TABLE jobs (id INT PRIMARY KEY, prio INT, owner VARCHAR(10))
+ok 0
+> INSERT INTO jobs VALUES (1, 5, NULL), (2, 9, NULL), (3, 7, NULL), (4, 9, NULL)
+ok 4
+> UPDATE jobs SET owner = 'w1' WHERE owner IS NULL ORDER BY prio DESC, id LIMIT 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> UPDATE jobs SET owner = 'w2' WHERE owner IS NULL ORDER BY prio DESC, id LIMIT 2
+ok 2 (Rows matched: 2  Changed: 2  Warnings: 0)
+> SELECT * FROM jobs ORDER BY id
+id	prio	owner
+1	5	NULL
+2	9	w1
+3	7	w2
+4	9	w2
+> UPDATE jobs SET prio = prio + 1 ORDER BY (SELECT 1), id DESC
+ok 4 (Rows matched: 4  Changed: 4  Warnings: 0)
+> SELECT id, prio FROM jobs ORDER BY id
+id	prio
+1	6
+2	10
+3	8
+4	10
+> UPDATE jobs SET owner = NULL WHERE id IN (SELECT id FROM (SELECT id FROM jobs ORDER BY id LIMIT 2) AS first) ORDER BY id
+ok 1 (Rows matched: 2  Changed: 1  Warnings: 0)
+> SELECT id, owner FROM jobs ORDER BY id
+id	owner
+1	NULL
+2	NULL
+3	w2
+4	w2
+> UPDATE jobs SET owner = 'x' ORDER BY nothing LIMIT 1
+error 1054 (42S22): Unknown column 'nothing' in 'order clause'
+> UPDATE jobs SET owner = 'x' ORDER BY LIMIT 1
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '' at line 1
+> UPDATE jobs SET owner = 'x' ORDER BY id LIMIT 1; SELECT owner FROM jobs WHERE id = 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+owner
+x
+# Subqueries in an UPDATE's or DELETE's WHERE, ORDER BY and SET, correlated or not.
+> CREATE TABLE totals (id INT PRIMARY KEY, owner VARCHAR(10), n INT)
+ok 0
+> INSERT INTO totals VALUES (1, 'w1', 0), (2, 'w2', 0), (3, 'w9', 0)
+ok 3
+> UPDATE totals SET n = (SELECT COUNT(*) FROM jobs WHERE jobs.owner = totals.owner)
+ok 1 (Rows matched: 3  Changed: 1  Warnings: 0)
+> SELECT * FROM totals ORDER BY id
+id	owner	n
+1	w1	0
+2	w2	2
+3	w9	0
+> UPDATE totals SET n = n + 100 WHERE owner IN (SELECT owner FROM jobs WHERE prio >= 7)
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SELECT * FROM totals ORDER BY id
+id	owner	n
+1	w1	0
+2	w2	102
+3	w9	0
+> DELETE FROM totals WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.owner = totals.owner)
+ok 2
+> SELECT * FROM totals ORDER BY id
+id	owner	n
+2	w2	102
+> UPDATE totals SET n = (SELECT id FROM jobs)
+error 1242 (21000): Subquery returns more than 1 row
+> DELETE FROM totals WHERE id = (SELECT MAX(id) FROM jobs) - 2 ORDER BY id LIMIT 1
+ok 1
+> SELECT * FROM totals ORDER BY id
+id	owner	n
