@@ -1,6 +1,7 @@
 //! `information_schema`: read-only tables computed from the catalog when a statement is
-//! planned (TABLES, SCHEMATA, COLUMNS), so clients and tools can ask for schema and sizes with
-//! plain SELECTs.
+//! planned (TABLES, SCHEMATA, COLUMNS, and the keys: STATISTICS, KEY_COLUMN_USAGE,
+//! TABLE_CONSTRAINTS, REFERENTIAL_CONSTRAINTS), so clients, tools and ORMs can ask for schema
+//! and sizes with plain SELECTs.
 //!
 //! Sizes in TABLES come from the statistics ANALYZE TABLE collects: TABLE_ROWS is the row
 //! count, DATA_LENGTH and INDEX_LENGTH the encoded bytes (keys and values) of the rows and of
@@ -62,6 +63,11 @@ pub fn table(schema: &Schema, name: &str) -> Result<(Arc<TableDef>, MemoryRows)>
         "TABLES" => (TABLES_COLUMNS, tables_rows(schema)),
         "SCHEMATA" => (SCHEMATA_COLUMNS, schemata_rows(schema)),
         "COLUMNS" => (COLUMNS_COLUMNS, columns_rows(schema)),
+        "STATISTICS" => (STATISTICS_COLUMNS, statistics_rows(schema)),
+        "KEY_COLUMN_USAGE" => (KEY_COLUMN_USAGE_COLUMNS, key_column_usage_rows(schema)),
+        "TABLE_CONSTRAINTS" => (TABLE_CONSTRAINTS_COLUMNS, table_constraints_rows(schema)),
+        // Foreign keys are accepted and not kept (CREATE TABLE ignores them): none to list.
+        "REFERENTIAL_CONSTRAINTS" => (REFERENTIAL_CONSTRAINTS_COLUMNS, Vec::new()),
         _ => return Err(error::unknown_table(NAME, name)),
     };
     let columns = columns
@@ -151,6 +157,184 @@ const COLUMNS_COLUMNS: &[(&str, Kind)] = &[
     ("EXTRA", Kind::Text),
     ("COLUMN_COMMENT", Kind::Text),
 ];
+
+const STATISTICS_COLUMNS: &[(&str, Kind)] = &[
+    ("TABLE_CATALOG", Kind::Text),
+    ("TABLE_SCHEMA", Kind::Text),
+    ("TABLE_NAME", Kind::Text),
+    ("NON_UNIQUE", Kind::Int),
+    ("INDEX_SCHEMA", Kind::Text),
+    ("INDEX_NAME", Kind::Text),
+    ("SEQ_IN_INDEX", Kind::Int),
+    ("COLUMN_NAME", Kind::Text),
+    ("COLLATION", Kind::Text),
+    ("CARDINALITY", Kind::Int),
+    ("SUB_PART", Kind::Int),
+    ("PACKED", Kind::Text),
+    ("NULLABLE", Kind::Text),
+    ("INDEX_TYPE", Kind::Text),
+    ("COMMENT", Kind::Text),
+    ("INDEX_COMMENT", Kind::Text),
+    ("IS_VISIBLE", Kind::Text),
+    ("EXPRESSION", Kind::Text),
+];
+
+const KEY_COLUMN_USAGE_COLUMNS: &[(&str, Kind)] = &[
+    ("CONSTRAINT_CATALOG", Kind::Text),
+    ("CONSTRAINT_SCHEMA", Kind::Text),
+    ("CONSTRAINT_NAME", Kind::Text),
+    ("TABLE_CATALOG", Kind::Text),
+    ("TABLE_SCHEMA", Kind::Text),
+    ("TABLE_NAME", Kind::Text),
+    ("COLUMN_NAME", Kind::Text),
+    ("ORDINAL_POSITION", Kind::Int),
+    ("POSITION_IN_UNIQUE_CONSTRAINT", Kind::Int),
+    ("REFERENCED_TABLE_SCHEMA", Kind::Text),
+    ("REFERENCED_TABLE_NAME", Kind::Text),
+    ("REFERENCED_COLUMN_NAME", Kind::Text),
+];
+
+const TABLE_CONSTRAINTS_COLUMNS: &[(&str, Kind)] = &[
+    ("CONSTRAINT_CATALOG", Kind::Text),
+    ("CONSTRAINT_SCHEMA", Kind::Text),
+    ("CONSTRAINT_NAME", Kind::Text),
+    ("TABLE_SCHEMA", Kind::Text),
+    ("TABLE_NAME", Kind::Text),
+    ("CONSTRAINT_TYPE", Kind::Text),
+    ("ENFORCED", Kind::Text),
+];
+
+const REFERENTIAL_CONSTRAINTS_COLUMNS: &[(&str, Kind)] = &[
+    ("CONSTRAINT_CATALOG", Kind::Text),
+    ("CONSTRAINT_SCHEMA", Kind::Text),
+    ("CONSTRAINT_NAME", Kind::Text),
+    ("UNIQUE_CONSTRAINT_CATALOG", Kind::Text),
+    ("UNIQUE_CONSTRAINT_SCHEMA", Kind::Text),
+    ("UNIQUE_CONSTRAINT_NAME", Kind::Text),
+    ("MATCH_OPTION", Kind::Text),
+    ("UPDATE_RULE", Kind::Text),
+    ("DELETE_RULE", Kind::Text),
+    ("TABLE_NAME", Kind::Text),
+    ("REFERENCED_TABLE_NAME", Kind::Text),
+];
+
+/// One key of a table as information_schema lists it.
+struct KeyOf<'a> {
+    name: &'a str,
+    primary: bool,
+    unique: bool,
+    /// Positions of its columns in the table, in key order.
+    columns: &'a [usize],
+}
+
+/// A table's primary key (if it has one), then its indexes that queries may use.
+fn keys_of(t: &TableDef) -> Vec<KeyOf<'_>> {
+    let primary = match &t.primary_key {
+        crate::catalog::PrimaryKey::IntHandle(c) => Some(std::slice::from_ref(c)),
+        crate::catalog::PrimaryKey::Clustered(cs) => Some(cs.as_slice()),
+        crate::catalog::PrimaryKey::RowId => None,
+    };
+    let primary = primary.map(|columns| KeyOf {
+        name: "PRIMARY",
+        primary: true,
+        unique: true,
+        columns,
+    });
+    let indexes = t.indexes.iter().filter(|i| i.public).map(|i| KeyOf {
+        name: &i.name,
+        primary: false,
+        unique: i.unique,
+        columns: &i.columns,
+    });
+    primary.into_iter().chain(indexes).collect()
+}
+
+fn statistics_rows(schema: &Schema) -> Vec<Vec<Datum>> {
+    let mut out = Vec::new();
+    for t in sorted_tables(schema) {
+        let stats = schema.stats.get(&t.id);
+        for key in keys_of(t) {
+            for (seq, c) in key.columns.iter().enumerate() {
+                let column = &t.columns[*c];
+                let cardinality = stats.map_or(0, |s| {
+                    if key.primary {
+                        s.row_count
+                    } else {
+                        t.indexes
+                            .iter()
+                            .find(|i| i.name == key.name)
+                            .and_then(|i| s.index_distinct.get(&i.id).copied())
+                            .unwrap_or(0)
+                    }
+                });
+                out.push(vec![
+                    text("def"),
+                    text(&t.database),
+                    text(&t.name),
+                    uint(u64::from(!key.unique)),
+                    text(&t.database),
+                    text(key.name),
+                    uint(seq as u64 + 1),
+                    text(&column.name),
+                    text("A"),
+                    uint(cardinality),
+                    Datum::Null,
+                    Datum::Null,
+                    text(if column.nullable { "YES" } else { "" }),
+                    text("BTREE"),
+                    text(""),
+                    text(""),
+                    text("YES"),
+                    Datum::Null,
+                ]);
+            }
+        }
+    }
+    out
+}
+
+fn key_column_usage_rows(schema: &Schema) -> Vec<Vec<Datum>> {
+    let mut out = Vec::new();
+    for t in sorted_tables(schema) {
+        for key in keys_of(t).into_iter().filter(|k| k.unique) {
+            for (seq, c) in key.columns.iter().enumerate() {
+                out.push(vec![
+                    text("def"),
+                    text(&t.database),
+                    text(key.name),
+                    text("def"),
+                    text(&t.database),
+                    text(&t.name),
+                    text(&t.columns[*c].name),
+                    uint(seq as u64 + 1),
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                ]);
+            }
+        }
+    }
+    out
+}
+
+fn table_constraints_rows(schema: &Schema) -> Vec<Vec<Datum>> {
+    let mut out = Vec::new();
+    for t in sorted_tables(schema) {
+        for key in keys_of(t).into_iter().filter(|k| k.unique) {
+            out.push(vec![
+                text("def"),
+                text(&t.database),
+                text(key.name),
+                text(&t.database),
+                text(&t.name),
+                text(if key.primary { "PRIMARY KEY" } else { "UNIQUE" }),
+                text("YES"),
+            ]);
+        }
+    }
+    out
+}
 
 fn text(s: impl AsRef<str>) -> Datum {
     Datum::Bytes(s.as_ref().as_bytes().to_vec())

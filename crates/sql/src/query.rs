@@ -182,6 +182,21 @@ pub fn table_scope(table: &TableDef, alias: &str) -> Scope {
     }
 }
 
+/// Whether a FROM item is MySQL's `DUAL` (unquoted, unqualified).
+fn is_dual(factor: &TableFactor) -> bool {
+    match factor {
+        TableFactor::Table {
+            name, alias: None, ..
+        } => match name.0.as_slice() {
+            [ast::ObjectNamePart::Identifier(i)] => {
+                i.quote_style.is_none() && i.value.eq_ignore_ascii_case("DUAL")
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// Resolves `FROM t [AS a]` to a table and its alias.
 pub fn resolve_table(
     schema: &Schema,
@@ -249,7 +264,12 @@ pub fn plan_select_in(
         SetExpr::SetOperation { .. } => return crate::union::plan(query, schema, database, outer),
         _ => return Err(error::unsupported("set operations")),
     };
-    let mut relations = join::from_relations(&select.from, schema, database)?;
+    // `FROM DUAL` names no table, as in MySQL.
+    let from: &[ast::TableWithJoins] = match select.from.as_slice() {
+        [only] if only.joins.is_empty() && is_dual(&only.relation) => &[],
+        all => all,
+    };
+    let mut relations = join::from_relations(from, schema, database)?;
     let mut scope = Scope {
         columns: relations.iter().flat_map(join::relation_scope).collect(),
     };
@@ -264,10 +284,7 @@ pub fn plan_select_in(
     };
 
     // ON conditions, against the whole scope.
-    for (relation, on) in relations
-        .iter_mut()
-        .zip(join::join_conditions(&select.from))
-    {
+    for (relation, on) in relations.iter_mut().zip(join::join_conditions(from)) {
         if let Some(on) = on {
             let mut b = Binder::new(&scope, "on clause");
             b.outer = outer;
