@@ -561,6 +561,28 @@ impl Session {
     }
 
     /// Evaluates a constant expression (SET values).
+    /// The value of an expression that may hold subqueries (`SET @n = (SELECT …)`): it is
+    /// run as `SELECT expr`, in the session's transaction if one is open.
+    pub(crate) fn eval_query_value(&mut self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
+        let mut parsed = parse::parse("SELECT 1")?;
+        let Some(Statement::Query(mut query)) = parsed.statements.pop() else {
+            return Err(error::internal("SELECT 1 did not parse"));
+        };
+        if let ast::SetExpr::Select(select) = query.body.as_mut() {
+            select.projection = vec![ast::SelectItem::UnnamedExpr(e.clone())];
+        }
+        let schema = self.server.catalog.schema();
+        let plan = query::plan_select(&query, &schema, self.database.as_deref())?;
+        match self.run_select(&plan, params)? {
+            Output::ResultSet { rows, .. } => Ok(rows
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next())
+                .unwrap_or(Datum::Null)),
+            _ => Ok(Datum::Null),
+        }
+    }
+
     pub(crate) fn eval_constant(&self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
         let scope = crate::bind::Scope::default();
         let expr = crate::bind::Binder::new(&scope, "field list").bind(e)?;

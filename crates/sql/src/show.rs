@@ -743,14 +743,26 @@ fn execute_set(session: &mut Session, set: &ast::Set, params: &[Datum]) -> Resul
     }
 }
 
-/// A SET value: an identifier like `ON` or `utf8mb4` is a string, anything else an expression.
-fn set_value(session: &Session, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
+/// A SET value: an identifier like `ON` or `utf8mb4` is a string, anything else an expression
+/// (one with a subquery runs as a query).
+fn set_value(session: &mut Session, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
     if let ast::Expr::Identifier(i) = e {
         if !i.value.starts_with('@') {
             return Ok(text(&i.value));
         }
     }
-    session.eval_constant(e, params)
+    let has_subquery = ast::visit_expressions(e, |x| match x {
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
+            std::ops::ControlFlow::Break(())
+        }
+        _ => std::ops::ControlFlow::Continue(()),
+    })
+    .is_break();
+    if has_subquery {
+        session.eval_query_value(e, params)
+    } else {
+        session.eval_constant(e, params)
+    }
 }
 
 fn assign(

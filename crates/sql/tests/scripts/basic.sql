@@ -301,3 +301,11 @@ uc	UNIQUE
 > SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS
 COUNT(*)
 0
+# SET with a subquery runs it.
+> SET @keys = (SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_NAME = 'keyed2'), @any = EXISTS (SELECT 1 FROM keyed2)
+ok 0
+> SELECT @keys, @any
+@keys	@any
+4	0
+> SET @two = (SELECT id FROM jobs)
+error 1242 (21000): Subquery returns more than 1 row
