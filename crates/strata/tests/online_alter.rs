@@ -63,16 +63,7 @@ fn altered_while_writes_continue(ddl_port: u16, writer_port: u16, rows: u64) {
         Some("a"),
         "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(20) NOT NULL)",
     );
-    for chunk in 0..rows.div_ceil(1000) {
-        let values: Vec<String> = (chunk * 1000 + 1..=(chunk * 1000 + 1000).min(rows))
-            .map(|i| format!("({i}, 0, 'r{i}')"))
-            .collect();
-        sql_at(
-            writer_port,
-            Some("a"),
-            &format!("INSERT INTO t VALUES {}", values.join(",")),
-        );
-    }
+    common::insert_rows(writer_port, "a", "t", rows, |i| format!("{i}, 0, 'r{i}'"));
     let seed = common::test_seed("online_alter");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -47,16 +47,9 @@ fn index_built_while_writes_continue(ddl_port: u16, writer_port: u16, rows: u64)
         Some("o"),
         "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(20))",
     );
-    for chunk in 0..(rows / 1000) {
-        let values: Vec<String> = (chunk * 1000 + 1..=chunk * 1000 + 1000)
-            .map(|i| format!("({i}, {}, 'r{i}')", i % 97))
-            .collect();
-        sql_at(
-            writer_port,
-            Some("o"),
-            &format!("INSERT INTO t VALUES {}", values.join(",")),
-        );
-    }
+    common::insert_rows(writer_port, "o", "t", rows, |i| {
+        format!("{i}, {}, 'r{i}'", i % 97)
+    });
     let seed = common::test_seed("online_index");
     let (url, ddl_url) = (url(writer_port), url(ddl_port));
     let runtime = tokio::runtime::Builder::new_multi_thread()

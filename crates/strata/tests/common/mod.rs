@@ -227,6 +227,21 @@ pub fn sql_at(port: u16, db: Option<&str>, sql: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Inserts rows 1..=`rows` into `table`, a thousand per statement, each row's values made by
+/// `values(i)` (the text inside its parentheses).
+pub fn insert_rows(port: u16, db: &str, table: &str, rows: u64, values: impl Fn(u64) -> String) {
+    for chunk in 0..rows.div_ceil(1000) {
+        let batch: Vec<String> = (chunk * 1000 + 1..=(chunk * 1000 + 1000).min(rows))
+            .map(|i| format!("({})", values(i)))
+            .collect();
+        sql_at(
+            port,
+            Some(db),
+            &format!("INSERT INTO {table} VALUES {}", batch.join(",")),
+        );
+    }
+}
+
 impl Drop for Playground {
     fn drop(&mut self) {
         let _ = self.child.kill();
