@@ -353,7 +353,8 @@ pub fn range_lookups(
         ranges.extend(range);
     }
     let found = txn.scan_many(&ranges, SCAN_PAGE_ROWS)?;
-    let decoder = rows::RowDecoder::new(table, source.columns.as_deref());
+    let decoder =
+        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
     // Row keys the index entries point at, with the row each belongs to.
     let mut row_keys = Vec::new();
     let mut out: Vec<Vec<Vec<Datum>>> = Vec::with_capacity(prefixes.len());
@@ -376,7 +377,7 @@ pub fn range_lookups(
             None => out.push(
                 entries
                     .iter()
-                    .map(|(_, value)| decoder.decode(value))
+                    .map(|(key, value)| decoder.decode_entry(key, value))
                     .collect::<Result<_>>()?,
             ),
             Some(index) => {
@@ -391,9 +392,9 @@ pub fn range_lookups(
     if !row_keys.is_empty() {
         let keys: Vec<Key> = row_keys.iter().map(|(_, k)| k.clone()).collect();
         let values = txn.batch_get(&keys)?;
-        for ((i, _), value) in row_keys.into_iter().zip(values) {
+        for ((i, key), value) in row_keys.into_iter().zip(values) {
             match value {
-                Some(v) => out[i].push(decoder.decode(&v)?),
+                Some(v) => out[i].push(decoder.decode_entry(&key, &v)?),
                 None => return Err(error::internal("index entry points at a missing row")),
             }
         }
@@ -428,11 +429,13 @@ pub fn point_lookups(
         });
         wanted.push(Some(slot));
     }
-    let decoder = rows::RowDecoder::new(table, source.columns.as_deref());
+    let decoder =
+        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
     let found = txn
         .batch_get(&keys)?
         .into_iter()
-        .map(|value| value.map(|v| decoder.decode(&v)).transpose())
+        .zip(&keys)
+        .map(|(value, key)| value.map(|v| decoder.decode_entry(key, &v)).transpose())
         .collect::<Result<Vec<_>>>()?;
     Ok(wanted
         .into_iter()
@@ -450,7 +453,8 @@ pub fn scan_source(
     visit: &mut dyn FnMut(Key, Vec<Datum>) -> Result<bool>,
 ) -> Result<()> {
     let table = &*source.table;
-    let decoder = rows::RowDecoder::new(table, source.columns.as_deref());
+    let decoder =
+        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
     let pk = table.primary_columns();
     let page = limit_hint
         .map(|l| l.clamp(1, SCAN_PAGE_ROWS_MAX))
@@ -469,7 +473,7 @@ pub fn scan_source(
             };
             let key = rows::row_key(table, &handle);
             if let Some(value) = txn.get(&key)? {
-                let row = decoder.decode(&value)?;
+                let row = decoder.decode_entry(&key, &value)?;
                 visit(key, row)?;
             }
         }
@@ -487,7 +491,8 @@ pub fn scan_source(
             let values = txn.batch_get(&keys)?;
             for (key, value) in keys.into_iter().zip(values) {
                 if let Some(value) = value {
-                    if !visit(key, decoder.decode(&value)?)? {
+                    let row = decoder.decode_entry(&key, &value)?;
+                    if !visit(key, row)? {
                         break;
                     }
                 }
@@ -584,7 +589,8 @@ pub fn scan_source(
                 for (key, value) in row_keys.into_iter().zip(values) {
                     match value {
                         Some(v) => {
-                            if !visit(key, decoder.decode(&v)?)? {
+                            let row = decoder.decode_entry(&key, &v)?;
+                            if !visit(key, row)? {
                                 return Ok(());
                             }
                         }
@@ -622,7 +628,8 @@ fn scan_rows(
             }
         }
         for (key, value) in entries {
-            if !visit(key, decoder.decode(&value)?)? {
+            let row = decoder.decode_entry(&key, &value)?;
+            if !visit(key, row)? {
                 return Ok(());
             }
         }

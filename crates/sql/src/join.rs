@@ -59,6 +59,9 @@ pub struct Relation {
     pub using: Option<Using>,
     /// The FROM item (comma-separated) it belongs to.
     pub item: usize,
+    /// Where its rows' row keys go in the joined row (the targets of a multi-table UPDATE or
+    /// DELETE; None for every relation of a query).
+    pub key_slot: Option<usize>,
 }
 
 /// The columns a join is on, besides its ON condition.
@@ -97,6 +100,8 @@ pub struct JoinStep {
     pub on: Option<Expr>,
     /// WHERE conditions that can only be checked after a LEFT JOIN padded its row.
     pub filter: Option<Expr>,
+    /// Where the row key of its row goes, if it is kept.
+    pub key_slot: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -167,6 +172,7 @@ pub fn from_relations(
                 on: Vec::new(),
                 using,
                 item: item_index,
+                key_slot: None,
             });
             offset += width;
         }
@@ -421,7 +427,12 @@ pub fn plan(
     where_conjuncts: Vec<Expr>,
     schema: &Schema,
 ) -> Result<JoinPlan> {
-    let width = relations.iter().map(|r| r.width).sum();
+    let width = relations
+        .iter()
+        .map(|r| r.offset + r.width)
+        .chain(relations.iter().filter_map(|r| r.key_slot.map(|k| k + 1)))
+        .max()
+        .unwrap_or(0);
     // An inner join's ON is a WHERE condition: it is checked at the step where every relation
     // it reads has been joined, whatever the order. A LEFT JOIN's ON decides matches instead.
     let mut relations = relations;
@@ -461,7 +472,19 @@ pub fn plan(
     let mut steps = Vec::new();
     for &i in &order {
         let relation = &relations[i];
-        let (_, item) = choose_step(relation, &pending, &placed, schema, steps.is_empty());
+        let (_, mut item) = choose_step(relation, &pending, &placed, schema, steps.is_empty());
+        if relation.key_slot.is_some() {
+            match &mut item {
+                JoinItem::Lookup(source)
+                | JoinItem::Build {
+                    source: BuildSource::Table(source),
+                    ..
+                } => source.with_key = true,
+                JoinItem::Build { .. } => {
+                    return Err(error::internal("a derived table has no row keys"))
+                }
+            }
+        }
         for slot in &mut placed[relation.offset..relation.offset + relation.width] {
             *slot = true;
         }
@@ -486,6 +509,7 @@ pub fn plan(
             left: relation.left,
             on: Expr::conjoin(on),
             filter: Expr::conjoin(filter),
+            key_slot: relation.key_slot,
         });
     }
     Ok(JoinPlan { steps, width })
@@ -691,6 +715,7 @@ fn table_source(table: Arc<TableDef>, access: Access) -> TableSource {
         reverse: false,
         ordered: false,
         columns: None,
+        with_key: false,
     }
 }
 
@@ -780,8 +805,12 @@ fn run_step(
             let mut row = row.clone();
             let mut matched = false;
             for candidate in found {
-                for (slot, value) in row[slots.clone()].iter_mut().zip(candidate) {
+                let mut values = candidate.into_iter();
+                for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
                     *slot = value;
+                }
+                if let Some(k) = step.key_slot {
+                    row[k] = values.next().unwrap_or(Datum::Null);
                 }
                 if holds(step.on.as_ref(), &row, ctx)? {
                     matched = true;
@@ -797,6 +826,9 @@ fn run_step(
             if step.left && !matched {
                 for slot in &mut row[slots.clone()] {
                     *slot = Datum::Null;
+                }
+                if let Some(k) = step.key_slot {
+                    row[k] = Datum::Null;
                 }
                 if holds(step.filter.as_ref(), &row, ctx)? {
                     next.push(row);

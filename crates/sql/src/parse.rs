@@ -5,7 +5,9 @@
 //! the tokens inside them, and each `?` placeholder is numbered in textual order (`?1`, `?2`, …)
 //! so that parameters bind by position however the binder walks the tree.
 
-use sqlparser::ast::{OrderByExpr, Statement};
+use sqlparser::ast::{
+    Delete, FromTable, ObjectName, ObjectNamePart, OrderByExpr, Statement, UpdateTableFromKind,
+};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
@@ -109,11 +111,116 @@ fn parse_statements(parser: &mut Parser) -> std::result::Result<Vec<Statement>, 
         }
         statements.push(if crate::parse_alter::at_alter_table(parser) {
             crate::parse_alter::parse_alter_table(parser)?
+        } else if parser.peek_keyword(Keyword::UPDATE) {
+            parse_update(parser)?
+        } else if parser.peek_keyword(Keyword::DELETE) {
+            parse_delete(parser)?
         } else {
             parser.parse_statement()?
         });
         expecting_delimiter = true;
     }
+}
+
+/// MySQL's `UPDATE table_references SET … [WHERE …] [LIMIT n]` (its ORDER BY was taken out
+/// before, by [`take_update_order_by`]). Of comma-separated table references, the first is the
+/// statement's table and the others its `from`; sqlparser reads only one.
+fn parse_update(parser: &mut Parser) -> std::result::Result<Statement, ParserError> {
+    parser.expect_keyword_is(Keyword::UPDATE)?;
+    let mut tables = parser.parse_comma_separated(Parser::parse_table_and_joins)?;
+    parser.expect_keyword_is(Keyword::SET)?;
+    let assignments = parser.parse_comma_separated(Parser::parse_assignment)?;
+    let selection = if parser.parse_keyword(Keyword::WHERE) {
+        Some(parser.parse_expr()?)
+    } else {
+        None
+    };
+    let limit = if parser.parse_keyword(Keyword::LIMIT) {
+        Some(parser.parse_expr()?)
+    } else {
+        None
+    };
+    let table = tables.remove(0);
+    Ok(Statement::Update {
+        table,
+        assignments,
+        from: (!tables.is_empty()).then_some(UpdateTableFromKind::BeforeSet(tables)),
+        selection,
+        returning: None,
+        or: None,
+        limit,
+    })
+}
+
+/// MySQL's DELETE, in its three forms:
+///
+/// - `DELETE FROM t [WHERE …] [ORDER BY …] [LIMIT n]`;
+/// - `DELETE t[.*], … FROM table_references [WHERE …]`;
+/// - `DELETE FROM t[.*], … USING table_references [WHERE …]`.
+///
+/// Both multiple-table forms are read into `tables` (the targets) and `from` (the joined
+/// tables).
+/// The multiple-table forms have no ORDER BY or LIMIT, which are then a syntax error where
+/// they stand, as in MySQL.
+fn parse_delete(parser: &mut Parser) -> std::result::Result<Statement, ParserError> {
+    fn target(parser: &mut Parser) -> std::result::Result<ObjectName, ParserError> {
+        let mut parts = Vec::new();
+        loop {
+            parts.push(ObjectNamePart::Identifier(parser.parse_identifier()?));
+            if !parser.consume_token(&Token::Period) || parser.consume_token(&Token::Mul) {
+                return Ok(ObjectName(parts));
+            }
+        }
+    }
+    parser.expect_keyword_is(Keyword::DELETE)?;
+    // Both multiple-table forms become `tables` (the targets) and `from` (what is joined).
+    let (tables, from) = if parser.parse_keyword(Keyword::FROM) {
+        let using = parser.maybe_parse(|p| {
+            let targets = p.parse_comma_separated(target)?;
+            p.expect_keyword_is(Keyword::USING)?;
+            Ok(targets)
+        })?;
+        match using {
+            Some(targets) => (
+                targets,
+                parser.parse_comma_separated(Parser::parse_table_and_joins)?,
+            ),
+            None => (
+                Vec::new(),
+                parser.parse_comma_separated(Parser::parse_table_and_joins)?,
+            ),
+        }
+    } else {
+        let tables = parser.parse_comma_separated(target)?;
+        parser.expect_keyword_is(Keyword::FROM)?;
+        let from = parser.parse_comma_separated(Parser::parse_table_and_joins)?;
+        (tables, from)
+    };
+    let single = tables.is_empty();
+    let selection = if parser.parse_keyword(Keyword::WHERE) {
+        Some(parser.parse_expr()?)
+    } else {
+        None
+    };
+    let order_by = if single && parser.parse_keywords(&[Keyword::ORDER, Keyword::BY]) {
+        parser.parse_comma_separated(Parser::parse_order_by_expr)?
+    } else {
+        Vec::new()
+    };
+    let limit = if single && parser.parse_keyword(Keyword::LIMIT) {
+        Some(parser.parse_expr()?)
+    } else {
+        None
+    };
+    Ok(Statement::Delete(Delete {
+        tables,
+        from: FromTable::WithFromKeyword(from),
+        using: None,
+        selection,
+        returning: None,
+        order_by,
+        limit,
+    }))
 }
 
 /// Takes the ORDER BY out of each single-table `UPDATE … ORDER BY … [LIMIT]`, which sqlparser

@@ -83,6 +83,8 @@ pub struct TableSource {
     pub ordered: bool,
     /// Positions of the columns the statement reads; the others are left NULL (None: all).
     pub columns: Option<Vec<usize>>,
+    /// Each row is followed by its row key (the target of a multi-table UPDATE or DELETE).
+    pub with_key: bool,
 }
 
 /// Positions of the columns that `exprs` read, or None when they read all of `width`.
@@ -220,6 +222,14 @@ pub fn resolve_table(
 
 /// Splits `db.table` or `table` (using the current database).
 pub fn split_name(name: &ast::ObjectName, database: Option<&str>) -> Result<(String, String)> {
+    match qualified_name(name)? {
+        (Some(db), table) => Ok((db, table)),
+        (None, table) => Ok((database.ok_or_else(error::no_database)?.to_string(), table)),
+    }
+}
+
+/// The database (if written) and name of `db.name` or `name`.
+pub fn qualified_name(name: &ast::ObjectName) -> Result<(Option<String>, String)> {
     let parts: Vec<String> = name
         .0
         .iter()
@@ -229,11 +239,8 @@ pub fn split_name(name: &ast::ObjectName, database: Option<&str>) -> Result<(Str
         })
         .collect();
     match parts.as_slice() {
-        [table] => Ok((
-            database.ok_or_else(error::no_database)?.to_string(),
-            table.clone(),
-        )),
-        [db, table] => Ok((db.clone(), table.clone())),
+        [name] => Ok((None, name.clone())),
+        [db, name] => Ok((Some(db.clone()), name.clone())),
         _ => Err(error::syntax(format!("near '{name}'"))),
     }
 }
@@ -490,6 +497,7 @@ pub fn plan_select_in(
             reverse: false,
             ordered: false,
             columns,
+            with_key: false,
         };
         if !aggregate && !distinct && windows.is_empty() {
             order_by_key(&mut source, &where_conjuncts, &order_by);

@@ -75,6 +75,8 @@ pub struct RowDecoder {
     /// Where each decoded id goes; None when every column is decoded in order.
     positions: Option<Vec<usize>>,
     width: usize,
+    /// The row key follows the columns (a multi-table UPDATE or DELETE writes back by it).
+    with_key: bool,
 }
 
 impl RowDecoder {
@@ -97,7 +99,22 @@ impl RowDecoder {
             missing,
             positions: columns.map(|_| positions),
             width: table.columns.len(),
+            with_key: false,
         }
+    }
+
+    /// A decoder whose rows end with their row key (as bytes) when `with_key`.
+    pub fn keeping_key(self, with_key: bool) -> RowDecoder {
+        RowDecoder { with_key, ..self }
+    }
+
+    /// Decodes a stored row, followed by its key if the decoder keeps keys.
+    pub fn decode_entry(&self, key: &[u8], value: &[u8]) -> Result<Vec<Datum>> {
+        let mut row = self.decode(value)?;
+        if self.with_key {
+            row.push(Datum::Bytes(key.to_vec()));
+        }
+        Ok(row)
     }
 
     // Hot path: every row read.

@@ -106,6 +106,8 @@ enum Plan {
     Insert(dml::InsertPlan),
     Update(dml::UpdatePlan),
     Delete(dml::DeletePlan),
+    /// A multiple-table UPDATE or DELETE.
+    Joined(dml::JoinedWritePlan),
 }
 
 struct CachedPlan {
@@ -691,6 +693,43 @@ impl Session {
                 assignments,
                 selection,
                 limit,
+                from,
+                ..
+            } if !table.joins.is_empty() || from.is_some() => {
+                let usage = |clause| {
+                    SqlError::new(
+                        1221,
+                        "HY000",
+                        format!("Incorrect usage of UPDATE and {clause}"),
+                    )
+                };
+                if !self.update_order_by.is_empty() {
+                    return Err(usage("ORDER BY"));
+                }
+                if limit.is_some() {
+                    return Err(usage("LIMIT"));
+                }
+                let mut tables = vec![table.clone()];
+                if let Some(
+                    ast::UpdateTableFromKind::BeforeSet(more)
+                    | ast::UpdateTableFromKind::AfterSet(more),
+                ) = from
+                {
+                    tables.extend(more.iter().cloned());
+                }
+                Plan::Joined(dml::plan_joined_update(
+                    &tables,
+                    assignments,
+                    selection.as_ref(),
+                    &schema,
+                    db,
+                )?)
+            }
+            Statement::Update {
+                table,
+                assignments,
+                selection,
+                limit,
                 from: None,
                 ..
             } => Plan::Update(dml::plan_update(
@@ -702,6 +741,9 @@ impl Session {
                 &schema,
                 db,
             )?),
+            Statement::Delete(delete) if !delete.tables.is_empty() => {
+                Plan::Joined(dml::plan_joined_delete(delete, &schema, db)?)
+            }
             Statement::Delete(delete) => Plan::Delete(dml::plan_delete(delete, &schema, db)?),
             _ => return Ok(None),
         };
@@ -880,6 +922,7 @@ impl Session {
             Plan::Insert(p) => dml::execute_insert(p, txn, &w)?,
             Plan::Update(p) => dml::execute_update(p, txn, &w)?,
             Plan::Delete(p) => dml::execute_delete(p, txn, &w)?,
+            Plan::Joined(p) => dml::execute_joined(p, txn, &w)?,
             Plan::Select(_) => unreachable!("reads do not run here"),
         })
     }
@@ -910,7 +953,11 @@ impl Session {
         }
         self.row_count = result.affected_rows as i64;
         let info = match plan {
-            Plan::Update(_) => format!(
+            Plan::Update(_)
+            | Plan::Joined(dml::JoinedWritePlan {
+                assignments: Some(_),
+                ..
+            }) => format!(
                 "Rows matched: {}  Changed: {}  Warnings: 0",
                 result.matched_rows, result.affected_rows
             ),
