@@ -12,6 +12,8 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
+use strata_txn::TxnMode;
+
 use crate::api::SqlError;
 use crate::dialect::StrataDialect;
 use crate::error::{syntax, Result};
@@ -37,6 +39,8 @@ pub struct Extras {
     pub calc_found_rows: bool,
     /// The ORDER BY of MySQL's single-table `UPDATE … ORDER BY … [LIMIT]`.
     pub update_order_by: Vec<OrderByExpr>,
+    /// The mode TiDB's `BEGIN PESSIMISTIC` or `BEGIN OPTIMISTIC` names.
+    pub begin_mode: Option<TxnMode>,
 }
 
 /// Parses one or more `;`-separated statements.
@@ -55,7 +59,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
             }
         }
     }
-    let update_order_by = take_update_order_by(&dialect, &mut tokens)
+    let clauses = take_unparsed_clauses(&dialect, &mut tokens)
         .map_err(|e| parse_error(sql, &e.to_string()))?;
     // The parser has panicked on some malformed input (`1 DIV >=` in sqlparser 0.59): such text
     // is a syntax error, not a reason to drop the connection.
@@ -84,7 +88,8 @@ pub fn parse(sql: &str) -> Result<Parsed> {
                 },
                 _ => false,
             },
-            update_order_by: update_order_by.get(i).cloned().unwrap_or_default(),
+            update_order_by: clauses.get(i).map(|c| c.0.clone()).unwrap_or_default(),
+            begin_mode: clauses.get(i).and_then(|c| c.1),
         })
         .collect();
     Ok(Parsed {
@@ -123,7 +128,7 @@ fn parse_statements(parser: &mut Parser) -> std::result::Result<Vec<Statement>, 
 }
 
 /// MySQL's `UPDATE table_references SET … [WHERE …] [LIMIT n]` (its ORDER BY was taken out
-/// before, by [`take_update_order_by`]). Of comma-separated table references, the first is the
+/// before, by [`take_unparsed_clauses`]). Of comma-separated table references, the first is the
 /// statement's table and the others its `from`; sqlparser reads only one.
 fn parse_update(parser: &mut Parser) -> std::result::Result<Statement, ParserError> {
     parser.expect_keyword_is(Keyword::UPDATE)?;
@@ -223,13 +228,17 @@ fn parse_delete(parser: &mut Parser) -> std::result::Result<Statement, ParserErr
     }))
 }
 
-/// Takes the ORDER BY out of each single-table `UPDATE … ORDER BY … [LIMIT]`, which sqlparser
-/// does not read, and reads it on its own. Returns each non-empty statement's ORDER BY (empty
-/// for one without), in order.
-fn take_update_order_by(
+/// An UPDATE's ORDER BY and a BEGIN's mode, which sqlparser does not read.
+type UnparsedClauses = (Vec<OrderByExpr>, Option<TxnMode>);
+
+/// Takes out of each statement what sqlparser does not read: the ORDER BY of a single-table
+/// `UPDATE … ORDER BY … [LIMIT]` (read here on its own), and the mode of TiDB's
+/// `BEGIN PESSIMISTIC` / `BEGIN OPTIMISTIC`. Returns them for each non-empty statement, in
+/// order.
+fn take_unparsed_clauses(
     dialect: &StrataDialect,
     tokens: &mut [TokenWithSpan],
-) -> std::result::Result<Vec<Vec<OrderByExpr>>, ParserError> {
+) -> std::result::Result<Vec<UnparsedClauses>, ParserError> {
     let word = |t: &TokenWithSpan, text: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(text));
     let mut orders = Vec::new();
     let mut start = 0;
@@ -250,6 +259,21 @@ fn take_update_order_by(
             .collect();
         if let Some(&first) = significant.first() {
             let mut order = Vec::new();
+            let mut begin_mode = None;
+            if let [begin, mode] = significant[..] {
+                if word(&tokens[begin], "BEGIN") {
+                    begin_mode = if word(&tokens[mode], "PESSIMISTIC") {
+                        Some(TxnMode::Pessimistic)
+                    } else if word(&tokens[mode], "OPTIMISTIC") {
+                        Some(TxnMode::Optimistic)
+                    } else {
+                        None
+                    };
+                    if begin_mode.is_some() {
+                        tokens[mode].token = Token::Whitespace(Whitespace::Space);
+                    }
+                }
+            }
             if word(&tokens[first], "UPDATE") {
                 let mut depth = 0i32;
                 let mut clause: Option<(usize, usize)> = None;
@@ -291,7 +315,7 @@ fn take_update_order_by(
                     }
                 }
             }
-            orders.push(order);
+            orders.push((order, begin_mode));
         }
         start = end + 1;
     }

@@ -87,6 +87,7 @@ impl SqlServer {
             found_rows: 0,
             calc_found_rows: false,
             update_order_by: Vec::new(),
+            begin_mode: None,
             row_count: -1,
             connection_id: self.next_connection_id.fetch_add(1, Ordering::Relaxed),
         })
@@ -146,6 +147,8 @@ pub struct Session {
     calc_found_rows: bool,
     /// The ORDER BY of the UPDATE running (parse::Extras).
     update_order_by: Vec<sqlparser::ast::OrderByExpr>,
+    /// The mode the BEGIN running names (TiDB's `BEGIN PESSIMISTIC`; parse::Extras).
+    begin_mode: Option<TxnMode>,
     row_count: i64,
     connection_id: u32,
 }
@@ -294,6 +297,7 @@ impl Session {
     fn take_extras(&mut self, extras: &parse::Extras) {
         self.calc_found_rows = extras.calc_found_rows;
         self.update_order_by.clone_from(&extras.update_order_by);
+        self.begin_mode = extras.begin_mode;
     }
 
     /// Transaction control without parsing (sysbench sends these thousands of times a second).
@@ -595,7 +599,7 @@ impl Session {
 
     pub(crate) fn begin(&mut self) -> Result<Output> {
         self.commit()?;
-        self.ensure_txn()?;
+        self.ensure_txn_in(self.begin_mode.unwrap_or_else(|| self.txn_mode()))?;
         Ok(ok(0, 0))
     }
 
@@ -867,10 +871,14 @@ impl Session {
     }
 
     fn ensure_txn(&mut self) -> Result<()> {
+        self.ensure_txn_in(self.txn_mode())
+    }
+
+    fn ensure_txn_in(&mut self, mode: TxnMode) -> Result<()> {
         if self.txn.is_none() {
             // Registered before its start_ts is taken, so DDL that waits for it also covers it.
             let active = self.server.catalog.register_txn();
-            let txn = self.server.client.begin(self.txn_mode())?;
+            let txn = self.server.client.begin(mode)?;
             self.txn = Some(OpenTxn {
                 txn,
                 _active: active,

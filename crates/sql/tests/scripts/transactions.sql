@@ -234,3 +234,42 @@ id	v
 1	11
 > SET tidb_txn_mode = 'pessimistic'
 ok 0
+# TiDB's BEGIN PESSIMISTIC / BEGIN OPTIMISTIC choose the mode of one transaction, whatever
+# tidb_txn_mode says: an optimistic one leaves a duplicate key to its commit, a pessimistic
+# one finds it at the INSERT.
+> CREATE DATABASE bm
+ok 1
+> CREATE TABLE bm.t (id INT PRIMARY KEY, v INT)
+ok 0
+> INSERT INTO bm.t VALUES (1, 0)
+ok 1
+> SET tidb_txn_mode = 'pessimistic'
+ok 0
+> BEGIN OPTIMISTIC
+ok 0
+> INSERT INTO bm.t VALUES (1, 5)
+ok 1
+> COMMIT
+error 1062 (23000): Duplicate entry '1' for key 't.PRIMARY'
+> SET tidb_txn_mode = 'optimistic'
+ok 0
+> BEGIN PESSIMISTIC
+ok 0
+> INSERT INTO bm.t VALUES (1, 5)
+error 1062 (23000): Duplicate entry '1' for key 't.PRIMARY'
+> COMMIT
+ok 0
+> BEGIN PESSIMISTIC WORK
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'PESSIMISTIC WORK' at line 1
+> BEGIN OPTIMISTIC; INSERT INTO bm.t VALUES (1, 6)
+ok 0
+ok 1
+> COMMIT
+error 1062 (23000): Duplicate entry '1' for key 't.PRIMARY'
+> SELECT * FROM bm.t
+id	v
+1	0
+> SET tidb_txn_mode = 'pessimistic'
+ok 0
+> DROP DATABASE bm
+ok 0
