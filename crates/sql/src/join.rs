@@ -650,7 +650,7 @@ fn choose_step(
     match &relation.source {
         RelationSource::Table(def, Some(rows)) => (
             StepEstimate::per_row(rows.len() as f64),
-            JoinItem::Lookup(table_source(def.clone(), Access::Memory(rows.clone()))),
+            JoinItem::Lookup(TableSource::new(def.clone(), Access::Memory(rows.clone()))),
         ),
         RelationSource::Table(def, None) => {
             let stats = schema.stats.get(&def.id).cloned();
@@ -676,14 +676,14 @@ fn choose_step(
                 return (
                     estimate,
                     JoinItem::Build {
-                        source: BuildSource::Table(table_source(def.clone(), build_access)),
+                        source: BuildSource::Table(TableSource::new(def.clone(), build_access)),
                         hash,
                     },
                 );
             }
             (
                 StepEstimate::per_row(cost),
-                JoinItem::Lookup(table_source(def.clone(), access)),
+                JoinItem::Lookup(TableSource::new(def.clone(), access)),
             )
         }
         RelationSource::Derived(plan) => (
@@ -705,17 +705,6 @@ fn choose_step(
                 hash,
             },
         ),
-    }
-}
-
-fn table_source(table: Arc<TableDef>, access: Access) -> TableSource {
-    TableSource {
-        table,
-        access,
-        reverse: false,
-        ordered: false,
-        columns: None,
-        with_key: false,
     }
 }
 

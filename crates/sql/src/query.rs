@@ -87,6 +87,20 @@ pub struct TableSource {
     pub with_key: bool,
 }
 
+impl TableSource {
+    /// Every column of the rows `access` finds, in key order.
+    pub fn new(table: Arc<TableDef>, access: Access) -> TableSource {
+        TableSource {
+            table,
+            access,
+            reverse: false,
+            ordered: false,
+            columns: None,
+            with_key: false,
+        }
+    }
+}
+
 /// Positions of the columns that `exprs` read, or None when they read all of `width`.
 pub fn columns_read<'a>(
     exprs: impl IntoIterator<Item = &'a Expr>,

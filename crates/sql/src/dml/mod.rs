@@ -143,14 +143,7 @@ fn plan_source(table: Arc<TableDef>, filter: Option<&Expr>, schema: &Schema) -> 
         .collect();
     let stats = schema.stats.get(&table.id).cloned();
     let access = query::choose_access(&table, &conjuncts, stats.as_deref());
-    TableSource {
-        table,
-        access,
-        reverse: false,
-        ordered: false,
-        columns: None,
-        with_key: false,
-    }
+    TableSource::new(table, access)
 }
 
 /// The bound WHERE, ORDER BY and LIMIT of an UPDATE or DELETE.
