@@ -700,31 +700,12 @@ impl Session {
                 from,
                 ..
             } if !table.joins.is_empty() || from.is_some() => {
-                let usage = |clause| {
-                    SqlError::new(
-                        1221,
-                        "HY000",
-                        format!("Incorrect usage of UPDATE and {clause}"),
-                    )
-                };
-                if !self.update_order_by.is_empty() {
-                    return Err(usage("ORDER BY"));
-                }
-                if limit.is_some() {
-                    return Err(usage("LIMIT"));
-                }
-                let mut tables = vec![table.clone()];
-                if let Some(
-                    ast::UpdateTableFromKind::BeforeSet(more)
-                    | ast::UpdateTableFromKind::AfterSet(more),
-                ) = from
-                {
-                    tables.extend(more.iter().cloned());
-                }
                 Plan::Joined(dml::plan_joined_update(
-                    &tables,
+                    table,
+                    from.as_ref(),
                     assignments,
                     selection.as_ref(),
+                    (&self.update_order_by, limit.as_ref()),
                     &schema,
                     db,
                 )?)

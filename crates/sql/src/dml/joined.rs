@@ -179,14 +179,37 @@ fn column_expr(name: &ast::ObjectName) -> Result<ast::Expr> {
     })
 }
 
-/// Plans `UPDATE <from> SET … [WHERE …]` over several tables.
+/// Plans `UPDATE <table>[, <from>] SET … [WHERE …]` over several tables. `order_and_limit`
+/// are the statement's ORDER BY and LIMIT, which MySQL refuses here with 1221.
 pub fn plan_joined_update(
-    from: &[ast::TableWithJoins],
+    table: &ast::TableWithJoins,
+    more: Option<&ast::UpdateTableFromKind>,
     assignments: &[ast::Assignment],
     selection: Option<&ast::Expr>,
+    order_and_limit: (&[ast::OrderByExpr], Option<&ast::Expr>),
     schema: &Schema,
     database: Option<&str>,
 ) -> Result<JoinedWritePlan> {
+    let usage = |clause| {
+        SqlError::new(
+            1221,
+            "HY000",
+            format!("Incorrect usage of UPDATE and {clause}"),
+        )
+    };
+    match order_and_limit {
+        ([_, ..], _) => return Err(usage("ORDER BY")),
+        (_, Some(_)) => return Err(usage("LIMIT")),
+        _ => {}
+    }
+    let mut from = vec![table.clone()];
+    if let Some(
+        ast::UpdateTableFromKind::BeforeSet(more) | ast::UpdateTableFromKind::AfterSet(more),
+    ) = more
+    {
+        from.extend(more.iter().cloned());
+    }
+    let from = from.as_slice();
     let (mut relations, mut scope) = relations_of(from, schema, database)?;
     // Each assignment's column, as (relation, column of its table).
     let mut columns = Vec::with_capacity(assignments.len());
