@@ -42,7 +42,7 @@ const FINISH_GRACE: Duration = Duration::from_secs(60);
 const PRINTED_ERRORS: u32 = 10;
 /// Pause before trying a lost connection again.
 const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
-/// How often the driver looks at the clock and the stop flag.
+/// How often, at most, the driver looks at the stop flag.
 const TICK: Duration = Duration::from_millis(100);
 
 /// Everything `run` needs.
@@ -310,7 +310,12 @@ async fn measure(
         if stopping {
             break;
         }
-        tokio::time::sleep(TICK).await;
+        // Wake at the interval's end or the deadline rather than a whole tick later, so an
+        // interval lasts its length and the delays of the ticks do not add up over the run.
+        let wake = (Instant::now() + TICK)
+            .min(interval_start + config.interval)
+            .min(deadline);
+        tokio::time::sleep_until(wake.into()).await;
     }
     shared.stop.store(true, Ordering::Relaxed);
     let mut stuck = 0;
