@@ -7,6 +7,7 @@
 //!   m/next_id                 -> last id handed out for tables and indexes
 //!   m/db/{name}               -> DatabaseDef (JSON)
 //!   m/table/{db}\0{name}      -> TableDef (JSON)
+//!   m/view/{db}\0{name}       -> ViewDef (JSON)
 //!   m/autoid/{table_id}       -> highest auto-increment / row id allocated
 //!   m/stats/{table_id}        -> TableStats (JSON)
 //! ```
@@ -26,6 +27,7 @@ pub const META_VERSION_KEY: &[u8] = b"m/version";
 pub const META_NEXT_ID_KEY: &[u8] = b"m/next_id";
 const META_DB_PREFIX: &[u8] = b"m/db/";
 const META_TABLE_PREFIX: &[u8] = b"m/table/";
+const META_VIEW_PREFIX: &[u8] = b"m/view/";
 /// Catalog reads in one go; more objects than this are read page by page.
 const META_SCAN_PAGE: usize = 4096;
 
@@ -208,6 +210,25 @@ pub struct DatabaseDef {
     pub name: String,
 }
 
+/// A view: a stored SELECT that queries name like a table (see view.rs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ViewDef {
+    pub database: String,
+    pub name: String,
+    /// The names of its columns, fixed when it was created.
+    pub columns: Vec<String>,
+    /// The names the SELECT gave those columns then: a `SELECT *` over a table that gained
+    /// columns since still reads these.
+    #[serde(default)]
+    pub source_columns: Vec<String>,
+    /// Whether CREATE VIEW named the columns (`CREATE VIEW v (a, b) AS …`).
+    pub column_list: bool,
+    /// The SELECT, as text; unqualified table names in it are the view's database's.
+    pub definition: String,
+    /// `WITH [CASCADED | LOCAL] CHECK OPTION`: `NONE`, `CASCADED` or `LOCAL`.
+    pub check_option: String,
+}
+
 /// Statistics collected by `ANALYZE TABLE`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TableStats {
@@ -228,6 +249,7 @@ pub struct Schema {
     pub version: u64,
     pub databases: HashMap<String, DatabaseDef>,
     pub tables: HashMap<(String, String), Arc<TableDef>>,
+    pub views: HashMap<(String, String), Arc<ViewDef>>,
     pub stats: HashMap<i64, Arc<TableStats>>,
 }
 
@@ -247,6 +269,29 @@ impl Schema {
             .ok_or_else(|| error::unknown_table(database, name))
     }
 
+    /// The view `database.name`, if there is one (names compare as table names do).
+    pub fn view(&self, database: &str, name: &str) -> Option<&Arc<ViewDef>> {
+        self.views
+            .get(&(database.to_string(), name.to_string()))
+            .or_else(|| {
+                self.views
+                    .iter()
+                    .find(|((db, v), _)| db == database && v.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v)
+            })
+    }
+
+    /// The views of `database`, by name.
+    pub fn views_of(&self, database: &str) -> Vec<&Arc<ViewDef>> {
+        let mut views: Vec<_> = self
+            .views
+            .values()
+            .filter(|v| v.database == database)
+            .collect();
+        views.sort_by(|a, b| a.name.cmp(&b.name));
+        views
+    }
+
     pub fn tables_of(&self, database: &str) -> Vec<&Arc<TableDef>> {
         let mut tables: Vec<_> = self
             .tables
@@ -263,13 +308,16 @@ pub fn database_key(name: &str) -> Vec<u8> {
 }
 
 pub fn table_key(database: &str, name: &str) -> Vec<u8> {
-    [
-        META_TABLE_PREFIX,
-        database.as_bytes(),
-        b"\0",
-        name.as_bytes(),
-    ]
-    .concat()
+    object_key(META_TABLE_PREFIX, database, name)
+}
+
+pub fn view_key(database: &str, name: &str) -> Vec<u8> {
+    object_key(META_VIEW_PREFIX, database, name)
+}
+
+/// The key of an object named `database.name` among those under `prefix`.
+fn object_key(prefix: &[u8], database: &str, name: &str) -> Vec<u8> {
+    [prefix, database.as_bytes(), b"\0", name.as_bytes()].concat()
 }
 
 pub fn autoid_key(table_id: i64) -> Vec<u8> {
@@ -318,6 +366,12 @@ pub fn load_schema(client: &TxnClient) -> Result<Schema> {
             (table.database.clone(), table.name.clone()),
             Arc::new(table),
         );
+    }
+    for (_, value) in scan_all(&mut txn, META_VIEW_PREFIX)? {
+        let view: ViewDef = decode_json(&value)?;
+        schema
+            .views
+            .insert((view.database.clone(), view.name.clone()), Arc::new(view));
     }
     txn.rollback();
     Ok(schema)

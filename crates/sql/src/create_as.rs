@@ -93,7 +93,12 @@ fn ok(rows: u64) -> Output {
 }
 
 /// The column a query column becomes.
-fn query_column(schema: &Schema, info: &ColumnInfo, ty: &ResultType, id: i64) -> ColumnDef {
+pub(crate) fn query_column(
+    schema: &Schema,
+    info: &ColumnInfo,
+    ty: &ResultType,
+    id: i64,
+) -> ColumnDef {
     let source = schema
         .table(&info.schema, &info.org_table)
         .ok()

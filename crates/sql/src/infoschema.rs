@@ -12,7 +12,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 use strata_codec::Datum;
 
-use crate::catalog::{DefaultValue, Schema, TableDef};
+use crate::catalog::{DefaultValue, Schema, TableDef, ViewDef};
 use crate::error::{self, Result};
 use crate::types::{SqlType, TypeKind};
 
@@ -61,11 +61,18 @@ pub fn table(schema: &Schema, name: &str) -> Result<(Arc<TableDef>, MemoryRows)>
     let upper = name.to_ascii_uppercase();
     let (columns, rows): (&[(&str, Kind)], Vec<Vec<Datum>>) = match upper.as_str() {
         "TABLES" => (TABLES_COLUMNS, tables_rows(schema)),
+        "VIEWS" => (VIEWS_COLUMNS, views_rows(schema)),
         "SCHEMATA" => (SCHEMATA_COLUMNS, schemata_rows(schema)),
         "COLUMNS" => (COLUMNS_COLUMNS, columns_rows(schema)),
         "STATISTICS" => (STATISTICS_COLUMNS, statistics_rows(schema)),
         "KEY_COLUMN_USAGE" => (KEY_COLUMN_USAGE_COLUMNS, key_column_usage_rows(schema)),
         "TABLE_CONSTRAINTS" => (TABLE_CONSTRAINTS_COLUMNS, table_constraints_rows(schema)),
+        "PARTITIONS" => (PARTITIONS_COLUMNS, partitions_rows(schema)),
+        // Tables have no tablespaces or files of their own to list.
+        "FILES" => (FILES_COLUMNS, Vec::new()),
+        // There are no triggers or stored routines.
+        "TRIGGERS" => (TRIGGERS_COLUMNS, Vec::new()),
+        "ROUTINES" => (ROUTINES_COLUMNS, Vec::new()),
         // Foreign keys are accepted and not kept (CREATE TABLE ignores them): none to list.
         "REFERENTIAL_CONSTRAINTS" => (REFERENTIAL_CONSTRAINTS_COLUMNS, Vec::new()),
         _ => return Err(error::unknown_table(NAME, name)),
@@ -130,6 +137,147 @@ const TABLES_COLUMNS: &[(&str, Kind)] = &[
     ("TABLE_COMMENT", Kind::Text),
 ];
 
+const VIEWS_COLUMNS: &[(&str, Kind)] = &[
+    ("TABLE_CATALOG", Kind::Text),
+    ("TABLE_SCHEMA", Kind::Text),
+    ("TABLE_NAME", Kind::Text),
+    ("VIEW_DEFINITION", Kind::Text),
+    ("CHECK_OPTION", Kind::Text),
+    ("IS_UPDATABLE", Kind::Text),
+    ("DEFINER", Kind::Text),
+    ("SECURITY_TYPE", Kind::Text),
+    ("CHARACTER_SET_CLIENT", Kind::Text),
+    ("COLLATION_CONNECTION", Kind::Text),
+];
+
+const PARTITIONS_COLUMNS: &[(&str, Kind)] = &[
+    ("TABLE_CATALOG", Kind::Text),
+    ("TABLE_SCHEMA", Kind::Text),
+    ("TABLE_NAME", Kind::Text),
+    ("PARTITION_NAME", Kind::Text),
+    ("SUBPARTITION_NAME", Kind::Text),
+    ("PARTITION_ORDINAL_POSITION", Kind::Int),
+    ("SUBPARTITION_ORDINAL_POSITION", Kind::Int),
+    ("PARTITION_METHOD", Kind::Text),
+    ("SUBPARTITION_METHOD", Kind::Text),
+    ("PARTITION_EXPRESSION", Kind::Text),
+    ("SUBPARTITION_EXPRESSION", Kind::Text),
+    ("PARTITION_DESCRIPTION", Kind::Text),
+    ("TABLE_ROWS", Kind::Int),
+    ("AVG_ROW_LENGTH", Kind::Int),
+    ("DATA_LENGTH", Kind::Int),
+    ("MAX_DATA_LENGTH", Kind::Int),
+    ("INDEX_LENGTH", Kind::Int),
+    ("DATA_FREE", Kind::Int),
+    ("CREATE_TIME", Kind::Text),
+    ("UPDATE_TIME", Kind::Text),
+    ("CHECK_TIME", Kind::Text),
+    ("CHECKSUM", Kind::Int),
+    ("PARTITION_COMMENT", Kind::Text),
+    ("NODEGROUP", Kind::Text),
+    ("TABLESPACE_NAME", Kind::Text),
+];
+
+const FILES_COLUMNS: &[(&str, Kind)] = &[
+    ("FILE_ID", Kind::Int),
+    ("FILE_NAME", Kind::Text),
+    ("FILE_TYPE", Kind::Text),
+    ("TABLESPACE_NAME", Kind::Text),
+    ("TABLE_CATALOG", Kind::Text),
+    ("TABLE_SCHEMA", Kind::Text),
+    ("TABLE_NAME", Kind::Text),
+    ("LOGFILE_GROUP_NAME", Kind::Text),
+    ("LOGFILE_GROUP_NUMBER", Kind::Int),
+    ("ENGINE", Kind::Text),
+    ("FULLTEXT_KEYS", Kind::Text),
+    ("DELETED_ROWS", Kind::Int),
+    ("UPDATE_COUNT", Kind::Int),
+    ("FREE_EXTENTS", Kind::Int),
+    ("TOTAL_EXTENTS", Kind::Int),
+    ("EXTENT_SIZE", Kind::Int),
+    ("INITIAL_SIZE", Kind::Int),
+    ("MAXIMUM_SIZE", Kind::Int),
+    ("AUTOEXTEND_SIZE", Kind::Int),
+    ("CREATION_TIME", Kind::Text),
+    ("LAST_UPDATE_TIME", Kind::Text),
+    ("LAST_ACCESS_TIME", Kind::Text),
+    ("RECOVER_TIME", Kind::Int),
+    ("TRANSACTION_COUNTER", Kind::Int),
+    ("VERSION", Kind::Int),
+    ("ROW_FORMAT", Kind::Text),
+    ("TABLE_ROWS", Kind::Int),
+    ("AVG_ROW_LENGTH", Kind::Int),
+    ("DATA_LENGTH", Kind::Int),
+    ("MAX_DATA_LENGTH", Kind::Int),
+    ("INDEX_LENGTH", Kind::Int),
+    ("DATA_FREE", Kind::Int),
+    ("CREATE_TIME", Kind::Text),
+    ("UPDATE_TIME", Kind::Text),
+    ("CHECK_TIME", Kind::Text),
+    ("CHECKSUM", Kind::Int),
+    ("STATUS", Kind::Text),
+    ("EXTRA", Kind::Text),
+];
+
+const TRIGGERS_COLUMNS: &[(&str, Kind)] = &[
+    ("TRIGGER_CATALOG", Kind::Text),
+    ("TRIGGER_SCHEMA", Kind::Text),
+    ("TRIGGER_NAME", Kind::Text),
+    ("EVENT_MANIPULATION", Kind::Text),
+    ("EVENT_OBJECT_CATALOG", Kind::Text),
+    ("EVENT_OBJECT_SCHEMA", Kind::Text),
+    ("EVENT_OBJECT_TABLE", Kind::Text),
+    ("ACTION_ORDER", Kind::Int),
+    ("ACTION_CONDITION", Kind::Text),
+    ("ACTION_STATEMENT", Kind::Text),
+    ("ACTION_ORIENTATION", Kind::Text),
+    ("ACTION_TIMING", Kind::Text),
+    ("ACTION_REFERENCE_OLD_TABLE", Kind::Text),
+    ("ACTION_REFERENCE_NEW_TABLE", Kind::Text),
+    ("ACTION_REFERENCE_OLD_ROW", Kind::Text),
+    ("ACTION_REFERENCE_NEW_ROW", Kind::Text),
+    ("CREATED", Kind::Text),
+    ("SQL_MODE", Kind::Text),
+    ("DEFINER", Kind::Text),
+    ("CHARACTER_SET_CLIENT", Kind::Text),
+    ("COLLATION_CONNECTION", Kind::Text),
+    ("DATABASE_COLLATION", Kind::Text),
+];
+
+const ROUTINES_COLUMNS: &[(&str, Kind)] = &[
+    ("SPECIFIC_NAME", Kind::Text),
+    ("ROUTINE_CATALOG", Kind::Text),
+    ("ROUTINE_SCHEMA", Kind::Text),
+    ("ROUTINE_NAME", Kind::Text),
+    ("ROUTINE_TYPE", Kind::Text),
+    ("DATA_TYPE", Kind::Text),
+    ("CHARACTER_MAXIMUM_LENGTH", Kind::Int),
+    ("CHARACTER_OCTET_LENGTH", Kind::Int),
+    ("NUMERIC_PRECISION", Kind::Int),
+    ("NUMERIC_SCALE", Kind::Int),
+    ("DATETIME_PRECISION", Kind::Int),
+    ("CHARACTER_SET_NAME", Kind::Text),
+    ("COLLATION_NAME", Kind::Text),
+    ("DTD_IDENTIFIER", Kind::Text),
+    ("ROUTINE_BODY", Kind::Text),
+    ("ROUTINE_DEFINITION", Kind::Text),
+    ("EXTERNAL_NAME", Kind::Text),
+    ("EXTERNAL_LANGUAGE", Kind::Text),
+    ("PARAMETER_STYLE", Kind::Text),
+    ("IS_DETERMINISTIC", Kind::Text),
+    ("SQL_DATA_ACCESS", Kind::Text),
+    ("SQL_PATH", Kind::Text),
+    ("SECURITY_TYPE", Kind::Text),
+    ("CREATED", Kind::Text),
+    ("LAST_ALTERED", Kind::Text),
+    ("SQL_MODE", Kind::Text),
+    ("ROUTINE_COMMENT", Kind::Text),
+    ("DEFINER", Kind::Text),
+    ("CHARACTER_SET_CLIENT", Kind::Text),
+    ("COLLATION_CONNECTION", Kind::Text),
+    ("DATABASE_COLLATION", Kind::Text),
+];
+
 const SCHEMATA_COLUMNS: &[(&str, Kind)] = &[
     ("CATALOG_NAME", Kind::Text),
     ("SCHEMA_NAME", Kind::Text),
@@ -148,14 +296,19 @@ const COLUMNS_COLUMNS: &[(&str, Kind)] = &[
     ("IS_NULLABLE", Kind::Text),
     ("DATA_TYPE", Kind::Text),
     ("CHARACTER_MAXIMUM_LENGTH", Kind::Int),
+    ("CHARACTER_OCTET_LENGTH", Kind::Int),
     ("NUMERIC_PRECISION", Kind::Int),
     ("NUMERIC_SCALE", Kind::Int),
+    ("DATETIME_PRECISION", Kind::Int),
     ("CHARACTER_SET_NAME", Kind::Text),
     ("COLLATION_NAME", Kind::Text),
     ("COLUMN_TYPE", Kind::Text),
     ("COLUMN_KEY", Kind::Text),
     ("EXTRA", Kind::Text),
+    ("PRIVILEGES", Kind::Text),
     ("COLUMN_COMMENT", Kind::Text),
+    ("GENERATION_EXPRESSION", Kind::Text),
+    ("SRS_ID", Kind::Int),
 ];
 
 const STATISTICS_COLUMNS: &[(&str, Kind)] = &[
@@ -351,7 +504,78 @@ fn sorted_tables(schema: &Schema) -> Vec<&Arc<TableDef>> {
     tables
 }
 
+/// Views in a stable order: by database, then name.
+fn sorted_views(schema: &Schema) -> Vec<&Arc<ViewDef>> {
+    let mut views: Vec<&Arc<ViewDef>> = schema.views.values().collect();
+    views.sort_by(|a, b| (&a.database, &a.name).cmp(&(&b.database, &b.name)));
+    views
+}
+
+fn views_rows(schema: &Schema) -> Vec<Vec<Datum>> {
+    sorted_views(schema)
+        .into_iter()
+        .map(|v| {
+            vec![
+                text("def"),
+                text(&v.database),
+                text(&v.name),
+                text(&v.definition),
+                text(&v.check_option),
+                text("NO"),
+                text("root@%"),
+                text("DEFINER"),
+                text("utf8mb4"),
+                text("utf8mb4_bin"),
+            ]
+        })
+        .collect()
+}
+
+/// A view's row of information_schema.TABLES: MySQL leaves what only a stored table has
+/// NULL, and comments it `VIEW`.
+fn view_table_row(view: &ViewDef) -> Vec<Datum> {
+    let mut row = vec![Datum::Null; TABLES_COLUMNS.len()];
+    row[0] = text("def");
+    row[1] = text(&view.database);
+    row[2] = text(&view.name);
+    row[3] = text("VIEW");
+    row[TABLES_COLUMNS.len() - 1] = text("VIEW");
+    row
+}
+
+/// One row per stored table, as MySQL lists a table without partitions: the partition
+/// columns NULL, the sizes the table's.
+fn partitions_rows(schema: &Schema) -> Vec<Vec<Datum>> {
+    sorted_tables(schema)
+        .into_iter()
+        .map(|t| {
+            let stats = schema.stats.get(&t.id);
+            let mut row = vec![Datum::Null; PARTITIONS_COLUMNS.len()];
+            row[0] = text("def");
+            row[1] = text(&t.database);
+            row[2] = text(&t.name);
+            row[12] = uint(stats.map_or(0, |s| s.row_count));
+            row[14] = uint(stats.map_or(0, |s| s.data_bytes));
+            row[16] = uint(stats.map_or(0, |s| s.index_bytes));
+            row[22] = text("");
+            row
+        })
+        .collect()
+}
+
 fn tables_rows(schema: &Schema) -> Vec<Vec<Datum>> {
+    let mut rows = stored_tables_rows(schema);
+    rows.extend(sorted_views(schema).into_iter().map(|v| view_table_row(v)));
+    // By database, then name, as MySQL lists them.
+    let bytes = |d: &Datum| match d {
+        Datum::Bytes(b) => b.clone(),
+        _ => Vec::new(),
+    };
+    rows.sort_by_cached_key(|row| (bytes(&row[1]), bytes(&row[2])));
+    rows
+}
+
+fn stored_tables_rows(schema: &Schema) -> Vec<Vec<Datum>> {
     sorted_tables(schema)
         .into_iter()
         .map(|t| {
@@ -402,14 +626,21 @@ fn schemata_rows(schema: &Schema) -> Vec<Vec<Datum>> {
 
 fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
     let mut out = Vec::new();
-    for t in sorted_tables(schema) {
+    // A view's columns are its SELECT's (a view that is invalid now has none to list).
+    let views: Vec<TableDef> = sorted_views(schema)
+        .into_iter()
+        .filter_map(|v| crate::view::table_def(v, schema).ok())
+        .collect();
+    let mut tables: Vec<&TableDef> = sorted_tables(schema)
+        .into_iter()
+        .map(|t| t.as_ref())
+        .chain(&views)
+        .collect();
+    tables.sort_by(|a, b| (&a.database, &a.name).cmp(&(&b.database, &b.name)));
+    for t in tables {
         for (ordinal, (i, c)) in t.visible_columns().enumerate() {
             let string = c.ty.is_string();
-            let numeric = !string
-                && !matches!(
-                    c.ty.kind,
-                    TypeKind::Date | TypeKind::DateTime | TypeKind::Timestamp
-                );
+            let (precision, scale, datetime_precision) = numeric_shape(&c.ty);
             let type_name = c.ty.sql_name();
             let data_type = type_name
                 .split(['(', ' '])
@@ -434,16 +665,14 @@ fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
                 } else {
                     Datum::Null
                 },
-                if numeric && c.ty.length > 0 {
-                    uint(u64::from(c.ty.length))
+                if string {
+                    uint(u64::from(c.ty.length) * 4)
                 } else {
                     Datum::Null
                 },
-                if numeric {
-                    uint(u64::from(c.ty.scale))
-                } else {
-                    Datum::Null
-                },
+                precision.map_or(Datum::Null, uint),
+                scale.map_or(Datum::Null, uint),
+                datetime_precision.map_or(Datum::Null, uint),
                 if string { text("utf8mb4") } else { Datum::Null },
                 if string {
                     text("utf8mb4_bin")
@@ -457,7 +686,10 @@ fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
                 } else {
                     ""
                 }),
+                text("select,insert,update,references"),
                 text(""),
+                text(""),
+                Datum::Null,
             ]);
         }
     }
@@ -465,6 +697,30 @@ fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
 }
 
 /// `PRI`, `UNI`, `MUL` or empty, as SHOW COLUMNS and information_schema.COLUMNS say.
+/// NUMERIC_PRECISION, NUMERIC_SCALE and DATETIME_PRECISION of a column of type `ty`, as
+/// MySQL gives them (NULL where a type has none).
+fn numeric_shape(ty: &SqlType) -> (Option<u64>, Option<u64>, Option<u64>) {
+    let integer = |signed: u64, unsigned: u64| {
+        let digits = if ty.unsigned { unsigned } else { signed };
+        (Some(digits), Some(0), None)
+    };
+    match ty.kind {
+        TypeKind::TinyInt => integer(3, 3),
+        TypeKind::SmallInt => integer(5, 5),
+        TypeKind::MediumInt => integer(7, 8),
+        TypeKind::Int => integer(10, 10),
+        TypeKind::BigInt => integer(19, 20),
+        TypeKind::Float => (Some(12), None, None),
+        TypeKind::Double => (Some(22), None, None),
+        TypeKind::Decimal => (Some(u64::from(ty.length)), Some(u64::from(ty.scale)), None),
+        TypeKind::Bit => (Some(u64::from(ty.length)), None, None),
+        TypeKind::DateTime | TypeKind::Timestamp | TypeKind::Time => {
+            (None, None, Some(u64::from(ty.scale)))
+        }
+        _ => (None, None, None),
+    }
+}
+
 pub fn column_key(def: &TableDef, column: usize) -> &'static str {
     if def.primary_columns().contains(&column) {
         "PRI"

@@ -326,6 +326,9 @@ pub fn relation_source(
     if let Some(relation) = crate::cte::resolve(factor, schema, database)? {
         return Ok(relation);
     }
+    if let Some(relation) = crate::view::resolve(factor, schema, database)? {
+        return Ok(relation);
+    }
     if let Some((name, alias)) = crate::infoschema::resolve(factor, database) {
         let (def, rows) = crate::infoschema::table(schema, &name)?;
         let alias = alias.unwrap_or_else(|| def.name.clone());

@@ -40,6 +40,7 @@ mod subquery;
 pub mod types;
 mod union;
 mod vars;
+mod view;
 mod window;
 
 pub use api::*;

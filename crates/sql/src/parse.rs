@@ -41,6 +41,8 @@ pub struct Extras {
     pub update_order_by: Vec<OrderByExpr>,
     /// The mode TiDB's `BEGIN PESSIMISTIC` or `BEGIN OPTIMISTIC` names.
     pub begin_mode: Option<TxnMode>,
+    /// `CASCADED` or `LOCAL` for a CREATE or ALTER VIEW … WITH CHECK OPTION.
+    pub view_check_option: Option<String>,
 }
 
 /// Parses one or more `;`-separated statements.
@@ -88,8 +90,12 @@ pub fn parse(sql: &str) -> Result<Parsed> {
                 },
                 _ => false,
             },
-            update_order_by: clauses.get(i).map(|c| c.0.clone()).unwrap_or_default(),
-            begin_mode: clauses.get(i).and_then(|c| c.1),
+            update_order_by: clauses
+                .get(i)
+                .map(|c| c.update_order_by.clone())
+                .unwrap_or_default(),
+            begin_mode: clauses.get(i).and_then(|c| c.begin_mode),
+            view_check_option: clauses.get(i).and_then(|c| c.view_check_option.clone()),
         })
         .collect();
     Ok(Parsed {
@@ -229,12 +235,18 @@ fn parse_delete(parser: &mut Parser) -> std::result::Result<Statement, ParserErr
 }
 
 /// An UPDATE's ORDER BY and a BEGIN's mode, which sqlparser does not read.
-type UnparsedClauses = (Vec<OrderByExpr>, Option<TxnMode>);
+/// What one statement says that sqlparser does not read.
+#[derive(Default)]
+struct UnparsedClauses {
+    update_order_by: Vec<OrderByExpr>,
+    begin_mode: Option<TxnMode>,
+    view_check_option: Option<String>,
+}
 
 /// Takes out of each statement what sqlparser does not read: the ORDER BY of a single-table
-/// `UPDATE … ORDER BY … [LIMIT]` (read here on its own), and the mode of TiDB's
-/// `BEGIN PESSIMISTIC` / `BEGIN OPTIMISTIC`. Returns them for each non-empty statement, in
-/// order.
+/// `UPDATE … ORDER BY … [LIMIT]` (read here on its own), the mode of TiDB's
+/// `BEGIN PESSIMISTIC` / `BEGIN OPTIMISTIC`, and the `WITH [CASCADED | LOCAL] CHECK OPTION`
+/// that ends a CREATE or ALTER VIEW. Returns them for each non-empty statement, in order.
 fn take_unparsed_clauses(
     dialect: &StrataDialect,
     tokens: &mut [TokenWithSpan],
@@ -260,6 +272,7 @@ fn take_unparsed_clauses(
         if let Some(&first) = significant.first() {
             let mut order = Vec::new();
             let mut begin_mode = None;
+            let view_check_option = take_view_check_option(tokens, &significant);
             if let [begin, mode] = significant[..] {
                 if word(&tokens[begin], "BEGIN") {
                     begin_mode = if word(&tokens[mode], "PESSIMISTIC") {
@@ -315,11 +328,43 @@ fn take_unparsed_clauses(
                     }
                 }
             }
-            orders.push((order, begin_mode));
+            orders.push(UnparsedClauses {
+                update_order_by: order,
+                begin_mode,
+                view_check_option,
+            });
         }
         start = end + 1;
     }
     Ok(orders)
+}
+
+/// Blanks the `WITH [CASCADED | LOCAL] CHECK OPTION` that ends a CREATE or ALTER VIEW (the
+/// `significant` tokens of one statement) and returns which it is (`CASCADED` unless LOCAL).
+fn take_view_check_option(tokens: &mut [TokenWithSpan], significant: &[usize]) -> Option<String> {
+    let word = |k: usize, text: &str| matches!(&tokens[k].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(text));
+    let first = *significant.first()?;
+    let is_view = (word(first, "CREATE") || word(first, "ALTER"))
+        && significant.iter().any(|&k| word(k, "VIEW"));
+    let [.., with, kind, check, option] = significant else {
+        return None;
+    };
+    if !is_view || !word(*check, "CHECK") || !word(*option, "OPTION") {
+        return None;
+    }
+    let (taken, mode): (&[usize], &str) = if word(*with, "WITH") && word(*kind, "LOCAL") {
+        (&significant[significant.len() - 4..], "LOCAL")
+    } else if word(*with, "WITH") && word(*kind, "CASCADED") {
+        (&significant[significant.len() - 4..], "CASCADED")
+    } else if word(*kind, "WITH") {
+        (&significant[significant.len() - 3..], "CASCADED")
+    } else {
+        return None;
+    };
+    for &k in taken {
+        tokens[k].token = Token::Whitespace(Whitespace::Space);
+    }
+    Some(mode.to_string())
 }
 
 /// Words after SELECT that only advise MySQL's executor, which Strata's parser does not know:

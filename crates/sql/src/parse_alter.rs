@@ -144,6 +144,16 @@ fn operation(
         operations.push(AlterTableOperation::RenameTable { table_name });
         return Ok(());
     }
+    // `DISABLE KEYS` / `ENABLE KEYS` (dumps wrap their INSERTs in them) change nothing on
+    // InnoDB, nor here: an empty set of table options.
+    if (is_word(&first, "DISABLE") || is_word(&first, "ENABLE")) && is_word(&second, "KEYS") {
+        parser.next_token();
+        parser.next_token();
+        operations.push(AlterTableOperation::SetTblProperties {
+            table_properties: Vec::new(),
+        });
+        return Ok(());
+    }
     if at_table_option(parser) {
         let mut table_properties = Vec::new();
         while at_table_option(parser) {

@@ -85,9 +85,7 @@ impl SqlServer {
             next_statement_id: 1,
             last_insert_id: 0,
             found_rows: 0,
-            calc_found_rows: false,
-            update_order_by: Vec::new(),
-            begin_mode: None,
+            extras: parse::Extras::default(),
             row_count: -1,
             connection_id: self.next_connection_id.fetch_add(1, Ordering::Relaxed),
         })
@@ -143,12 +141,9 @@ pub struct Session {
     next_statement_id: u32,
     last_insert_id: u64,
     found_rows: u64,
-    /// The statement running has SQL_CALC_FOUND_ROWS.
-    calc_found_rows: bool,
-    /// The ORDER BY of the UPDATE running (parse::Extras).
-    update_order_by: Vec<sqlparser::ast::OrderByExpr>,
-    /// The mode the BEGIN running names (TiDB's `BEGIN PESSIMISTIC`; parse::Extras).
-    begin_mode: Option<TxnMode>,
+    /// What the parser kept beside the running statement (SQL_CALC_FOUND_ROWS, an UPDATE's
+    /// ORDER BY, the mode of TiDB's `BEGIN PESSIMISTIC`, a view's CHECK OPTION).
+    extras: parse::Extras,
     row_count: i64,
     connection_id: u32,
 }
@@ -295,9 +290,12 @@ impl Session {
 
     /// Makes what the parser kept beside a statement the running statement's.
     fn take_extras(&mut self, extras: &parse::Extras) {
-        self.calc_found_rows = extras.calc_found_rows;
-        self.update_order_by.clone_from(&extras.update_order_by);
-        self.begin_mode = extras.begin_mode;
+        self.extras.clone_from(extras);
+    }
+
+    /// What the parser kept beside the running statement.
+    pub(crate) fn extras(&self) -> &parse::Extras {
+        &self.extras
     }
 
     /// Transaction control without parsing (sysbench sends these thousands of times a second).
@@ -599,7 +597,7 @@ impl Session {
 
     pub(crate) fn begin(&mut self) -> Result<Output> {
         self.commit()?;
-        self.ensure_txn_in(self.begin_mode.unwrap_or_else(|| self.txn_mode()))?;
+        self.ensure_txn_in(self.extras.begin_mode.unwrap_or_else(|| self.txn_mode()))?;
         Ok(ok(0, 0))
     }
 
@@ -705,7 +703,7 @@ impl Session {
                     from.as_ref(),
                     assignments,
                     selection.as_ref(),
-                    (&self.update_order_by, limit.as_ref()),
+                    (&self.extras.update_order_by, limit.as_ref()),
                     &schema,
                     db,
                 )?)
@@ -721,7 +719,7 @@ impl Session {
                 table,
                 assignments,
                 selection.as_ref(),
-                &self.update_order_by,
+                &self.extras.update_order_by,
                 limit.as_ref(),
                 &schema,
                 db,
@@ -831,14 +829,15 @@ impl Session {
             txn.lock_keys(keys, self.lock_wait_ms())?;
         }
         // SQL_CALC_FOUND_ROWS: FOUND_ROWS() counts the rows LIMIT left out too.
-        let found = if self.calc_found_rows && (plan.limit.is_some() || plan.offset.is_some()) {
-            let mut unlimited = plan.clone();
-            unlimited.limit = None;
-            unlimited.offset = None;
-            exec::execute_select(&unlimited, txn, &ctx)?.0.len()
-        } else {
-            rows.len()
-        };
+        let found =
+            if self.extras.calc_found_rows && (plan.limit.is_some() || plan.offset.is_some()) {
+                let mut unlimited = plan.clone();
+                unlimited.limit = None;
+                unlimited.offset = None;
+                exec::execute_select(&unlimited, txn, &ctx)?.0.len()
+            } else {
+                rows.len()
+            };
         Ok((rows, found as u64))
     }
 

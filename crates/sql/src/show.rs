@@ -15,7 +15,7 @@ use crate::query::{self, Access};
 use crate::session::Session;
 use crate::types::{datum_to_text, TypeKind};
 
-fn text_column(name: &str) -> ColumnInfo {
+pub(crate) fn text_column(name: &str) -> ColumnInfo {
     ColumnInfo {
         schema: String::new(),
         table: String::new(),
@@ -40,18 +40,18 @@ fn int_column(name: &str) -> ColumnInfo {
     }
 }
 
-fn text(s: impl AsRef<str>) -> Datum {
+pub(crate) fn text(s: impl AsRef<str>) -> Datum {
     Datum::Bytes(s.as_ref().as_bytes().to_vec())
 }
 
-fn rows(columns: Vec<ColumnInfo>, rows: Vec<Vec<Datum>>) -> Output {
+pub(crate) fn rows(columns: Vec<ColumnInfo>, rows: Vec<Vec<Datum>>) -> Output {
     Output::ResultSet {
         columns: Arc::from(columns),
         rows,
     }
 }
 
-fn ok() -> Output {
+pub(crate) fn ok() -> Output {
     Output::Ok {
         affected_rows: 0,
         last_insert_id: 0,
@@ -470,6 +470,37 @@ pub fn execute_other(
                 .create_table(create, db.as_deref())
                 .map(|_| ok())
         }
+        Statement::CreateView {
+            or_replace,
+            materialized: false,
+            temporary: false,
+            name,
+            columns,
+            query,
+            if_not_exists,
+            ..
+        } => {
+            let columns: Vec<ast::Ident> = columns.iter().map(|c| c.name.clone()).collect();
+            let existing = if *or_replace {
+                crate::ddl::Existing::Replace
+            } else {
+                crate::ddl::Existing::Refuse
+            };
+            crate::view::execute_create(session, name, &columns, query, existing, *if_not_exists)
+        }
+        Statement::AlterView {
+            name,
+            columns,
+            query,
+            ..
+        } => crate::view::execute_create(
+            session,
+            name,
+            columns,
+            query,
+            crate::ddl::Existing::Require,
+            false,
+        ),
         Statement::CreateIndex(create) => {
             session.implicit_commit()?;
             let (db, table) = query::split_name(&create.table_name, session.current_database())?;
@@ -507,7 +538,11 @@ pub fn execute_other(
                         .iter()
                         .map(|n| query::split_name(n, session.current_database()))
                         .collect::<Result<_>>()?;
-                    catalog.drop_tables(&names, *if_exists).map(|_| ok())
+                    if *object_type == ast::ObjectType::View {
+                        catalog.drop_views(&names, *if_exists).map(|_| ok())
+                    } else {
+                        catalog.drop_tables(&names, *if_exists).map(|_| ok())
+                    }
                 }
                 ast::ObjectType::Database | ast::ObjectType::Schema => {
                     let name = object_name(&names[0]);
@@ -604,15 +639,26 @@ pub fn execute_other(
                 return Err(error::unknown_database(&db));
             }
             let pattern = like_pattern(show_options);
-            let out: Vec<Vec<Datum>> = schema
+            let mut names: Vec<(&str, &str)> = schema
                 .tables_of(&db)
                 .into_iter()
-                .filter(|t| matches_pattern(&t.name, pattern.as_deref()))
-                .map(|t| {
+                .map(|t| (t.name.as_str(), "BASE TABLE"))
+                .chain(
+                    schema
+                        .views_of(&db)
+                        .into_iter()
+                        .map(|v| (v.name.as_str(), "VIEW")),
+                )
+                .filter(|(name, _)| matches_pattern(name, pattern.as_deref()))
+                .collect();
+            names.sort_unstable();
+            let out: Vec<Vec<Datum>> = names
+                .into_iter()
+                .map(|(name, kind)| {
                     if *full {
-                        vec![text(&t.name), text("BASE TABLE")]
+                        vec![text(name), text(kind)]
                     } else {
-                        vec![text(&t.name)]
+                        vec![text(name)]
                     }
                 })
                 .collect();
@@ -642,10 +688,24 @@ pub fn execute_other(
             describe(session, &db, &table, false)
         }
         Statement::ShowCreate {
+            obj_type: ast::ShowCreateObject::View,
+            obj_name,
+        } => crate::view::show_create(session, obj_name),
+        Statement::ShowCreate {
             obj_type: ast::ShowCreateObject::Table,
             obj_name,
         } => {
             let (db, table) = query::split_name(obj_name, session.current_database())?;
+            // SHOW CREATE TABLE of a view shows the view, as in MySQL.
+            if session
+                .server()
+                .catalog()
+                .schema()
+                .view(&db, &table)
+                .is_some()
+            {
+                return crate::view::show_create(session, obj_name);
+            }
             let schema = session.server().catalog().schema();
             let def = schema.table(&db, &table)?;
             Ok(rows(
@@ -801,7 +861,10 @@ fn assign(
 
 fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Output> {
     let schema = session.server().catalog().schema();
-    let def = schema.table(db, table)?;
+    let def = match schema.view(db, table) {
+        Some(view) => &Arc::new(crate::view::table_def(view, &schema)?),
+        None => schema.table(db, table)?,
+    };
     let out = def
         .visible_columns()
         .map(|(i, c)| {

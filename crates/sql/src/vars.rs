@@ -57,6 +57,14 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("query_cache_size", i(0)),
         ("query_cache_type", s("OFF")),
         ("sql_auto_is_null", i(0)),
+        ("sql_quote_show_create", i(1)),
+        ("sql_notes", i(1)),
+        ("sql_warnings", i(0)),
+        ("sql_safe_updates", i(0)),
+        ("sql_log_bin", i(1)),
+        ("sql_big_selects", i(1)),
+        ("unique_checks", i(1)),
+        ("foreign_key_checks", i(1)),
         ("sql_mode", s("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION")),
         ("sql_select_limit", Datum::UInt(u64::MAX)),
         ("system_time_zone", s("UTC")),
@@ -98,6 +106,14 @@ pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
             | "tidb_enable_1pc"
             | "tidb_enable_async_commit"
             | "sql_auto_is_null"
+            | "sql_quote_show_create"
+            | "sql_notes"
+            | "sql_warnings"
+            | "sql_safe_updates"
+            | "sql_log_bin"
+            | "sql_big_selects"
+            | "unique_checks"
+            | "foreign_key_checks"
             | "tx_read_only"
             | "transaction_read_only"
     );

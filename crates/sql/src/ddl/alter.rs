@@ -719,6 +719,10 @@ impl Catalog {
         let _ddl = self.lock_for_ddl()?;
         for ((db, table), (new_db, new_name)) in renames {
             check_identifier(new_name)?;
+            if let Some(view) = self.schema().view(db, table).cloned() {
+                self.rename_view(&view, new_db, new_name)?;
+                continue;
+            }
             let mut draft = Draft::new(self.schema().table(db, table)?.clone());
             draft.rename = Some((new_db.clone(), new_name.clone()));
             self.run(draft)?;
@@ -734,7 +738,7 @@ impl Catalog {
                 return Err(error::unknown_database(db));
             }
             let same = *db == draft.base.database && name.eq_ignore_ascii_case(&draft.base.name);
-            if !same && schema.table(db, name).is_ok() {
+            if !same && (schema.table(db, name).is_ok() || schema.view(db, name).is_some()) {
                 return Err(error::table_exists(name));
             }
         }

@@ -22,18 +22,20 @@ use strata_types::Key;
 
 use crate::autoid::AutoIds;
 use crate::catalog::{
-    database_key, encode_json, load_schema, read_u64, stats_key, table_key, DatabaseDef, IndexDef,
-    Schema, TableDef, TableStats, META_NEXT_ID_KEY, META_VERSION_KEY,
+    database_key, encode_json, load_schema, read_u64, stats_key, table_key, view_key, DatabaseDef,
+    IndexDef, Schema, TableDef, TableStats, META_NEXT_ID_KEY, META_VERSION_KEY,
 };
 use crate::error::{self, Result};
 use crate::rows;
 
 mod alter;
 mod define;
+mod view;
 
 use define::check_identifier;
 pub use define::create_index_columns;
 pub(crate) use define::table_definition;
+pub use view::Existing;
 
 /// Rows per backfill or delete transaction.
 const DDL_BATCH_ROWS: usize = 1024;
@@ -264,6 +266,17 @@ impl Catalog {
                 txn.delete(stats_key(t.id));
                 schema.tables.remove(&(t.database.clone(), t.name.clone()));
             }
+            for view in schema
+                .views_of(name)
+                .into_iter()
+                .cloned()
+                .collect::<Vec<_>>()
+            {
+                txn.delete(view_key(&view.database, &view.name));
+                schema
+                    .views
+                    .remove(&(view.database.clone(), view.name.clone()));
+            }
             txn.delete(database_key(name));
             schema.databases.remove(name);
             Ok(())
@@ -302,7 +315,7 @@ impl Catalog {
         if !schema.databases.contains_key(&db) {
             return Err(error::unknown_database(&db));
         }
-        if schema.table(&db, &name).is_ok() {
+        if schema.table(&db, &name).is_ok() || schema.view(&db, &name).is_some() {
             return if if_not_exists {
                 Ok(false)
             } else {

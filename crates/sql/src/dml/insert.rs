@@ -53,7 +53,7 @@ pub fn plan_insert(
         ast::TableObject::TableName(name) => name,
         other => return Err(error::unsupported(other)),
     };
-    let table = object_table(schema, database, name)?;
+    let table = object_table(schema, database, name, "INSERT")?;
     // INSERT … SET a = 1, b = 2 is INSERT … (a, b) VALUES (1, 2).
     if insert.source.is_none() && !insert.assignments.is_empty() {
         let mut columns = Vec::new();

@@ -63,14 +63,19 @@ pub struct WriteCtx<'a> {
     pub lock_wait_ms: u64,
 }
 
+/// The table `statement` ("INSERT", "UPDATE" or "DELETE") writes, named `name`.
 pub(super) fn object_table(
     schema: &Schema,
     database: Option<&str>,
     name: &ast::ObjectName,
+    statement: &str,
 ) -> Result<Arc<TableDef>> {
     let (db, table) = query::split_name(name, database)?;
     if crate::infoschema::is_information_schema(&db) {
         return Err(error::access_denied_database(&db));
+    }
+    if let Some(e) = crate::view::refuse_write(schema, &db, &table, statement) {
+        return Err(e);
     }
     Ok(schema.table(&db, &table)?.clone())
 }
@@ -110,11 +115,15 @@ fn single_table(
     from: &[ast::TableWithJoins],
     schema: &Schema,
     database: Option<&str>,
+    statement: &str,
 ) -> Result<(Arc<TableDef>, String)> {
     match from {
         [one] if one.joins.is_empty() => {
             if let Some((_, _)) = crate::infoschema::resolve(&one.relation, database) {
                 return Err(error::access_denied_database(crate::infoschema::NAME));
+            }
+            if let ast::TableFactor::Table { name, .. } = &one.relation {
+                object_table(schema, database, name, statement)?;
             }
             query::resolve_table(schema, database, &one.relation)
         }
@@ -191,7 +200,7 @@ pub fn plan_update(
     schema: &Schema,
     database: Option<&str>,
 ) -> Result<UpdatePlan> {
-    let (def, alias) = single_table(std::slice::from_ref(table), schema, database)?;
+    let (def, alias) = single_table(std::slice::from_ref(table), schema, database, "UPDATE")?;
     let scope = query::table_scope(&def, &alias);
     let collector = Collector::new(schema, database, def.columns.len());
     let Clauses {
@@ -222,7 +231,7 @@ pub fn plan_delete(
     if !delete.tables.is_empty() {
         return Err(error::unsupported("multi-table DELETE"));
     }
-    let (def, alias) = single_table(from, schema, database)?;
+    let (def, alias) = single_table(from, schema, database, "DELETE")?;
     let scope = query::table_scope(&def, &alias);
     let collector = Collector::new(schema, database, def.columns.len());
     let Clauses {
