@@ -121,6 +121,19 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
             let db = words.get(5).map(|w| unquote(w));
             show_index(session, db, &table)
         }
+        ("SHOW", "TABLE") if upper.get(2).map(String::as_str) == Some("STATUS") => {
+            // The text after `SHOW TABLE STATUS`.
+            let mut rest = trimmed;
+            for _ in 0..3 {
+                rest = rest
+                    .trim_start()
+                    .split_once(char::is_whitespace)
+                    .map_or("", |(_, after)| after);
+            }
+            let schema = session.server().catalog().schema();
+            crate::infoschema::table_status_query(rest, session.current_database(), &schema)
+                .and_then(|query| session.execute_text(&query).pop().expect("one statement"))
+        }
         ("SHOW", "ENGINES") => Ok(rows(
             [
                 "Engine",

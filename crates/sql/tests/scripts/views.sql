@@ -214,3 +214,35 @@ Tables_in_vw
 ok 0
 > DROP DATABASE other
 ok 0
+# SHOW TABLE STATUS lists tables and views, as GUI clients read them.
+> CREATE DATABASE st
+ok 1
+> USE st
+ok 0
+> CREATE TABLE a (id INT PRIMARY KEY) COMMENT 'first'
+ok 0
+> CREATE TABLE b (id INT PRIMARY KEY)
+ok 0
+> CREATE VIEW c AS SELECT id FROM a
+ok 0
+> SHOW TABLE STATUS
+Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
+a	InnoDB	10	Dynamic	0	0	0	0	0	0	NULL	NULL	NULL	NULL	utf8mb4_bin	NULL		first
+b	InnoDB	10	Dynamic	0	0	0	0	0	0	NULL	NULL	NULL	NULL	utf8mb4_bin	NULL		
+c	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	VIEW
+> SHOW TABLE STATUS LIKE 'a'
+Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
+a	InnoDB	10	Dynamic	0	0	0	0	0	0	NULL	NULL	NULL	NULL	utf8mb4_bin	NULL		first
+> SHOW TABLE STATUS FROM st WHERE Comment = 'VIEW'
+Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
+c	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	VIEW
+> SHOW TABLE STATUS IN st LIKE 'b%'
+Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
+b	InnoDB	10	Dynamic	0	0	0	0	0	0	NULL	NULL	NULL	NULL	utf8mb4_bin	NULL		
+> SHOW TABLE STATUS FROM nowhere
+error 1049 (42000): Unknown database 'nowhere'
+> SHOW TABLE STATUS FROM st LIKE 'c'
+Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
+c	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	VIEW
+> DROP DATABASE st
+ok 0
