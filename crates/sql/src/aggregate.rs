@@ -123,7 +123,7 @@ impl<'a> Aggregator<'a> {
 
     /// Returns each group's first row with its aggregate values. Without GROUP BY an empty
     /// input still gives one group (of NULL columns).
-    pub(crate) fn finish(mut self, width: usize) -> Vec<(Vec<Datum>, Vec<Datum>)> {
+    pub(crate) fn finish(mut self, width: usize) -> Vec<GroupRow> {
         if self.groups.is_empty() && !self.grouped {
             let states = self.fresh_states();
             self.groups
@@ -140,6 +140,127 @@ impl<'a> Aggregator<'a> {
                 (row, values)
             })
             .collect()
+    }
+}
+
+/// A group's first row and its aggregate values.
+type GroupRow = (Vec<Datum>, Vec<Datum>);
+
+/// Where a rollup row sorts: per GROUP BY value, whether it is rolled up, and the value.
+type RollupKey = Vec<(bool, Datum)>;
+
+/// The grouping of a query: plain GROUP BY (or none), or WITH ROLLUP.
+pub(crate) enum Grouping<'a> {
+    Plain(Aggregator<'a>),
+    Rollup(Rollup<'a>),
+}
+
+impl<'a> Grouping<'a> {
+    pub(crate) fn new(
+        aggs: &'a [AggCall],
+        group_by_len: usize,
+        rollup: bool,
+        env: &dyn EvalEnv,
+    ) -> Grouping<'a> {
+        if rollup {
+            Grouping::Rollup(Rollup::new(aggs, group_by_len, env))
+        } else {
+            Grouping::Plain(Aggregator::new(aggs, group_by_len, env))
+        }
+    }
+
+    pub(crate) fn add(
+        &mut self,
+        group_by: &[Expr],
+        row: &[Datum],
+        ctx: &dyn EvalEnv,
+    ) -> Result<()> {
+        match self {
+            Grouping::Plain(a) => a.add(group_by, row, ctx),
+            Grouping::Rollup(r) => r.add(group_by, row, ctx),
+        }
+    }
+
+    /// Each group's first row (`width` columns, with the GROUP BY values after them for a
+    /// rollup) and its aggregate values.
+    pub(crate) fn finish(
+        self,
+        width: usize,
+        group_by: &[Expr],
+        ctx: &dyn EvalEnv,
+    ) -> Result<Vec<GroupRow>> {
+        match self {
+            Grouping::Plain(a) => Ok(a.finish(width)),
+            Grouping::Rollup(r) => r.finish(width, group_by, ctx),
+        }
+    }
+}
+
+/// `GROUP BY e1, …, en WITH ROLLUP`: the groups of every prefix of the list, from all of it
+/// down to none (the grand total). A group of a shorter prefix is a super-aggregate row,
+/// whose rolled-up GROUP BY values are NULL.
+///
+/// Rows come out with the GROUP BY values appended to the group's first row (the plan reads
+/// them there: `query::roll_up`), ordered as MySQL returns them: by the GROUP BY values, a
+/// super-aggregate row after the groups it sums up.
+pub(crate) struct Rollup<'a> {
+    /// `levels[k]` groups by the first k expressions.
+    levels: Vec<Aggregator<'a>>,
+}
+
+impl<'a> Rollup<'a> {
+    pub(crate) fn new(aggs: &'a [AggCall], group_by_len: usize, env: &dyn EvalEnv) -> Rollup<'a> {
+        // Every level is grouped: no input rows, no rows at all (not a grand total of NULLs).
+        let levels = (0..=group_by_len)
+            .map(|_| Aggregator::new(aggs, group_by_len.max(1), env))
+            .collect();
+        Rollup { levels }
+    }
+
+    pub(crate) fn add(
+        &mut self,
+        group_by: &[Expr],
+        row: &[Datum],
+        ctx: &dyn EvalEnv,
+    ) -> Result<()> {
+        for (k, level) in self.levels.iter_mut().enumerate() {
+            level.add(&group_by[..k], row, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Each group's first row (`width` columns) with the GROUP BY values appended, and its
+    /// aggregate values.
+    pub(crate) fn finish(
+        self,
+        width: usize,
+        group_by: &[Expr],
+        ctx: &dyn EvalEnv,
+    ) -> Result<Vec<GroupRow>> {
+        let mut out: Vec<(RollupKey, GroupRow)> = Vec::new();
+        for (k, level) in self.levels.into_iter().enumerate() {
+            for (mut row, values) in level.finish(width) {
+                let mut key = Vec::with_capacity(group_by.len());
+                for (i, e) in group_by.iter().enumerate() {
+                    let value = if i < k {
+                        e.eval(&row, ctx)?
+                    } else {
+                        Datum::Null
+                    };
+                    key.push((i >= k, value));
+                }
+                row.extend(key.iter().map(|(_, v)| v.clone()));
+                out.push((key, (row, values)));
+            }
+        }
+        out.sort_by(|(a, _), (b, _)| {
+            a.iter()
+                .zip(b)
+                .map(|((ra, va), (rb, vb))| ra.cmp(rb).then_with(|| types::sort_compare(va, vb)))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        Ok(out.into_iter().map(|(_, row)| row).collect())
     }
 }
 

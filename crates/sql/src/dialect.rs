@@ -228,6 +228,11 @@ impl Dialect for StrataDialect {
         self.mysql.require_interval_qualifier()
     }
 
+    /// `GROUP BY … WITH ROLLUP` (the planner refuses the other modifiers, as MySQL does).
+    fn supports_group_by_with_modifier(&self) -> bool {
+        true
+    }
+
     fn supports_limit_comma(&self) -> bool {
         self.mysql.supports_limit_comma()
     }

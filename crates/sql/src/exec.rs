@@ -7,7 +7,7 @@ use strata_codec::{keys, memcomparable, Datum};
 use strata_txn::Transaction;
 use strata_types::Key;
 
-use crate::aggregate::Aggregator;
+use crate::aggregate::Grouping;
 use crate::catalog::TableDef;
 use crate::error::{self, Result};
 use crate::expr::{EvalEnv, Expr, SessionValue};
@@ -682,7 +682,7 @@ pub fn execute_select(
     let mut locked_keys = Vec::new();
     let mut aggregator = plan
         .aggregate
-        .then(|| Aggregator::new(&plan.aggs, plan.group_by.len(), ctx));
+        .then(|| Grouping::new(&plan.aggs, plan.group_by.len(), plan.rollup, ctx));
     if plan.join.is_some() || !plan.subqueries.is_empty() {
         let mut rows = match (&plan.join, &plan.source) {
             (Some(join), _) => crate::join::execute(join, txn, ctx)?,
@@ -743,7 +743,7 @@ pub fn execute_select(
     }
     // (row the expressions read, aggregate values)
     let groups: Vec<(Vec<Datum>, Vec<Datum>)> = match aggregator {
-        Some(a) => a.finish(plan.width + plan.subqueries.len()),
+        Some(a) => a.finish(plan.width + plan.subqueries.len(), &plan.group_by, ctx)?,
         None => input.into_iter().map(|r| (r, Vec::new())).collect(),
     };
     // HAVING, then the window calls over the rows it keeps.

@@ -155,6 +155,9 @@ pub struct SelectPlan {
     pub aggregate: bool,
     pub aggs: Vec<AggCall>,
     pub group_by: Vec<Expr>,
+    /// `GROUP BY … WITH ROLLUP`: the grouped rows carry the GROUP BY values after their
+    /// columns, and the expressions read them there ([`roll_up`]).
+    pub rollup: bool,
     pub having: Option<Expr>,
     pub projection: Vec<Expr>,
     /// Window calls of the select list and ORDER BY, computed after grouping and HAVING.
@@ -266,6 +269,46 @@ pub fn plan_select(
     database: Option<&str>,
 ) -> Result<SelectPlan> {
     plan_select_in(query, schema, database, None)
+}
+
+/// Whether GROUP BY's modifiers ask for `WITH ROLLUP` (MySQL has no other).
+fn rollup_modifier(modifiers: &[ast::GroupByWithModifier]) -> Result<bool> {
+    match modifiers {
+        [] => Ok(false),
+        [ast::GroupByWithModifier::Rollup] => Ok(true),
+        _ => Err(error::syntax(format!(
+            "near '{}'",
+            modifiers
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ))),
+    }
+}
+
+/// Makes the select list, HAVING and ORDER BY of a `GROUP BY … WITH ROLLUP` read each GROUP
+/// BY expression where the grouped rows carry its value (column `base + i`, after the row's
+/// columns), which super-aggregate rows set to NULL.
+fn roll_up(
+    group_by: &[Expr],
+    base: usize,
+    projection: &mut [Expr],
+    having: &mut Option<Expr>,
+    order_by: &mut [(Expr, bool)],
+) {
+    let mut rewrite = |e: &mut Expr| {
+        e.walk_mut(&mut |node| match group_by.iter().position(|g| g == node) {
+            Some(i) => {
+                *node = Expr::Column(base + i);
+                true
+            }
+            None => false,
+        });
+    };
+    projection.iter_mut().for_each(&mut rewrite);
+    having.iter_mut().for_each(&mut rewrite);
+    order_by.iter_mut().for_each(|(e, _)| rewrite(e));
 }
 
 /// Plans a SELECT that may be a subquery of a query whose scope is `outer`.
@@ -402,7 +445,7 @@ pub fn plan_select_in(
         }
         GroupByExpr::All(_) => return Err(error::unsupported("GROUP BY ALL")),
     };
-    let having = match &select.having {
+    let mut having = match &select.having {
         // A number in HAVING is a value, not a select-list position.
         Some(e @ ast::Expr::Value(_)) => Some(binder.bind(e)?),
         Some(e) => Some(bind_order_item(e, &mut binder, &projection, &names)?),
@@ -422,6 +465,14 @@ pub fn plan_select_in(
     let windows = std::mem::take(&mut binder.windows);
     drop(binder);
     let subqueries = collector.into_plans();
+    let rollup = match &select.group_by {
+        GroupByExpr::Expressions(_, modifiers) => rollup_modifier(modifiers)?,
+        GroupByExpr::All(_) => false,
+    };
+    if rollup {
+        let base = width + subqueries.len();
+        roll_up(&group_by, base, &mut projection, &mut having, &mut order_by);
+    }
     let aggregate = !aggs.is_empty() || !group_by.is_empty();
     let (limit, offset) = limit_clause(query)?;
     let single_table = match relations.as_slice() {
@@ -449,6 +500,22 @@ pub fn plan_select_in(
     };
     let mut base_types = scope.types();
     base_types.extend(subqueries.iter().map(SubqueryPlan::result_type));
+    if rollup {
+        // The GROUP BY values a rollup appends, NULL in super-aggregate rows.
+        let typing = expr::Typing {
+            columns: &base_types,
+            aggs: &aggs,
+            windows: &[],
+        };
+        let group_types: Vec<ResultType> = group_by
+            .iter()
+            .map(|g| ResultType {
+                not_null: false,
+                ..expr::typed(g, &typing)
+            })
+            .collect();
+        base_types.extend(group_types);
+    }
     let window_types: Vec<ResultType> = windows.iter().map(|w| w.ty.clone()).collect();
     let typing = expr::Typing {
         columns: &base_types,
@@ -533,6 +600,7 @@ pub fn plan_select_in(
         aggregate,
         aggs,
         group_by,
+        rollup,
         having,
         projection,
         windows,

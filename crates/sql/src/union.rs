@@ -138,6 +138,7 @@ pub fn plan_parts(parts: Vec<SelectPlan>, distinct_until: usize) -> Result<Selec
         aggregate: false,
         aggs: Vec::new(),
         group_by: Vec::new(),
+        rollup: false,
         having: None,
         projection: (0..width).map(Expr::Column).collect(),
         windows: Vec::new(),

@@ -568,6 +568,65 @@ impl Expr {
         }
     }
 
+    /// Visits the expression and its operands, outermost first, letting `f` rewrite each; the
+    /// operands of an expression that `f` rewrote (it returns true) are not visited.
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr) -> bool) {
+        if f(self) {
+            return;
+        }
+        match self {
+            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsTrue(e, _) => e.walk_mut(f),
+            Expr::Binary(_, l, r) => {
+                l.walk_mut(f);
+                r.walk_mut(f);
+            }
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                expr.walk_mut(f);
+                low.walk_mut(f);
+                high.walk_mut(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.walk_mut(f);
+                list.iter_mut().for_each(|e| e.walk_mut(f));
+            }
+            Expr::TupleIn { exprs, list, .. } => {
+                exprs.iter_mut().for_each(|e| e.walk_mut(f));
+                list.iter_mut().flatten().for_each(|e| e.walk_mut(f));
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.walk_mut(f);
+                pattern.walk_mut(f);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                if let Some(o) = operand {
+                    o.walk_mut(f);
+                }
+                for (w, t) in whens {
+                    w.walk_mut(f);
+                    t.walk_mut(f);
+                }
+                if let Some(o) = otherwise {
+                    o.walk_mut(f);
+                }
+            }
+            Expr::Call(_, args) => args.iter_mut().for_each(|e| e.walk_mut(f)),
+            Expr::Column(_)
+            | Expr::Literal(_)
+            | Expr::Param(_)
+            | Expr::Agg(_)
+            | Expr::Window(_)
+            | Expr::Prefix(_)
+            | Expr::Outer(_)
+            | Expr::Session(_) => {}
+        }
+    }
+
     /// Splits an AND tree into its conjuncts.
     pub fn conjuncts(self) -> Vec<Expr> {
         match self {
