@@ -175,6 +175,23 @@ impl<'a> Binder<'a> {
                 };
                 Expr::Call(Func::Json(func), vec![self.bind(left)?, self.bind(right)?])
             }
+            // `@name := value`.
+            A::BinaryOp {
+                left,
+                op: ast::BinaryOperator::Assignment,
+                right,
+            } => match left.as_ref() {
+                A::Identifier(ident)
+                    if ident.quote_style.is_none() && ident.value.starts_with('@') =>
+                {
+                    let name = ident.value[1..].to_ascii_lowercase();
+                    if name.is_empty() || name.starts_with('@') {
+                        return Err(error::syntax("near ':='"));
+                    }
+                    Expr::Call(Func::SetUserVariable(name), vec![self.bind(right)?])
+                }
+                _ => return Err(error::syntax("near ':='")),
+            },
             A::BinaryOp { left, op, right } => {
                 let op = binary_op(op)?;
                 Expr::Binary(op, Box::new(self.bind(left)?), Box::new(self.bind(right)?))

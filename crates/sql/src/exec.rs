@@ -23,6 +23,8 @@ const SCAN_PAGE_ROWS_MAX: usize = 4096;
 /// Session values that expressions may read.
 pub trait SessionEnv {
     fn session_value(&self, value: &SessionValue) -> Datum;
+    /// `@name := value`: sets user variable `name` (lowercase) while a statement runs.
+    fn set_user_variable(&self, name: &str, value: Datum);
 }
 
 /// What one execution of a statement evaluates against.
@@ -81,6 +83,9 @@ impl EvalEnv for Ctx<'_> {
     fn session_value(&self, value: &SessionValue) -> Datum {
         self.session.session_value(value)
     }
+    fn set_user_variable(&self, name: &str, value: Datum) {
+        self.session.set_user_variable(name, value);
+    }
     fn division_by_zero_is_error(&self) -> bool {
         self.strict
     }
@@ -122,6 +127,9 @@ impl EvalEnv for AggEnv<'_> {
     }
     fn session_value(&self, value: &SessionValue) -> Datum {
         self.ctx.session_value(value)
+    }
+    fn set_user_variable(&self, name: &str, value: Datum) {
+        self.ctx.set_user_variable(name, value);
     }
     fn division_by_zero_is_error(&self) -> bool {
         self.ctx.strict

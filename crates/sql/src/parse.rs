@@ -52,6 +52,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     tokenize_into(&dialect, sql, &mut tokens, 0)?;
     let counting = drop_select_hints(&mut tokens);
     share_mode_as_for_share(&mut tokens);
+    set_assignments_as_equals(&mut tokens);
     let mut param_count = 0;
     for token in &mut tokens {
         if let Token::Placeholder(p) = &mut token.token {
@@ -433,6 +434,33 @@ fn share_mode_as_for_share(tokens: &mut [TokenWithSpan]) {
             tokens[share].token = as_word("SHARE");
             tokens[mode].token = Token::Whitespace(Whitespace::Space);
         }
+    }
+}
+
+/// Reads `:=` as `=` where a SET statement assigns (`SET @a := 1, b := 2`), which sqlparser
+/// does not accept there; elsewhere `:=` stays the assignment operator of expressions.
+fn set_assignments_as_equals(tokens: &mut [TokenWithSpan]) {
+    let mut statement_start = true;
+    let mut in_set = false;
+    let mut depth = 0i32;
+    for token in tokens.iter_mut() {
+        match &token.token {
+            Token::Whitespace(_) => continue,
+            Token::SemiColon => {
+                statement_start = true;
+                in_set = false;
+                depth = 0;
+                continue;
+            }
+            Token::Word(w) if statement_start => {
+                in_set = w.quote_style.is_none() && w.value.eq_ignore_ascii_case("SET");
+            }
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Assignment if in_set && depth == 0 => token.token = Token::Eq,
+            _ => {}
+        }
+        statement_start = false;
     }
 }
 

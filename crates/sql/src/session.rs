@@ -8,6 +8,7 @@
 //! - in autocommit mode each statement is its own transaction; a write that meets a concurrent
 //!   commit is retried from scratch, which is safe because nothing was returned yet.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -79,7 +80,7 @@ impl SqlServer {
             user: user.to_string(),
             database: database.map(str::to_string),
             vars: HashMap::new(),
-            user_vars: HashMap::new(),
+            user_vars: RefCell::new(HashMap::new()),
             txn: None,
             prepared: HashMap::new(),
             next_statement_id: 1,
@@ -135,7 +136,9 @@ pub struct Session {
     user: String,
     database: Option<String>,
     vars: HashMap<String, Datum>,
-    user_vars: HashMap<String, Datum>,
+    /// User variables (`@name`); `@name := value` in a query assigns one while the query
+    /// runs, through a shared borrow of the session.
+    user_vars: RefCell<HashMap<String, Datum>>,
     txn: Option<OpenTxn>,
     prepared: HashMap<u32, Prepared>,
     next_statement_id: u32,
@@ -154,6 +157,13 @@ struct Env<'a> {
 }
 
 impl SessionEnv for Env<'_> {
+    fn set_user_variable(&self, name: &str, value: Datum) {
+        self.session
+            .user_vars
+            .borrow_mut()
+            .insert(name.to_string(), value);
+    }
+
     fn session_value(&self, value: &SessionValue) -> Datum {
         let s = self.session;
         match value {
@@ -183,9 +193,12 @@ impl SessionEnv for Env<'_> {
                 Datum::Time(micros - micros % unit)
             }
             SessionValue::SystemVariable(name) => s.variable(name).unwrap_or(Datum::Null),
-            SessionValue::UserVariable(name) => {
-                s.user_vars.get(name).cloned().unwrap_or(Datum::Null)
-            }
+            SessionValue::UserVariable(name) => s
+                .user_vars
+                .borrow()
+                .get(name)
+                .cloned()
+                .unwrap_or(Datum::Null),
             SessionValue::FoundRows => Datum::UInt(s.found_rows),
             SessionValue::RowCount => Datum::Int(s.row_count),
         }
@@ -446,7 +459,7 @@ impl Session {
     pub fn reset(&mut self) {
         self.txn = None;
         self.vars.clear();
-        self.user_vars.clear();
+        self.user_vars.get_mut().clear();
         self.prepared.clear();
         self.last_insert_id = 0;
     }
@@ -561,7 +574,9 @@ impl Session {
     }
 
     pub(crate) fn set_user_variable(&mut self, name: &str, value: Datum) {
-        self.user_vars.insert(name.to_ascii_lowercase(), value);
+        self.user_vars
+            .get_mut()
+            .insert(name.to_ascii_lowercase(), value);
     }
 
     /// Evaluates a constant expression (SET values).

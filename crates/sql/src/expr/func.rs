@@ -30,6 +30,11 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
             let c = to_bool(&args[0].eval(row, env)?) == Some(true);
             return args[if c { 1 } else { 2 }].eval(row, env);
         }
+        Func::SetUserVariable(name) => {
+            let value = args[0].eval(row, env)?;
+            env.set_user_variable(name, value.clone());
+            return Ok(value);
+        }
         _ => {}
     }
     let values: Vec<Datum> = args
@@ -255,6 +260,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
             .unwrap_or(Datum::Null),
         Func::Coalesce
         | Func::If
+        | Func::SetUserVariable(_)
         | Func::Str(_)
         | Func::Math(_)
         | Func::Date(_)

@@ -151,6 +151,8 @@ pub enum Func {
     Trim,
     /// `SLEEP(seconds)`: waits (suspending only its fiber), then returns 0.
     Sleep,
+    /// `@name := value`: sets user variable `name` (lowercase) and gives the value.
+    SetUserVariable(String),
     Str(StrFunc),
     Math(MathFunc),
     Date(DateFunc),
@@ -230,6 +232,8 @@ pub trait EvalEnv {
         Datum::Null
     }
     fn session_value(&self, value: &SessionValue) -> Datum;
+    /// `@name := value`: sets a user variable of the session (where there is one).
+    fn set_user_variable(&self, _name: &str, _value: Datum) {}
     /// Column `n` of the joined row built so far.
     fn prefix(&self, _n: usize) -> Datum {
         Datum::Null
