@@ -200,8 +200,9 @@ impl<'a> Grouping<'a> {
 /// down to none (the grand total). A group of a shorter prefix is a super-aggregate row,
 /// whose rolled-up GROUP BY values are NULL.
 ///
-/// Rows come out with the GROUP BY values appended to the group's first row (the plan reads
-/// them there: `query::roll_up`), ordered as MySQL returns them: by the GROUP BY values, a
+/// Rows come out with the GROUP BY values appended to the group's first row, then for each
+/// value 1 if it is rolled up, else 0 (the plan reads them there: `query::roll_up`), ordered
+/// as MySQL returns them: by the GROUP BY values, a
 /// super-aggregate row after the groups it sums up.
 pub(crate) struct Rollup<'a> {
     /// `levels[k]` groups by the first k expressions.
@@ -250,6 +251,7 @@ impl<'a> Rollup<'a> {
                     key.push((i >= k, value));
                 }
                 row.extend(key.iter().map(|(_, v)| v.clone()));
+                row.extend(key.iter().map(|(rolled, _)| Datum::Int(i64::from(*rolled))));
                 out.push((key, (row, values)));
             }
         }

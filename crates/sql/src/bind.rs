@@ -741,6 +741,7 @@ impl<'a> Binder<'a> {
             "MOD" => Func::Mod,
             "TRIM" => Func::Trim,
             "SLEEP" => Func::Sleep,
+            "GROUPING" => Func::Grouping,
             "DATE" => Func::CastDate,
             other => {
                 if let Some(f) = crate::expr::StrFunc::by_name(other) {
@@ -771,7 +772,9 @@ impl<'a> Binder<'a> {
             Func::NullIf | Func::Power | Func::Mod => args.len() == 2,
             Func::Substring => args.len() == 2 || args.len() == 3,
             Func::Round => args.len() == 1 || args.len() == 2,
-            Func::Concat | Func::Coalesce | Func::Greatest | Func::Least => !args.is_empty(),
+            Func::Concat | Func::Coalesce | Func::Greatest | Func::Least | Func::Grouping => {
+                !args.is_empty()
+            }
             Func::Str(f) => f.arity_ok(args.len()),
             Func::Math(f) => f.arity_ok(args.len()),
             Func::Date(f) => f.arity_ok(args.len()),

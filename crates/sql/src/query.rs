@@ -8,11 +8,11 @@ use std::sync::Arc;
 use sqlparser::ast::{self, GroupByExpr, SelectItem, SetExpr, TableFactor};
 use strata_codec::Datum;
 
-use crate::api::{column_flags, ColumnInfo};
+use crate::api::{column_flags, ColumnInfo, SqlError};
 use crate::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef, TableStats};
 use crate::error::{self, Result};
-use crate::expr::{self, AggCall, BinaryOp, Expr, ResultType};
+use crate::expr::{self, AggCall, BinaryOp, Expr, Func, ResultType};
 use crate::join::{self, JoinPlan, RelationSource};
 use crate::subquery::{Collector, SubqueryPlan};
 
@@ -289,26 +289,63 @@ fn rollup_modifier(modifiers: &[ast::GroupByWithModifier]) -> Result<bool> {
 
 /// Makes the select list, HAVING and ORDER BY of a `GROUP BY … WITH ROLLUP` read each GROUP
 /// BY expression where the grouped rows carry its value (column `base + i`, after the row's
-/// columns), which super-aggregate rows set to NULL.
+/// columns), which super-aggregate rows set to NULL, and `GROUPING(e, …)` from the flags after
+/// those values (`aggregate::Rollup`): for each argument, 1 when it is rolled up, the first
+/// argument the highest bit.
 fn roll_up(
     group_by: &[Expr],
     base: usize,
     projection: &mut [Expr],
     having: &mut Option<Expr>,
     order_by: &mut [(Expr, bool)],
-) {
+) -> Result<()> {
+    let mut failed = None;
     let mut rewrite = |e: &mut Expr| {
-        e.walk_mut(&mut |node| match group_by.iter().position(|g| g == node) {
-            Some(i) => {
-                *node = Expr::Column(base + i);
-                true
+        e.walk_mut(&mut |node| {
+            if let Expr::Call(Func::Grouping, args) = node {
+                let mut bits: Option<Expr> = None;
+                for (n, arg) in args.iter().enumerate() {
+                    let Some(i) = group_by.iter().position(|g| g == arg) else {
+                        failed.get_or_insert(SqlError::new(
+                            3602,
+                            "HY000",
+                            format!(
+                                "Argument #{} of GROUPING function is not in GROUP BY",
+                                n + 1
+                            ),
+                        ));
+                        return true;
+                    };
+                    let flag = Expr::Column(base + group_by.len() + i);
+                    bits = Some(match bits {
+                        None => flag,
+                        Some(high) => Expr::Binary(
+                            BinaryOp::Plus,
+                            Box::new(Expr::Binary(
+                                BinaryOp::Multiply,
+                                Box::new(high),
+                                Box::new(Expr::Literal(Datum::Int(2))),
+                            )),
+                            Box::new(flag),
+                        ),
+                    });
+                }
+                *node = bits.unwrap_or(Expr::Literal(Datum::Int(0)));
+                return true;
             }
-            None => false,
+            match group_by.iter().position(|g| g == node) {
+                Some(i) => {
+                    *node = Expr::Column(base + i);
+                    true
+                }
+                None => false,
+            }
         });
     };
     projection.iter_mut().for_each(&mut rewrite);
     having.iter_mut().for_each(&mut rewrite);
     order_by.iter_mut().for_each(|(e, _)| rewrite(e));
+    failed.map_or(Ok(()), Err)
 }
 
 /// Plans a SELECT that may be a subquery of a query whose scope is `outer`.
@@ -469,9 +506,23 @@ pub fn plan_select_in(
         GroupByExpr::Expressions(_, modifiers) => rollup_modifier(modifiers)?,
         GroupByExpr::All(_) => false,
     };
+    let uses_grouping = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |n| found |= matches!(n, Expr::Call(Func::Grouping, _)));
+        found
+    };
+    let mut read_after_grouping = projection
+        .iter()
+        .chain(&having)
+        .chain(order_by.iter().map(|(e, _)| e));
+    if where_conjuncts.iter().any(uses_grouping)
+        || (!rollup && read_after_grouping.any(uses_grouping))
+    {
+        return Err(expr::invalid_grouping());
+    }
     if rollup {
         let base = width + subqueries.len();
-        roll_up(&group_by, base, &mut projection, &mut having, &mut order_by);
+        roll_up(&group_by, base, &mut projection, &mut having, &mut order_by)?;
     }
     let aggregate = !aggs.is_empty() || !group_by.is_empty();
     let (limit, offset) = limit_clause(query)?;
@@ -514,7 +565,10 @@ pub fn plan_select_in(
                 ..expr::typed(g, &typing)
             })
             .collect();
+        let flag = expr::typed(&Expr::Literal(Datum::Int(0)), &typing);
         base_types.extend(group_types);
+        // Then whether each is rolled up (GROUPING).
+        base_types.extend(group_by.iter().map(|_| flag.clone()));
     }
     let window_types: Vec<ResultType> = windows.iter().map(|w| w.ty.clone()).collect();
     let typing = expr::Typing {

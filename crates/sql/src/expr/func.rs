@@ -30,6 +30,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
             let c = to_bool(&args[0].eval(row, env)?) == Some(true);
             return args[if c { 1 } else { 2 }].eval(row, env);
         }
+        Func::Grouping => return Err(invalid_grouping()),
         Func::SetUserVariable(name) => {
             let value = args[0].eval(row, env)?;
             env.set_user_variable(name, value.clone());
@@ -261,6 +262,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::Coalesce
         | Func::If
         | Func::SetUserVariable(_)
+        | Func::Grouping
         | Func::Str(_)
         | Func::Math(_)
         | Func::Date(_)
@@ -271,4 +273,10 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
             unreachable!("handled above")
         }
     })
+}
+
+/// ER_INVALID_GROUPING_FUNC_USE: GROUPING() outside a `GROUP BY … WITH ROLLUP` query's select
+/// list, HAVING or ORDER BY.
+pub(crate) fn invalid_grouping() -> crate::api::SqlError {
+    crate::api::SqlError::new(3603, "HY000", "Invalid use of GROUPING function")
 }

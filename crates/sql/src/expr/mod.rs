@@ -12,6 +12,7 @@ mod clock;
 mod dates;
 mod encoding;
 mod func;
+pub(crate) use func::invalid_grouping;
 mod json;
 mod math;
 mod regexp;
@@ -153,6 +154,9 @@ pub enum Func {
     Sleep,
     /// `@name := value`: sets user variable `name` (lowercase) and gives the value.
     SetUserVariable(String),
+    /// `GROUPING(e, …)` of a `GROUP BY … WITH ROLLUP`, which the planner replaces by what the
+    /// grouped rows carry (`query::roll_up`); left over, it is error 3603.
+    Grouping,
     Str(StrFunc),
     Math(MathFunc),
     Date(DateFunc),

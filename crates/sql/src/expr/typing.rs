@@ -171,6 +171,10 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
             }
             Func::If => args.get(1).map(|a| typed(a, env)).unwrap_or(string),
             Func::SetUserVariable(_) => args.first().map(|a| typed(a, env)).unwrap_or(string),
+            Func::Grouping => ResultType {
+                not_null: true,
+                ..long
+            },
             Func::Str(f) if f.returns_integer() => long,
             Func::Math(f) if f.returns_integer() => long,
             Func::Regexp(f) if f.returns_integer() => long,

@@ -64,5 +64,26 @@ NULL	NULL	7535
 country	SUM(profit)
 > SELECT country, SUM(profit) FROM sales GROUP BY country WITH CUBE
 error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use: near 'WITH CUBE'
+# GROUPING(e) is 1 where e is rolled up; of several arguments, a bit each, the first highest.
+> SELECT year, country, SUM(profit), GROUPING(year), GROUPING(country), GROUPING(year, country) FROM sales GROUP BY year, country WITH ROLLUP
+year	country	SUM(profit)	GROUPING(year)	GROUPING(country)	GROUPING(year, country)
+2000	Finland	1600	0	0	0
+2000	India	1350	0	0	0
+2000	USA	1575	0	0	0
+2000	NULL	4525	0	1	1
+2001	Finland	10	0	0	0
+2001	USA	3000	0	0	0
+2001	NULL	3010	0	1	1
+NULL	NULL	7535	1	1	3
+> SELECT IF(GROUPING(country), 'All countries', country) AS c, SUM(profit) FROM sales GROUP BY country WITH ROLLUP HAVING GROUPING(country) = 1 OR SUM(profit) > 2000
+c	SUM(profit)
+USA	4575
+All countries	7535
+> SELECT GROUPING(product) FROM sales GROUP BY year WITH ROLLUP
+error 3602 (HY000): Argument #1 of GROUPING function is not in GROUP BY
+> SELECT year, GROUPING(year) FROM sales GROUP BY year
+error 3603 (HY000): Invalid use of GROUPING function
+> SELECT year FROM sales WHERE GROUPING(year) = 0 GROUP BY year WITH ROLLUP
+error 3603 (HY000): Invalid use of GROUPING function
 > DROP DATABASE ru
 ok 0
