@@ -702,6 +702,9 @@ impl Session {
             }
         }
         let db = self.database.as_deref();
+        if let Some(on_table) = crate::view::through_view(statement, &schema, db)? {
+            return self.plan(&on_table, None);
+        }
         let plan = match statement {
             Statement::Query(q) => Plan::Select(query::plan_select(q, &schema, db)?),
             Statement::Insert(insert) => Plan::Insert(dml::plan_insert(insert, &schema, db)?),

@@ -1,5 +1,5 @@
 # Views: a stored SELECT read like a table, with the columns fixed at creation; views share
-# the tables' namespace; writes through a view are refused.
+# the tables' namespace; writes through a view over one table write that table.
 > CREATE DATABASE vw
 ok 1
 > USE vw
@@ -112,10 +112,10 @@ error 1060 (42S21): Duplicate column name 'id'
 error 1060 (42S21): Duplicate column name 'x'
 > INSERT INTO v VALUES (4, 40, 'z')
 error 1471 (HY000): The target table v of the INSERT is not insertable-into
-> UPDATE v SET b = 'q'
-error 1288 (HY000): The target table v of the UPDATE is not updatable
-> DELETE FROM v
-error 1288 (HY000): The target table v of the DELETE is not updatable
+> UPDATE v SET doubled = 1
+error 1348 (HY000): Column 'doubled' is not updatable
+> DELETE FROM named
+error 1288 (HY000): The target table named of the DELETE is not updatable
 > DROP TABLE v
 error 1051 (42S02): Unknown table 'vw.v'
 > DROP VIEW t
@@ -245,4 +245,108 @@ error 1049 (42000): Unknown database 'nowhere'
 Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
 c	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	VIEW
 > DROP DATABASE st
+ok 0
+# Writing through a view over one table writes the table: its WHERE limits the rows, its
+# columns name the table's; expression columns cannot be set, grouped views not written.
+> CREATE DATABASE vwr
+ok 1
+> USE vwr
+ok 0
+> CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(10))
+ok 0
+> INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'y'), (3, 30, 'x')
+ok 3
+> CREATE VIEW big AS SELECT id, a AS amount, b, a * 2 AS doubled FROM t WHERE a > 10
+ok 0
+> UPDATE big SET b = 'q' WHERE amount < 30
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SELECT * FROM t ORDER BY id
+id	a	b
+1	10	x
+2	20	q
+3	30	x
+> UPDATE big SET b = 'all'
+ok 2 (Rows matched: 2  Changed: 2  Warnings: 0)
+> SELECT * FROM t ORDER BY id
+id	a	b
+1	10	x
+2	20	all
+3	30	all
+> UPDATE big AS g SET g.amount = g.amount + 1 WHERE g.doubled = 60
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SELECT * FROM t ORDER BY id
+id	a	b
+1	10	x
+2	20	all
+3	31	all
+> UPDATE big SET doubled = 1
+error 1348 (HY000): Column 'doubled' is not updatable
+> UPDATE big SET nope = 1
+error 1054 (42S22): Unknown column 'nope' in 'field list'
+> DELETE FROM big WHERE amount = 31
+ok 1
+> SELECT * FROM t ORDER BY id
+id	a	b
+1	10	x
+2	20	all
+> DELETE FROM big WHERE id = 1
+ok 0
+> INSERT INTO big VALUES (5, 50, 'e', 100)
+error 1471 (HY000): The target table big of the INSERT is not insertable-into
+> INSERT INTO big (id, amount, b) VALUES (5, 50, 'e'), (6, 5, 'hidden')
+ok 2
+> SELECT * FROM t ORDER BY id
+id	a	b
+1	10	x
+2	20	all
+5	50	e
+6	5	hidden
+> SELECT * FROM big ORDER BY id
+id	amount	b	doubled
+2	20	all	40
+5	50	e	100
+> INSERT INTO big (id, amount) VALUES (5, 1) ON DUPLICATE KEY UPDATE amount = amount + 100
+ok 2
+> SELECT * FROM t WHERE id = 5
+id	a	b
+5	150	e
+> CREATE VIEW cols (k, v) AS SELECT id, b FROM t
+ok 0
+> INSERT INTO cols VALUES (7, 'seven')
+ok 1
+> REPLACE INTO cols VALUES (7, 'SEVEN')
+ok 2
+> UPDATE cols SET v = 'sept' WHERE k = 7
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SELECT * FROM t WHERE id = 7
+id	a	b
+7	NULL	sept
+> CREATE VIEW onbig AS SELECT id, amount FROM big WHERE amount > 40
+ok 0
+> UPDATE onbig SET amount = amount + 1
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> SELECT id, a FROM t ORDER BY id
+id	a
+1	10
+2	20
+5	151
+6	5
+7	NULL
+> CREATE VIEW grouped AS SELECT b, COUNT(*) AS n FROM t GROUP BY b
+ok 0
+> UPDATE grouped SET b = 'z'
+error 1288 (HY000): The target table grouped of the UPDATE is not updatable
+> DELETE FROM grouped
+error 1288 (HY000): The target table grouped of the DELETE is not updatable
+> INSERT INTO grouped VALUES ('z', 1)
+error 1471 (HY000): The target table grouped of the INSERT is not insertable-into
+> CREATE VIEW joined AS SELECT t.id, u.b FROM t JOIN t AS u ON u.id = t.id
+ok 0
+> DELETE FROM joined
+error 1288 (HY000): The target table joined of the DELETE is not updatable
+> CREATE VIEW checked AS SELECT id, a FROM t WHERE a < 100 WITH CHECK OPTION
+ok 0
+> UPDATE checked SET a = 1000
+error 1288 (HY000): The target table checked of the UPDATE is not updatable
+> DROP DATABASE vwr
 ok 0

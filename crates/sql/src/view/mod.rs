@@ -6,8 +6,9 @@
 //! planned again, against the current schema, with the view's database for unqualified
 //! names. A view whose tables or columns are gone is error 1356 when read, as in MySQL.
 //!
-//! Views are read only here: INSERT, UPDATE and DELETE through one are refused with MySQL's
-//! errors for views that cannot be written (1471, 1288).
+//! INSERT, UPDATE and DELETE through a view over one table write that table (write.rs);
+//! through other views they get MySQL's errors for views that cannot be written (1471,
+//! 1288).
 
 use std::cell::Cell;
 
@@ -21,6 +22,10 @@ use crate::join::RelationSource;
 use crate::query::{self, SelectPlan};
 use crate::session::Session;
 use crate::show::{ok, rows, text, text_column};
+
+mod write;
+
+pub use write::through_view;
 
 /// Views read inside views, at most (deeper nesting is taken for recursion).
 const VIEW_NESTING_MAX: usize = 32;
