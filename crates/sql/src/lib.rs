@@ -24,6 +24,7 @@ mod dialect;
 mod dml;
 mod error;
 mod exec;
+mod explain;
 mod expr;
 mod infoschema;
 mod join;

@@ -10,8 +10,7 @@ use crate::api::{charsets, ColumnInfo, ColumnType, Output, SqlError};
 use crate::catalog::{DefaultValue, PrimaryKey, TableDef};
 use crate::error::{self, Result};
 use crate::expr::like;
-use crate::join::{BuildSource, JoinItem};
-use crate::query::{self, Access};
+use crate::query;
 use crate::session::Session;
 use crate::types::{datum_to_text, TypeKind};
 
@@ -236,9 +235,6 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
                 "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION",
             )]],
         )),
-        ("SHOW", "TABLE") if upper.get(2).map(String::as_str) == Some("STATUS") => {
-            table_status(session)
-        }
         ("SHOW", "CREATE")
             if upper.get(2).map(String::as_str) == Some("DATABASE")
                 || upper.get(2).map(String::as_str) == Some("SCHEMA") =>
@@ -301,47 +297,6 @@ fn analyze(session: &mut Session, names: &str) -> Result<Output> {
             .iter()
             .map(|c| text_column(c))
             .collect(),
-        out,
-    ))
-}
-
-fn table_status(session: &Session) -> Result<Output> {
-    let db = session
-        .current_database()
-        .ok_or_else(error::no_database)?
-        .to_string();
-    let schema = session.server().catalog().schema();
-    let out = schema
-        .tables_of(&db)
-        .into_iter()
-        .map(|t| {
-            let rows = schema
-                .stats
-                .get(&t.id)
-                .map(|s| s.row_count as i64)
-                .unwrap_or(0);
-            vec![
-                text(&t.name),
-                text("InnoDB"),
-                Datum::Int(10),
-                text("Dynamic"),
-                Datum::Int(rows),
-                text("utf8mb4_bin"),
-            ]
-        })
-        .collect();
-    Ok(rows(
-        [
-            "Name",
-            "Engine",
-            "Version",
-            "Row_format",
-            "Rows",
-            "Collation",
-        ]
-        .iter()
-        .map(|c| text_column(c))
-        .collect(),
         out,
     ))
 }
@@ -757,7 +712,7 @@ pub fn execute_other(
             Vec::new(),
         )),
         Statement::ShowCollation { .. } => intercept(session, "SHOW COLLATION").expect("handled"),
-        Statement::Explain { statement, .. } => explain(session, statement),
+        Statement::Explain { statement, .. } => crate::explain::explain(session, statement),
         Statement::Analyze { table_name, .. } => analyze(session, &table_name.to_string()),
         Statement::Kill { .. }
         | Statement::Flush { .. }
@@ -981,128 +936,6 @@ pub fn show_create_table(def: &TableDef) -> String {
         def.name,
         lines.join(",\n")
     )
-}
-
-fn explain(session: &Session, statement: &Statement) -> Result<Output> {
-    let schema = session.server().catalog().schema();
-    let db = session.current_database();
-    let mut join = None;
-    let mut subqueries = 0;
-    let (source, what) = match statement {
-        Statement::Query(q) => {
-            let plan = query::plan_select(q, &schema, db)?;
-            join = plan.join;
-            subqueries = plan.subqueries.len();
-            (plan.source, "Projection")
-        }
-        Statement::Update {
-            table,
-            assignments,
-            selection,
-            ..
-        } => (
-            Some(
-                crate::dml::plan_update(
-                    table,
-                    assignments,
-                    selection.as_ref(),
-                    &[],
-                    None,
-                    &schema,
-                    db,
-                )?
-                .source,
-            ),
-            "Update",
-        ),
-        Statement::Delete(d) => (
-            Some(crate::dml::plan_delete(d, &schema, db)?.source),
-            "Delete",
-        ),
-        Statement::Insert(_) => (None, "Insert"),
-        other => return Err(error::unsupported(format!("EXPLAIN {other}"))),
-    };
-    let mut out = vec![vec![text(what), text("root"), text("")]];
-    if subqueries > 0 {
-        out.push(vec![
-            text("└─Apply"),
-            text("root"),
-            text(format!("{subqueries} subqueries")),
-        ]);
-    }
-    if let Some(source) = source {
-        let (operator, object) = access_text(&source);
-        out.push(vec![
-            text(format!("└─{operator}")),
-            text("cop[tikv]"),
-            text(object),
-        ]);
-    }
-    if let Some(join) = join {
-        for (k, step) in join.steps.iter().enumerate() {
-            let kind = if step.left { "left " } else { "" };
-            let (operator, object) = match &step.item {
-                JoinItem::Lookup(source) => {
-                    let (operator, object) = access_text(source);
-                    let how = if k == 0 { "" } else { "IndexJoin " };
-                    (format!("{how}{kind}{operator}"), object)
-                }
-                JoinItem::Build { source, hash } => {
-                    let how = if hash.is_some() {
-                        "HashJoin"
-                    } else {
-                        "NestedLoop"
-                    };
-                    let object = match source {
-                        BuildSource::Table(t) => access_text(t).1,
-                        BuildSource::Derived(_) => format!("derived:{}", step.alias),
-                    };
-                    (format!("{how} {kind}build"), object)
-                }
-            };
-            out.push(vec![
-                text(format!("└─{operator}")),
-                text(if k == 0 { "cop[tikv]" } else { "root" }),
-                text(object),
-            ]);
-        }
-    }
-    Ok(rows(
-        vec![
-            text_column("id"),
-            text_column("task"),
-            text_column("access object"),
-        ],
-        out,
-    ))
-}
-
-/// The operator and object EXPLAIN shows for an access path.
-fn access_text(source: &query::TableSource) -> (String, String) {
-    let table = &source.table;
-    let (operator, object) = match &source.access {
-        Access::Point(_) => ("Point_Get", format!("table:{}, handle", table.name)),
-        Access::Points(keys) => (
-            "Batch_Point_Get",
-            format!("table:{}, {} keys", table.name, keys.len()),
-        ),
-        Access::PkRange { .. } => (
-            "TableRangeScan",
-            format!("table:{}, range on primary key", table.name),
-        ),
-        Access::Index { index, .. } => (
-            "IndexLookUp",
-            format!("table:{}, index:{}", table.name, table.indexes[*index].name),
-        ),
-        Access::FullScan => ("TableFullScan", format!("table:{}", table.name)),
-        Access::PkPrefixes(list) => (
-            "TableRangeScan",
-            format!("table:{}, {} primary-key prefixes", table.name, list.len()),
-        ),
-        Access::Memory(_) => ("MemTableScan", format!("table:{}", table.name)),
-    };
-    let order = if source.ordered { ", keep order" } else { "" };
-    (operator.to_string(), format!("{object}{order}"))
 }
 
 impl SqlError {
