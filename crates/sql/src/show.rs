@@ -84,7 +84,18 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
                 .all(|w| matches!(w.as_str(), "READ" | "ONLY" | "WRITE"));
         return consistent.then(|| session.begin());
     }
-    if !keyword.eq_ignore_ascii_case("SHOW") && !keyword.eq_ignore_ascii_case("ANAL") {
+    if let Some(expressions) = do_expressions(trimmed) {
+        // DO evaluates its expressions for their effects (SLEEP, `@x := …`) and returns no rows.
+        let result = session
+            .execute_text(&format!("SELECT {expressions}"))
+            .pop()
+            .expect("one statement");
+        return Some(result.map(|_| ok()));
+    }
+    if !keyword.eq_ignore_ascii_case("SHOW")
+        && !keyword.eq_ignore_ascii_case("ANAL")
+        && !keyword.eq_ignore_ascii_case("OPTI")
+    {
         return None;
     }
     let trimmed = trimmed.trim_end().trim_end_matches(';').trim_end();
@@ -96,15 +107,24 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
         .map(|w| w.to_ascii_uppercase())
         .collect();
     let first = upper.first().map(String::as_str)?;
-    if first != "SHOW" && first != "ANALYZE" {
+    if first != "SHOW" && first != "ANALYZE" && first != "OPTIMIZE" {
         return None;
     }
     let second = upper.get(1).map(String::as_str).unwrap_or("");
     let unquote = |s: &str| s.trim_matches('`').trim_end_matches(';').to_string();
     Some(match (first, second) {
-        ("ANALYZE", "TABLE") | ("ANALYZE", "NO_WRITE_TO_BINLOG") | ("ANALYZE", "LOCAL") => {
-            let names = trimmed.splitn(3, char::is_whitespace).nth(2).unwrap_or("");
-            analyze(session, names)
+        ("ANALYZE" | "OPTIMIZE", "TABLE" | "NO_WRITE_TO_BINLOG" | "LOCAL") => {
+            // `{ANALYZE | OPTIMIZE} [NO_WRITE_TO_BINLOG | LOCAL] TABLE names`.
+            let skip = if second == "TABLE" { 2 } else { 3 };
+            match trimmed
+                .splitn(skip + 1, char::is_whitespace)
+                .collect::<Vec<_>>()[..]
+            {
+                [.., table, names] if table.eq_ignore_ascii_case("TABLE") => {
+                    analyze(session, names, first == "OPTIMIZE")
+                }
+                _ => Err(error::syntax(format!("near '{trimmed}'"))),
+            }
         }
         ("SHOW", "WARNINGS") | ("SHOW", "ERRORS") => Ok(rows(
             vec![
@@ -264,7 +284,16 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
     })
 }
 
-fn analyze(session: &mut Session, names: &str) -> Result<Output> {
+/// The expressions of `DO expr, …` (one statement, nothing after it).
+fn do_expressions(sql: &str) -> Option<&str> {
+    let (word, rest) = sql.split_once(char::is_whitespace)?;
+    let rest = rest.trim().trim_end_matches(';').trim_end();
+    (word.eq_ignore_ascii_case("DO") && !rest.is_empty() && !rest.contains(';')).then_some(rest)
+}
+
+/// ANALYZE TABLE, and OPTIMIZE TABLE, which has nothing to rebuild here and analyzes instead
+/// (InnoDB recreates the table, then analyzes it).
+fn analyze(session: &mut Session, names: &str, optimize: bool) -> Result<Output> {
     let mut out = Vec::new();
     for name in names.split(',') {
         let name = name.trim().trim_matches('`');
@@ -285,9 +314,18 @@ fn analyze(session: &mut Session, names: &str) -> Result<Output> {
             ),
         };
         session.server().catalog().analyze(&db, &table)?;
+        let op = if optimize { "optimize" } else { "analyze" };
+        if optimize {
+            out.push(vec![
+                text(format!("{db}.{table}")),
+                text(op),
+                text("note"),
+                text("Table does not support optimize, doing analyze instead"),
+            ]);
+        }
         out.push(vec![
             text(format!("{db}.{table}")),
-            text("analyze"),
+            text(op),
             text("status"),
             text("OK"),
         ]);
@@ -713,7 +751,7 @@ pub fn execute_other(
         )),
         Statement::ShowCollation { .. } => intercept(session, "SHOW COLLATION").expect("handled"),
         Statement::Explain { statement, .. } => crate::explain::explain(session, statement),
-        Statement::Analyze { table_name, .. } => analyze(session, &table_name.to_string()),
+        Statement::Analyze { table_name, .. } => analyze(session, &table_name.to_string(), false),
         Statement::Kill { .. }
         | Statement::Flush { .. }
         | Statement::UnlockTables

@@ -51,5 +51,31 @@ name			varchar
 COLUMN_NAME	CHARACTER_MAXIMUM_LENGTH	CHARACTER_OCTET_LENGTH	NUMERIC_PRECISION	DATETIME_PRECISION	PRIVILEGES
 id	NULL	NULL	10	NULL	select,insert,update,references
 name	10	40	NULL	NULL	select,insert,update,references
+# Maintenance statements scripts send: DO evaluates for effects only; OPTIMIZE TABLE
+# analyzes, having nothing to rebuild.
+> DO @done := 1, 2 + 2
+ok 0
+> SELECT @done
+@done
+1
+> DO nope()
+error 1305 (42000): FUNCTION NOPE does not exist
+> DO
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'DO' at line 1
+> OPTIMIZE TABLE t
+Table	Op	Msg_type	Msg_text
+dmp.t	optimize	note	Table does not support optimize, doing analyze instead
+dmp.t	optimize	status	OK
+> OPTIMIZE NO_WRITE_TO_BINLOG TABLE t
+Table	Op	Msg_type	Msg_text
+dmp.t	optimize	note	Table does not support optimize, doing analyze instead
+dmp.t	optimize	status	OK
+> OPTIMIZE TABLE missing
+error 1146 (42S02): Table 'dmp.missing' doesn't exist
+> ANALYZE LOCAL TABLE t
+Table	Op	Msg_type	Msg_text
+dmp.t	analyze	status	OK
+> ANALYZE NO_WRITE_TO_BINLOG t
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use: near 'ANALYZE NO_WRITE_TO_BINLOG t'
 > DROP DATABASE dmp
 ok 0
