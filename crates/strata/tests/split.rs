@@ -16,8 +16,10 @@ use common::{acked, sql_at};
 const SPLIT_KEYS: &str = "400";
 /// How long the inserts run.
 const LOAD: Duration = Duration::from_secs(15);
-/// How long the placement driver may take to balance the leaders after the load.
-const BALANCE_TIMEOUT: Duration = Duration::from_secs(40);
+/// How long the placement driver may take to balance the leaders after the load. It moves
+/// about one leader a second, and the load leaves most of some 50 regions led by one store:
+/// on a busy machine (CI runs this file's tests side by side) 40 s once fell one move short.
+const BALANCE_TIMEOUT: Duration = Duration::from_secs(90);
 
 fn count(port: u16) -> u64 {
     let out = sql_at(port, Some("crash"), "SELECT COUNT(*) FROM acked");
