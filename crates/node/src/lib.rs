@@ -14,6 +14,7 @@
 //! lease), and keys inside their ranges, and answers anything else with a region error so
 //! that the client refreshes its routing.
 
+pub mod read_stream;
 mod replication;
 mod service;
 mod split;

@@ -10,7 +10,6 @@ use strata_proto::kv::{self as pb, kv_server};
 use strata_proto::{key_error_to_pb, mutation_from_pb, secondary_locks_to_pb, txn_status_to_pb};
 use strata_raftstore::{NotServing, Router};
 use strata_types::{Key, Timestamp};
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 /// Checks that a request's region is served here, its epoch is current and `keys` (and the
@@ -129,9 +128,6 @@ fn write_response(result: Result<(), KvError>) -> Response<pb::WriteResponse> {
 /// leaves the others to the client (a scan's own answer is bounded by its limit).
 pub const BATCH_SCAN_ANSWER_BYTES: usize = 4 << 20;
 
-/// Answers queued on one stream of point reads before its reader waits for the client.
-pub const GET_STREAM_ANSWERS_QUEUED: usize = 1024;
-
 fn get_response(result: Result<Option<Vec<u8>>, KvError>) -> pb::GetResponse {
     match result {
         Ok(value) => pb::GetResponse {
@@ -152,7 +148,7 @@ impl KvService {
     /// must wait for a commit in flight is handed back for [`KvService::get_waiting`]: the
     /// worker also receives the Raft messages that commit waits for.
     // Hot path: every point read of a cluster.
-    fn get_now(&self, r: pb::GetRequest) -> Result<pb::GetResponse, pb::GetRequest> {
+    pub(crate) fn get_now(&self, r: pb::GetRequest) -> Result<pb::GetResponse, pb::GetRequest> {
         if let Err(e) = check(&self.router, &r.context, [&r.key[..]], None) {
             return Ok(pb::GetResponse {
                 error: region_error(e),
@@ -184,6 +180,17 @@ impl KvService {
             });
         }
         Ok(get_response(result))
+    }
+
+    /// [`KvService::get_waiting`] with its failure as the answer's error, for a read whose
+    /// answer goes back on a point-read connection.
+    pub(crate) async fn get_later(&self, r: pb::GetRequest) -> pb::GetResponse {
+        self.get_waiting(r)
+            .await
+            .unwrap_or_else(|status| pb::GetResponse {
+                error: key_error(&KvError::Storage(status.message().to_string())),
+                ..Default::default()
+            })
     }
 
     pub fn new(storage: Arc<Storage>, router: Router, store_id: u64) -> KvService {
@@ -240,61 +247,6 @@ impl kv_server::Kv for KvService {
             Err(request) => self.get_waiting(request).await?,
         };
         Ok(Response::new(response))
-    }
-
-    type GetStreamStream = ReceiverStream<Result<pb::GetAnswers, Status>>;
-
-    async fn get_stream(
-        &self,
-        request: Request<tonic::Streaming<pb::GetBatch>>,
-    ) -> Result<Response<Self::GetStreamStream>, Status> {
-        let mut incoming = request.into_inner();
-        let (answers, stream) = tokio::sync::mpsc::channel(GET_STREAM_ANSWERS_QUEUED);
-        let service = self.clone();
-        tokio::spawn(async move {
-            while let Ok(Some(batch)) = incoming.message().await {
-                let mut ready = Vec::with_capacity(batch.gets.len());
-                for tagged in batch.gets {
-                    let id = tagged.id;
-                    let request = tagged.request.unwrap_or_default();
-                    match service.get_now(request) {
-                        Ok(response) => ready.push(pb::TaggedGetResponse {
-                            id,
-                            response: Some(response),
-                        }),
-                        Err(request) => {
-                            // It waits for a commit in flight: it answers alone, later.
-                            let (service, answers) = (service.clone(), answers.clone());
-                            tokio::spawn(async move {
-                                let response = service.get_waiting(request).await;
-                                let response = response.unwrap_or_else(|status| pb::GetResponse {
-                                    error: key_error(&KvError::Storage(
-                                        status.message().to_string(),
-                                    )),
-                                    ..Default::default()
-                                });
-                                let answer = pb::GetAnswers {
-                                    answers: vec![pb::TaggedGetResponse {
-                                        id,
-                                        response: Some(response),
-                                    }],
-                                };
-                                let _ = answers.send(Ok(answer)).await;
-                            });
-                        }
-                    }
-                }
-                if !ready.is_empty()
-                    && answers
-                        .send(Ok(pb::GetAnswers { answers: ready }))
-                        .await
-                        .is_err()
-                {
-                    break;
-                }
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(stream)))
     }
 
     async fn batch_get(

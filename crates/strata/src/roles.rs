@@ -13,6 +13,7 @@ use strata_node::{GcConfig, KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdClient, PdConfig, PdService, SNAPSHOT_REPORT_INTERVAL};
 use strata_sql::SqlServer;
 use strata_txn::{RemoteKv, TxnClient};
+use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
 use crate::signals;
@@ -152,24 +153,26 @@ fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// Serves `router` on `listen` until SIGTERM or Ctrl-C.
-fn serve_until_signal(
+/// Serves `router` on `listen` until SIGTERM or Ctrl-C, taking its connections from what
+/// `incoming` makes of the listener (on the runtime).
+fn serve_until_signal<I>(
     runtime: &tokio::runtime::Runtime,
     listen: SocketAddr,
     router: tonic::transport::server::Router,
     role: &str,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let listener = runtime.block_on(tokio::net::TcpListener::bind(listen))?;
+    incoming: impl FnOnce(TcpListener) -> I,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    I: tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>>,
+{
+    let listener = runtime.block_on(TcpListener::bind(listen))?;
     println!("Strata {role} listening on {}", listener.local_addr()?);
     let (stopping, stop) = tokio::sync::oneshot::channel::<()>();
     runtime.block_on(async move {
-        let serve = router.serve_with_incoming_shutdown(
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
-            async move {
-                signals::wait().await;
-                let _ = stopping.send(());
-            },
-        );
+        let serve = router.serve_with_incoming_shutdown(incoming(listener), async move {
+            signals::wait().await;
+            let _ = stopping.send(());
+        });
         // Long-lived streams (Raft messages from other nodes, point reads from SQL nodes) end
         // only when their senders stop: they get a grace period, not an open-ended wait.
         let grace = async move {
@@ -199,7 +202,13 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let runtime = grpc_runtime("pd")?;
     let router = tonic::transport::Server::builder().add_service(service.into_server());
-    serve_until_signal(&runtime, args.listen, router, "placement driver")?;
+    serve_until_signal(
+        &runtime,
+        args.listen,
+        router,
+        "placement driver",
+        |listener| TcpIncoming::from(listener).with_nodelay(Some(true)),
+    )?;
     eprintln!("Strata placement driver stopped");
     Ok(())
 }
@@ -235,7 +244,11 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         node.store_id,
         args.data_dir.display()
     );
-    serve_until_signal(&runtime, args.listen, router, &role)?;
+    // Point reads from SQL nodes come on connections of their own to the same port.
+    let reads = node.service();
+    serve_until_signal(&runtime, args.listen, router, &role, |listener| {
+        strata_node::read_stream::split_incoming(listener, reads)
+    })?;
     node.stop();
     eprintln!("Strata KV node stopped");
     Ok(())

@@ -163,6 +163,111 @@ fn concurrent_point_reads_each_get_their_own_row() {
     }
 }
 
+/// Reads from `stream` until the peer closes it; panics if it has not within the test's bound.
+fn assert_closed_by_peer(stream: &mut std::net::TcpStream, what: &str) {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut sink = [0u8; 4096];
+    loop {
+        match stream.read(&mut sink) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return,
+            Err(e) => panic!("{what}: the KV node did not close the connection: {e}"),
+        }
+    }
+}
+
+#[test]
+fn the_point_read_connection_answers_its_frames_and_closes_on_bad_ones() {
+    // Point reads reach a KV node on connections of their own to its gRPC port, told apart by
+    // their first bytes (`strata_proto::frame`). A good batch gets its answer; a bad frame
+    // or bytes that are neither kind close the connection, and the node keeps serving both.
+    use std::io::Write;
+    use strata_proto::frame::{decode_frame, encode_frame, READ_STREAM_PREFACE};
+    use strata_proto::kv as pb;
+
+    let cluster = Cluster::start(1, 1);
+    let port = cluster.sql[0].port;
+    sql_at(
+        port,
+        None,
+        "CREATE DATABASE f; CREATE TABLE f.t (id INT PRIMARY KEY, v INT); \
+         INSERT INTO f.t VALUES (1, 10)",
+    );
+    let kv = std::net::SocketAddr::from(([127, 0, 0, 1], cluster.kv[0].port));
+
+    // A batch for a region the node does not hold: the answer comes back, tagged, with a
+    // region error.
+    let mut stream = std::net::TcpStream::connect(kv).unwrap();
+    let mut bytes = READ_STREAM_PREFACE.to_vec();
+    let batch = pb::GetBatch {
+        gets: vec![pb::TaggedGet {
+            id: 41,
+            request: Some(pb::GetRequest {
+                context: Some(pb::Context {
+                    region_id: 999_999,
+                    ..Default::default()
+                }),
+                key: b"k".to_vec(),
+                ts: 1,
+            }),
+        }],
+    };
+    encode_frame(&batch, &mut bytes);
+    stream.write_all(&bytes).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut received = Vec::new();
+    let answers = loop {
+        if let Some((answers, _)) = decode_frame::<pb::GetAnswers>(&received).unwrap() {
+            break answers;
+        }
+        let mut chunk = [0u8; 4096];
+        let n = std::io::Read::read(&mut stream, &mut chunk).expect("an answer in time");
+        assert!(n > 0, "the KV node closed the connection without answering");
+        received.extend_from_slice(&chunk[..n]);
+    };
+    assert_eq!(answers.answers.len(), 1, "{answers:?}");
+    assert_eq!(answers.answers[0].id, 41);
+    let error = answers.answers[0]
+        .response
+        .as_ref()
+        .and_then(|r| r.error.as_ref());
+    assert!(
+        matches!(
+            error.and_then(|e| e.kind.as_ref()),
+            Some(pb::error::Kind::Region(_))
+        ),
+        "{answers:?}"
+    );
+
+    // A frame longer than any message, a frame that is not a batch, and bytes that are
+    // neither a point-read connection nor HTTP/2.
+    let too_long = [&READ_STREAM_PREFACE[..], &u32::MAX.to_le_bytes()].concat();
+    let malformed = [&READ_STREAM_PREFACE[..], &[3, 0, 0, 0, 0xff, 0xff, 0xff]].concat();
+    let neither = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
+    for (what, bytes) in [
+        ("too long", too_long),
+        ("malformed", malformed),
+        ("neither", neither),
+    ] {
+        let mut stream = std::net::TcpStream::connect(kv).unwrap();
+        stream.write_all(&bytes).unwrap();
+        assert_closed_by_peer(&mut stream, what);
+    }
+
+    // The SQL node's own point reads, and its gRPC writes, still go through.
+    sql_at(port, Some("f"), "UPDATE t SET v = 11 WHERE id = 1");
+    assert_eq!(
+        sql_at(port, Some("f"), "SELECT v FROM t WHERE id = 1"),
+        "v\n11\n"
+    );
+}
+
 #[test]
 fn statements_that_hold_a_lock_across_a_wait_do_not_stall_the_sql_node() {
     // The SQL node runs its connections as fibers on one thread. An auto-increment batch is

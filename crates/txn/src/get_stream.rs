@@ -1,98 +1,167 @@
-//! The stream of point reads from a SQL node to one KV node (`GetStream` in kv.proto): reads
-//! queued by any thread go out as many per message as are waiting, and each answer goes back
-//! to its caller.
+//! The connection of point reads from a SQL node to one KV node (`GetBatch` in kv.proto,
+//! framed as `strata_proto::frame` says): reads queued by any fiber of a thread go out as many
+//! per message as are waiting, and each answer goes back to its caller.
+//!
+//! It is a plain TCP connection, not a gRPC stream: a point read is the cluster's hottest
+//! request, and HTTP/2's framing and the tasks behind a gRPC stream cost more CPU per message
+//! than the read itself (`docs/benchmarks.md`, session 22). One task writes the batches, one
+//! reads the answers, so that neither side can stall the other.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
-use strata_proto::kv::{self as pb, kv_client::KvClient};
+use parking_lot::Mutex;
+use strata_proto::frame::{decode_frame, encode_frame, READ_STREAM_PREFACE};
+use strata_proto::kv as pb;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::Channel;
 
-/// Point reads queued for one store's stream, each with where its answer goes.
+/// Point reads queued for one store's connection, each with where its answer goes.
 pub(crate) type GetQueue = mpsc::Sender<(pb::GetRequest, GetReply)>;
 
-/// Point reads waiting for one store's stream; more wait for room.
+/// Point reads waiting for one store's connection; more wait for room.
 pub const GET_STREAM_QUEUE: usize = 4096;
-/// The most point reads sent in one message of a stream.
+/// The most point reads sent in one message.
 pub const GET_STREAM_BATCH_MAX: usize = 256;
+/// How long connecting to a KV node may take.
+pub const GET_STREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Room kept free in the buffer of answers for each read from the socket.
+const READ_CHUNK_BYTES: usize = 64 << 10;
 
 type GetReply = oneshot::Sender<Result<pb::GetResponse, String>>;
 
+/// The callers whose reads went out and have no answer yet, by the read's number; once the
+/// connection ended, why it did.
+type Waiting = Arc<Mutex<Result<HashMap<u64, GetReply>, String>>>;
+
+/// Carries the point reads queued for the store at `address` over one connection, as many
+/// per message as are waiting, and hands each answer to its caller. It ends when the
+/// connection fails (every caller still waiting hears why) or when no caller can queue any
+/// more; the queue closes with it.
+pub(crate) async fn drive_get_stream(
+    address: String,
+    mut callers: mpsc::Receiver<(pb::GetRequest, GetReply)>,
+) {
+    // Connect only once there is a read to send.
+    let Some(first) = callers.recv().await else {
+        return;
+    };
+    let connected = tokio::time::timeout(GET_STREAM_CONNECT_TIMEOUT, TcpStream::connect(&address))
+        .await
+        .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()));
+    let stream = match connected.and_then(|s| s.set_nodelay(true).map(|()| s)) {
+        Ok(stream) => stream,
+        Err(e) => {
+            let _ = first.1.send(Err(format!("connecting to {address}: {e}")));
+            return;
+        }
+    };
+    let (reader, mut writer) = stream.into_split();
+    let waiting: Waiting = Arc::new(Mutex::new(Ok(HashMap::new())));
+    let mut answers = tokio::spawn(read_answers(reader, waiting.clone()));
+    let mut out = READ_STREAM_PREFACE.to_vec();
+    let mut next_id = 0u64;
+    let mut next = Some(first);
+    let why = loop {
+        let caller = match next.take() {
+            Some(caller) => caller,
+            None => tokio::select! {
+                caller = callers.recv() => match caller {
+                    Some(caller) => caller,
+                    None => break "no more reads".to_string(),
+                },
+                _ = &mut answers => break "the KV node closed the connection".to_string(),
+            },
+        };
+        let Some(batch) = take_batch(caller, &mut callers, &waiting, &mut next_id) else {
+            break "the connection ended".to_string();
+        };
+        encode_frame(&batch, &mut out);
+        if let Err(e) = writer.write_all(&out).await {
+            break format!("sending to {address}: {e}");
+        }
+        out.clear();
+    };
+    answers.abort();
+    fail_waiting(&waiting, why);
+}
+
 /// `first` and the reads queued behind it (up to [`GET_STREAM_BATCH_MAX`]) as one message,
-/// each numbered and its caller remembered in `waiting`.
+/// each numbered and its caller remembered in `waiting`; `None` (and the callers told) when
+/// the connection already ended.
 fn take_batch(
     first: (pb::GetRequest, GetReply),
     callers: &mut mpsc::Receiver<(pb::GetRequest, GetReply)>,
-    waiting: &mut HashMap<u64, GetReply>,
+    waiting: &Waiting,
     next_id: &mut u64,
-) -> pb::GetBatch {
+) -> Option<pb::GetBatch> {
+    let mut waiting = waiting.lock();
     let mut gets = Vec::new();
     let mut next = Some(first);
     while let Some((request, reply)) = next.take() {
-        *next_id += 1;
-        waiting.insert(*next_id, reply);
-        gets.push(pb::TaggedGet {
-            id: *next_id,
-            request: Some(request),
-        });
+        match waiting.as_mut() {
+            Ok(waiting) => {
+                *next_id += 1;
+                waiting.insert(*next_id, reply);
+                gets.push(pb::TaggedGet {
+                    id: *next_id,
+                    request: Some(request),
+                });
+            }
+            Err(why) => {
+                let _ = reply.send(Err(why.clone()));
+            }
+        }
         if gets.len() < GET_STREAM_BATCH_MAX {
             next = callers.try_recv().ok();
         }
     }
-    pb::GetBatch { gets }
+    waiting.is_ok().then_some(pb::GetBatch { gets })
 }
 
-/// Carries the point reads queued for one store over one stream, as many per message as are
-/// waiting, and hands each answer to its caller. It ends when the stream fails (every caller
-/// still waiting hears why) or when no caller can queue any more.
-pub(crate) async fn drive_get_stream(
-    mut client: KvClient<Channel>,
-    mut callers: mpsc::Receiver<(pb::GetRequest, GetReply)>,
-) {
-    let (batches, outgoing) =
-        mpsc::channel::<pb::GetBatch>(GET_STREAM_QUEUE / GET_STREAM_BATCH_MAX);
-    let mut waiting: HashMap<u64, GetReply> = HashMap::new();
-    let mut next_id = 0u64;
-    // The call starts with the first read in it.
-    let Some(first) = callers.recv().await else {
-        return;
-    };
-    let batch = take_batch(first, &mut callers, &mut waiting, &mut next_id);
-    if batches.send(batch).await.is_err() {
-        return;
-    }
-    let why = match client.get_stream(ReceiverStream::new(outgoing)).await {
-        Err(status) => status.to_string(),
-        Ok(answers) => {
-            let mut answers = answers.into_inner();
-            loop {
-                tokio::select! {
-                    caller = callers.recv() => {
-                        let Some(caller) = caller else {
-                            break "no more reads".to_string();
-                        };
-                        let batch = take_batch(caller, &mut callers, &mut waiting, &mut next_id);
-                        if batches.send(batch).await.is_err() {
-                            break "the stream closed".to_string();
+/// Reads answers until the connection ends, handing each to its caller.
+async fn read_answers(mut reader: OwnedReadHalf, waiting: Waiting) {
+    let mut buffer: Vec<u8> = Vec::with_capacity(READ_CHUNK_BYTES);
+    let why = 'reading: loop {
+        buffer.reserve(READ_CHUNK_BYTES);
+        match reader.read_buf(&mut buffer).await {
+            Ok(0) => break "the KV node closed the connection".to_string(),
+            Ok(_) => {}
+            Err(e) => break format!("reading from the KV node: {e}"),
+        }
+        let mut used = 0;
+        loop {
+            match decode_frame::<pb::GetAnswers>(&buffer[used..]) {
+                Ok(None) => break,
+                Ok(Some((answers, len))) => {
+                    used += len;
+                    let mut waiting = waiting.lock();
+                    let Ok(waiting) = waiting.as_mut() else {
+                        return;
+                    };
+                    for tagged in answers.answers {
+                        if let Some(reply) = waiting.remove(&tagged.id) {
+                            let _ = reply.send(Ok(tagged.response.unwrap_or_default()));
                         }
                     }
-                    answer = answers.message() => match answer {
-                        Ok(Some(answer)) => {
-                            for tagged in answer.answers {
-                                if let Some(reply) = waiting.remove(&tagged.id) {
-                                    let _ = reply.send(Ok(tagged.response.unwrap_or_default()));
-                                }
-                            }
-                        }
-                        Ok(None) => break "the store ended the stream".to_string(),
-                        Err(status) => break status.to_string(),
-                    },
                 }
+                Err(e) => break 'reading format!("from the KV node: {e}"),
             }
         }
+        buffer.drain(..used);
     };
-    for (_, reply) in waiting {
-        let _ = reply.send(Err(why.clone()));
+    fail_waiting(&waiting, why);
+}
+
+/// Tells every caller still waiting why the connection ended, and turns later ones away.
+fn fail_waiting(waiting: &Waiting, why: String) {
+    let mut waiting = waiting.lock();
+    if let Ok(callers) = std::mem::replace(&mut *waiting, Err(why.clone())) {
+        for (_, reply) in callers {
+            let _ = reply.send(Err(why.clone()));
+        }
     }
 }

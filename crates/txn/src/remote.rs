@@ -142,16 +142,15 @@ fn sort_response<R: KvResponse>(
 }
 
 /// The KV API over gRPC, routed by region. Point reads, the hottest request, go over one
-/// long-lived stream per KV node, as many per message as are waiting (a unary call costs an
-/// HTTP/2 stream and a task on each side, which measured twice the CPU of the read itself);
-/// the other requests are unary calls.
+/// long-lived connection per KV node, as many per message as are waiting, framed without
+/// HTTP/2 (see [`crate::get_stream`]); the other requests are unary gRPC calls.
 pub struct RemoteKv {
     pd: PdClient,
     runtime: tokio::runtime::Handle,
     regions: RwLock<BTreeMap<Key, CachedRegion>>,
     /// A connection to each store, by store and [`Transport`].
     stores: RwLock<HashMap<(u64, Transport), KvClient<Channel>>>,
-    /// The stream of point reads to each store (see `GetStream` in kv.proto), by store and
+    /// The connection of point reads to each store (see `GetBatch` in kv.proto), by store and
     /// [`Transport`].
     get_streams: RwLock<HashMap<(u64, Transport), GetQueue>>,
 }
@@ -349,7 +348,10 @@ impl RemoteKv {
                 return Ok(queue.clone());
             }
         }
-        let client = self.client(store_id)?;
+        let address = self
+            .pd
+            .store_address(store_id)
+            .map_err(|e| Retry::Unreachable(e.to_string()))?;
         let mut streams = self.get_streams.write();
         if let Some(queue) = streams.get(&key) {
             if !queue.is_closed() {
@@ -357,7 +359,7 @@ impl RemoteKv {
             }
         }
         let (queue, callers) = mpsc::channel(GET_STREAM_QUEUE);
-        runtime.spawn(drive_get_stream(client, callers));
+        runtime.spawn(drive_get_stream(address, callers));
         streams.insert(key, queue.clone());
         Ok(queue)
     }
