@@ -143,7 +143,7 @@ fn sort_response<R: KvResponse>(
 
 /// The KV API over gRPC, routed by region. Point reads, the hottest request, go over one
 /// long-lived connection per KV node, as many per message as are waiting, framed without
-/// HTTP/2 (see [`crate::get_stream`]); the other requests are unary gRPC calls.
+/// HTTP/2 (see `get_stream.rs`); the other requests are unary gRPC calls.
 pub struct RemoteKv {
     pd: PdClient,
     runtime: tokio::runtime::Handle,
