@@ -1,12 +1,16 @@
 //! The split checker: splits the regions this node leads once they grow past a size or a
 //! key count.
 //!
-//! A region is looked at when this node starts leading it and again after it took
-//! 1/[`SPLIT_CHECK_WRITTEN_PART`] of the size or key limit in writes. Looking at it means walking its
-//! committed versions (the write column family): if the region holds more user keys or bytes
-//! than allowed, the user key at the middle becomes the split key. The placement driver hands
-//! out the new region's ids, the split goes through the region's Raft log, and the placement
-//! driver learns the result at once.
+//! A region is looked at when this node starts leading it, again after it took
+//! 1/[`SPLIT_CHECK_WRITTEN_PART`] of the size or key limit in writes, and again after it split.
+//! Looking at it means walking its committed versions (the write column family): if the region
+//! holds more user keys or bytes than allowed, it is cut into pieces of half the limit each (at
+//! most [`SPLIT_KEYS_PER_CHECK_MAX`] cuts a look), so that a region far past the limit, after a
+//! burst of inserts, reaches its final shape in one look rather than one split a second. The
+//! cuts are made from the last to the first: each splits the tail off the same region, which
+//! this node keeps leading, so no cut waits for a new region to elect its leader. The
+//! placement driver hands out each new region's ids, each split goes through the region's Raft
+//! log, and the placement driver learns the result at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,6 +26,9 @@ use tracing::{info, warn};
 pub const SPLIT_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 /// A region is checked again after taking 1/this of the size or key limit in writes.
 pub const SPLIT_CHECK_WRITTEN_PART: u64 = 16;
+/// The most cuts one look at a region makes; a region past even that is looked at again on
+/// the next pass.
+pub const SPLIT_KEYS_PER_CHECK_MAX: usize = 64;
 
 /// When a region splits.
 #[derive(Clone, Copy, Debug)]
@@ -57,14 +64,22 @@ pub fn split_loop(
             if stop.load(Ordering::SeqCst) {
                 return;
             }
-            match split_key(engine, &region, config) {
-                Ok(Some(key)) => {
-                    if let Err(e) = split(pd, router, &region, key) {
-                        warn!(region = region.id, %e, "splitting a region failed");
+            let cuts = match split_keys(engine, &region, config) {
+                Ok(cuts) => cuts,
+                Err(e) => {
+                    warn!(region = region.id, %e, "checking a region's size failed");
+                    continue;
+                }
+            };
+            let mut left = region;
+            for key in cuts.into_iter().rev() {
+                match split(pd, router, &left, key) {
+                    Ok(rest) => left = rest,
+                    Err(e) => {
+                        warn!(region = left.id, %e, "splitting a region failed");
+                        break;
                     }
                 }
-                Ok(None) => {}
-                Err(e) => warn!(region = region.id, %e, "checking a region's size failed"),
             }
         }
         for _ in 0..10 {
@@ -76,56 +91,67 @@ pub fn split_loop(
     }
 }
 
-/// The user key to split `region` at, if it is past the limits: the key at the middle of
-/// the region's user keys or bytes, whichever limit it passed.
-pub fn split_key(
+/// The user keys to cut `region` at when it is past a limit, in order: each piece but the
+/// last holds half the key limit or just over half the size limit, whichever it reaches first
+/// (at most [`SPLIT_KEYS_PER_CHECK_MAX`] cuts). None when the region is within both limits.
+pub fn split_keys(
     engine: &dyn Engine,
     region: &RegionMeta,
     config: SplitConfig,
-) -> Result<Option<Vec<u8>>, EngineError> {
+) -> Result<Vec<Vec<u8>>, EngineError> {
     let lower = mvcc::encode_user_key(&region.start_key);
     let upper = (!region.end_key.is_empty()).then(|| mvcc::encode_user_key(&region.end_key));
     let mut iter = engine.iterator(Cf::Write, &lower, upper.as_deref());
     iter.seek(&lower);
     let (mut keys, mut bytes) = (0u64, 0u64);
+    // Keys and bytes since the last cut.
+    let (mut piece_keys, mut piece_bytes) = (0u64, 0u64);
     let mut last: Vec<u8> = Vec::new();
-    let (mut at_half_keys, mut at_half_bytes) = (None, None);
+    let mut cuts = Vec::new();
     while iter.valid()? {
         let (encoded, _) = mvcc::split_versioned_key(iter.key())
             .map_err(|e| EngineError::Storage(e.to_string()))?;
         if encoded != last.as_slice() {
             last = encoded.to_vec();
-            keys += 1;
-            // The first key of a region cannot start the split-off part.
-            if keys > 1 {
-                if at_half_keys.is_none() && keys > config.region_max_keys / 2 {
-                    at_half_keys = Some(last.clone());
+            // A cut falls between user keys, and never before the region's first key.
+            let full = piece_keys >= config.region_max_keys / 2
+                || piece_bytes > config.region_max_bytes / 2;
+            if keys > 0 && full {
+                if cuts.len() == SPLIT_KEYS_PER_CHECK_MAX {
+                    break;
                 }
-                if at_half_bytes.is_none() && bytes > config.region_max_bytes / 2 {
-                    at_half_bytes = Some(last.clone());
-                }
+                cuts.push(last.clone());
+                (piece_keys, piece_bytes) = (0, 0);
             }
+            keys += 1;
+            piece_keys += 1;
         }
-        bytes += (iter.key().len() + iter.value().len()) as u64;
-        if keys > config.region_max_keys && at_half_keys.is_some() {
-            return decode(at_half_keys);
-        }
-        if bytes > config.region_max_bytes && at_half_bytes.is_some() {
-            return decode(at_half_bytes);
-        }
+        let size = (iter.key().len() + iter.value().len()) as u64;
+        bytes += size;
+        piece_bytes += size;
         iter.next();
     }
-    Ok(None)
+    let past_limit = cuts.len() == SPLIT_KEYS_PER_CHECK_MAX
+        || keys > config.region_max_keys
+        || bytes > config.region_max_bytes;
+    if !past_limit {
+        return Ok(Vec::new());
+    }
+    cuts.into_iter()
+        .map(|encoded| {
+            mvcc::decode_user_key(&encoded).map_err(|e| EngineError::Storage(e.to_string()))
+        })
+        .collect()
 }
 
-fn decode(encoded: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, EngineError> {
-    encoded
-        .map(|e| mvcc::decode_user_key(&e).map_err(|e| EngineError::Storage(e.to_string())))
-        .transpose()
-}
-
-/// Splits `region` at `key` through Raft and tells the placement driver.
-fn split(pd: &PdClient, router: &Router, region: &RegionMeta, key: Vec<u8>) -> Result<(), String> {
+/// Splits `region` at `key` through Raft and tells the placement driver; returns the part
+/// before `key`, which keeps the region's id.
+fn split(
+    pd: &PdClient,
+    router: &Router,
+    region: &RegionMeta,
+    key: Vec<u8>,
+) -> Result<RegionMeta, String> {
     let (new_id, new_peers) = pd.ask_split(region.id).map_err(|e| e.to_string())?;
     if new_peers.len() != region.peers.len() {
         return Err(format!(
@@ -149,7 +175,8 @@ fn split(pd: &PdClient, router: &Router, region: &RegionMeta, key: Vec<u8>) -> R
         "region split; reporting to the placement driver"
     );
     pd.report_split(crate::region_to_pb(left), crate::region_to_pb(right))
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    Ok(left.clone())
 }
 
 /// Starts the split checker thread.
@@ -197,7 +224,7 @@ mod tests {
     }
 
     #[test]
-    fn splits_at_the_middle_key_once_past_the_key_limit() {
+    fn cuts_pieces_of_half_the_key_limit_once_past_it() {
         let keys: Vec<Vec<u8>> = (0..10u8).map(|i| vec![b'k', i]).collect();
         let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
         let engine = engine_with(&refs, 3);
@@ -205,30 +232,56 @@ mod tests {
             region_max_bytes: u64::MAX,
             region_max_keys: 8,
         };
-        let key = split_key(&engine, &region(b"", b""), config).unwrap();
-        assert_eq!(key, Some(vec![b'k', 4]));
+        // Pieces of 4, 4 and 2 user keys (versions of one key stay together).
+        let cuts = split_keys(&engine, &region(b"", b""), config).unwrap();
+        assert_eq!(cuts, [vec![b'k', 4], vec![b'k', 8]]);
         // Within the limit: no split. Only the region's own keys count.
-        assert_eq!(
-            split_key(&engine, &region(b"", &[b'k', 8]), config).unwrap(),
-            None
-        );
+        assert!(split_keys(&engine, &region(b"", &[b'k', 8]), config)
+            .unwrap()
+            .is_empty());
         let loose = SplitConfig {
             region_max_bytes: u64::MAX,
             region_max_keys: 10,
         };
-        assert_eq!(split_key(&engine, &region(b"", b""), loose).unwrap(), None);
+        assert!(split_keys(&engine, &region(b"", b""), loose)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
-    fn splits_by_bytes_between_user_keys() {
+    fn a_region_far_past_the_limit_is_cut_at_most_so_often_in_one_look() {
+        let keys: Vec<Vec<u8>> = (0..1000u16).map(|i| i.to_be_bytes().to_vec()).collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        let engine = engine_with(&refs, 1);
+        let config = |max_keys| SplitConfig {
+            region_max_bytes: u64::MAX,
+            region_max_keys: max_keys,
+        };
+        // 1,000 keys, limit 40: a cut every 20 keys, 49 in all.
+        let cuts = split_keys(&engine, &region(b"", b""), config(40)).unwrap();
+        let expected: Vec<Vec<u8>> = (1..50u16)
+            .map(|i| (i * 20).to_be_bytes().to_vec())
+            .collect();
+        assert_eq!(cuts, expected);
+        // Limit 10: a cut every 5 keys would make 199; one look makes the first 64.
+        let cuts = split_keys(&engine, &region(b"", b""), config(10)).unwrap();
+        assert_eq!(cuts.len(), SPLIT_KEYS_PER_CHECK_MAX);
+        assert_eq!(cuts[0], 5u16.to_be_bytes());
+        assert_eq!(cuts[63], 320u16.to_be_bytes());
+    }
+
+    #[test]
+    fn cuts_by_bytes_between_user_keys() {
         let engine = engine_with(&[b"a", b"b", b"c", b"d"], 5);
         let config = SplitConfig {
             region_max_bytes: 200,
             region_max_keys: u64::MAX,
         };
-        let key = split_key(&engine, &region(b"", b""), config)
-            .unwrap()
-            .expect("past the size limit");
-        assert!(key.as_slice() > b"a".as_slice() && key.as_slice() <= b"d".as_slice());
+        let cuts = split_keys(&engine, &region(b"", b""), config).unwrap();
+        assert!(!cuts.is_empty(), "past the size limit");
+        assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");
+        assert!(cuts
+            .iter()
+            .all(|key| key.as_slice() > b"a".as_slice() && key.as_slice() <= b"d".as_slice()));
     }
 }
