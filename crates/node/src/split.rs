@@ -93,7 +93,7 @@ pub fn split_loop(
 
 /// The user keys to cut `region` at when it is past a limit, in order: each piece but the
 /// last holds half the key limit or just over half the size limit, whichever it reaches first
-/// (at most [`SPLIT_KEYS_PER_CHECK_MAX`] cuts). None when the region is within both limits.
+/// (at most [`SPLIT_KEYS_PER_CHECK_MAX`] cuts). Empty when the region is within both limits.
 pub fn split_keys(
     engine: &dyn Engine,
     region: &RegionMeta,
