@@ -709,9 +709,9 @@ impl Poller {
         if let Some(s) = self.status.write().get_mut(&id) {
             s.meta = meta;
             serving = leading && s.serving_term == p.peer.term();
-            // A region more than twice the limit is still past it after one split at its
-            // middle: the split checker looks at this part again at once, as it does at the
-            // new one, rather than after the part takes more writes.
+            // A region may still be past the limit after a split (one look of the split
+            // checker cuts only so many pieces): the checker looks at this part again at
+            // once, as it does at the new one, rather than after the part takes more writes.
             s.checked = false;
         }
         for new in new_regions {
