@@ -219,13 +219,14 @@ impl Transaction {
         } else {
             self.with_lock_resolution(|kv| kv.batch_get(&missing, ts))?
         };
-        let mut fetched = missing.into_iter().zip(fetched).collect::<BTreeMap<_, _>>();
+        let fetched = missing.into_iter().zip(fetched).collect::<BTreeMap<_, _>>();
         Ok(keys
             .iter()
             .map(|k| match self.buffer.get(k) {
                 Some(BufferedOp::Put(v) | BufferedOp::Insert(v)) => Some(v.clone()),
                 Some(BufferedOp::Delete) => None,
-                _ => fetched.remove(k).flatten(),
+                // A key asked for twice gets its value twice.
+                _ => fetched.get(k).cloned().flatten(),
             })
             .collect())
     }
