@@ -439,11 +439,11 @@ fn finish_state(state: AggState, call: &AggCall, concat_max_len: usize) -> Datum
             count,
             ..
         } => Datum::Float(sum_float / count as f64),
+        // As MySQL divides: further digits are rounded away when the value is shown.
         AggState::Avg { sum, count, .. } => {
-            let scale = sum.scale() + 4;
-            let mut avg = (sum / Decimal::from(count)).round_dp(scale);
-            avg.rescale(scale);
-            Datum::Decimal(avg)
+            crate::expr::decimal_quotient(sum, Decimal::from(count))
+                .map(Datum::Decimal)
+                .unwrap_or(Datum::Null)
         }
         AggState::Extreme(v) | AggState::First(v) => v.unwrap_or(Datum::Null),
         AggState::Bits(bits) => Datum::UInt(bits),

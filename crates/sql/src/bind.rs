@@ -67,9 +67,43 @@ impl Scope {
 }
 
 /// The scope of the query a subquery is nested in; using it makes the subquery correlated.
+/// A subquery nested deeper sees every enclosing query: its outer row is the row of the query
+/// directly around it followed by that query's own outer row.
 pub struct OuterScope<'a> {
     pub scope: &'a Scope,
     pub used: std::cell::Cell<bool>,
+    /// The scope the enclosing query is itself nested in.
+    pub parent: Option<&'a OuterScope<'a>>,
+}
+
+impl OuterScope<'_> {
+    /// Resolves a column of the enclosing queries: its position in the outer row and its type,
+    /// marking every query it is read across as correlated. None when no enclosing query has
+    /// it.
+    fn resolve(
+        &self,
+        table: Option<&str>,
+        name: &str,
+        context: &str,
+    ) -> Result<Option<(usize, ResultType)>> {
+        match self.scope.resolve(table, name, context) {
+            Ok(i) => {
+                self.used.set(true);
+                Ok(Some((i, self.scope.columns[i].ty.clone())))
+            }
+            Err(e) if e.code == error::UNKNOWN_COLUMN => {
+                let Some(parent) = self.parent else {
+                    return Ok(None);
+                };
+                let found = parent.resolve(table, name, context)?;
+                if found.is_some() {
+                    self.used.set(true);
+                }
+                Ok(found.map(|(i, ty)| (self.scope.columns.len() + i, ty)))
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// Where a query block's binders put the subqueries they meet.
@@ -436,14 +470,10 @@ impl<'a> Binder<'a> {
         match self.scope.resolve(table, name, self.context) {
             Ok(i) => Ok(Expr::Column(i)),
             Err(e) if e.code == error::UNKNOWN_COLUMN => match self.outer {
-                Some(outer) => {
-                    let i = outer
-                        .scope
-                        .resolve(table, name, self.context)
-                        .map_err(|_| e)?;
-                    outer.used.set(true);
-                    Ok(Expr::Outer(i))
-                }
+                Some(outer) => match outer.resolve(table, name, self.context)? {
+                    Some((i, ty)) => Ok(Expr::Outer(i, Box::new(ty))),
+                    None => Err(e),
+                },
                 None => Err(e),
             },
             Err(e) => Err(e),

@@ -669,7 +669,7 @@ pub fn execute_select(
     ctx: &Ctx,
 ) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
     if let Some(union) = &plan.union {
-        return crate::union::execute(union, txn, ctx);
+        return crate::union::execute(union, &plan.result_types, txn, ctx);
     }
     let limit = eval_count(plan.limit.as_ref(), ctx)?;
     let offset = eval_count(plan.offset.as_ref(), ctx)?.unwrap_or(0);
@@ -777,10 +777,13 @@ pub fn execute_select(
             windows: window_values.get(k).map_or(&[], Vec::as_slice),
             ..AggEnv::new(ctx, aggs)
         };
+        // Values leave in their columns' types before DISTINCT compares them, as MySQL's
+        // temporary table holds them (two quotients shown as 0.3333 are one row).
         let projected: Vec<Datum> = plan
             .projection
             .iter()
-            .map(|e| e.eval(row, &env))
+            .zip(&plan.result_types)
+            .map(|(e, t)| Ok(crate::expr::conform(e.eval(row, &env)?, t)))
             .collect::<Result<_>>()?;
         let sort_keys: Vec<Datum> = if sorted {
             Vec::new()
@@ -803,12 +806,7 @@ pub fn execute_select(
         .into_iter()
         .skip(offset)
         .take(limit.unwrap_or(usize::MAX))
-        .map(|(p, _)| {
-            p.into_iter()
-                .zip(&plan.result_types)
-                .map(|(d, t)| crate::expr::conform(d, t))
-                .collect()
-        })
+        .map(|(p, _)| p)
         .collect();
     Ok((rows, locked_keys))
 }

@@ -377,7 +377,7 @@ pub fn plan_select_in(
     let merged = join::apply_using(&mut relations, &mut scope)?;
     let scope = scope;
     let width = scope.columns.len();
-    let collector = Collector::new(schema, database, width);
+    let collector = Collector::new(schema, database, width).nested_in(outer);
     let binder = |context| Binder {
         outer,
         subqueries: Some(&collector),

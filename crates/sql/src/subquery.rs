@@ -58,6 +58,8 @@ pub struct Collector<'a> {
     database: Option<&'a str>,
     /// Width of the block's FROM row; subquery results follow it.
     base_width: usize,
+    /// The scope the block is itself nested in, which its subqueries see beyond the block's.
+    outer: Option<&'a OuterScope<'a>>,
     plans: RefCell<Vec<SubqueryPlan>>,
 }
 
@@ -67,8 +69,14 @@ impl<'a> Collector<'a> {
             schema,
             database,
             base_width,
+            outer: None,
             plans: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The collector of a block nested in `outer` (a subquery's own subqueries).
+    pub fn nested_in(self, outer: Option<&'a OuterScope<'a>>) -> Collector<'a> {
+        Collector { outer, ..self }
     }
 
     pub fn into_plans(self) -> Vec<SubqueryPlan> {
@@ -81,6 +89,7 @@ impl SubqueryPlanner for Collector<'_> {
         let outer = OuterScope {
             scope,
             used: Cell::new(false),
+            parent: self.outer,
         };
         let mut plan = query::plan_select_in(query, self.schema, self.database, Some(&outer))?;
         let exists = matches!(kind, SubqueryKind::Exists { .. });
@@ -115,7 +124,15 @@ pub fn apply(
         for (k, sub) in subqueries.iter().enumerate() {
             // Each result joins the row at once: a later IN may compare an earlier result.
             let result = if sub.correlated {
-                exec::execute_select(&sub.plan, txn, &ctx.with_outer(&row[..width]))?.0
+                // The outer row of a subquery: this row, then the row this block is nested in.
+                let outer_row;
+                let outer: &[Datum] = if ctx.outer.is_empty() {
+                    &row[..width]
+                } else {
+                    outer_row = [&row[..width], ctx.outer].concat();
+                    &outer_row
+                };
+                exec::execute_select(&sub.plan, txn, &ctx.with_outer(outer))?.0
             } else {
                 if once[k].is_none() {
                     once[k] = Some(exec::execute_select(&sub.plan, txn, ctx)?.0);

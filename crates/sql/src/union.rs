@@ -13,7 +13,7 @@ use strata_codec::Datum;
 use strata_txn::Transaction;
 use strata_types::Key;
 
-use crate::api::{ColumnInfo, ColumnType, SqlError};
+use crate::api::{ColumnInfo, SqlError};
 use crate::bind::OuterScope;
 use crate::catalog::Schema;
 use crate::error::{self, Result};
@@ -111,7 +111,7 @@ pub fn plan(
 }
 
 /// The plan of a union of planned parts.
-pub fn plan_parts(parts: Vec<SelectPlan>, distinct_until: usize) -> Result<SelectPlan> {
+pub fn plan_parts(mut parts: Vec<SelectPlan>, distinct_until: usize) -> Result<SelectPlan> {
     let width = parts[0].columns.len();
     if parts.iter().any(|p| p.columns.len() != width) {
         return Err(SqlError::new(
@@ -121,6 +121,13 @@ pub fn plan_parts(parts: Vec<SelectPlan>, distinct_until: usize) -> Result<Selec
         ));
     }
     let result_types = merged_types(&parts);
+    // Each part's values leave it in the union's types (a part's 1 is the union's 1.00), so
+    // that DISTINCT compares them as the client will see them. A DISTINCT part shows them in
+    // its own types first, as MySQL's does through its own temporary table (its quotient 1/3
+    // is 0.3333 before it is the union's 0.333300).
+    for part in parts.iter_mut().filter(|p| !p.distinct) {
+        part.result_types.clone_from(&result_types);
+    }
     let columns: Arc<[ColumnInfo]> = parts[0]
         .columns
         .iter()
@@ -230,68 +237,20 @@ pub fn flatten<'q>(body: &'q SetExpr, out: &mut Vec<(&'q SetExpr, bool)>) -> Res
     }
 }
 
-/// Each column's type: the parts' common type, or text where they differ.
+/// Each column's type: what the parts' types merge into, as MySQL merges them.
 fn merged_types(parts: &[SelectPlan]) -> Vec<ResultType> {
     (0..parts[0].result_types.len())
         .map(|i| {
-            let first = &parts[0].result_types[i];
-            let same = parts
-                .iter()
-                .all(|p| p.result_types[i].column_type == first.column_type);
-            let longest = parts
-                .iter()
-                .map(|p| p.result_types[i].length)
-                .max()
-                .unwrap_or(first.length);
-            if same {
-                ResultType {
-                    length: longest,
-                    decimals: parts
-                        .iter()
-                        .map(|p| p.result_types[i].decimals)
-                        .max()
-                        .unwrap_or(first.decimals),
-                    unsigned: parts.iter().all(|p| p.result_types[i].unsigned),
-                    not_null: parts.iter().all(|p| p.result_types[i].not_null),
-                    ..first.clone()
-                }
-            } else if let Some(numeric) = merged_number(parts.iter().map(|p| &p.result_types[i])) {
-                numeric
-            } else {
-                ResultType::of(ColumnType::VarString, longest.max(255), 0)
-            }
+            let types: Vec<ResultType> = parts.iter().map(|p| p.result_types[i].clone()).collect();
+            crate::expr::merged_type(&types)
         })
         .collect()
 }
 
-/// The common type of numbers of different types: a double if any is, else a decimal if any
-/// is, else a BIGINT. `None` when one is not a number.
-fn merged_number<'t>(types: impl Iterator<Item = &'t ResultType>) -> Option<ResultType> {
-    use ColumnType::*;
-    let (mut double, mut decimal, mut decimals) = (false, false, 0);
-    for ty in types {
-        match ty.column_type {
-            Double | Float => double = true,
-            NewDecimal => {
-                decimal = true;
-                decimals = decimals.max(ty.decimals);
-            }
-            Tiny | Short | Int24 | Long | LongLong => {}
-            _ => return None,
-        }
-    }
-    Some(if double {
-        ResultType::of(Double, 22, 31)
-    } else if decimal {
-        ResultType::of(NewDecimal, 65, decimals)
-    } else {
-        ResultType::of(LongLong, 21, 0)
-    })
-}
-
-/// Runs each part and concatenates their rows.
+/// Runs each part and concatenates their rows, in the union's column `types`.
 pub fn execute(
     union: &UnionPlan,
+    types: &[ResultType],
     txn: &mut Transaction,
     ctx: &Ctx,
 ) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
@@ -306,7 +265,14 @@ pub fn execute(
     let mut rows = Vec::new();
     let mut seen = HashSet::new();
     for (i, part) in union.parts.iter().enumerate() {
-        let (part_rows, _) = exec::execute_select(part, txn, ctx)?;
+        let (mut part_rows, _) = exec::execute_select(part, txn, ctx)?;
+        if part.distinct {
+            for row in &mut part_rows {
+                for (value, ty) in row.iter_mut().zip(types) {
+                    *value = crate::expr::conform(std::mem::replace(value, Datum::Null), ty);
+                }
+            }
+        }
         if i < union.distinct_until {
             rows.extend(part_rows.into_iter().filter(|r| seen.insert(group_key(r))));
         } else {

@@ -3,6 +3,7 @@
 use std::cmp::Ordering;
 
 use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
 use strata_codec::Datum;
 
 use crate::error::{self, Result};
@@ -53,6 +54,34 @@ pub(super) fn num_class(d: &Datum) -> NumClass {
     }
 }
 
+/// Fraction digits a decimal quotient keeps, as MySQL's decimal division does: the operands'
+/// fractions each take whole words of nine digits, `div_precision_increment` more digits are
+/// wanted beyond what that rounding added, and the quotient keeps whole words of it, cut (not
+/// rounded). The quotient is shown with the dividend's decimals plus the increment, rounded
+/// when shown ([`super::conform`]); the digits beyond count in later arithmetic, so that
+/// `1/3*3` is `1.0000` as in MySQL.
+fn quotient_fraction_digits(dividend_scale: u32, divisor_scale: u32) -> u32 {
+    let words = |digits: u32| digits.div_ceil(9) * 9;
+    let padding = (words(dividend_scale) - dividend_scale) + (words(divisor_scale) - divisor_scale);
+    let wanted = DIV_PRECISION_INCREMENT.saturating_sub(padding);
+    words(words(dividend_scale) + words(divisor_scale) + wanted).min(MAX_DECIMAL_SCALE)
+}
+
+/// `dividend / divisor` as MySQL's decimal division computes it (see
+/// [`quotient_fraction_digits`]); None when it overflows or the divisor is zero.
+pub fn decimal_quotient(dividend: Decimal, divisor: Decimal) -> Option<Decimal> {
+    let digits = quotient_fraction_digits(dividend.scale(), divisor.scale());
+    let mut q = dividend
+        .checked_div(divisor)?
+        .round_dp_with_strategy(digits, rust_decimal::RoundingStrategy::ToZero);
+    // All those digits count in a later division, zeros too.
+    q.rescale(digits);
+    Some(q)
+}
+
+/// The most fraction digits a decimal value holds.
+const MAX_DECIMAL_SCALE: u32 = 28;
+
 pub(super) fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum, strict: bool) -> Result<Datum> {
     let by_zero = || {
         if strict {
@@ -79,10 +108,9 @@ pub(super) fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum, strict: bool) -> Re
             return by_zero();
         }
         let x = to_decimal(a).unwrap_or_default();
-        let scale = x.scale() + DIV_PRECISION_INCREMENT;
-        let mut q = x.checked_div(d).ok_or_else(overflow)?.round_dp(scale);
-        q.rescale(scale);
-        return Ok(Datum::Decimal(q));
+        return decimal_quotient(x, d)
+            .map(Datum::Decimal)
+            .ok_or_else(overflow);
     }
     match class {
         NumClass::Int => {
@@ -244,17 +272,21 @@ pub(super) fn binary(
     })
 }
 
-/// SQL LIKE with `%`, `_` and an escape character; bytewise (binary collation).
+/// SQL LIKE with `%`, `_` and an escape character, in the binary collation: characters
+/// compare by their bytes, and `_` stands for one UTF-8 character (a byte of text that is not
+/// UTF-8 counts as one).
 pub fn like(text: &[u8], pattern: &[u8], escape: u8) -> bool {
     let (mut t, mut p) = (0usize, 0usize);
     let (mut star_p, mut star_t) = (usize::MAX, 0usize);
     while t < text.len() {
+        let text_char = &text[t..t + utf8_len(text, t)];
         if p < pattern.len() {
             let c = pattern[p];
             if c == escape && p + 1 < pattern.len() {
-                if pattern[p + 1] == text[t] {
-                    p += 2;
-                    t += 1;
+                let escaped = &pattern[p + 1..p + 1 + utf8_len(pattern, p + 1)];
+                if escaped == text_char {
+                    p += 1 + escaped.len();
+                    t += text_char.len();
                     continue;
                 }
             } else if c == b'%' {
@@ -262,15 +294,22 @@ pub fn like(text: &[u8], pattern: &[u8], escape: u8) -> bool {
                 star_t = t;
                 p += 1;
                 continue;
-            } else if c == b'_' || c == text[t] {
+            } else if c == b'_' {
                 p += 1;
-                t += 1;
+                t += text_char.len();
                 continue;
+            } else {
+                let literal = &pattern[p..p + utf8_len(pattern, p)];
+                if literal == text_char {
+                    p += literal.len();
+                    t += text_char.len();
+                    continue;
+                }
             }
         }
         if star_p != usize::MAX {
             p = star_p + 1;
-            star_t += 1;
+            star_t += utf8_len(text, star_t);
             t = star_t;
             continue;
         }
@@ -280,4 +319,19 @@ pub fn like(text: &[u8], pattern: &[u8], escape: u8) -> bool {
         p += 1;
     }
     p == pattern.len()
+}
+
+/// Bytes of the UTF-8 character that starts at `at` (1 for a byte that starts none).
+fn utf8_len(bytes: &[u8], at: usize) -> usize {
+    let len = match bytes[at] {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    };
+    if at + len <= bytes.len() && bytes[at + 1..at + len].iter().all(|b| b & 0xc0 == 0x80) {
+        len
+    } else {
+        1
+    }
 }

@@ -26,8 +26,8 @@ use strata_codec::Datum;
 use crate::error::Result;
 use crate::types::{self, compare, to_bool};
 
-pub use arith::like;
 use arith::{arithmetic, binary, negate};
+pub use arith::{decimal_quotient, like};
 pub use calendar::ExtractUnit;
 pub use clock::{
     format_time, round_fraction as round_time, time_number as clock_number, to_time, TimeFunc,
@@ -42,7 +42,7 @@ pub use json::{
 pub use math::MathFunc;
 pub use regexp::RegexpFunc;
 pub use strings::StrFunc;
-pub use typing::{aggregate_type, conform, result_type, typed, ResultType, Typing};
+pub use typing::{aggregate_type, conform, merged_type, result_type, typed, ResultType, Typing};
 
 /// Scale added by division, as MySQL's `div_precision_increment`.
 const DIV_PRECISION_INCREMENT: u32 = 4;
@@ -222,8 +222,9 @@ pub enum Expr {
     /// Column `n` of the joined row built so far, read by the access path of a later join
     /// step (index nested-loop join).
     Prefix(usize),
-    /// Column `n` of the enclosing query's current row (a correlated subquery).
-    Outer(usize),
+    /// Column `n` of the enclosing queries' current rows (a correlated subquery), and its
+    /// type: the row of the query directly around, then the row of the one around that, ….
+    Outer(usize, Box<ResultType>),
     Session(SessionValue),
 }
 
@@ -287,7 +288,7 @@ impl Expr {
             Expr::Agg(i) => env.aggregate(*i),
             Expr::Window(i) => env.window(*i),
             Expr::Prefix(i) => env.prefix(*i),
-            Expr::Outer(i) => env.outer(*i),
+            Expr::Outer(i, _) => env.outer(*i),
             Expr::Session(v) => env.session_value(v),
             Expr::Neg(e) => negate(e.eval(row, env)?)?,
             Expr::Not(e) => opt_bool(to_bool(&e.eval(row, env)?).map(|b| !b)),
@@ -428,7 +429,7 @@ impl Expr {
             | Expr::Agg(_)
             | Expr::Window(_)
             | Expr::Prefix(_)
-            | Expr::Outer(_)
+            | Expr::Outer(..)
             | Expr::Session(_) => self.clone(),
             Expr::Neg(e) => Expr::Neg(Box::new(map(e)?)),
             Expr::Not(e) => Expr::Not(Box::new(map(e)?)),
@@ -571,7 +572,7 @@ impl Expr {
             | Expr::Agg(_)
             | Expr::Window(_)
             | Expr::Prefix(_)
-            | Expr::Outer(_)
+            | Expr::Outer(..)
             | Expr::Session(_) => {}
         }
     }
@@ -630,7 +631,7 @@ impl Expr {
             | Expr::Agg(_)
             | Expr::Window(_)
             | Expr::Prefix(_)
-            | Expr::Outer(_)
+            | Expr::Outer(..)
             | Expr::Session(_) => {}
         }
     }
@@ -702,5 +703,10 @@ mod tests {
         assert!(like(b"50%", b"50\\%", b'\\'));
         assert!(!like(b"500", b"50\\%", b'\\'));
         assert!(like(b"", b"%", b'\\'));
+        // `_` is one character, however many bytes it takes.
+        assert!(like("é".as_bytes(), b"_", b'\\'));
+        assert!(like("aéb".as_bytes(), b"a_b", b'\\'));
+        assert!(like("xéé".as_bytes(), "%é".as_bytes(), b'\\'));
+        assert!(!like("é".as_bytes(), b"__", b'\\'));
     }
 }

@@ -133,11 +133,19 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
         }
         Expr::Case {
             whens, otherwise, ..
-        } => whens
-            .first()
-            .map(|(_, t)| typed(t, env))
-            .or_else(|| otherwise.as_ref().map(|o| typed(o, env)))
-            .unwrap_or(string),
+        } => {
+            let branches: Vec<ResultType> = whens
+                .iter()
+                .map(|(_, t)| t)
+                .chain(otherwise.as_deref())
+                .map(|e| typed(e, env))
+                .collect();
+            if branches.is_empty() {
+                string
+            } else {
+                merged_type(&branches)
+            }
+        }
         Expr::Call(func, args) => match func {
             Func::Length | Func::CharLength | Func::CastSigned | Func::Sleep => long,
             Func::CastUnsigned => ResultType {
@@ -166,10 +174,18 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
                     _ => ty,
                 }
             }
-            Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => {
-                args.first().map(|a| typed(a, env)).unwrap_or(string)
+            Func::NullIf => args.first().map(|a| typed(a, env)).unwrap_or(string),
+            Func::Coalesce | Func::Greatest | Func::Least | Func::If => {
+                // IF's first argument is its condition; the others are its results.
+                let skip = usize::from(*func == Func::If);
+                let results: Vec<ResultType> =
+                    args.iter().skip(skip).map(|a| typed(a, env)).collect();
+                if results.is_empty() {
+                    string
+                } else {
+                    merged_type(&results)
+                }
             }
-            Func::If => args.get(1).map(|a| typed(a, env)).unwrap_or(string),
             Func::SetUserVariable(_) => args.first().map(|a| typed(a, env)).unwrap_or(string),
             Func::Grouping => ResultType {
                 not_null: true,
@@ -249,7 +265,8 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
             _ => string,
         },
         // Values of another row: described as text; clients see their real values.
-        Expr::Prefix(_) | Expr::Outer(_) => ResultType::of(ColumnType::VarString, 255, 0),
+        Expr::Prefix(_) => ResultType::of(ColumnType::VarString, 255, 0),
+        Expr::Outer(_, ty) => (**ty).clone(),
         Expr::Agg(i) => {
             let call = &aggs[*i];
             aggregate_type(call.func, typed(&call.arg, env))
@@ -295,6 +312,56 @@ pub fn aggregate_type(func: AggFunc, arg: ResultType) -> ResultType {
             (arg.decimals as u32 + DIV_PRECISION_INCREMENT).min(30) as u8,
         ),
     }
+}
+
+/// The one type of values that may come from any of `types` (CASE and IF results,
+/// COALESCE's arguments, a UNION's column), as MySQL aggregates result types: NULL takes no
+/// part; one type stays itself (with the most decimals and the longest length); integers,
+/// decimals and doubles make the widest of them; dates and datetimes make a datetime; anything
+/// else mixed makes text.
+pub fn merged_type(types: &[ResultType]) -> ResultType {
+    use ColumnType::*;
+    let not_null = types.iter().all(|t| t.not_null);
+    let length = types.iter().map(|t| t.length).max().unwrap_or(0);
+    let decimals = types.iter().map(|t| t.decimals).max().unwrap_or(0);
+    let unsigned = types.iter().all(|t| t.unsigned || t.column_type == Null);
+    let known: Vec<&ResultType> = types.iter().filter(|t| t.column_type != Null).collect();
+    let Some(first) = known.first() else {
+        return ResultType::of(Null, 0, 0);
+    };
+    if known.iter().all(|t| t.column_type == first.column_type) {
+        return ResultType {
+            length,
+            decimals,
+            unsigned,
+            not_null,
+            ..(*first).clone()
+        };
+    }
+    let all = |f: &dyn Fn(&ResultType) -> bool| known.iter().all(|t| f(t));
+    let any =
+        |column_types: &[ColumnType]| known.iter().any(|t| column_types.contains(&t.column_type));
+    let merged = if all(&|t| t.is_integer()) {
+        ResultType {
+            unsigned,
+            ..ResultType::of(LongLong, 21, 0)
+        }
+    } else if all(&|t| t.is_integer() || matches!(t.column_type, NewDecimal | Double | Float)) {
+        if any(&[Double, Float]) {
+            ResultType::of(Double, 22, 31)
+        } else {
+            ResultType::of(NewDecimal, 65, decimals.min(30))
+        }
+    } else if all(&|t| matches!(t.column_type, Date | DateTime | Timestamp)) {
+        ResultType::of(
+            DateTime,
+            19 + u32::from(decimals.min(6)) * 2,
+            decimals.min(6),
+        )
+    } else {
+        ResultType::of(VarString, length.max(255), 0)
+    };
+    ResultType { not_null, ..merged }
 }
 
 pub(super) fn numeric_result(op: BinaryOp, a: &ResultType, b: &ResultType) -> ResultType {
@@ -354,9 +421,16 @@ pub fn datum_type(d: &Datum) -> ResultType {
 /// Converts a value to what a column of `ty` shows (used for binary results and SUM scale).
 pub fn conform(value: Datum, ty: &ResultType) -> Datum {
     let scaled = |mut d: Decimal| {
-        // Shown with the type's scale, as MySQL shows COALESCE(SUM(price), 0) as 0.00.
-        if u32::from(ty.decimals) > d.scale() && ty.decimals <= 28 {
-            d.rescale(u32::from(ty.decimals));
+        // Shown with the type's scale, as MySQL shows COALESCE(SUM(price), 0) as 0.00, and a
+        // quotient's further digits rounded away (half away from zero, as MySQL rounds).
+        let decimals = u32::from(ty.decimals);
+        if decimals > d.scale() && decimals <= 28 {
+            d.rescale(decimals);
+        } else if decimals < d.scale() {
+            d = d.round_dp_with_strategy(
+                decimals,
+                rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+            );
         }
         Datum::Decimal(d)
     };
@@ -364,6 +438,17 @@ pub fn conform(value: Datum, ty: &ResultType) -> Datum {
         (ColumnType::NewDecimal, Datum::Int(i)) => scaled(Decimal::from(i)),
         (ColumnType::NewDecimal, Datum::UInt(u)) => scaled(Decimal::from(u)),
         (ColumnType::NewDecimal, Datum::Decimal(d)) => scaled(d),
+        // A number or date among strings (a UNION's column, CASE's result) is its text, so
+        // that DISTINCT and ORDER BY treat it as the string the client sees.
+        (
+            ColumnType::VarString | ColumnType::String,
+            v @ (Datum::Int(_)
+            | Datum::UInt(_)
+            | Datum::Decimal(_)
+            | Datum::Date(_)
+            | Datum::DateTime(_)
+            | Datum::Time(_)),
+        ) => Datum::Bytes(crate::types::datum_to_text(&v)),
         (_, v) => v,
     }
 }
