@@ -44,6 +44,8 @@ enum Command {
     /// Benchmarks Strata or any MySQL-protocol server: sysbench matrices and reports.
     #[command(subcommand)]
     Bench(strata_bench::cli::BenchCommand),
+    /// Runs seeded queries on Strata and on MariaDB and compares the answers.
+    Difftest(strata_difftest::cli::DifftestArgs),
 }
 
 fn main() {
@@ -61,6 +63,11 @@ fn main() {
         Command::Kv(args) => roles::run_kv(args),
         Command::Server(args) => roles::run_server(args),
         Command::Bench(command) => strata_bench::cli::run(command).map_err(Into::into),
+        Command::Difftest(args) => match strata_difftest::cli::main(args) {
+            Ok(true) => Ok(()),
+            Ok(false) => std::process::exit(1),
+            Err(e) => Err(e.into()),
+        },
     };
     if let Err(e) = result {
         eprintln!("strata: {e}");

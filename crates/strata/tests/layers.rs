@@ -65,6 +65,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("strata-mysql", &["strata-sql", "strata-fiber"]),
     // Benchmark drivers speak only the MySQL protocol, so they measure any server alike.
     ("strata-bench", &[]),
+    // The differential tester too: it compares Strata with MariaDB over the wire.
+    ("strata-difftest", &[]),
     (
         "strata",
         &[
@@ -77,6 +79,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-sql",
             "strata-mysql",
             "strata-bench",
+            "strata-difftest",
             "strata-node",
             "strata-proto",
             "strata-fiber",
