@@ -5,7 +5,7 @@
 //! LEFT JOIN with conditions in ON and in WHERE, comparisons, IN lists (with NULLs), BETWEEN,
 //! LIKE, IS NULL, AND / OR / NOT, CASE, arithmetic on NULL, integers and decimals, string and
 //! date functions, EXISTS, IN and scalar subqueries (correlated or not), aggregates with GROUP
-//! BY and HAVING, DISTINCT, UNION [ALL], ORDER BY and LIMIT.
+//! BY and HAVING, DISTINCT, UNION and UNION ALL, ORDER BY and LIMIT.
 //!
 //! What it avoids, because the answer would not be determined: a LIMIT whose ORDER BY leaves
 //! ties between different rows (ORDER BY then covers every output column), a column outside

@@ -30,7 +30,7 @@ use std::time::Duration;
 use strata_engine::{RocksEngine, RocksOptions};
 use strata_kv::gc::GcWorker;
 use strata_kv::Storage;
-use strata_pd::{PdClient, PdError, TimestampOracle};
+use strata_pd_client::{PdClient, PdError, TimestampOracle};
 use strata_raftstore::{PeerChange, PeerMeta, RaftLog, RaftStore, RegionMeta, Router, StoreIo};
 use tracing::{info, warn};
 

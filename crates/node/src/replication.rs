@@ -16,7 +16,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use strata_engine::{BatchOp, Cf, Engine, EngineError, EngineIterator, RocksEngine, WriteBatch};
 use strata_kv::{mvcc, LeaderLocks, Storage};
-use strata_pd::{PdClient, TimestampOracle};
+use strata_pd_client::{PdClient, TimestampOracle};
 use strata_proto::raft::{self as pb, raft_client::RaftClient, raft_server};
 use strata_raftstore::{LeaderHook, LeaderStart, Message, Router, Transport};
 use tokio::sync::mpsc;
@@ -199,7 +199,7 @@ async fn connect(pd: &PdClient, store: u64) -> Option<RaftClient<Channel>> {
     let lookup = pd.clone();
     let address = tokio::task::spawn_blocking(move || lookup.store_address(store)).await;
     match address {
-        Ok(Ok(address)) => match strata_pd::channel(&address, pd.runtime()) {
+        Ok(Ok(address)) => match strata_pd_client::channel(&address, pd.runtime()) {
             Ok(channel) => Some(
                 RaftClient::new(channel)
                     .max_decoding_message_size(RAFT_MESSAGE_MAX_BYTES)

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use strata_engine::{Cf, Engine, EngineError, RocksEngine};
 use strata_kv::mvcc;
-use strata_pd::PdClient;
+use strata_pd_client::PdClient;
 use strata_raftstore::{RegionMeta, Router};
 use tracing::{info, warn};
 

@@ -1,7 +1,7 @@
 //! The cluster's garbage collection safe point, kept by the placement driver.
 //!
 //! KV nodes collect old versions behind one safe point: each pass asks the placement driver to
-//! advance it ([`PdClient::advance_gc_safe_point`](crate::PdClient::advance_gc_safe_point)),
+//! advance it (`PdClient::advance_gc_safe_point`),
 //! and a node that starts leading a region refuses snapshots below it. SQL nodes report the
 //! oldest snapshot their open transactions read at, and the safe point waits for it, up to the
 //! longest wait the KV node allows (TiDB's `tidb_gc_max_wait_time`): a long transaction holds

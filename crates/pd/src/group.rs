@@ -42,7 +42,7 @@ use strata_raftstore::{
 use tracing::{info, warn};
 
 use crate::meta::ClusterMeta;
-use crate::PdError;
+use strata_pd_client::PdError;
 
 /// The placement drivers' log in raft-engine (one group per data folder).
 const GROUP: u64 = 1;
@@ -211,9 +211,11 @@ impl Group {
                 continue;
             }
             let (sender, receiver) = tokio::sync::mpsc::channel(PD_RAFT_QUEUE_CAPACITY);
-            let client =
-                RawClient::new(crate::client::channel(address, transport_runtime.handle())?)
-                    .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
+            let client = RawClient::new(strata_pd_client::channel(
+                address,
+                transport_runtime.handle(),
+            )?)
+            .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
             transport_runtime.spawn(deliver(client, receiver));
             outboxes.insert(*member, sender);
         }
@@ -693,7 +695,7 @@ impl StateFile {
     /// Replaces the saved state; durable when this returns.
     pub fn save(&self, state: &PdState) -> Result<(), PdError> {
         let bytes = serde_json::to_vec(state).map_err(|e| PdError::Corrupt(e.to_string()))?;
-        crate::tso::replace_file(&self.path, &bytes)
+        strata_pd_client::replace_file(&self.path, &bytes)
     }
 }
 

@@ -31,8 +31,7 @@ use crate::gc::{gc_safe_point, SnapshotsInUse, SNAPSHOT_REPORT_GRACE};
 use crate::group::{Command, Group, ProposeFailure, Role};
 use crate::meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
 use crate::schedule::{LeaderBalancer, Operator, ReplicaChecker, StoreView};
-use crate::tso::TsoWindow;
-use crate::{PdError, SystemClock, TSO_SAVE_INTERVAL_MS};
+use strata_pd_client::{PdError, SystemClock, TsoWindow, PD_LEADER_HEADER, TSO_SAVE_INTERVAL_MS};
 
 /// The most timestamps one TSO request may ask for.
 pub const TSO_MAX_BATCH: u32 = 1 << 16;
@@ -45,8 +44,6 @@ pub const SCAN_REGIONS_MAX: usize = 1024;
 pub const DEADLOCK_WAIT_TTL: std::time::Duration = std::time::Duration::from_secs(3);
 /// A store that has not sent a heartbeat for this long gets no leaders from the balancer.
 pub const STORE_UP_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
-/// The metadata entry in which a placement driver that does not lead names the leader.
-pub const PD_LEADER_HEADER: &str = "pd-leader";
 /// How long a new leader waits for heartbeats before it moves region leaders.
 pub const BALANCE_GRACE: Duration = Duration::from_secs(3);
 /// Ids reserved by one replicated change and then handed out from memory.

@@ -4,7 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use strata_pd::{PdClient, PdConfig, PdService, TimestampOracle};
+use strata_pd::{PdConfig, PdService};
+use strata_pd_client::{PdClient, TimestampOracle};
 
 /// Starts a placement driver on an ephemeral port; returns its address and the runtime that
 /// serves it (dropping the runtime stops it).
@@ -193,7 +194,7 @@ fn three_members_survive_a_leader_loss_catch_up_from_a_snapshot_and_need_a_major
     group.stop(third);
     let started = Instant::now();
     assert!(client.get_ts().is_err(), "a lone member issued a timestamp");
-    assert!(started.elapsed() >= strata_pd::PD_REQUEST_TIMEOUT);
+    assert!(started.elapsed() >= strata_pd_client::PD_REQUEST_TIMEOUT);
     // A majority again (the caught-up member and one more): served, timestamps still later.
     group.restart(third);
     let resumed = client.get_ts().unwrap();

@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata_engine::MemoryEngine;
 use strata_kv::Storage;
-use strata_pd::LocalTso;
+use strata_pd_client::LocalTso;
 use strata_sql::{Output, SqlServer};
 use strata_txn::TxnClient;
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use strata_engine::MemoryEngine;
 use strata_kv::Storage;
-use strata_pd::LocalTso;
+use strata_pd_client::LocalTso;
 use strata_sql::{Datum, Output, SqlServer};
 use strata_txn::TxnClient;
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Args;
 use strata_engine::{RocksEngine, RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
 use strata_kv::{LeaderLocks, Storage};
-use strata_pd::{LocalTso, TimestampOracle};
+use strata_pd_client::{LocalTso, TimestampOracle};
 use strata_sql::SqlServer;
 use strata_txn::TxnClient;
 

@@ -31,7 +31,7 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// The host index of the KV node that leads the region of `key`, as the placement driver
 /// reports it.
 fn leader_host(pd: &str, network: &Network, key: &[u8]) -> usize {
-    let pd = strata_pd::PdClient::connect(pd).expect("a placement driver client");
+    let pd = strata_pd_client::PdClient::connect(pd).expect("a placement driver client");
     let deadline = Instant::now() + SETUP_TIMEOUT;
     loop {
         let address = pd

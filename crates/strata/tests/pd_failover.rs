@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::acked;
 use common::cluster::Cluster;
-use strata_pd::{PdClient, TimestampOracle};
+use strata_pd_client::{PdClient, TimestampOracle};
 
 /// How long the placement drivers may take to serve timestamps again after their leader died.
 const TAKEOVER_LIMIT: Duration = Duration::from_secs(10);

@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use snapshots::{OpenSnapshots, SnapshotGuard};
 use strata_kvapi::KvApi;
-use strata_pd::{PdError, TimestampOracle};
+use strata_pd_client::{PdError, TimestampOracle};
 use strata_types::Timestamp;
 
 /// Errors of the transaction client.

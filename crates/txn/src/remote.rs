@@ -16,7 +16,7 @@ use strata_kvapi::{
     KvApi, KvError, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
     SecondaryLocks, TxnStatus,
 };
-use strata_pd::PdClient;
+use strata_pd_client::PdClient;
 use strata_proto::kv::{self as pb, kv_client::KvClient};
 use strata_proto::{
     key_error_from_pb, mutation_to_pb, secondary_locks_from_pb, txn_status_from_pb,
@@ -327,7 +327,7 @@ impl RemoteKv {
             .pd
             .store_address(store_id)
             .map_err(|e| Retry::Unreachable(e.to_string()))?;
-        let channel = strata_pd::channel(&address, &runtime)
+        let channel = strata_pd_client::channel(&address, &runtime)
             .map_err(|e| Retry::Unreachable(e.to_string()))?;
         let client = KvClient::new(channel)
             .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)

@@ -12,7 +12,7 @@ use strata_kvapi::{
     KvApi, KvError, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
     SecondaryLocks, TxnStatus,
 };
-use strata_pd::LocalTso;
+use strata_pd_client::LocalTso;
 use strata_txn::{TxnClient, TxnMode};
 use strata_types::{Key, Timestamp, Value};
 

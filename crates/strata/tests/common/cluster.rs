@@ -290,7 +290,8 @@ impl Cluster {
     /// The index in `kv` of the running node whose peer leads the region holding `key`, as
     /// the placement driver reports it (waits until it knows one).
     pub fn leader_of(&self, key: &[u8]) -> usize {
-        let pd = strata_pd::PdClient::connect(&self.pd_address).expect("a placement driver client");
+        let pd = strata_pd_client::PdClient::connect(&self.pd_address)
+            .expect("a placement driver client");
         let deadline = Instant::now() + LEADER_TIMEOUT;
         loop {
             let store = pd
@@ -317,8 +318,8 @@ impl Cluster {
         }
     }
 
-    fn pd_client(&self) -> strata_pd::PdClient {
-        strata_pd::PdClient::connect(&self.pd_address).expect("a placement driver client")
+    fn pd_client(&self) -> strata_pd_client::PdClient {
+        strata_pd_client::PdClient::connect(&self.pd_address).expect("a placement driver client")
     }
 
     /// The store id of each KV node, by index in `kv` (waits until every node registered).
@@ -360,7 +361,8 @@ impl Cluster {
     /// Every region the placement driver knows, in key order, with its leader's store (0:
     /// none known).
     pub fn regions(&self) -> Vec<(u64, u64)> {
-        let pd = strata_pd::PdClient::connect(&self.pd_address).expect("a placement driver client");
+        let pd = strata_pd_client::PdClient::connect(&self.pd_address)
+            .expect("a placement driver client");
         let mut out = Vec::new();
         let mut start = Vec::new();
         loop {

@@ -43,7 +43,7 @@ pub trait TimestampOracle: Send + Sync + 'static {
 ///
 /// Issuing is lock-free: the last timestamp is one atomic, advanced by compare-and-swap to
 /// `max(last + 1, now)`. A request that would pass the limit fails until someone raises it.
-pub(crate) struct TsoWindow<C: Clock = SystemClock> {
+pub struct TsoWindow<C: Clock = SystemClock> {
     clock: C,
     last: AtomicU64,
     limit_ms: AtomicU64,
@@ -52,7 +52,7 @@ pub(crate) struct TsoWindow<C: Clock = SystemClock> {
 impl<C: Clock> TsoWindow<C> {
     /// A window whose first timestamp is at or after `start_ms` (and now), issuing below
     /// `limit_ms`.
-    pub(crate) fn new(clock: C, start_ms: u64, limit_ms: u64) -> TsoWindow<C> {
+    pub fn new(clock: C, start_ms: u64, limit_ms: u64) -> TsoWindow<C> {
         let physical_ms = clock.now_ms().max(start_ms);
         TsoWindow {
             clock,
@@ -62,23 +62,23 @@ impl<C: Clock> TsoWindow<C> {
     }
 
     /// The physical part of the next timestamp, were it issued now.
-    pub(crate) fn next_physical_ms(&self) -> u64 {
+    pub fn next_physical_ms(&self) -> u64 {
         let last = Timestamp(self.last.load(Ordering::SeqCst) + 1).physical_ms();
         last.max(self.clock.now_ms())
     }
 
-    pub(crate) fn limit_ms(&self) -> u64 {
+    pub fn limit_ms(&self) -> u64 {
         self.limit_ms.load(Ordering::SeqCst)
     }
 
     /// Lets the window issue below `limit_ms` (a durable limit at least that high exists).
-    pub(crate) fn raise(&self, limit_ms: u64) {
+    pub fn raise(&self, limit_ms: u64) {
         self.limit_ms.fetch_max(limit_ms, Ordering::SeqCst);
     }
 
     /// Issues `count` consecutive timestamps and returns the last (the first is
     /// `last - count + 1`); `Err(physical_ms)` when that needs the limit above `physical_ms`.
-    pub(crate) fn issue(&self, count: u32) -> Result<Timestamp, u64> {
+    pub fn issue(&self, count: u32) -> Result<Timestamp, u64> {
         let count = u64::from(count.max(1));
         loop {
             let now = Timestamp::compose(self.clock.now_ms(), 0).0;
@@ -171,7 +171,7 @@ fn save_limit(path: &Path, limit_ms: u64) -> Result<(), PdError> {
 
 /// Replaces the file at `path` with `bytes` atomically (a new file renamed over it); durable
 /// when this returns.
-pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), PdError> {
+pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), PdError> {
     let tmp = path.with_extension("tmp");
     let mut file = fs::File::create(&tmp)?;
     file.write_all(bytes)?;
