@@ -23,7 +23,7 @@ use crate::signals;
 /// network and point reads; storage commands run on threads of their own. A second worker on
 /// a 2-vCPU machine mostly added hand-offs between the workers, each a wake-up of an idle
 /// vCPU (tens of microseconds there): with one, the cluster's point select was 3–8 % faster,
-/// read_only 0–3 %, and update_index unchanged (`docs/benchmarks.md`, session 11).
+/// read_only 0–3 %, and update_index unchanged, in alternated runs.
 fn grpc_worker_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }

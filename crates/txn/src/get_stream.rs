@@ -4,8 +4,8 @@
 //!
 //! It is a plain TCP connection, not a gRPC stream: a point read is the cluster's hottest
 //! request, and HTTP/2's framing and the tasks behind a gRPC stream cost more CPU per message
-//! than the read itself (`docs/benchmarks.md`, session 22). One task writes the batches, one
-//! reads the answers, so that neither side can stall the other.
+//! than the read itself (`docs/benchmarks.md`, "A cluster point select"). One task writes the
+//! batches, one reads the answers, so that neither side can stall the other.
 
 use std::collections::HashMap;
 use std::sync::Arc;
