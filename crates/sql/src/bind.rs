@@ -91,7 +91,7 @@ impl OuterScope<'_> {
                 self.used.set(true);
                 Ok(Some((i, self.scope.columns[i].ty.clone())))
             }
-            Err(e) if e.code == error::UNKNOWN_COLUMN => {
+            Err(e) if e.is_unknown_column() => {
                 let Some(parent) = self.parent else {
                     return Ok(None);
                 };
@@ -469,7 +469,7 @@ impl<'a> Binder<'a> {
         }
         match self.scope.resolve(table, name, self.context) {
             Ok(i) => Ok(Expr::Column(i)),
-            Err(e) if e.code == error::UNKNOWN_COLUMN => match self.outer {
+            Err(e) if e.is_unknown_column() => match self.outer {
                 Some(outer) => match outer.resolve(table, name, self.context)? {
                     Some((i, ty)) => Ok(Expr::Outer(i, Box::new(ty))),
                     None => Err(e),
@@ -530,7 +530,7 @@ impl<'a> Binder<'a> {
             _ => None,
         };
         if wanted.is_some_and(|n| n != bound.len()) {
-            return Err(crate::api::SqlError::new(
+            return Err(crate::error::Error::new(
                 1582,
                 "42000",
                 format!(
@@ -716,7 +716,7 @@ impl<'a> Binder<'a> {
                         session(SessionValue::CurTime(fsp))
                     }
                     Ok(fsp) if fsp <= 6 => session(SessionValue::Now(fsp)),
-                    _ => Err(crate::api::SqlError::new(
+                    _ => Err(crate::error::Error::new(
                         1426,
                         "42000",
                         format!(
@@ -789,7 +789,7 @@ impl<'a> Binder<'a> {
                 } else if let Some(f) = crate::expr::JsonFunc::by_name(other) {
                     Func::Json(f)
                 } else {
-                    return Err(crate::api::SqlError::new(
+                    return Err(crate::error::Error::new(
                         1305,
                         "42000",
                         format!("FUNCTION {name} does not exist"),
@@ -815,7 +815,7 @@ impl<'a> Binder<'a> {
             _ => args.len() == 1,
         };
         if !arity_ok {
-            return Err(crate::api::SqlError::new(
+            return Err(crate::error::Error::new(
                 1582,
                 "42000",
                 format!("Incorrect parameter count in the call to native function '{name}'"),

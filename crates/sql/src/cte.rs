@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, ObjectNamePart, TableAlias, TableFactor, Visit, VisitMut, VisitorMut};
 
-use crate::api::{ColumnType, SqlError};
+use crate::api::ColumnType;
 use crate::catalog::{Schema, TableDef};
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::expr::ResultType;
 use crate::infoschema::MemoryRows;
 use crate::join::RelationSource;
@@ -167,7 +167,7 @@ pub fn inline(query: &ast::Query) -> Result<Option<Inlined>> {
             .any(|d| d.name.eq_ignore_ascii_case(&name))
             || recursive.iter().any(|d| d.name.eq_ignore_ascii_case(&name));
         if taken {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1066,
                 "42000",
                 format!("Not unique table/alias: '{name}'"),
@@ -276,8 +276,8 @@ impl Drop for Working {
     }
 }
 
-fn shape_error(name: &str) -> SqlError {
-    SqlError::new(
+fn shape_error(name: &str) -> Error {
+    Error::new(
         3573,
         "HY000",
         format!(
@@ -327,7 +327,7 @@ fn plan_recursive(
     } else if cte.columns.len() == seed.columns.len() {
         cte.columns.iter().map(|c| c.name.value.clone()).collect()
     } else {
-        return Err(SqlError::new(
+        return Err(Error::new(
             1353,
             "HY000",
             "In definition of view, derived table or common table expression, SELECT list and \

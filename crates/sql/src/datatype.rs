@@ -89,7 +89,7 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
                 ..SqlType::new(TypeKind::Bit)
             },
             _ => {
-                return Err(crate::api::SqlError::new(
+                return Err(crate::error::Error::new(
                     1439,
                     "42000",
                     "Display width out of range for column (max = 64)",

@@ -1,177 +1,310 @@
-//! MySQL error codes and SQLSTATEs, assigned in one place.
+//! The SQL layer's errors: one enum whose variants say what the caller must do, and the one
+//! table that gives each the MySQL code, SQLSTATE and message a client receives.
+//!
+//! - [`Error::Txn`] keeps the transaction client's error typed, so the session decides by its
+//!   kind whether a statement may run again (a write conflict, a lock met), whether the
+//!   transaction is over (a deadlock), and what a failed commit means;
+//! - [`Error::Refused`] is a statement MySQL refuses too (bad input, a missing table, a
+//!   duplicate key), already in the form MySQL sends it;
+//! - [`Error::Internal`] is a bug or corrupt data, sent as 1105.
+//!
+//! [`Error::to_packet`] is where the session meets the protocol; the constructors below name
+//! each refusal once.
 
 use crate::api::SqlError;
 use strata_txn::{KvError, TxnError};
 use strata_types::Timestamp;
 
-pub type Result<T> = std::result::Result<T, SqlError>;
+/// An error of the SQL layer, by what the caller must do about it.
+#[derive(Debug)]
+pub enum Error {
+    /// The transaction client failed; see [`Error::is_retryable`] and [`Error::is_deadlock`].
+    Txn(TxnError),
+    /// A statement MySQL refuses too: its code, SQLSTATE and message.
+    Refused(SqlError),
+    /// A bug or corrupt data.
+    Internal(String),
+}
 
-pub fn syntax(message: impl std::fmt::Display) -> SqlError {
-    SqlError::new(
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// MySQL's code of a write conflict (TiDB's), a refusal the session may retry.
+const WRITE_CONFLICT_CODE: u16 = 9007;
+
+impl Error {
+    /// A refusal with MySQL's code, SQLSTATE and message.
+    pub fn new(code: u16, state: &'static str, message: impl Into<String>) -> Error {
+        Error::Refused(SqlError::new(code, state, message))
+    }
+
+    /// The MySQL error code the client receives.
+    pub fn code(&self) -> u16 {
+        match self {
+            Error::Refused(packet) => packet.code,
+            other => other.to_packet().code,
+        }
+    }
+
+    /// Whether a concurrent commit got there first, so the statement may run again from
+    /// scratch (nothing of it was returned or kept).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Txn(e) => matches!(
+                e,
+                TxnError::Kv(KvError::WriteConflict { .. } | KvError::KeyIsLocked(_))
+            ),
+            Error::Refused(packet) => packet.code == WRITE_CONFLICT_CODE,
+            Error::Internal(_) => false,
+        }
+    }
+
+    /// Whether an autocommit statement may run again from scratch: also when a reader rolled
+    /// its transaction back before its commit landed (nothing was committed or returned).
+    pub fn autocommit_may_retry(&self) -> bool {
+        self.is_retryable() || matches!(self, Error::Txn(TxnError::Kv(KvError::TxnAborted { .. })))
+    }
+
+    /// Whether the transaction lost a deadlock, which ends it (as InnoDB does).
+    pub fn is_deadlock(&self) -> bool {
+        self.code() == 1213
+    }
+
+    /// Whether a name resolved to no column (where an enclosing scope may still have it).
+    pub fn is_unknown_column(&self) -> bool {
+        matches!(self, Error::Refused(packet) if packet.code == UNKNOWN_COLUMN)
+    }
+
+    /// What the client receives: the one table from every error to MySQL's code, SQLSTATE and
+    /// message.
+    pub fn to_packet(&self) -> SqlError {
+        match self {
+            Error::Refused(packet) => packet.clone(),
+            Error::Internal(message) => SqlError::new(1105, "HY000", message.clone()),
+            Error::Txn(TxnError::Kv(KvError::Deadlock { .. })) => packet(deadlock()),
+            Error::Txn(TxnError::Kv(KvError::LockWaitTimeout { .. })) => {
+                packet(lock_wait_timeout())
+            }
+            Error::Txn(TxnError::Kv(KvError::WriteConflict {
+                start_ts,
+                conflict_commit_ts,
+                ..
+            })) => packet(write_conflict(&format!(
+                "txnStartTS={start_ts}, conflictCommitTS={conflict_commit_ts}"
+            ))),
+            Error::Txn(TxnError::Kv(KvError::SnapshotTooOld { ts, safe_point })) => {
+                packet(gc_too_early(*ts, *safe_point))
+            }
+            Error::Txn(TxnError::LockNotCleared(_)) => packet(lock_wait_timeout()),
+            Error::Txn(other) => SqlError::new(1105, "HY000", other.to_string()),
+        }
+    }
+
+    /// [`Error::to_packet`], consuming the error.
+    pub fn into_packet(self) -> SqlError {
+        match self {
+            Error::Refused(packet) => packet,
+            other => other.to_packet(),
+        }
+    }
+}
+
+/// The packet of a refusal built by a constructor below.
+fn packet(e: Error) -> SqlError {
+    e.into_packet()
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.to_packet().fmt(f)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<TxnError> for Error {
+    fn from(e: TxnError) -> Error {
+        Error::Txn(e)
+    }
+}
+
+impl From<SqlError> for Error {
+    fn from(e: SqlError) -> Error {
+        Error::Refused(e)
+    }
+}
+
+impl From<strata_codec::CodecError> for Error {
+    fn from(e: strata_codec::CodecError) -> Error {
+        internal(format!("corrupt data: {e}"))
+    }
+}
+
+pub fn syntax(message: impl std::fmt::Display) -> Error {
+    Error::new(
         1064,
         "42000",
         format!("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use: {message}"),
     )
 }
 
-pub fn no_database() -> SqlError {
-    SqlError::new(1046, "3D000", "No database selected")
+pub fn no_database() -> Error {
+    Error::new(1046, "3D000", "No database selected")
 }
 
-pub fn unknown_database(name: &str) -> SqlError {
-    SqlError::new(1049, "42000", format!("Unknown database '{name}'"))
+pub fn unknown_database(name: &str) -> Error {
+    Error::new(1049, "42000", format!("Unknown database '{name}'"))
 }
 
-pub fn database_exists(name: &str) -> SqlError {
-    SqlError::new(
+pub fn database_exists(name: &str) -> Error {
+    Error::new(
         1007,
         "HY000",
         format!("Can't create database '{name}'; database exists"),
     )
 }
 
-pub fn unknown_table(db: &str, table: &str) -> SqlError {
-    SqlError::new(1146, "42S02", format!("Table '{db}.{table}' doesn't exist"))
+pub fn unknown_table(db: &str, table: &str) -> Error {
+    Error::new(1146, "42S02", format!("Table '{db}.{table}' doesn't exist"))
 }
 
 /// A write to a database no one may write, such as information_schema.
-pub fn access_denied_database(db: &str) -> SqlError {
-    SqlError::new(
+pub fn access_denied_database(db: &str) -> Error {
+    Error::new(
         1044,
         "42000",
         format!("Access denied for user 'root'@'%' to database '{db}'"),
     )
 }
 
-pub fn bad_table(name: &str) -> SqlError {
-    SqlError::new(1051, "42S02", format!("Unknown table '{name}'"))
+pub fn bad_table(name: &str) -> Error {
+    Error::new(1051, "42S02", format!("Unknown table '{name}'"))
 }
 
-pub fn table_exists(name: &str) -> SqlError {
-    SqlError::new(1050, "42S01", format!("Table '{name}' already exists"))
+pub fn table_exists(name: &str) -> Error {
+    Error::new(1050, "42S01", format!("Table '{name}' already exists"))
 }
 
 /// ER_BAD_FIELD_ERROR.
 pub const UNKNOWN_COLUMN: u16 = 1054;
 
-pub fn unknown_column(name: &str, context: &str) -> SqlError {
-    SqlError::new(
+pub fn unknown_column(name: &str, context: &str) -> Error {
+    Error::new(
         UNKNOWN_COLUMN,
         "42S22",
         format!("Unknown column '{name}' in '{context}'"),
     )
 }
 
-pub fn ambiguous_column(name: &str) -> SqlError {
-    SqlError::new(
+pub fn ambiguous_column(name: &str) -> Error {
+    Error::new(
         1052,
         "23000",
         format!("Column '{name}' in field list is ambiguous"),
     )
 }
 
-pub fn duplicate_key(value: &str, key: &str) -> SqlError {
-    SqlError::new(
+pub fn duplicate_key(value: &str, key: &str) -> Error {
+    Error::new(
         1062,
         "23000",
         format!("Duplicate entry '{value}' for key '{key}'"),
     )
 }
 
-pub fn null_not_allowed(column: &str) -> SqlError {
-    SqlError::new(1048, "23000", format!("Column '{column}' cannot be null"))
+pub fn null_not_allowed(column: &str) -> Error {
+    Error::new(1048, "23000", format!("Column '{column}' cannot be null"))
 }
 
-pub fn no_default(column: &str) -> SqlError {
-    SqlError::new(
+pub fn no_default(column: &str) -> Error {
+    Error::new(
         1364,
         "HY000",
         format!("Field '{column}' doesn't have a default value"),
     )
 }
 
-pub fn data_too_long(column: &str) -> SqlError {
-    SqlError::new(
+pub fn data_too_long(column: &str) -> Error {
+    Error::new(
         1406,
         "22001",
         format!("Data too long for column '{column}' at row 1"),
     )
 }
 
-pub fn out_of_range(column: &str) -> SqlError {
-    SqlError::new(
+pub fn out_of_range(column: &str) -> Error {
+    Error::new(
         1264,
         "22003",
         format!("Out of range value for column '{column}' at row 1"),
     )
 }
 
-pub fn value_out_of_range(type_name: &str, expr: &str) -> SqlError {
-    SqlError::new(
+pub fn value_out_of_range(type_name: &str, expr: &str) -> Error {
+    Error::new(
         1690,
         "22003",
         format!("{type_name} value is out of range in '{expr}'"),
     )
 }
 
-pub fn incorrect_value(type_name: &str, value: &str, column: &str) -> SqlError {
-    SqlError::new(
+pub fn incorrect_value(type_name: &str, value: &str, column: &str) -> Error {
+    Error::new(
         1366,
         "HY000",
         format!("Incorrect {type_name} value: '{value}' for column '{column}' at row 1"),
     )
 }
 
-pub fn division_by_zero() -> SqlError {
-    SqlError::new(1365, "22012", "Division by 0")
+pub fn division_by_zero() -> Error {
+    Error::new(1365, "22012", "Division by 0")
 }
 
-pub fn column_count_mismatch() -> SqlError {
-    SqlError::new(
+pub fn column_count_mismatch() -> Error {
+    Error::new(
         1136,
         "21S01",
         "Column count doesn't match value count at row 1",
     )
 }
 
-pub fn operand_columns(n: usize) -> SqlError {
-    SqlError::new(
+pub fn operand_columns(n: usize) -> Error {
+    Error::new(
         1241,
         "21000",
         format!("Operand should contain {n} column(s)"),
     )
 }
 
-pub fn unsupported(what: impl std::fmt::Display) -> SqlError {
-    SqlError::new(
+pub fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::new(
         1235,
         "42000",
         format!("This version of Strata doesn't yet support '{what}'"),
     )
 }
 
-pub fn cannot_prepare(what: impl std::fmt::Display) -> SqlError {
-    SqlError::new(
+pub fn cannot_prepare(what: impl std::fmt::Display) -> Error {
+    Error::new(
         1295,
         "HY000",
         format!("This command is not supported in the prepared statement protocol yet: {what}"),
     )
 }
 
-pub fn unknown_statement(id: u32, command: &str) -> SqlError {
-    SqlError::new(
+pub fn unknown_statement(id: u32, command: &str) -> Error {
+    Error::new(
         1243,
         "HY000",
         format!("Unknown prepared statement handler ({id}) given to {command}"),
     )
 }
 
-pub fn wrong_arguments(command: &str) -> SqlError {
-    SqlError::new(1210, "HY000", format!("Incorrect arguments to {command}"))
+pub fn wrong_arguments(command: &str) -> Error {
+    Error::new(1210, "HY000", format!("Incorrect arguments to {command}"))
 }
 
-pub fn too_many_prepared(limit: usize) -> SqlError {
-    SqlError::new(
+pub fn too_many_prepared(limit: usize) -> Error {
+    Error::new(
         1461,
         "42000",
         format!(
@@ -180,60 +313,60 @@ pub fn too_many_prepared(limit: usize) -> SqlError {
     )
 }
 
-pub fn unknown_variable(name: &str) -> SqlError {
-    SqlError::new(1193, "HY000", format!("Unknown system variable '{name}'"))
+pub fn unknown_variable(name: &str) -> Error {
+    Error::new(1193, "HY000", format!("Unknown system variable '{name}'"))
 }
 
-pub fn wrong_value_for_variable(name: &str, value: &str) -> SqlError {
-    SqlError::new(
+pub fn wrong_value_for_variable(name: &str, value: &str) -> Error {
+    Error::new(
         1231,
         "42000",
         format!("Variable '{name}' can't be set to the value of '{value}'"),
     )
 }
 
-pub fn invalid_group_use() -> SqlError {
-    SqlError::new(1111, "HY000", "Invalid use of group function")
+pub fn invalid_group_use() -> Error {
+    Error::new(1111, "HY000", "Invalid use of group function")
 }
 
-pub fn duplicate_key_name(name: &str) -> SqlError {
-    SqlError::new(1061, "42000", format!("Duplicate key name '{name}'"))
+pub fn duplicate_key_name(name: &str) -> Error {
+    Error::new(1061, "42000", format!("Duplicate key name '{name}'"))
 }
 
-pub fn cant_drop(name: &str) -> SqlError {
-    SqlError::new(
+pub fn cant_drop(name: &str) -> Error {
+    Error::new(
         1091,
         "42000",
         format!("Can't DROP '{name}'; check that column/key exists"),
     )
 }
 
-pub fn duplicate_column(name: &str) -> SqlError {
-    SqlError::new(1060, "42S21", format!("Duplicate column name '{name}'"))
+pub fn duplicate_column(name: &str) -> Error {
+    Error::new(1060, "42S21", format!("Duplicate column name '{name}'"))
 }
 
-pub fn multiple_primary_keys() -> SqlError {
-    SqlError::new(1068, "42000", "Multiple primary key defined")
+pub fn multiple_primary_keys() -> Error {
+    Error::new(1068, "42000", "Multiple primary key defined")
 }
 
-pub fn lock_wait_timeout() -> SqlError {
-    SqlError::new(
+pub fn lock_wait_timeout() -> Error {
+    Error::new(
         1205,
         "HY000",
         "Lock wait timeout exceeded; try restarting transaction",
     )
 }
 
-pub fn deadlock() -> SqlError {
-    SqlError::new(
+pub fn deadlock() -> Error {
+    Error::new(
         1213,
         "40001",
         "Deadlock found when trying to get lock; try restarting transaction",
     )
 }
 
-pub fn write_conflict(detail: &str) -> SqlError {
-    SqlError::new(
+pub fn write_conflict(detail: &str) -> Error {
+    Error::new(
         9007,
         "HY000",
         format!("Write conflict, {detail} [try again later]"),
@@ -241,14 +374,14 @@ pub fn write_conflict(detail: &str) -> SqlError {
 }
 
 /// A transaction whose snapshot is older than the GC safe point (TiDB's ErrGCTooEarly).
-pub fn gc_too_early(start_ts: Timestamp, safe_point: Timestamp) -> SqlError {
+pub fn gc_too_early(start_ts: Timestamp, safe_point: Timestamp) -> Error {
     let time = |ts: Timestamp| {
         chrono::DateTime::from_timestamp_millis(ts.physical_ms() as i64).map_or_else(
             || ts.to_string(),
             |t| t.format("%Y-%m-%d %H:%M:%S%.3f UTC").to_string(),
         )
     };
-    SqlError::new(
+    Error::new(
         9006,
         "HY000",
         format!(
@@ -259,41 +392,54 @@ pub fn gc_too_early(start_ts: Timestamp, safe_point: Timestamp) -> SqlError {
     )
 }
 
-pub fn internal(message: impl std::fmt::Display) -> SqlError {
-    SqlError::new(1105, "HY000", message.to_string())
-}
-
-/// Maps a transaction-client error to what MySQL would send.
-pub fn from_txn(e: TxnError) -> SqlError {
-    match e {
-        TxnError::Kv(KvError::Deadlock { .. }) => deadlock(),
-        TxnError::Kv(KvError::LockWaitTimeout { .. }) => lock_wait_timeout(),
-        TxnError::Kv(KvError::WriteConflict {
-            start_ts,
-            conflict_commit_ts,
-            ..
-        }) => write_conflict(&format!(
-            "txnStartTS={start_ts}, conflictCommitTS={conflict_commit_ts}"
-        )),
-        TxnError::Kv(KvError::SnapshotTooOld { ts, safe_point }) => gc_too_early(ts, safe_point),
-        TxnError::LockNotCleared(_) => lock_wait_timeout(),
-        other => internal(other),
-    }
-}
-
-impl From<TxnError> for SqlError {
-    fn from(e: TxnError) -> SqlError {
-        from_txn(e)
-    }
-}
-
-impl From<strata_codec::CodecError> for SqlError {
-    fn from(e: strata_codec::CodecError) -> SqlError {
-        internal(format!("corrupt data: {e}"))
-    }
+pub fn internal(message: impl std::fmt::Display) -> Error {
+    Error::Internal(message.to_string())
 }
 
 /// A scalar subquery that returned more than one row.
-pub fn subquery_rows() -> SqlError {
-    SqlError::new(1242, "21000", "Subquery returns more than 1 row")
+pub fn subquery_rows() -> Error {
+    Error::new(1242, "21000", "Subquery returns more than 1 row")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_types::{Key, Timestamp};
+
+    fn txn(e: KvError) -> Error {
+        Error::Txn(TxnError::Kv(e))
+    }
+
+    #[test]
+    fn each_kind_says_what_the_caller_must_do() {
+        let conflict = txn(KvError::WriteConflict {
+            key: Key::from(b"k".to_vec()),
+            start_ts: Timestamp(10),
+            conflict_commit_ts: Timestamp(12),
+        });
+        assert!(conflict.is_retryable());
+        assert_eq!(conflict.code(), 9007);
+        assert!(conflict.to_packet().message.contains("txnStartTS=10"));
+
+        let deadlock = txn(KvError::Deadlock {
+            key: Key::from(b"k".to_vec()),
+            blocker_start_ts: Timestamp(9),
+        });
+        assert!(deadlock.is_deadlock() && !deadlock.is_retryable());
+        assert_eq!(
+            (deadlock.code(), deadlock.to_packet().state),
+            (1213, "40001")
+        );
+
+        let aborted = txn(KvError::TxnAborted {
+            start_ts: Timestamp(10),
+        });
+        assert!(!aborted.is_retryable() && aborted.autocommit_may_retry());
+        assert_eq!(aborted.code(), 1105);
+
+        let refused = unknown_column("x", "field list");
+        assert!(refused.is_unknown_column() && !refused.is_retryable());
+        assert_eq!(refused.to_packet().state, "42S22");
+        assert_eq!(internal("bug").code(), 1105);
+    }
 }

@@ -152,7 +152,7 @@ pub fn from_relations(
                 .iter()
                 .any(|r: &Relation| r.alias.eq_ignore_ascii_case(&alias))
             {
-                return Err(crate::api::SqlError::new(
+                return Err(crate::error::Error::new(
                     1066,
                     "42000",
                     format!("Not unique table/alias: '{alias}'"),
@@ -342,7 +342,7 @@ pub fn relation_source(
         } => {
             let Some(alias) = alias else {
                 // MySQL: every derived table must have its own alias.
-                return Err(crate::api::SqlError::new(
+                return Err(crate::error::Error::new(
                     1248,
                     "42000",
                     "Every derived table must have its own alias",
@@ -352,7 +352,7 @@ pub fn relation_source(
             // `AS name (a, b, …)` names the columns.
             if !alias.columns.is_empty() {
                 if alias.columns.len() != plan.columns.len() {
-                    return Err(crate::api::SqlError::new(
+                    return Err(crate::error::Error::new(
                         1353,
                         "HY000",
                         "In definition of view, derived table or common table expression, \
@@ -370,7 +370,7 @@ pub fn relation_source(
                     .iter()
                     .any(|d| d.name.eq_ignore_ascii_case(&c.name))
                 {
-                    return Err(crate::api::SqlError::new(
+                    return Err(crate::error::Error::new(
                         1060,
                         "42S21",
                         format!("Duplicate column name '{}'", c.name),

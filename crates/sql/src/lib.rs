@@ -45,6 +45,7 @@ mod view;
 mod window;
 
 pub use api::*;
+pub use error::Error;
 pub use session::{Session, SqlServer};
 pub use strata_codec::Datum;
 pub use vars::SERVER_VERSION;

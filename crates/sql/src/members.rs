@@ -10,12 +10,11 @@
 
 use strata_codec::Datum;
 
-use crate::api::SqlError;
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::types::{datum_to_text, to_i64};
 
-fn truncated(column: &str) -> SqlError {
-    SqlError::new(
+fn truncated(column: &str) -> Error {
+    Error::new(
         1265,
         "01000",
         format!("Data truncated for column '{column}' at row 1"),
@@ -160,9 +159,12 @@ mod tests {
             enum_value(&members, Datum::Int(3), "e").unwrap(),
             s("large")
         );
-        assert_eq!(enum_value(&members, s("huge"), "e").unwrap_err().code, 1265);
         assert_eq!(
-            enum_value(&members, Datum::Int(0), "e").unwrap_err().code,
+            enum_value(&members, s("huge"), "e").unwrap_err().code(),
+            1265
+        );
+        assert_eq!(
+            enum_value(&members, Datum::Int(0), "e").unwrap_err().code(),
             1265
         );
         assert_eq!(
@@ -175,7 +177,7 @@ mod tests {
         );
         assert_eq!(set_value(&members, s(""), "s").unwrap(), s(""));
         assert_eq!(
-            set_value(&members, Datum::Int(8), "s").unwrap_err().code,
+            set_value(&members, Datum::Int(8), "s").unwrap_err().code(),
             1265
         );
     }
@@ -189,7 +191,7 @@ mod tests {
         assert_eq!(y(Datum::Int(0)).unwrap(), Datum::Int(0));
         assert_eq!(y(s("0")).unwrap(), Datum::Int(2000));
         assert_eq!(y(s("1999")).unwrap(), Datum::Int(1999));
-        assert_eq!(y(Datum::Int(1900)).unwrap_err().code, 1264);
-        assert_eq!(y(Datum::Int(2156)).unwrap_err().code, 1264);
+        assert_eq!(y(Datum::Int(1900)).unwrap_err().code(), 1264);
+        assert_eq!(y(Datum::Int(2156)).unwrap_err().code(), 1264);
     }
 }

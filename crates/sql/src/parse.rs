@@ -14,9 +14,8 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whit
 
 use strata_txn::TxnMode;
 
-use crate::api::SqlError;
 use crate::dialect::StrataDialect;
-use crate::error::{syntax, Result};
+use crate::error::{syntax, Error, Result};
 
 /// The most characters of the query a syntax error quotes, as in MySQL.
 const NEAR_CHARS_MAX: usize = 80;
@@ -466,7 +465,7 @@ fn set_assignments_as_equals(tokens: &mut [TokenWithSpan]) {
 
 /// MySQL's 1064 for a parser's `message`: the query's text from where the parser stopped (at
 /// most [`NEAR_CHARS_MAX`] characters) and its line, when the message says where that is.
-fn parse_error(sql: &str, message: &str) -> SqlError {
+fn parse_error(sql: &str, message: &str) -> Error {
     let place = message.rsplit_once(" at Line: ").and_then(|(_, at)| {
         let (line, column) = at.split_once(", Column: ")?;
         Some((line.parse::<usize>().ok()?, column.parse::<usize>().ok()?))
@@ -498,7 +497,7 @@ fn parse_error(sql: &str, message: &str) -> SqlError {
             rest.chars().take(NEAR_CHARS_MAX).collect()
         })
         .unwrap_or_default();
-    SqlError::new(
+    Error::new(
         1064,
         "42000",
         format!("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '{near}' at line {line}"),

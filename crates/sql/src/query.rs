@@ -8,10 +8,10 @@ use std::sync::Arc;
 use sqlparser::ast::{self, GroupByExpr, SelectItem, SetExpr, TableFactor};
 use strata_codec::Datum;
 
-use crate::api::{column_flags, ColumnInfo, SqlError};
+use crate::api::{column_flags, ColumnInfo};
 use crate::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef, TableStats};
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, Func, ResultType};
 use crate::join::{self, JoinPlan, RelationSource};
 use crate::subquery::{Collector, SubqueryPlan};
@@ -306,7 +306,7 @@ fn roll_up(
                 let mut bits: Option<Expr> = None;
                 for (n, arg) in args.iter().enumerate() {
                     let Some(i) = group_by.iter().position(|g| g == arg) else {
-                        failed.get_or_insert(SqlError::new(
+                        failed.get_or_insert(Error::new(
                             3602,
                             "HY000",
                             format!(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self, Statement};
 use strata_codec::Datum;
 
-use crate::api::{charsets, ColumnInfo, ColumnType, Output, SqlError};
+use crate::api::{charsets, ColumnInfo, ColumnType, Output};
 use crate::catalog::{DefaultValue, PrimaryKey, TableDef};
 use crate::error::{self, Result};
 use crate::expr::like;
@@ -87,7 +87,7 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
     if let Some(expressions) = do_expressions(trimmed) {
         // DO evaluates its expressions for their effects (SLEEP, `@x := …`) and returns no rows.
         let result = session
-            .execute_text(&format!("SELECT {expressions}"))
+            .run_text(&format!("SELECT {expressions}"))
             .pop()
             .expect("one statement");
         return Some(result.map(|_| ok()));
@@ -151,7 +151,7 @@ pub fn intercept(session: &mut Session, sql: &str) -> Option<Result<Output>> {
             }
             let schema = session.server().catalog().schema();
             crate::infoschema::table_status_query(rest, session.current_database(), &schema)
-                .and_then(|query| session.execute_text(&query).pop().expect("one statement"))
+                .and_then(|query| session.run_text(&query).pop().expect("one statement"))
         }
         ("SHOW", "ENGINES") => Ok(rows(
             [
@@ -439,7 +439,7 @@ pub fn execute_other(
                 ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => object_name(n),
                 other => return Err(error::unsupported(other)),
             };
-            session.use_database(&name).map(|_| ok())
+            session.switch_database(&name).map(|_| ok())
         }
         Statement::CreateDatabase {
             db_name: name,
@@ -974,11 +974,4 @@ pub fn show_create_table(def: &TableDef) -> String {
         def.name,
         lines.join(",\n")
     )
-}
-
-impl SqlError {
-    /// Whether the error is one of MySQL's "retry the transaction" errors.
-    pub fn is_retryable(&self) -> bool {
-        matches!(self.code, 1205 | 1213 | 9007)
-    }
 }

@@ -351,8 +351,8 @@ impl SqlType {
 }
 
 /// A value a DATE, DATETIME or TIME column cannot read: 1292, as MySQL's strict mode sends.
-fn incorrect_time(kind: &str, value: &Datum, column: &str) -> crate::api::SqlError {
-    crate::api::SqlError::new(
+fn incorrect_time(kind: &str, value: &Datum, column: &str) -> crate::error::Error {
+    crate::error::Error::new(
         1292,
         "22007",
         format!(
@@ -620,14 +620,14 @@ mod tests {
         );
         assert_eq!(int().coerce(Datum::Float(2.5), "k").unwrap(), Datum::Int(3));
         assert_eq!(
-            int().coerce(Datum::Int(1 << 31), "k").unwrap_err().code,
+            int().coerce(Datum::Int(1 << 31), "k").unwrap_err().code(),
             1264
         );
         assert_eq!(
             int()
                 .coerce(Datum::Bytes(b"abc".to_vec()), "k")
                 .unwrap_err()
-                .code,
+                .code(),
             1366
         );
         let tiny_unsigned = SqlType {
@@ -635,7 +635,10 @@ mod tests {
             ..SqlType::new(TypeKind::TinyInt)
         };
         assert_eq!(
-            tiny_unsigned.coerce(Datum::Int(-1), "k").unwrap_err().code,
+            tiny_unsigned
+                .coerce(Datum::Int(-1), "k")
+                .unwrap_err()
+                .code(),
             1264
         );
     }
@@ -654,7 +657,7 @@ mod tests {
             char5
                 .coerce(Datum::Bytes(b"abcdef".to_vec()), "c")
                 .unwrap_err()
-                .code,
+                .code(),
             1406
         );
         assert_eq!(
@@ -677,7 +680,7 @@ mod tests {
             b"7.00"
         );
         assert_eq!(
-            money.coerce(Datum::Int(10_000), "m").unwrap_err().code,
+            money.coerce(Datum::Int(10_000), "m").unwrap_err().code(),
             1264
         );
         let dt = SqlType::new(TypeKind::DateTime);

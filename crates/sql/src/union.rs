@@ -13,10 +13,10 @@ use strata_codec::Datum;
 use strata_txn::Transaction;
 use strata_types::Key;
 
-use crate::api::{ColumnInfo, SqlError};
+use crate::api::ColumnInfo;
 use crate::bind::OuterScope;
 use crate::catalog::Schema;
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::exec::{self, group_key, Ctx};
 use crate::expr::{Expr, ResultType, SessionValue};
 use crate::infoschema::MemoryRows;
@@ -114,7 +114,7 @@ pub fn plan(
 pub fn plan_parts(mut parts: Vec<SelectPlan>, distinct_until: usize) -> Result<SelectPlan> {
     let width = parts[0].columns.len();
     if parts.iter().any(|p| p.columns.len() != width) {
-        return Err(SqlError::new(
+        return Err(Error::new(
             1222,
             "21000",
             "The used SELECT statements have a different number of columns",
@@ -363,7 +363,7 @@ fn execute_recursive(
             }
         }
         if rounds > max_depth && !round.is_empty() {
-            break Err(SqlError::new(
+            break Err(Error::new(
                 3636,
                 "HY000",
                 format!(
@@ -373,7 +373,7 @@ fn execute_recursive(
             ));
         }
         if all.len() + round.len() > RECURSIVE_ROWS_MAX {
-            break Err(SqlError::new(
+            break Err(Error::new(
                 8175,
                 "HY000",
                 format!(

@@ -34,9 +34,8 @@ use super::define::{
     index_columns, indexable,
 };
 use super::{Catalog, DDL_BATCH_ROWS};
-use crate::api::SqlError;
 use crate::catalog::{encode_json, table_key, ColumnDef, IndexDef, PrimaryKey, Schema, TableDef};
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::rows;
 use crate::types::{SqlType, TypeKind};
 
@@ -205,7 +204,7 @@ impl Draft {
             Op::DropPrimaryKey { .. } => Err(error::unsupported("dropping a primary key")),
             Op::RenameConstraint { old_name, new_name } => {
                 let i = self.find_index(&old_name.value).ok_or_else(|| {
-                    SqlError::new(
+                    Error::new(
                         1176,
                         "42000",
                         format!(
@@ -355,7 +354,7 @@ impl Draft {
             .filter(|c| !self.dropped.contains(&c.id))
             .count();
         if named == 1 {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1090,
                 "42000",
                 "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
@@ -492,7 +491,7 @@ impl Draft {
             .iter()
             .map(|c| {
                 let i = self.find(c).ok_or_else(|| {
-                    SqlError::new(
+                    Error::new(
                         1072,
                         "42000",
                         format!("Key column '{c}' doesn't exist in table"),
@@ -869,11 +868,11 @@ fn check_value(column: &ColumnDef, value: &Datum, row: u64) -> Result<()> {
         if column.nullable {
             return Ok(());
         }
-        return Err(SqlError::new(1138, "22004", "Invalid use of NULL value"));
+        return Err(Error::new(1138, "22004", "Invalid use of NULL value"));
     }
     let coerced = column.ty.coerce(value.clone(), &column.name).map_err(|e| {
-        if e.code == 1406 {
-            SqlError::new(
+        if e.code() == 1406 {
+            Error::new(
                 1265,
                 "01000",
                 format!("Data truncated for column '{}' at row {row}", column.name),
@@ -894,12 +893,12 @@ fn check_value(column: &ColumnDef, value: &Datum, row: u64) -> Result<()> {
 
 /// The error for an added NOT NULL date or time column on a table with rows: MySQL's made-up
 /// value would be the zero date, which strict mode refuses.
-fn no_zero_value(column: &ColumnDef) -> SqlError {
+fn no_zero_value(column: &ColumnDef) -> Error {
     let (kind, zero) = match column.ty.kind {
         TypeKind::Date => ("date", "0000-00-00"),
         _ => ("datetime", "0000-00-00 00:00:00"),
     };
-    SqlError::new(
+    Error::new(
         1292,
         "22007",
         format!(

@@ -12,7 +12,7 @@ const IDENTIFIER_MAX_CHARS: usize = 64;
 
 pub(crate) fn check_identifier(name: &str) -> Result<()> {
     if name.is_empty() || name.chars().count() > IDENTIFIER_MAX_CHARS {
-        return Err(crate::api::SqlError::new(
+        return Err(crate::error::Error::new(
             1059,
             "42000",
             format!("Identifier name '{name}' is too long"),
@@ -24,7 +24,7 @@ pub(crate) fn check_identifier(name: &str) -> Result<()> {
 /// Refuses a key on a column no index can hold (JSON, as MySQL refuses it).
 pub(crate) fn indexable(column: &ColumnDef) -> Result<()> {
     if column.ty.kind == crate::types::TypeKind::Json {
-        return Err(crate::api::SqlError::new(
+        return Err(crate::error::Error::new(
             3152,
             "42000",
             format!(
@@ -114,7 +114,7 @@ pub(crate) fn column_definition(c: &ast::ColumnDef, id: i64) -> Result<DefinedCo
 /// Refuses a default the column's type cannot hold, or NULL for a NOT NULL column (1067).
 pub(crate) fn check_default(column: &ColumnDef) -> Result<()> {
     let invalid = || {
-        crate::api::SqlError::new(
+        crate::error::Error::new(
             1067,
             "42000",
             format!("Invalid default value for '{}'", column.name),
@@ -292,7 +292,7 @@ pub(crate) fn table_definition(
             .iter()
             .position(|c: &ColumnDef| c.name.eq_ignore_ascii_case(n))
             .ok_or_else(|| {
-                crate::api::SqlError::new(
+                crate::error::Error::new(
                     1072,
                     "42000",
                     format!("Key column '{n}' doesn't exist in table"),
@@ -339,7 +339,7 @@ pub(crate) fn table_definition(
     };
     let auto: Vec<&ColumnDef> = columns.iter().filter(|c| c.auto_increment).collect();
     if auto.len() > 1 {
-        return Err(crate::api::SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
+        return Err(crate::error::Error::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
     }
     let next_column_id = columns.len() as i64 + 1;
     Ok(TableDef {

@@ -252,7 +252,7 @@ impl Catalog {
             return if if_exists {
                 Ok(0)
             } else {
-                Err(crate::api::SqlError::new(
+                Err(crate::error::Error::new(
                     1008,
                     "HY000",
                     format!("Can't drop database '{name}'; database doesn't exist"),
@@ -546,7 +546,7 @@ impl Catalog {
 
 enum BackfillError {
     Retry,
-    Fail(crate::api::SqlError),
+    Fail(crate::error::Error),
 }
 
 impl BackfillError {

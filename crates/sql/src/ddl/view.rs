@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
-use crate::api::SqlError;
 use crate::catalog::{encode_json, view_key, ViewDef};
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 
 use super::{check_identifier, Catalog};
 
@@ -23,8 +22,8 @@ pub enum Existing {
 }
 
 /// ER_WRONG_OBJECT: `DROP VIEW` of a table.
-fn not_a_view(db: &str, name: &str) -> SqlError {
-    SqlError::new(1347, "HY000", format!("'{db}.{name}' is not VIEW"))
+fn not_a_view(db: &str, name: &str) -> Error {
+    Error::new(1347, "HY000", format!("'{db}.{name}' is not VIEW"))
 }
 
 impl Catalog {
@@ -100,7 +99,7 @@ impl Catalog {
     /// lock.
     pub(super) fn rename_view(&self, view: &ViewDef, new_db: &str, new_name: &str) -> Result<()> {
         if new_db != view.database {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1450,
                 "HY000",
                 format!(

@@ -203,7 +203,7 @@ pub(super) fn rewrite_values_function(e: &ast::Expr) -> ast::Expr {
 struct Conflict {
     key: Key,
     row: Vec<Datum>,
-    message: crate::api::SqlError,
+    message: crate::error::Error,
 }
 
 /// Finds a stored row that the new row would duplicate on the primary key or a unique index.
@@ -299,7 +299,7 @@ fn insert_presumed(
 }
 
 /// The duplicate-key error for a key an insert found existing at commit.
-pub fn duplicate_from_key(schema: &Schema, key: &[u8]) -> crate::api::SqlError {
+pub fn duplicate_from_key(schema: &Schema, key: &[u8]) -> crate::error::Error {
     let unknown = || error::duplicate_key("?", "?");
     let Ok(table_id) = strata_codec::keys::decode_table_id(key) else {
         return unknown();

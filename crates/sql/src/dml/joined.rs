@@ -18,10 +18,10 @@ use strata_txn::Transaction;
 use strata_types::Key;
 
 use super::{delete_row, lock, update_row, WriteCtx, WriteResult};
-use crate::api::{ColumnType, SqlError};
+use crate::api::ColumnType;
 use crate::bind::{Binder, Reach, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef};
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::exec::holds;
 use crate::expr::{Expr, ResultType};
 use crate::join::{self, JoinPlan, Relation, RelationSource};
@@ -73,8 +73,8 @@ fn relations_of(
     Ok((relations, scope))
 }
 
-fn not_updatable(alias: &str, statement: &str) -> SqlError {
-    SqlError::new(
+fn not_updatable(alias: &str, statement: &str) -> Error {
+    Error::new(
         1288,
         "HY000",
         format!("The target table {alias} of the {statement} is not updatable"),
@@ -191,7 +191,7 @@ pub fn plan_joined_update(
     database: Option<&str>,
 ) -> Result<JoinedWritePlan> {
     let usage = |clause| {
-        SqlError::new(
+        Error::new(
             1221,
             "HY000",
             format!("Incorrect usage of UPDATE and {clause}"),
@@ -272,7 +272,7 @@ fn refuse_moving_shared_rows(targets: &[Target], columns: &[(usize, usize)]) -> 
             .enumerate()
             .find(|(o, other)| *o != t && other.table.id == table.id)
         {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1706,
                 "HY000",
                 format!(
@@ -311,14 +311,14 @@ pub fn plan_joined_delete(
                 }
         });
         let Some(r) = found else {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1109,
                 "42S02",
                 format!("Unknown table '{table}' in MULTI DELETE"),
             ));
         };
         if target_relations.contains(&r) {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1066,
                 "42000",
                 format!("Not unique table/alias: '{table}'"),

@@ -83,7 +83,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::Sleep => {
             // As MySQL in strict mode (its default): no wait for a NULL or negative duration.
             let Some(seconds) = to_f64(&first).filter(|s| *s >= 0.0) else {
-                return Err(crate::api::SqlError::new(
+                return Err(crate::error::Error::new(
                     1210,
                     "HY000",
                     "Incorrect arguments to sleep",
@@ -277,6 +277,6 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
 
 /// ER_INVALID_GROUPING_FUNC_USE: GROUPING() outside a `GROUP BY … WITH ROLLUP` query's select
 /// list, HAVING or ORDER BY.
-pub(crate) fn invalid_grouping() -> crate::api::SqlError {
-    crate::api::SqlError::new(3603, "HY000", "Invalid use of GROUPING function")
+pub(crate) fn invalid_grouping() -> crate::error::Error {
+    crate::error::Error::new(3603, "HY000", "Invalid use of GROUPING function")
 }

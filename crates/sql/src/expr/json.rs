@@ -16,8 +16,7 @@ use std::cmp::Ordering;
 use serde_json::{Map, Value};
 use strata_codec::Datum;
 
-use crate::api::SqlError;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::types::datum_to_text;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,8 +197,8 @@ fn json_datum(value: &Value) -> Datum {
 }
 
 /// The error for text that is not JSON, in argument `position` (from 1) of `func`.
-fn invalid_argument(func: JsonFunc, position: usize, error: &serde_json::Error) -> SqlError {
-    SqlError::new(
+fn invalid_argument(func: JsonFunc, position: usize, error: &serde_json::Error) -> Error {
+    Error::new(
         3141,
         "22032",
         format!(
@@ -221,7 +220,7 @@ pub fn parse_for_column(text: &[u8], column: &str) -> Result<String> {
     serde_json::from_slice::<Value>(text)
         .map(|v| print(&v))
         .map_err(|e| {
-            SqlError::new(
+            Error::new(
                 3140,
                 "22032",
                 format!(
@@ -263,8 +262,8 @@ impl Leg {
     }
 }
 
-fn path_error(at: usize) -> SqlError {
-    SqlError::new(
+fn path_error(at: usize) -> Error {
+    Error::new(
         3143,
         "42000",
         format!("Invalid JSON path expression. The error is around character position {at}."),
@@ -367,7 +366,7 @@ fn parse_path(text: &[u8]) -> Result<Vec<Leg>> {
 /// Refuses a path with a wildcard where a path must name one place (to change or remove).
 fn refuse_wildcards(legs: &[Leg]) -> Result<()> {
     if legs.iter().any(Leg::is_wildcard) {
-        return Err(SqlError::new(
+        return Err(Error::new(
             3149,
             "42000",
             "In this situation, path expressions may not contain the * and ** tokens or an \
@@ -645,7 +644,7 @@ pub(super) fn eval(func: JsonFunc, values: &[Datum]) -> Result<Datum> {
             let mut map = Map::new();
             for pair in values.chunks(2) {
                 if pair[0] == Datum::Null {
-                    return Err(SqlError::new(
+                    return Err(Error::new(
                         3158,
                         "22032",
                         "JSON documents may not contain NULL member names.",
@@ -766,7 +765,7 @@ pub(super) fn eval(func: JsonFunc, values: &[Datum]) -> Result<Datum> {
                 b"one" => false,
                 b"all" => true,
                 _ => {
-                    return Err(SqlError::new(
+                    return Err(Error::new(
                         3154,
                         "42000",
                         "The oneOrAll argument to json_contains_path may take these values: \
@@ -814,7 +813,7 @@ pub(super) fn eval(func: JsonFunc, values: &[Datum]) -> Result<Datum> {
                 }
                 let legs = path(i)?;
                 if legs.is_empty() {
-                    return Err(SqlError::new(
+                    return Err(Error::new(
                         3153,
                         "42000",
                         "The path expression '$' is not allowed in this context.",
@@ -879,7 +878,11 @@ mod tests {
             ]
         );
         for bad in ["a", "$.", "$[x]", "$.1a", "$[1"] {
-            assert_eq!(parse_path(bad.as_bytes()).unwrap_err().code, 3143, "{bad}");
+            assert_eq!(
+                parse_path(bad.as_bytes()).unwrap_err().code(),
+                3143,
+                "{bad}"
+            );
         }
     }
 
@@ -922,7 +925,7 @@ mod tests {
             r#"["x", "y"]"#
         );
         assert_eq!(
-            eval(JsonFunc::Remove, &[doc, s("$")]).unwrap_err().code,
+            eval(JsonFunc::Remove, &[doc, s("$")]).unwrap_err().code(),
             3153
         );
     }

@@ -163,7 +163,7 @@ pub(super) fn eval(func: MathFunc, values: &[Datum]) -> Result<Datum> {
         Atan | Atan2 if values.len() == 2 => double(x.atan2(to_f64(&values[1]).unwrap_or(0.0))),
         Atan | Atan2 => double(x.atan()),
         Cot if x.tan() == 0.0 => {
-            return Err(crate::api::SqlError::new(
+            return Err(crate::error::Error::new(
                 1690,
                 "22003",
                 format!("DOUBLE value is out of range in 'cot({x})'"),

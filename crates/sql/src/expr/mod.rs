@@ -678,7 +678,10 @@ mod tests {
             Datum::Null
         );
         let overflow = Expr::Binary(BinaryOp::Plus, lit(i64::MAX), lit(1));
-        assert_eq!(overflow.eval(&[], &ParamsEnv(&[])).unwrap_err().code, 1690);
+        assert_eq!(
+            overflow.eval(&[], &ParamsEnv(&[])).unwrap_err().code(),
+            1690
+        );
     }
 
     #[test]

@@ -10,8 +10,7 @@ use std::cell::RefCell;
 use regex::{Regex, RegexBuilder};
 use strata_codec::Datum;
 
-use crate::api::SqlError;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::types::{datum_to_text, to_i64};
 
 /// Compiled patterns a thread keeps for the patterns it met last (a pattern is usually one
@@ -72,12 +71,12 @@ impl RegexpFunc {
     }
 }
 
-fn regexp_error(code: u16, message: &str) -> SqlError {
-    SqlError::new(code, "HY000", message)
+fn regexp_error(code: u16, message: &str) -> Error {
+    Error::new(code, "HY000", message)
 }
 
 /// MySQL's error for a pattern the engine refused, from the engine's description of it.
-fn pattern_error(error: &regex::Error) -> SqlError {
+fn pattern_error(error: &regex::Error) -> Error {
     let text = error.to_string();
     let has = |s: &str| text.contains(s);
     if let regex::Error::CompiledTooBig(_) = error {
@@ -138,7 +137,7 @@ fn match_type(func: RegexpFunc, value: Option<&Datum>) -> Result<MatchType> {
             b'n' => flags.dot_matches_new_line = true,
             b'u' => {}
             _ => {
-                return Err(SqlError::new(
+                return Err(Error::new(
                     1210,
                     "HY000",
                     format!("Incorrect arguments to {}", func.name()),
@@ -265,7 +264,7 @@ pub(super) fn eval(func: RegexpFunc, values: &[Datum]) -> Result<Datum> {
                 0 => false,
                 1 => true,
                 _ => {
-                    return Err(SqlError::new(
+                    return Err(Error::new(
                         1210,
                         "HY000",
                         "Incorrect arguments to regexp_instr: return_option must be 1 or 0.",
@@ -292,7 +291,7 @@ mod tests {
     }
 
     fn code(result: Result<Datum>) -> u16 {
-        result.unwrap_err().code
+        result.unwrap_err().code()
     }
 
     #[test]

@@ -21,7 +21,7 @@ use strata_txn::{KvError, Transaction, TxnClient, TxnError, TxnMode};
 use crate::api::{ColumnInfo, Output, PreparedInfo, SqlError};
 use crate::ddl::{ActiveTxn, Catalog};
 use crate::dml::{self, WriteCtx, WriteResult};
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::exec::{self, Ctx, SessionEnv};
 use crate::expr::SessionValue;
 use crate::parse;
@@ -71,10 +71,14 @@ impl SqlServer {
     }
 
     /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).
-    pub fn new_session(self: &Arc<Self>, user: &str, database: Option<&str>) -> Result<Session> {
+    pub fn new_session(
+        self: &Arc<Self>,
+        user: &str,
+        database: Option<&str>,
+    ) -> std::result::Result<Session, SqlError> {
         if let Some(db) = database {
             if !self.catalog.schema().databases.contains_key(db) {
-                return Err(error::unknown_database(db));
+                return Err(error::unknown_database(db).into_packet());
             }
         }
         Ok(Session {
@@ -216,64 +220,18 @@ fn ok(affected_rows: u64, last_insert_id: u64) -> Output {
     }
 }
 
-/// Whether an error means "a concurrent commit got there first: run the statement again".
-fn is_retryable(e: &TxnError) -> bool {
-    matches!(
-        e,
-        TxnError::Kv(KvError::WriteConflict { .. }) | TxnError::Kv(KvError::KeyIsLocked(_))
-    )
-}
-
-/// MySQL code of a write conflict (TiDB's), the one statement error that is retried.
-const WRITE_CONFLICT_CODE: u16 = 9007;
-
-enum StatementError {
-    Txn(TxnError),
-    Sql(SqlError),
-}
-
-impl From<TxnError> for StatementError {
-    fn from(e: TxnError) -> Self {
-        StatementError::Txn(e)
-    }
-}
-
-impl From<SqlError> for StatementError {
-    fn from(e: SqlError) -> Self {
-        StatementError::Sql(e)
-    }
-}
-
-impl StatementError {
-    fn is_retryable(&self) -> bool {
-        match self {
-            StatementError::Txn(e) => is_retryable(e),
-            StatementError::Sql(e) => e.code == WRITE_CONFLICT_CODE,
-        }
-    }
-
-    /// Whether an autocommit statement may run again from scratch: also when a reader rolled
-    /// its transaction back before the commit landed (nothing was committed or returned).
-    fn autocommit_may_retry(&self) -> bool {
-        self.is_retryable()
-            || matches!(
-                self,
-                StatementError::Txn(TxnError::Kv(KvError::TxnAborted { .. }))
-            )
-    }
-
-    fn into_sql(self) -> SqlError {
-        match self {
-            StatementError::Txn(e) => e.into(),
-            StatementError::Sql(e) => e,
-        }
-    }
-}
-
 impl Session {
     /// Runs the statements of one COM_QUERY (several with multi-statements), stopping after the
     /// first error.
-    pub fn execute_text(&mut self, sql: &str) -> Vec<Result<Output>> {
+    pub fn execute_text(&mut self, sql: &str) -> Vec<std::result::Result<Output, SqlError>> {
+        self.run_text(sql)
+            .into_iter()
+            .map(|r| r.map_err(Error::into_packet))
+            .collect()
+    }
+
+    /// [`Session::execute_text`] with the SQL layer's errors.
+    pub(crate) fn run_text(&mut self, sql: &str) -> Vec<Result<Output>> {
         if let Some(output) = self.fast_path(sql) {
             return vec![output];
         }
@@ -288,7 +246,7 @@ impl Session {
             return vec![Err(error::syntax("near '?'"))];
         }
         if parsed.statements.is_empty() {
-            return vec![Err(SqlError::new(1065, "42000", "Query was empty"))];
+            return vec![Err(Error::new(1065, "42000", "Query was empty"))];
         }
         let mut outputs = Vec::with_capacity(parsed.statements.len());
         for (statement, extras) in parsed.statements.iter().zip(&parsed.extras) {
@@ -328,7 +286,11 @@ impl Session {
     }
 
     /// Prepares a statement (COM_STMT_PREPARE).
-    pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+    pub fn prepare(&mut self, sql: &str) -> std::result::Result<PreparedInfo, SqlError> {
+        self.prepare_statement(sql).map_err(Error::into_packet)
+    }
+
+    fn prepare_statement(&mut self, sql: &str) -> Result<PreparedInfo> {
         let limit = self
             .variable_i64("max_prepared_stmt_count")
             .unwrap_or(vars::MAX_PREPARED_STMT_COUNT_DEFAULT) as usize;
@@ -386,7 +348,20 @@ impl Session {
 
     /// Executes a prepared statement with its parameters (COM_STMT_EXECUTE).
     // Hot path: every sysbench statement.
-    pub fn execute_prepared(&mut self, statement_id: u32, params: Vec<Datum>) -> Result<Output> {
+    pub fn execute_prepared(
+        &mut self,
+        statement_id: u32,
+        params: Vec<Datum>,
+    ) -> std::result::Result<Output, SqlError> {
+        self.execute_prepared_statement(statement_id, params)
+            .map_err(Error::into_packet)
+    }
+
+    fn execute_prepared_statement(
+        &mut self,
+        statement_id: u32,
+        params: Vec<Datum>,
+    ) -> Result<Output> {
         let mut prepared = self
             .prepared
             .remove(&statement_id)
@@ -413,7 +388,12 @@ impl Session {
     }
 
     /// Changes the current database (COM_INIT_DB).
-    pub fn use_database(&mut self, name: &str) -> Result<()> {
+    pub fn use_database(&mut self, name: &str) -> std::result::Result<(), SqlError> {
+        self.switch_database(name).map_err(Error::into_packet)
+    }
+
+    /// [`Session::use_database`] with the SQL layer's errors (USE).
+    pub(crate) fn switch_database(&mut self, name: &str) -> Result<()> {
         if !self.server.catalog.schema().databases.contains_key(name) {
             return Err(error::unknown_database(name));
         }
@@ -422,7 +402,11 @@ impl Session {
     }
 
     /// Describes the columns of a table (COM_FIELD_LIST).
-    pub fn field_list(&mut self, table: &str) -> Result<Vec<ColumnInfo>> {
+    pub fn field_list(&mut self, table: &str) -> std::result::Result<Vec<ColumnInfo>, SqlError> {
+        self.describe_table(table).map_err(Error::into_packet)
+    }
+
+    fn describe_table(&mut self, table: &str) -> Result<Vec<ColumnInfo>> {
         let db = self.database.clone().ok_or_else(error::no_database)?;
         let schema = self.server.catalog.schema();
         let def = schema.table(&db, table)?;
@@ -731,9 +715,7 @@ impl Session {
             } else {
                 self.server.client.begin(TxnMode::Optimistic)?
             };
-            let rows = self
-                .select_in(&mut txn, plan, params)
-                .map_err(StatementError::into_sql)?;
+            let rows = self.select_in(&mut txn, plan, params)?;
             txn.rollback();
             return Ok(self.result_set(plan, rows));
         }
@@ -743,7 +725,7 @@ impl Session {
         let result = loop {
             attempt += 1;
             if let Err(e) = open.txn.begin_statement(locking) {
-                break Err(StatementError::Txn(e));
+                break Err(Error::Txn(e));
             }
             match self.select_in(&mut open.txn, plan, params) {
                 Err(e) if locking && e.is_retryable() && attempt < STATEMENT_ATTEMPTS_MAX => {
@@ -761,7 +743,7 @@ impl Session {
         txn: &mut Transaction,
         plan: &SelectPlan,
         params: &[Datum],
-    ) -> std::result::Result<(Vec<Vec<Datum>>, u64), StatementError> {
+    ) -> Result<(Vec<Vec<Datum>>, u64)> {
         let env = Env { session: self };
         let ctx = Ctx::new(params, &env, false);
         let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
@@ -795,7 +777,7 @@ impl Session {
         txn: &mut Transaction,
         plan: &Plan,
         params: &[Datum],
-    ) -> std::result::Result<WriteResult, StatementError> {
+    ) -> Result<WriteResult> {
         let env = Env { session: self };
         let ctx = Ctx::new(params, &env, true);
         let w = WriteCtx {
@@ -820,7 +802,7 @@ impl Session {
             let result = loop {
                 attempt += 1;
                 if let Err(e) = open.txn.begin_statement(true) {
-                    break Err(StatementError::Txn(e));
+                    break Err(Error::Txn(e));
                 }
                 match self.write_in(&mut open.txn, plan, params) {
                     Err(e) if e.is_retryable() && attempt < STATEMENT_ATTEMPTS_MAX => {
@@ -871,7 +853,7 @@ impl Session {
             self.choose_commit_protocols(&mut txn);
             let outcome = self
                 .write_in(&mut txn, plan, params)
-                .and_then(|r| txn.commit().map(|_| r).map_err(StatementError::Txn));
+                .and_then(|r| txn.commit().map(|_| r).map_err(Error::Txn));
             match outcome {
                 Ok(r) => return Ok(r),
                 Err(e) if e.autocommit_may_retry() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
@@ -882,12 +864,12 @@ impl Session {
 
     /// Maps a failed statement or commit to its MySQL error; an insert whose key turned out to
     /// exist is a duplicate-key error naming the key.
-    fn commit_error(&self, e: StatementError) -> SqlError {
+    fn commit_error(&self, e: Error) -> Error {
         match e {
-            StatementError::Txn(TxnError::Kv(KvError::AlreadyExists { key })) => {
+            Error::Txn(TxnError::Kv(KvError::AlreadyExists { key })) => {
                 dml::duplicate_from_key(&self.server.catalog.schema(), &key)
             }
-            other => other.into_sql(),
+            other => other,
         }
     }
 }

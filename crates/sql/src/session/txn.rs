@@ -2,6 +2,7 @@
 //! before DDL, and the transaction a statement runs in.
 
 use super::*;
+use crate::error::Error;
 
 impl Session {
     pub(crate) fn begin(&mut self) -> Result<Output> {
@@ -15,7 +16,7 @@ impl Session {
             self.choose_commit_protocols(&mut open.txn);
             open.txn
                 .commit()
-                .map_err(|e| self.commit_error(StatementError::Txn(e)))?;
+                .map_err(|e| self.commit_error(Error::Txn(e)))?;
         }
         Ok(ok(0, 0))
     }
@@ -65,7 +66,7 @@ impl Session {
     }
 
     fn find_savepoint(&mut self, name: &str) -> Result<(usize, &mut OpenTxn)> {
-        let missing = || SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"));
+        let missing = || Error::new(1305, "42000", format!("SAVEPOINT {name} does not exist"));
         let open = self.txn.as_mut().ok_or_else(missing)?;
         let i = open
             .savepoints
@@ -106,7 +107,7 @@ impl Session {
     pub(super) fn finish_statement<T>(
         &mut self,
         mut open: OpenTxn,
-        result: std::result::Result<T, StatementError>,
+        result: Result<T>,
     ) -> Result<T> {
         match result {
             Ok(v) => {
@@ -114,8 +115,7 @@ impl Session {
                 Ok(v)
             }
             Err(e) => {
-                let e = e.into_sql();
-                if e.code == error::deadlock().code {
+                if e.is_deadlock() {
                     // A deadlock ends the whole transaction, as in InnoDB.
                     open.txn.rollback();
                 } else {

@@ -14,10 +14,10 @@ use std::cell::Cell;
 
 use sqlparser::ast::{self, TableFactor};
 
-use crate::api::{Output, SqlError};
+use crate::api::Output;
 use crate::catalog::{PrimaryKey, Schema, TableDef, ViewDef};
 use crate::ddl::Existing;
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::join::RelationSource;
 use crate::query::{self, SelectPlan};
 use crate::session::Session;
@@ -37,8 +37,8 @@ thread_local! {
 }
 
 /// ER_VIEW_INVALID.
-fn invalid(view: &ViewDef) -> SqlError {
-    SqlError::new(
+fn invalid(view: &ViewDef) -> Error {
+    Error::new(
         1356,
         "HY000",
         format!(
@@ -85,7 +85,7 @@ pub fn show_create(session: &Session, name: &ast::ObjectName) -> Result<Output> 
     let schema = session.server().catalog().schema();
     let Some(view) = schema.view(&db, &name) else {
         return Err(match schema.table(&db, &name) {
-            Ok(table) => SqlError::new(1347, "HY000", format!("'{db}.{}' is not VIEW", table.name)),
+            Ok(table) => Error::new(1347, "HY000", format!("'{db}.{}' is not VIEW", table.name)),
             Err(e) => e,
         });
     };
@@ -125,7 +125,7 @@ pub fn define(
     let names: Vec<String> = if columns.is_empty() {
         source_columns.clone()
     } else if columns.len() != plan.columns.len() {
-        return Err(SqlError::new(
+        return Err(Error::new(
             1353,
             "HY000",
             "In definition of view, derived table or common table expression, SELECT list and \
@@ -141,7 +141,7 @@ pub fn define(
             &source_columns[..i - names.len()]
         };
         if earlier.iter().any(|n| n.eq_ignore_ascii_case(column)) {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1060,
                 "42S21",
                 format!("Duplicate column name '{column}'"),
@@ -196,7 +196,7 @@ pub fn resolve(
 fn plan(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
     let depth = NESTING.with(Cell::get);
     if depth >= VIEW_NESTING_MAX {
-        return Err(SqlError::new(
+        return Err(Error::new(
             RECURSIVE_CODE,
             "HY000",
             format!(
@@ -210,7 +210,7 @@ fn plan(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
     NESTING.with(|n| n.set(depth));
     let mut plan = match planned {
         Ok(plan) => plan,
-        Err(e) if e.code == RECURSIVE_CODE => return Err(e),
+        Err(e) if e.code() == RECURSIVE_CODE => return Err(e),
         Err(_) => return Err(invalid(view)),
     };
     if plan.columns.len() != view.columns.len() {
@@ -306,10 +306,10 @@ fn quote(name: &str) -> String {
 
 /// The error of an INSERT (`statement` "INSERT"), UPDATE or DELETE whose target `db.name` is
 /// a view; None when it is not one.
-pub fn refuse_write(schema: &Schema, db: &str, name: &str, statement: &str) -> Option<SqlError> {
+pub fn refuse_write(schema: &Schema, db: &str, name: &str, statement: &str) -> Option<Error> {
     let view = schema.view(db, name)?;
     Some(if statement == "INSERT" {
-        SqlError::new(
+        Error::new(
             1471,
             "HY000",
             format!(
@@ -318,7 +318,7 @@ pub fn refuse_write(schema: &Schema, db: &str, name: &str, statement: &str) -> O
             ),
         )
     } else {
-        SqlError::new(
+        Error::new(
             1288,
             "HY000",
             format!(

@@ -14,9 +14,8 @@ use sqlparser::ast::{
     SetExpr, Statement, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
 
-use crate::api::SqlError;
 use crate::catalog::{Schema, ViewDef};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::query;
 
 use super::{parse_definition, refuse_write, VIEW_NESTING_MAX};
@@ -49,7 +48,7 @@ pub fn through_view(
             None => return Ok(rewritten),
         }
     }
-    Err(SqlError::new(
+    Err(Error::new(
         super::RECURSIVE_CODE,
         "HY000",
         "A view written to contains view recursion",
@@ -295,7 +294,7 @@ impl Writable {
             return Err(crate::error::unknown_column(&name, "field list"));
         };
         let Some(column) = plain else {
-            return Err(SqlError::new(
+            return Err(Error::new(
                 1348,
                 "HY000",
                 format!("Column '{name}' is not updatable"),

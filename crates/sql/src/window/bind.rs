@@ -4,9 +4,9 @@
 use sqlparser::ast;
 
 use super::{window_error, Frame, FrameBound, FrameUnits, Offset, WindowCall, WindowFunc};
-use crate::api::{ColumnType, SqlError};
+use crate::api::ColumnType;
 use crate::bind::{Binder, Scope};
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::expr::{self, AggFunc, Expr, IntervalUnit, ResultType};
 
 /// The name MySQL gives a window written inside OVER (…) in its errors.
@@ -15,8 +15,8 @@ const UNNAMED: &str = "<unnamed window>";
 /// is taken for a cycle.
 const INHERITANCE_DEPTH_MAX: usize = 64;
 
-fn invalid_use(name: &str) -> SqlError {
-    SqlError::new(
+fn invalid_use(name: &str) -> Error {
+    Error::new(
         3593,
         "HY000",
         format!(
@@ -266,8 +266,8 @@ fn bind_parts(
         }
     }
     // A window function in the window's own clauses is 3595.
-    let in_spec = |e: SqlError| {
-        if e.code == 3593 {
+    let in_spec = |e: Error| {
+        if e.code() == 3593 {
             window_error(
                 3595,
                 format!(

@@ -14,8 +14,7 @@ use std::cmp::Ordering;
 use strata_codec::Datum;
 
 use crate::aggregate::FrameAggregate;
-use crate::api::SqlError;
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::exec::{compare_sort_keys, AggEnv, Ctx};
 use crate::expr::{self, AggCall, BinaryOp, Expr, Func, IntervalUnit, ResultType};
 use crate::types::{self, sort_compare};
@@ -133,11 +132,11 @@ impl WindowCall {
     }
 }
 
-fn window_error(code: u16, message: String) -> SqlError {
-    SqlError::new(code, "HY000", message)
+fn window_error(code: u16, message: String) -> Error {
+    Error::new(code, "HY000", message)
 }
 
-fn frame_illegal(window: &str) -> SqlError {
+fn frame_illegal(window: &str) -> Error {
     window_error(
         3586,
         format!("Window '{window}': frame start or end is negative, NULL or of non-integral type"),
