@@ -1,0 +1,249 @@
+# EXPLAIN of every statement sysbench's OLTP scripts and the five TPC-C transactions send
+# (literals where they bind parameters), on small analyzed tables: the plans they run with.
+> CREATE DATABASE ex
+ok 1
+> USE ex
+ok 0
+> CREATE TABLE sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))
+ok 0
+> INSERT INTO sbtest1 (k, c, pad) VALUES (1, 'c1', 'p1'), (2, 'c2', 'p2'), (3, 'c3', 'p3'), (4, 'c4', 'p4'), (5, 'c5', 'p5'), (6, 'c6', 'p6'), (0, 'c7', 'p7'), (1, 'c8', 'p8'), (2, 'c9', 'p9'), (3, 'c10', 'p10'), (4, 'c11', 'p11'), (5, 'c12', 'p12'), (6, 'c13', 'p13'), (0, 'c14', 'p14'), (1, 'c15', 'p15'), (2, 'c16', 'p16'), (3, 'c17', 'p17'), (4, 'c18', 'p18'), (5, 'c19', 'p19'), (6, 'c20', 'p20'), (0, 'c21', 'p21'), (1, 'c22', 'p22'), (2, 'c23', 'p23'), (3, 'c24', 'p24'), (4, 'c25', 'p25'), (5, 'c26', 'p26'), (6, 'c27', 'p27'), (0, 'c28', 'p28'), (1, 'c29', 'p29'), (2, 'c30', 'p30'), (3, 'c31', 'p31'), (4, 'c32', 'p32'), (5, 'c33', 'p33'), (6, 'c34', 'p34'), (0, 'c35', 'p35'), (1, 'c36', 'p36'), (2, 'c37', 'p37'), (3, 'c38', 'p38'), (4, 'c39', 'p39'), (5, 'c40', 'p40')
+ok 40 last_insert_id=1
+> CREATE INDEX k_1 ON sbtest1 (k)
+ok 0
+> ANALYZE TABLE sbtest1
+Table	Op	Msg_type	Msg_text
+ex.sbtest1	analyze	status	OK
+
+# sysbench point_selects
+> EXPLAIN SELECT c FROM sbtest1 WHERE id=5
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:sbtest1, handle
+
+# sysbench simple_ranges
+> EXPLAIN SELECT c FROM sbtest1 WHERE id BETWEEN 5 AND 14
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:sbtest1, range on primary key
+
+# sysbench sum_ranges
+> EXPLAIN SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 5 AND 14
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:sbtest1, range on primary key
+
+# sysbench order_ranges
+> EXPLAIN SELECT c FROM sbtest1 WHERE id BETWEEN 5 AND 14 ORDER BY c
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:sbtest1, range on primary key
+
+# sysbench distinct_ranges
+> EXPLAIN SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 5 AND 14 ORDER BY c
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:sbtest1, range on primary key
+
+# sysbench index_updates
+> EXPLAIN UPDATE sbtest1 SET k=k+1 WHERE id=5
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:sbtest1, handle
+
+# sysbench non_index_updates
+> EXPLAIN UPDATE sbtest1 SET c='x' WHERE id=5
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:sbtest1, handle
+
+# sysbench deletes
+> EXPLAIN DELETE FROM sbtest1 WHERE id=5
+id	task	access object
+Delete	root	
+└─Point_Get	cop[tikv]	table:sbtest1, handle
+
+# sysbench inserts
+> EXPLAIN INSERT INTO sbtest1 (id, k, c, pad) VALUES (5, 1, 'c', 'p')
+id	task	access object
+Insert	root	
+> CREATE TABLE warehouse (w_id INT NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4, 4), w_ytd DECIMAL(12, 2), PRIMARY KEY (w_id) /*T![clustered_index] CLUSTERED */)
+ok 0
+> CREATE TABLE district (d_id INT NOT NULL, d_w_id INT NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4, 4), d_ytd DECIMAL(12, 2), d_next_o_id INT, PRIMARY KEY (d_w_id, d_id) /*T![clustered_index] CLUSTERED */)
+ok 0
+> CREATE TABLE customer (c_id INT NOT NULL, c_d_id INT NOT NULL, c_w_id INT NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since DATETIME, c_credit CHAR(2), c_credit_lim DECIMAL(12, 2), c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt INT, c_delivery_cnt INT, c_data VARCHAR(500), PRIMARY KEY(c_w_id, c_d_id, c_id) /*T![clustered_index] CLUSTERED */, INDEX idx_customer (c_w_id, c_d_id, c_last, c_first))
+ok 0
+> CREATE TABLE history (h_c_id INT NOT NULL, h_c_d_id INT NOT NULL, h_c_w_id INT NOT NULL, h_d_id INT NOT NULL, h_w_id INT NOT NULL, h_date DATETIME, h_amount DECIMAL(6, 2), h_data VARCHAR(24), INDEX idx_h_w_id (h_w_id), INDEX idx_h_c_w_id (h_c_w_id))
+ok 0
+> CREATE TABLE new_order (no_o_id INT NOT NULL, no_d_id INT NOT NULL, no_w_id INT NOT NULL, PRIMARY KEY(no_w_id, no_d_id, no_o_id) /*T![clustered_index] CLUSTERED */)
+ok 0
+> CREATE TABLE orders (o_id INT NOT NULL, o_d_id INT NOT NULL, o_w_id INT NOT NULL, o_c_id INT, o_entry_d DATETIME, o_carrier_id INT, o_ol_cnt INT, o_all_local INT, PRIMARY KEY(o_w_id, o_d_id, o_id) /*T![clustered_index] CLUSTERED */, INDEX idx_order (o_w_id, o_d_id, o_c_id, o_id))
+ok 0
+> CREATE TABLE order_line (ol_o_id INT NOT NULL, ol_d_id INT NOT NULL, ol_w_id INT NOT NULL, ol_number INT NOT NULL, ol_i_id INT NOT NULL, ol_supply_w_id INT, ol_delivery_d DATETIME, ol_quantity INT, ol_amount DECIMAL(6, 2), ol_dist_info CHAR(24), PRIMARY KEY(ol_w_id, ol_d_id, ol_o_id, ol_number) /*T![clustered_index] CLUSTERED */)
+ok 0
+> CREATE TABLE stock (s_i_id INT NOT NULL, s_w_id INT NOT NULL, s_quantity INT, s_dist_01 CHAR(24), s_dist_02 CHAR(24), s_ytd INT, s_order_cnt INT, s_remote_cnt INT, s_data VARCHAR(50), PRIMARY KEY(s_w_id, s_i_id) /*T![clustered_index] CLUSTERED */)
+ok 0
+> CREATE TABLE item (i_id INT NOT NULL, i_im_id INT, i_name VARCHAR(24), i_price DECIMAL(5, 2), i_data VARCHAR(50), PRIMARY KEY(i_id) /*T![clustered_index] CLUSTERED */)
+ok 0
+> INSERT INTO warehouse (w_id, w_name, w_tax, w_ytd) VALUES (1, 'w1', 0.1000, 300.00), (2, 'w2', 0.2000, 100.00)
+ok 2
+> INSERT INTO district (d_id, d_w_id, d_tax, d_ytd, d_next_o_id) VALUES (1, 1, 0.1000, 100.00, 4), (2, 1, 0.1000, 200.00, 3), (1, 2, 0.1000, 100.00, 1)
+ok 3
+> INSERT INTO customer (c_id, c_d_id, c_w_id, c_first, c_last, c_balance, c_discount, c_ytd_payment, c_payment_cnt, c_delivery_cnt) VALUES (1, 1, 1, 'ann', 'BAR', -10.00, 0.0500, 0, 0, 0), (2, 1, 1, 'bob', 'BAR', 5.00, 0.1000, 0, 0, 0), (3, 2, 1, 'cy', 'OUGHT', 0.00, 0.2000, 0, 0, 0)
+ok 3
+> INSERT INTO new_order VALUES (2, 1, 1), (3, 1, 1), (2, 2, 1)
+ok 3
+> INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_ol_cnt) VALUES (1, 1, 1, 1, 2), (2, 1, 1, 2, 1), (3, 1, 1, 1, 3), (1, 2, 1, 3, 1), (2, 2, 1, 3, 2)
+ok 5
+> INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_amount) VALUES (1, 1, 1, 1, 10, 1.50), (1, 1, 1, 2, 11, 2.25), (2, 1, 1, 1, 10, 3.00), (3, 1, 1, 1, 12, 4.00), (2, 2, 1, 1, 10, 0.01)
+ok 5
+> INSERT INTO stock (s_i_id, s_w_id, s_quantity, s_ytd, s_order_cnt, s_remote_cnt) VALUES (10, 1, 5, 0, 0, 0), (11, 1, 50, 0, 0, 0), (12, 1, 15, 0, 0, 0), (10, 2, 1, 0, 0, 0)
+ok 4
+> INSERT INTO item (i_id, i_name, i_price) VALUES (10, 'i10', 1.00), (11, 'i11', 2.00), (12, 'i12', 3.00)
+ok 3
+> ANALYZE TABLE warehouse, district, customer, history, new_order, orders, order_line, stock, item
+Table	Op	Msg_type	Msg_text
+ex.warehouse	analyze	status	OK
+ex.district	analyze	status	OK
+ex.customer	analyze	status	OK
+ex.history	analyze	status	OK
+ex.new_order	analyze	status	OK
+ex.orders	analyze	status	OK
+ex.order_line	analyze	status	OK
+ex.stock	analyze	status	OK
+ex.item	analyze	status	OK
+
+# TPC-C New-Order
+> EXPLAIN SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = 1 AND c_w_id = w_id AND c_d_id = 1 AND c_id = 2
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:warehouse, handle
+└─IndexJoin Point_Get	root	table:customer, handle
+> EXPLAIN SELECT d_next_o_id, d_tax FROM district WHERE d_id = 1 AND d_w_id = 1 FOR UPDATE
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:district, handle
+> EXPLAIN UPDATE district SET d_next_o_id = 4 + 1 WHERE d_id = 1 AND d_w_id = 1
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:district, handle
+> EXPLAIN INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (4, 1, 1, 2, '2024-01-01 00:00:00', 2, 1)
+id	task	access object
+Insert	root	
+> EXPLAIN INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (4, 1, 1)
+id	task	access object
+Insert	root	
+> EXPLAIN SELECT i_price, i_name, i_data, i_id FROM item WHERE i_id IN (10, 11, 12)
+id	task	access object
+Projection	root	
+└─Batch_Point_Get	cop[tikv]	table:item, 3 keys
+> EXPLAIN SELECT s_i_id, s_quantity, s_data, s_dist_01, s_dist_02 FROM stock WHERE (s_w_id, s_i_id) IN ((1, 10), (1, 11)) FOR UPDATE
+id	task	access object
+Projection	root	
+└─Batch_Point_Get	cop[tikv]	table:stock, 2 keys
+> EXPLAIN UPDATE stock SET s_quantity = 5, s_ytd = s_ytd + 1, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + 0 WHERE s_i_id = 10 AND s_w_id = 1
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:stock, handle
+> EXPLAIN INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES (4, 1, 1, 1, 10, 1, 1, 1.50, 'x'), (4, 1, 1, 2, 11, 1, 1, 2.50, 'y')
+id	task	access object
+Insert	root	
+
+# TPC-C Payment
+> EXPLAIN UPDATE district SET d_ytd = d_ytd + 10.00 WHERE d_w_id = 1 AND d_id = 1
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:district, handle
+> EXPLAIN SELECT d_street_1, d_street_2, d_city, d_state, d_zip, d_name FROM district WHERE d_w_id = 1 AND d_id = 1
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:district, handle
+> EXPLAIN UPDATE warehouse SET w_ytd = w_ytd + 10.00 WHERE w_id = 1
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:warehouse, handle
+> EXPLAIN SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name FROM warehouse WHERE w_id = 1
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:warehouse, handle
+> EXPLAIN SELECT c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BAR' ORDER BY c_first
+id	task	access object
+Projection	root	
+└─IndexLookUp	cop[tikv]	table:customer, index:idx_customer
+> EXPLAIN SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2 FOR UPDATE
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:customer, handle
+> EXPLAIN SELECT c_data FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:customer, handle
+> EXPLAIN UPDATE customer SET c_balance = c_balance - 10.00, c_ytd_payment = c_ytd_payment + 10.00, c_payment_cnt = c_payment_cnt + 1, c_data = 'd' WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:customer, handle
+> EXPLAIN INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (1, 1, 2, 1, 1, '2024-01-01 00:00:00', 10.00, 'h')
+id	task	access object
+Insert	root	
+
+# TPC-C Order-Status
+> EXPLAIN SELECT count(c_id) namecnt FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BAR'
+id	task	access object
+Projection	root	
+└─IndexLookUp	cop[tikv]	table:customer, index:idx_customer
+> EXPLAIN SELECT c_balance, c_first, c_middle, c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BAR' ORDER BY c_first
+id	task	access object
+Projection	root	
+└─IndexLookUp	cop[tikv]	table:customer, index:idx_customer
+> EXPLAIN SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:customer, handle
+> EXPLAIN SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 2 ORDER BY o_id DESC LIMIT 1
+id	task	access object
+Projection	root	
+└─IndexLookUp	cop[tikv]	table:orders, index:idx_order
+> EXPLAIN SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:order_line, range on primary key
+
+# TPC-C Delivery
+> EXPLAIN SELECT no_o_id FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 ORDER BY no_o_id ASC LIMIT 1 FOR UPDATE
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:new_order, range on primary key, keep order
+> EXPLAIN DELETE FROM new_order WHERE (no_w_id, no_d_id, no_o_id) IN ((1, 1, 2), (1, 2, 2))
+id	task	access object
+Delete	root	
+└─Batch_Point_Get	cop[tikv]	table:new_order, 2 keys
+> EXPLAIN UPDATE orders SET o_carrier_id = 3 WHERE (o_w_id, o_d_id, o_id) IN ((1, 1, 2), (1, 2, 2))
+id	task	access object
+Update	root	
+└─Batch_Point_Get	cop[tikv]	table:orders, 2 keys
+> EXPLAIN SELECT o_d_id, o_c_id FROM orders WHERE (o_w_id, o_d_id, o_id) IN ((1, 1, 2), (1, 2, 2))
+id	task	access object
+Projection	root	
+└─Batch_Point_Get	cop[tikv]	table:orders, 2 keys
+> EXPLAIN UPDATE order_line SET ol_delivery_d = '2024-01-02 00:00:00' WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 2), (1, 2, 2))
+id	task	access object
+Update	root	
+└─TableRangeScan	cop[tikv]	table:order_line, 2 primary-key prefixes
+> EXPLAIN SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 2), (1, 2, 2)) GROUP BY ol_d_id
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:order_line, 2 primary-key prefixes
+> EXPLAIN UPDATE customer SET c_balance = c_balance + 3.00, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2
+id	task	access object
+Update	root	
+└─Point_Get	cop[tikv]	table:customer, handle
+
+# TPC-C Stock-Level
+> EXPLAIN SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1
+id	task	access object
+Projection	root	
+└─Point_Get	cop[tikv]	table:district, handle
+> EXPLAIN SELECT /*+ TIDB_INLJ(order_line,stock) */ COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND ol_o_id >= 4 - 20 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 15
+id	task	access object
+Projection	root	
+└─TableRangeScan	cop[tikv]	table:stock, range on primary key
+└─IndexJoin TableRangeScan	root	table:order_line, range on primary key
