@@ -66,7 +66,7 @@ pub fn create_table_as(
         quoted(&name),
         columns.join(", ")
     );
-    let mut statements = crate::parse::parse(&template)?.statements;
+    let mut statements = crate::parse::parse(&template)?.into_sql()?;
     let Some(ast::Statement::Insert(mut insert)) = statements.pop() else {
         return Err(error::internal(
             "the INSERT of CREATE TABLE … SELECT did not parse",

@@ -508,64 +508,6 @@ fn sorted_tables(schema: &Schema) -> Vec<&Arc<TableDef>> {
     tables
 }
 
-/// `SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern' | WHERE condition]` as the query over
-/// information_schema.TABLES that gives its rows; `rest` is the text after STATUS.
-pub fn table_status_query(
-    rest: &str,
-    current_database: Option<&str>,
-    schema: &Schema,
-) -> Result<String> {
-    let mut rest = rest.trim();
-    let mut database = current_database.map(str::to_string);
-    let first = rest.split_whitespace().next().unwrap_or("");
-    if first.eq_ignore_ascii_case("FROM") || first.eq_ignore_ascii_case("IN") {
-        let after = rest[first.len()..].trim_start();
-        let name = after.split_whitespace().next().unwrap_or("");
-        database = Some(name.trim_matches('`').to_string());
-        rest = after[name.len()..].trim_start();
-    }
-    let database = database.ok_or_else(error::no_database)?;
-    if !schema.databases.contains_key(&database) && !is_information_schema(&database) {
-        return Err(error::unknown_database(&database));
-    }
-    let columns = [
-        ("TABLE_NAME", "Name"),
-        ("ENGINE", "Engine"),
-        ("VERSION", "Version"),
-        ("ROW_FORMAT", "Row_format"),
-        ("TABLE_ROWS", "Rows"),
-        ("AVG_ROW_LENGTH", "Avg_row_length"),
-        ("DATA_LENGTH", "Data_length"),
-        ("MAX_DATA_LENGTH", "Max_data_length"),
-        ("INDEX_LENGTH", "Index_length"),
-        ("DATA_FREE", "Data_free"),
-        ("AUTO_INCREMENT", "Auto_increment"),
-        ("CREATE_TIME", "Create_time"),
-        ("UPDATE_TIME", "Update_time"),
-        ("CHECK_TIME", "Check_time"),
-        ("TABLE_COLLATION", "Collation"),
-        ("CHECKSUM", "Checksum"),
-        ("CREATE_OPTIONS", "Create_options"),
-        ("TABLE_COMMENT", "Comment"),
-    ]
-    .map(|(column, name)| format!("{column} AS `{name}`"))
-    .join(", ");
-    let database = database.replace('\\', "\\\\").replace('\'', "''");
-    let statuses = format!(
-        "SELECT {columns} FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{database}'"
-    );
-    let word = rest.split_whitespace().next().unwrap_or("");
-    Ok(if rest.is_empty() {
-        format!("{statuses} ORDER BY `Name`")
-    } else if word.eq_ignore_ascii_case("LIKE") {
-        format!("{statuses} AND TABLE_NAME {rest} ORDER BY `Name`")
-    } else if word.eq_ignore_ascii_case("WHERE") {
-        format!("SELECT * FROM ({statuses}) AS statuses {rest} ORDER BY `Name`")
-    } else {
-        return Err(error::syntax(format!("near '{rest}'")));
-    })
-}
-
 /// Views in a stable order: by database, then name.
 fn sorted_views(schema: &Schema) -> Vec<&Arc<ViewDef>> {
     let mut views: Vec<&Arc<ViewDef>> = schema.views.values().collect();

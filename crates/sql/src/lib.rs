@@ -1,15 +1,43 @@
 //! strata-sql: sessions, parsing, planning and execution of SQL over the transaction client.
 //!
-//! ```text
-//!  text ──parse──▶ sqlparser AST ──plan──▶ Plan (bound exprs, access path) ──execute──▶ Output
-//!                                  ▲ cached per prepared statement and schema version
-//! ```
-//!
 //! The layer reaches storage only through [`strata_txn`]: rows and index entries are keys
-//! (see the `rows` module), the catalog is keys too (see [`catalog`]). It keeps no data of its own, so
-//! any number of SQL nodes can serve one store.
+//! (see the `rows` module), the catalog is keys too (see [`catalog`]). It keeps no data of its
+//! own, so any number of SQL nodes can serve one store. Not here: the wire protocol
+//! (strata-mysql).
 //!
-//! Not here: the wire protocol (strata-mysql).
+//! # The life of a statement
+//!
+//! 1. **Wire.** strata-mysql reads a COM_QUERY or a COM_STMT_EXECUTE and calls
+//!    [`Session::execute_text`] or [`Session::execute_prepared`].
+//! 2. **Parse.** [`parse::parse`] tokenizes the text (executable comments run, optimizer hints
+//!    dropped), reads MySQL's own statements (the SHOW forms sqlparser lacks, ANALYZE, DO, …)
+//!    into [`statement::Statement`] variants ([`statement::parse_mysql_only`]) and the others
+//!    with sqlparser in [`dialect::StrataDialect`], keeping what sqlparser's tree has no place
+//!    for beside it ([`parse::Extras`]). Nothing is routed by matching text.
+//! 3. **Route.** A session runs each statement in the right transaction
+//!    ([`session::Session`]): queries and DML go to planning, SET, USE, DDL and the SHOW forms
+//!    sqlparser reads to [`show::execute_other`], Strata's own statements to
+//!    [`show::execute_mysql_only`].
+//! 4. **Plan.** [`query::plan_select`] resolves the FROM clause ([`join::from_relations`]),
+//!    binds names and subqueries against its scope ([`bind::Binder`], [`subquery`]), infers
+//!    result types ([`expr::typed`]), chooses each table's access path from statistics
+//!    ([`query::Access`]) and the join order ([`join`]), and returns a [`query::SelectPlan`]:
+//!    a record of the pipeline's parts that the executor interprets. DML plans in [`dml`].
+//!    A prepared statement caches its plan for its schema version.
+//! 5. **Execute.** [`exec::execute_select`] reads rows along the access path through a
+//!    [`strata_txn::Transaction`], joins them ([`join::execute`]), computes subqueries
+//!    ([`subquery::apply`]), filters, groups ([`aggregate::Grouping`]), computes windows,
+//!    sorts, limits and projects, each value in its column's type ([`expr::conform`]).
+//! 6. **Commit.** An autocommit statement commits at once (one-phase, async or two-phase
+//!    commit, chosen in strata-txn); one that meets a concurrent commit runs again from
+//!    scratch ([`error::Error::is_retryable`]). Inside a transaction a failed statement is
+//!    undone alone, except a deadlock, which ends the transaction.
+//! 7. **Answer.** The session returns an [`Output`] (rows or OK); an [`Error`] becomes
+//!    MySQL's code, SQLSTATE and message there ([`error::Error::to_packet`]).
+//!
+//! The map names private items: rustdoc checks that each link resolves, so the map fails
+//! `cargo doc` when it goes stale.
+#![allow(rustdoc::private_intra_doc_links)]
 
 mod aggregate;
 mod api;
@@ -37,6 +65,7 @@ mod rows;
 mod schema_sync;
 mod session;
 mod show;
+mod statement;
 mod subquery;
 pub mod types;
 mod union;

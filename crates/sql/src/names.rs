@@ -38,7 +38,11 @@ pub fn has_select(tokens: &[TokenWithSpan]) -> bool {
 
 /// Names the unaliased expressions of every select list in `statements`, parsed from `tokens`
 /// of `sql`.
-pub fn name_select_items(statements: &mut [ast::Statement], tokens: &[TokenWithSpan], sql: &str) {
+pub fn name_select_items<'s>(
+    statements: impl IntoIterator<Item = &'s mut ast::Statement>,
+    tokens: &[TokenWithSpan],
+    sql: &str,
+) {
     let mut line_starts = vec![0];
     line_starts.extend(sql.match_indices('\n').map(|(i, _)| i + 1));
     let mut namer = Namer {
@@ -224,8 +228,8 @@ mod tests {
 
     /// The names (aliases) of the first select list of `sql`, `-` for an item left unnamed.
     fn names(sql: &str) -> Vec<String> {
-        let parsed = parse(sql).unwrap();
-        let Statement::Query(q) = &parsed.statements[0] else {
+        let trees = parse(sql).unwrap().into_sql().unwrap();
+        let Statement::Query(q) = &trees[0] else {
             panic!("not a query: {sql}");
         };
         let select = match q.body.as_ref() {
@@ -259,11 +263,12 @@ mod tests {
         assert_eq!(names("SELECT a+1 FROM t UNION SELECT 2"), ["a+1"]);
         assert_eq!(names("SELECT é+1, 'ü' || x FROM t"), ["é+1", "'ü' || x"]);
         // A subquery's items and the item around it are named each from their own text.
-        let parsed = parse("SELECT (SELECT b+1 FROM u) FROM t").unwrap();
-        assert!(parsed.statements[0].to_string().contains("AS `b+1`"));
-        assert!(parsed.statements[0]
-            .to_string()
-            .contains("AS `(SELECT b+1 FROM u)`"));
+        let trees = parse("SELECT (SELECT b+1 FROM u) FROM t")
+            .unwrap()
+            .into_sql()
+            .unwrap();
+        assert!(trees[0].to_string().contains("AS `b+1`"));
+        assert!(trees[0].to_string().contains("AS `(SELECT b+1 FROM u)`"));
     }
 
     #[test]

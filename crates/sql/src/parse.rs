@@ -24,10 +24,22 @@ const EXECUTABLE_COMMENT_DEPTH_MAX: usize = 4;
 
 /// Parsed statements of one text, with the number of `?` placeholders.
 pub struct Parsed {
-    pub statements: Vec<Statement>,
+    pub statements: Vec<crate::statement::Statement>,
     pub param_count: usize,
-    /// For each statement, what it says that sqlparser's tree has no place for.
-    pub extras: Vec<Extras>,
+}
+
+impl Parsed {
+    /// The statements as sqlparser's trees, for text that holds only such statements (a view's
+    /// definition); a statement of Strata's own is a syntax error there.
+    pub fn into_sql(self) -> Result<Vec<Statement>> {
+        self.statements
+            .into_iter()
+            .map(|s| match s {
+                crate::statement::Statement::Sql(statement, _) => Ok(*statement),
+                other => Err(syntax(format!("near '{other:?}'"))),
+            })
+            .collect()
+    }
 }
 
 /// What a statement says that sqlparser's tree has no place for.
@@ -75,13 +87,18 @@ pub fn parse(sql: &str) -> Result<Parsed> {
         Err(_) => return Err(syntax("the statement could not be parsed")),
     };
     if let Some(tokens) = kept {
-        crate::names::name_select_items(&mut statements, &tokens, sql);
+        let trees = statements.iter_mut().filter_map(|s| match s {
+            crate::statement::Statement::Sql(statement, _) => Some(&mut **statement),
+            _ => None,
+        });
+        crate::names::name_select_items(trees, &tokens, sql);
     }
-    let extras = statements
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Extras {
-            calc_found_rows: match s {
+    for (i, statement) in statements.iter_mut().enumerate() {
+        let crate::statement::Statement::Sql(s, extras) = statement else {
+            continue;
+        };
+        *extras = Extras {
+            calc_found_rows: match &**s {
                 Statement::Query(q) => match q.body.as_ref() {
                     sqlparser::ast::SetExpr::Select(select) => {
                         counting.contains(&select.select_token.0.span.start)
@@ -96,18 +113,20 @@ pub fn parse(sql: &str) -> Result<Parsed> {
                 .unwrap_or_default(),
             begin_mode: clauses.get(i).and_then(|c| c.begin_mode),
             view_check_option: clauses.get(i).and_then(|c| c.view_check_option.clone()),
-        })
-        .collect();
+        };
+    }
     Ok(Parsed {
         statements,
         param_count,
-        extras,
     })
 }
 
-/// Reads `;`-separated statements, as sqlparser's `parse_statements` does, but ALTER TABLE in
-/// MySQL's grammar (parse_alter.rs).
-fn parse_statements(parser: &mut Parser) -> std::result::Result<Vec<Statement>, ParserError> {
+/// Reads `;`-separated statements, as sqlparser's `parse_statements` does, but MySQL's own
+/// statements as Strata's ([`crate::statement`]), and ALTER TABLE, UPDATE and DELETE in MySQL's
+/// grammar (parse_alter.rs and below).
+fn parse_statements(
+    parser: &mut Parser,
+) -> std::result::Result<Vec<crate::statement::Statement>, ParserError> {
     let mut statements = Vec::new();
     let mut expecting_delimiter = false;
     loop {
@@ -120,7 +139,12 @@ fn parse_statements(parser: &mut Parser) -> std::result::Result<Vec<Statement>, 
         if expecting_delimiter {
             return parser.expected("end of statement", parser.peek_token());
         }
-        statements.push(if crate::parse_alter::at_alter_table(parser) {
+        if let Some(statement) = crate::statement::parse_mysql_only(parser)? {
+            statements.push(statement);
+            expecting_delimiter = true;
+            continue;
+        }
+        let statement = if crate::parse_alter::at_alter_table(parser) {
             crate::parse_alter::parse_alter_table(parser)?
         } else if parser.peek_keyword(Keyword::UPDATE) {
             parse_update(parser)?
@@ -128,7 +152,11 @@ fn parse_statements(parser: &mut Parser) -> std::result::Result<Vec<Statement>, 
             parse_delete(parser)?
         } else {
             parser.parse_statement()?
-        });
+        };
+        statements.push(crate::statement::Statement::Sql(
+            Box::new(statement),
+            Extras::default(),
+        ));
         expecting_delimiter = true;
     }
 }
@@ -562,17 +590,28 @@ fn executable_body(body: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
+    fn sql_trees(parsed: &crate::parse::Parsed) -> Vec<Statement> {
+        parsed
+            .statements
+            .iter()
+            .filter_map(|s| match s {
+                crate::statement::Statement::Sql(tree, _) => Some((**tree).clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     #[test]
     fn executable_comments_are_executed_and_hints_ignored() {
         let parsed = parse("CREATE TABLE t (id INT PRIMARY KEY) /*! ENGINE = innodb */ ").unwrap();
-        let text = parsed.statements[0].to_string();
+        let text = sql_trees(&parsed)[0].to_string();
         assert!(text.contains("ENGINE"), "{text}");
         let parsed = parse("CREATE TABLE t (id INT /*T![auto_rand] AUTO_INCREMENT */)").unwrap();
-        assert!(parsed.statements[0].to_string().contains("AUTO_INCREMENT"));
+        assert!(sql_trees(&parsed)[0].to_string().contains("AUTO_INCREMENT"));
         let parsed =
             parse("CREATE TABLE t (a INT, PRIMARY KEY (a) /*T![clustered_index] CLUSTERED */)")
                 .unwrap();
-        assert!(!parsed.statements[0].to_string().contains("CLUSTERED"));
+        assert!(!sql_trees(&parsed)[0].to_string().contains("CLUSTERED"));
         let parsed = parse("SELECT /*+ TIDB_INLJ(a) */ 1").unwrap();
         assert_eq!(parsed.statements.len(), 1);
     }
@@ -582,7 +621,7 @@ mod tests {
         let parsed = parse("UPDATE t SET c=? WHERE id=?").unwrap();
         assert_eq!(parsed.param_count, 2);
         assert_eq!(
-            parsed.statements[0].to_string(),
+            sql_trees(&parsed)[0].to_string(),
             "UPDATE t SET c = ?1 WHERE id = ?2"
         );
     }

@@ -245,17 +245,20 @@ pub fn split_name(name: &ast::ObjectName, database: Option<&str>) -> Result<(Str
     }
 }
 
-/// The database (if written) and name of `db.name` or `name`.
-pub fn qualified_name(name: &ast::ObjectName) -> Result<(Option<String>, String)> {
-    let parts: Vec<String> = name
-        .0
+/// The parts of a dotted name, unquoted.
+pub fn name_parts(name: &ast::ObjectName) -> Vec<String> {
+    name.0
         .iter()
         .map(|p| match p {
             ast::ObjectNamePart::Identifier(i) => i.value.clone(),
             other => other.to_string(),
         })
-        .collect();
-    match parts.as_slice() {
+        .collect()
+}
+
+/// The database (if written) and name of `db.name` or `name`.
+pub fn qualified_name(name: &ast::ObjectName) -> Result<(Option<String>, String)> {
+    match name_parts(name).as_slice() {
         [name] => Ok((None, name.clone())),
         [db, name] => Ok((Some(db.clone()), name.clone())),
         _ => Err(error::syntax(format!("near '{name}'"))),

@@ -177,7 +177,8 @@ fn plan_ordered(
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
     let template = format!("SELECT * FROM (SELECT 1) AS {UNION_ALIAS}");
-    let Some(ast::Statement::Query(mut wrapper)) = crate::parse::parse(&template)?.statements.pop()
+    let Some(ast::Statement::Query(mut wrapper)) =
+        crate::parse::parse(&template)?.into_sql()?.pop()
     else {
         unreachable!("the wrapper parses as a query");
     };

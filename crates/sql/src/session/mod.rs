@@ -27,6 +27,7 @@ use crate::expr::SessionValue;
 use crate::parse;
 use crate::query::{self, SelectPlan};
 use crate::show;
+use crate::statement;
 use crate::vars;
 
 mod txn;
@@ -123,9 +124,8 @@ struct CachedPlan {
 }
 
 struct Prepared {
-    statement: Statement,
+    statement: statement::Statement,
     param_count: usize,
-    extras: parse::Extras,
     plan: Option<CachedPlan>,
 }
 
@@ -232,12 +232,6 @@ impl Session {
 
     /// [`Session::execute_text`] with the SQL layer's errors.
     pub(crate) fn run_text(&mut self, sql: &str) -> Vec<Result<Output>> {
-        if let Some(output) = self.fast_path(sql) {
-            return vec![output];
-        }
-        if let Some(output) = show::intercept(self, sql) {
-            return vec![output];
-        }
         let parsed = match parse::parse(sql) {
             Ok(p) => p,
             Err(e) => return vec![Err(e)],
@@ -249,9 +243,8 @@ impl Session {
             return vec![Err(Error::new(1065, "42000", "Query was empty"))];
         }
         let mut outputs = Vec::with_capacity(parsed.statements.len());
-        for (statement, extras) in parsed.statements.iter().zip(&parsed.extras) {
-            self.take_extras(extras);
-            let result = self.execute_statement(statement, &[], None);
+        for statement in &parsed.statements {
+            let result = self.run_statement(statement, &[], None);
             let failed = result.is_err();
             outputs.push(result);
             if failed {
@@ -259,6 +252,26 @@ impl Session {
             }
         }
         outputs
+    }
+
+    /// Runs one parsed statement: sqlparser's trees through planning (with the plan cached in
+    /// `cache` for a prepared statement), Strata's own forms through their handlers.
+    fn run_statement(
+        &mut self,
+        statement: &statement::Statement,
+        params: &[Datum],
+        cache: Option<&mut Option<CachedPlan>>,
+    ) -> Result<Output> {
+        match statement {
+            statement::Statement::Sql(tree, extras) => {
+                self.take_extras(extras);
+                self.execute_statement(tree, params, cache)
+            }
+            other => {
+                self.take_extras(&parse::Extras::default());
+                show::execute_mysql_only(self, other)
+            }
+        }
     }
 
     /// Makes what the parser kept beside a statement the running statement's.
@@ -269,20 +282,6 @@ impl Session {
     /// What the parser kept beside the running statement.
     pub(crate) fn extras(&self) -> &parse::Extras {
         &self.extras
-    }
-
-    /// Transaction control without parsing (sysbench sends these thousands of times a second).
-    fn fast_path(&mut self, sql: &str) -> Option<Result<Output>> {
-        let trimmed = sql.trim().trim_end_matches(';').trim();
-        if trimmed.len() > 17 {
-            return None;
-        }
-        match trimmed.to_ascii_uppercase().as_str() {
-            "BEGIN" | "START TRANSACTION" | "BEGIN WORK" => Some(self.begin()),
-            "COMMIT" | "COMMIT WORK" => Some(self.commit()),
-            "ROLLBACK" | "ROLLBACK WORK" => Some(self.rollback()),
-            _ => None,
-        }
     }
 
     /// Prepares a statement (COM_STMT_PREPARE).
@@ -302,7 +301,32 @@ impl Session {
             return Err(error::syntax("multiple statements cannot be prepared"));
         }
         let statement = parsed.statements.pop().expect("one statement");
-        let columns: Arc<[ColumnInfo]> = match &statement {
+        let columns = match &statement {
+            statement::Statement::Sql(tree, _) => self.prepared_columns(tree)?,
+            // MySQL's own statements describe their columns when they run.
+            _ => Arc::from(Vec::new()),
+        };
+        let statement_id = self.next_statement_id;
+        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
+        self.prepared.insert(
+            statement_id,
+            Prepared {
+                statement,
+                param_count: parsed.param_count,
+                plan: None,
+            },
+        );
+        Ok(PreparedInfo {
+            statement_id,
+            param_count: parsed.param_count as u16,
+            columns,
+        })
+    }
+
+    /// The result columns a prepared statement describes (a query's), or none; an error for a
+    /// statement that cannot be prepared.
+    fn prepared_columns(&self, tree: &Statement) -> Result<Arc<[ColumnInfo]>> {
+        Ok(match tree {
             Statement::Query(q) => {
                 let schema = self.server.catalog.schema();
                 query::plan_select(q, &schema, self.database.as_deref())?.columns
@@ -327,22 +351,6 @@ impl Session {
                     other.to_string().split_whitespace().next().unwrap_or(""),
                 ))
             }
-        };
-        let statement_id = self.next_statement_id;
-        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
-        self.prepared.insert(
-            statement_id,
-            Prepared {
-                statement,
-                param_count: parsed.param_count,
-                extras: parsed.extras.into_iter().next().unwrap_or_default(),
-                plan: None,
-            },
-        );
-        Ok(PreparedInfo {
-            statement_id,
-            param_count: parsed.param_count as u16,
-            columns,
         })
     }
 
@@ -370,13 +378,9 @@ impl Session {
             Err(error::wrong_arguments("mysqld_stmt_execute"))
         } else {
             let Prepared {
-                statement,
-                plan,
-                extras,
-                ..
+                statement, plan, ..
             } = &mut prepared;
-            self.take_extras(extras);
-            self.execute_statement(statement, &params, Some(plan))
+            self.run_statement(statement, &params, Some(plan))
         };
         self.prepared.insert(statement_id, prepared);
         result
@@ -569,8 +573,7 @@ impl Session {
     /// The value of an expression that may hold subqueries (`SET @n = (SELECT …)`): it is
     /// run as `SELECT expr`, in the session's transaction if one is open.
     pub(crate) fn eval_query_value(&mut self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
-        let mut parsed = parse::parse("SELECT 1")?;
-        let Some(Statement::Query(mut query)) = parsed.statements.pop() else {
+        let Some(Statement::Query(mut query)) = parse::parse("SELECT 1")?.into_sql()?.pop() else {
             return Err(error::internal("SELECT 1 did not parse"));
         };
         if let ast::SetExpr::Select(select) = query.body.as_mut() {
@@ -586,6 +589,25 @@ impl Session {
                 .unwrap_or(Datum::Null)),
             _ => Ok(Datum::Null),
         }
+    }
+
+    /// The rows of `rows`, laid out as `scope`, for which `condition` holds (a SHOW's WHERE).
+    pub(crate) fn filter_rows(
+        &self,
+        scope: &crate::bind::Scope,
+        condition: &ast::Expr,
+        rows: Vec<Vec<Datum>>,
+    ) -> Result<Vec<Vec<Datum>>> {
+        let filter = crate::bind::Binder::new(scope, "where clause").bind(condition)?;
+        let env = Env { session: self };
+        let ctx = Ctx::new(&[], &env, false);
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            if exec::holds(Some(&filter), &row, &ctx)? {
+                kept.push(row);
+            }
+        }
+        Ok(kept)
     }
 
     pub(crate) fn eval_constant(&self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {

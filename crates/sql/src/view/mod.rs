@@ -250,9 +250,9 @@ fn plan_definition(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
 }
 
 fn parse_definition(definition: &str) -> Result<ast::Query> {
-    let mut parsed = crate::parse::parse(definition)?;
-    match parsed.statements.pop() {
-        Some(ast::Statement::Query(query)) if parsed.statements.is_empty() => Ok(*query),
+    let mut statements = crate::parse::parse(definition)?.into_sql()?;
+    match statements.pop() {
+        Some(ast::Statement::Query(query)) if statements.is_empty() => Ok(*query),
         _ => Err(error::internal("a view's definition is not a SELECT")),
     }
 }

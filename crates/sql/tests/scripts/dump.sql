@@ -61,7 +61,7 @@ ok 0
 > DO nope()
 error 1305 (42000): FUNCTION NOPE does not exist
 > DO
-error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'DO' at line 1
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '' at line 1
 > OPTIMIZE TABLE t
 Table	Op	Msg_type	Msg_text
 dmp.t	optimize	note	Table does not support optimize, doing analyze instead
@@ -71,11 +71,13 @@ Table	Op	Msg_type	Msg_text
 dmp.t	optimize	note	Table does not support optimize, doing analyze instead
 dmp.t	optimize	status	OK
 > OPTIMIZE TABLE missing
-error 1146 (42S02): Table 'dmp.missing' doesn't exist
+Table	Op	Msg_type	Msg_text
+dmp.missing	optimize	Error	Table 'dmp.missing' doesn't exist
+dmp.missing	optimize	status	Operation failed
 > ANALYZE LOCAL TABLE t
 Table	Op	Msg_type	Msg_text
 dmp.t	analyze	status	OK
 > ANALYZE NO_WRITE_TO_BINLOG t
-error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use: near 'ANALYZE NO_WRITE_TO_BINLOG t'
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 't' at line 1
 > DROP DATABASE dmp
 ok 0

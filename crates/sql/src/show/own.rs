@@ -1,0 +1,426 @@
+//! The handlers of MySQL's statements that Strata parses itself ([`crate::statement`]): the
+//! SHOW forms sqlparser lacks, ANALYZE and OPTIMIZE TABLE, DO, and START TRANSACTION WITH
+//! CONSISTENT SNAPSHOT.
+
+use sqlparser::ast;
+use strata_codec::Datum;
+
+use super::{int_column, matches_pattern, object_name, ok, rows, text, text_column};
+use crate::api::{charsets, ColumnInfo, Output};
+use crate::bind::{Reach, Scope, ScopeColumn};
+use crate::catalog::PrimaryKey;
+use crate::error::{self, Result};
+use crate::expr::ResultType;
+use crate::session::Session;
+use crate::statement::{Show, ShowFilter, Statement};
+
+/// Runs one of Strata's own statements.
+pub(crate) fn execute_mysql_only(session: &mut Session, statement: &Statement) -> Result<Output> {
+    match statement {
+        Statement::Sql(..) => Err(error::internal(
+            "an sqlparser statement reached Strata's own",
+        )),
+        Statement::Show(show) => execute_show(session, show),
+        Statement::Analyze { tables, optimize } => analyze(session, tables, *optimize),
+        Statement::Do(exprs) => {
+            // Evaluated for their effects (SLEEP, `@x := …`), in the session's transaction.
+            for e in exprs {
+                session.eval_query_value(e, &[])?;
+            }
+            Ok(ok())
+        }
+        Statement::BeginConsistent => session.begin(),
+    }
+}
+
+fn execute_show(session: &mut Session, show: &Show) -> Result<Output> {
+    let filter = match show {
+        Show::Index { filter, .. }
+        | Show::TableStatus { filter, .. }
+        | Show::Status(filter)
+        | Show::Collation(filter)
+        | Show::Charset(filter) => filter.as_ref(),
+        _ => None,
+    };
+    let out = show_rows(session, show)?;
+    filtered(session, out, filter)
+}
+
+/// Keeps the rows a SHOW's LIKE (on the first column) or WHERE (on the columns by name) holds.
+fn filtered(session: &Session, out: Output, filter: Option<&ShowFilter>) -> Result<Output> {
+    let (Some(filter), Output::ResultSet { columns, rows }) = (filter, &out) else {
+        return Ok(out);
+    };
+    let kept = match filter {
+        ShowFilter::Like(pattern) => rows
+            .iter()
+            .filter(|row| {
+                let first = crate::types::datum_to_text(&row[0]);
+                matches_pattern(&String::from_utf8_lossy(&first), Some(pattern))
+            })
+            .cloned()
+            .collect(),
+        ShowFilter::Where(condition) => {
+            let scope = Scope {
+                columns: columns
+                    .iter()
+                    .map(|c| ScopeColumn {
+                        table: String::new(),
+                        name: c.name.clone(),
+                        ty: ResultType::of(c.column_type, c.column_length, c.decimals),
+                        reach: Reach::Any,
+                    })
+                    .collect(),
+            };
+            session.filter_rows(&scope, condition, rows.clone())?
+        }
+    };
+    Ok(Output::ResultSet {
+        columns: columns.clone(),
+        rows: kept,
+    })
+}
+
+/// A SHOW's rows before its filter.
+fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
+    Ok(match show {
+        Show::Warnings => rows(
+            vec![
+                text_column("Level"),
+                int_column("Code"),
+                text_column("Message"),
+            ],
+            Vec::new(),
+        ),
+        Show::Index {
+            table, database, ..
+        } => {
+            // `FROM db.t` names the database too, unless `FROM db` follows.
+            let qualifier = match table.0.as_slice() {
+                [ast::ObjectNamePart::Identifier(db), _] => Some(db),
+                _ => None,
+            };
+            return show_index(
+                session,
+                database.as_ref().or(qualifier),
+                &object_name(table),
+            );
+        }
+        Show::TableStatus { database, .. } => return table_status(session, database.as_ref()),
+        Show::Engines => rows(
+            [
+                "Engine",
+                "Support",
+                "Comment",
+                "Transactions",
+                "XA",
+                "Savepoints",
+            ]
+            .iter()
+            .map(|c| text_column(c))
+            .collect(),
+            vec![vec![
+                text("InnoDB"),
+                text("DEFAULT"),
+                text("Strata's transactional storage"),
+                text("YES"),
+                text("NO"),
+                text("YES"),
+            ]],
+        ),
+        Show::Status(_) => rows(
+            vec![text_column("Variable_name"), text_column("Value")],
+            Vec::new(),
+        ),
+        Show::Collation(_) => collations(),
+        Show::Charset(_) => rows(
+            ["Charset", "Description", "Default collation", "Maxlen"]
+                .iter()
+                .map(|c| text_column(c))
+                .collect(),
+            vec![vec![
+                text("utf8mb4"),
+                text("UTF-8 Unicode"),
+                text("utf8mb4_bin"),
+                Datum::Int(4),
+            ]],
+        ),
+        Show::Processlist => rows(
+            [
+                "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+            ]
+            .iter()
+            .map(|c| text_column(c))
+            .collect(),
+            vec![vec![
+                Datum::Int(session.connection_id() as i64),
+                text("root"),
+                text("127.0.0.1"),
+                session.current_database().map(text).unwrap_or(Datum::Null),
+                text("Query"),
+                Datum::Int(0),
+                text("autocommit"),
+                text("SHOW PROCESSLIST"),
+            ]],
+        ),
+        Show::Grants => rows(
+            vec![text_column("Grants for root@%")],
+            vec![vec![text(
+                "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION",
+            )]],
+        ),
+        Show::CreateDatabase(name) => {
+            let name = &name.value;
+            if !session
+                .server()
+                .catalog()
+                .schema()
+                .databases
+                .contains_key(name)
+            {
+                return Err(error::unknown_database(name));
+            }
+            rows(
+                vec![text_column("Database"), text_column("Create Database")],
+                vec![vec![
+                    text(name),
+                    text(format!(
+                        "CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 */"
+                    )),
+                ]],
+            )
+        }
+    })
+}
+
+/// The collations of SHOW COLLATION.
+pub(crate) fn collations() -> Output {
+    rows(
+        [
+            "Collation",
+            "Charset",
+            "Id",
+            "Default",
+            "Compiled",
+            "Sortlen",
+        ]
+        .iter()
+        .map(|c| text_column(c))
+        .collect(),
+        vec![
+            vec![
+                text("utf8mb4_bin"),
+                text("utf8mb4"),
+                Datum::Int(46),
+                text("Yes"),
+                text("Yes"),
+                Datum::Int(1),
+            ],
+            vec![
+                text("utf8mb4_general_ci"),
+                text("utf8mb4"),
+                Datum::Int(45),
+                text(""),
+                text("Yes"),
+                Datum::Int(1),
+            ],
+        ],
+    )
+}
+
+/// ANALYZE TABLE, and OPTIMIZE TABLE, which has nothing to rebuild here and analyzes instead
+/// (InnoDB recreates the table, then analyzes it).
+pub(crate) fn analyze(
+    session: &mut Session,
+    tables: &[ast::ObjectName],
+    optimize: bool,
+) -> Result<Output> {
+    let mut out = Vec::new();
+    for name in tables {
+        let (db, table) = crate::query::qualified_name(name)?;
+        let db = match db {
+            Some(db) => db,
+            None => session
+                .current_database()
+                .ok_or_else(error::no_database)?
+                .to_string(),
+        };
+        let op = if optimize { "optimize" } else { "analyze" };
+        let mut report = |msg_type: &str, msg_text: &str| {
+            out.push(vec![
+                text(format!("{db}.{table}")),
+                text(op),
+                text(msg_type),
+                text(msg_text),
+            ])
+        };
+        match session.server().catalog().analyze(&db, &table) {
+            Ok(_) => {
+                if optimize {
+                    report(
+                        "note",
+                        "Table does not support optimize, doing analyze instead",
+                    );
+                }
+                report("status", "OK");
+            }
+            // A table that is not there is reported in its row, and the others go on.
+            Err(e) if e.code() == error::unknown_table("", "").code() => {
+                report("Error", &e.to_packet().message);
+                report("status", "Operation failed");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(rows(
+        ["Table", "Op", "Msg_type", "Msg_text"]
+            .iter()
+            .map(|c| text_column(c))
+            .collect(),
+        out,
+    ))
+}
+
+fn show_index(session: &Session, db: Option<&ast::Ident>, table: &str) -> Result<Output> {
+    let db = match db {
+        Some(d) => d.value.clone(),
+        None => session
+            .current_database()
+            .ok_or_else(error::no_database)?
+            .to_string(),
+    };
+    let schema = session.server().catalog().schema();
+    let def = schema.table(&db, table)?;
+    let mut out = Vec::new();
+    let mut push = |name: &str, unique: bool, columns: &[usize]| {
+        for (seq, c) in columns.iter().enumerate() {
+            out.push(vec![
+                text(&def.name),
+                Datum::Int(if unique { 0 } else { 1 }),
+                text(name),
+                Datum::Int(seq as i64 + 1),
+                text(&def.columns[*c].name),
+                text("A"),
+                Datum::Int(0),
+                Datum::Null,
+                Datum::Null,
+                text(if def.columns[*c].nullable { "YES" } else { "" }),
+                text("BTREE"),
+                text(""),
+                text(""),
+                text("YES"),
+            ]);
+        }
+    };
+    if def.primary_key != PrimaryKey::RowId {
+        push("PRIMARY", true, &def.primary_columns());
+    }
+    for index in def.indexes.iter().filter(|i| i.public) {
+        push(&index.name, index.unique, &index.columns);
+    }
+    let names = [
+        "Table",
+        "Non_unique",
+        "Key_name",
+        "Seq_in_index",
+        "Column_name",
+        "Collation",
+        "Cardinality",
+        "Sub_part",
+        "Packed",
+        "Null",
+        "Index_type",
+        "Comment",
+        "Index_comment",
+        "Visible",
+    ];
+    let columns = names
+        .iter()
+        .map(|n| {
+            if matches!(*n, "Non_unique" | "Seq_in_index" | "Cardinality") {
+                int_column(n)
+            } else {
+                text_column(n)
+            }
+        })
+        .collect();
+    Ok(rows(columns, out))
+}
+
+/// The columns of SHOW TABLE STATUS: information_schema.TABLES' column, and its name here.
+const TABLE_STATUS_COLUMNS: [(&str, &str); 18] = [
+    ("TABLE_NAME", "Name"),
+    ("ENGINE", "Engine"),
+    ("VERSION", "Version"),
+    ("ROW_FORMAT", "Row_format"),
+    ("TABLE_ROWS", "Rows"),
+    ("AVG_ROW_LENGTH", "Avg_row_length"),
+    ("DATA_LENGTH", "Data_length"),
+    ("MAX_DATA_LENGTH", "Max_data_length"),
+    ("INDEX_LENGTH", "Index_length"),
+    ("DATA_FREE", "Data_free"),
+    ("AUTO_INCREMENT", "Auto_increment"),
+    ("CREATE_TIME", "Create_time"),
+    ("UPDATE_TIME", "Update_time"),
+    ("CHECK_TIME", "Check_time"),
+    ("TABLE_COLLATION", "Collation"),
+    ("CHECKSUM", "Checksum"),
+    ("CREATE_OPTIONS", "Create_options"),
+    ("TABLE_COMMENT", "Comment"),
+];
+
+/// SHOW TABLE STATUS: information_schema.TABLES' rows of one database under MySQL's names,
+/// by name.
+fn table_status(session: &Session, database: Option<&ast::Ident>) -> Result<Output> {
+    let schema = session.server().catalog().schema();
+    let database = match database {
+        Some(d) => d.value.clone(),
+        None => session
+            .current_database()
+            .ok_or_else(error::no_database)?
+            .to_string(),
+    };
+    if !schema.databases.contains_key(&database)
+        && !crate::infoschema::is_information_schema(&database)
+    {
+        return Err(error::unknown_database(&database));
+    }
+    let (def, all) = crate::infoschema::table(&schema, "TABLES")?;
+    let position = |name: &str| {
+        def.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| error::internal(format!("information_schema.TABLES lacks {name}")))
+    };
+    let in_database = position("TABLE_SCHEMA")?;
+    let positions = TABLE_STATUS_COLUMNS
+        .iter()
+        .map(|(column, _)| position(column))
+        .collect::<Result<Vec<usize>>>()?;
+    let mut out: Vec<Vec<Datum>> = all
+        .rows()
+        .iter()
+        .filter(|row| crate::types::datum_to_text(&row[in_database]) == database.as_bytes())
+        .map(|row| positions.iter().map(|&p| row[p].clone()).collect())
+        .collect();
+    out.sort_by(|a, b| crate::types::sort_compare(&a[0], &b[0]));
+    let columns = TABLE_STATUS_COLUMNS
+        .iter()
+        .zip(&positions)
+        .map(|((_, name), &p)| {
+            let ty = ResultType::from_sql(&def.columns[p].ty, false);
+            ColumnInfo {
+                charset: if ty.column_type == crate::api::ColumnType::VarString {
+                    charsets::UTF8MB4_GENERAL_CI
+                } else {
+                    charsets::BINARY
+                },
+                column_length: ty.length,
+                column_type: ty.column_type,
+                decimals: ty.decimals,
+                ..text_column(name)
+            }
+        })
+        .collect();
+    Ok(rows(columns, out))
+}

@@ -1,0 +1,81 @@
+# The SHOW forms Strata reads itself: each keeps the rows its LIKE (first column) or WHERE
+# (columns by the names the SHOW gives them) holds, as MySQL does.
+> CREATE DATABASE shows
+ok 1
+> USE shows
+ok 0
+> CREATE TABLE items (id INT PRIMARY KEY, k INT NOT NULL, name VARCHAR(10), KEY k_name (k, name), UNIQUE KEY u_name (name))
+ok 0
+> CREATE TABLE other (id INT PRIMARY KEY)
+ok 0
+> SHOW INDEX FROM items
+Table	Non_unique	Key_name	Seq_in_index	Column_name	Collation	Cardinality	Sub_part	Packed	Null	Index_type	Comment	Index_comment	Visible
+items	0	PRIMARY	1	id	A	0	NULL	NULL		BTREE			YES
+items	1	k_name	1	k	A	0	NULL	NULL		BTREE			YES
+items	1	k_name	2	name	A	0	NULL	NULL	YES	BTREE			YES
+items	0	u_name	1	name	A	0	NULL	NULL	YES	BTREE			YES
+> SHOW INDEX FROM items WHERE Key_name = 'k_name'
+Table	Non_unique	Key_name	Seq_in_index	Column_name	Collation	Cardinality	Sub_part	Packed	Null	Index_type	Comment	Index_comment	Visible
+items	1	k_name	1	k	A	0	NULL	NULL		BTREE			YES
+items	1	k_name	2	name	A	0	NULL	NULL	YES	BTREE			YES
+> SHOW KEYS IN items FROM shows WHERE Non_unique = 0
+Table	Non_unique	Key_name	Seq_in_index	Column_name	Collation	Cardinality	Sub_part	Packed	Null	Index_type	Comment	Index_comment	Visible
+items	0	PRIMARY	1	id	A	0	NULL	NULL		BTREE			YES
+items	0	u_name	1	name	A	0	NULL	NULL	YES	BTREE			YES
+> SHOW INDEXES FROM shows.other
+Table	Non_unique	Key_name	Seq_in_index	Column_name	Collation	Cardinality	Sub_part	Packed	Null	Index_type	Comment	Index_comment	Visible
+other	0	PRIMARY	1	id	A	0	NULL	NULL		BTREE			YES
+> SHOW INDEX FROM missing
+error 1146 (42S02): Table 'shows.missing' doesn't exist
+> SHOW TABLE STATUS LIKE 'it%'
+Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
+items	InnoDB	10	Dynamic	0	0	0	0	0	0	NULL	NULL	NULL	NULL	utf8mb4_bin	NULL		
+> SHOW TABLE STATUS FROM shows WHERE Name = 'other'
+Name	Engine	Version	Row_format	Rows	Avg_row_length	Data_length	Max_data_length	Index_length	Data_free	Auto_increment	Create_time	Update_time	Check_time	Collation	Checksum	Create_options	Comment
+other	InnoDB	10	Dynamic	0	0	0	0	0	0	NULL	NULL	NULL	NULL	utf8mb4_bin	NULL		
+> SHOW COLLATION LIKE 'utf8mb4_bin'
+Collation	Charset	Id	Default	Compiled	Sortlen
+utf8mb4_bin	utf8mb4	46	Yes	Yes	1
+> SHOW COLLATION WHERE Collation = 'binary'
+Collation	Charset	Id	Default	Compiled	Sortlen
+> SHOW CHARACTER SET LIKE 'utf8%'
+Charset	Description	Default collation	Maxlen
+utf8mb4	UTF-8 Unicode	utf8mb4_bin	4
+> SHOW CHARSET WHERE Charset = 'latin1'
+Charset	Description	Default collation	Maxlen
+> SHOW GLOBAL STATUS LIKE 'Uptime'
+Variable_name	Value
+> SHOW STORAGE ENGINES
+Engine	Support	Comment	Transactions	XA	Savepoints
+InnoDB	DEFAULT	Strata's transactional storage	YES	NO	YES
+> SHOW WARNINGS
+Level	Code	Message
+> SHOW CREATE DATABASE shows
+Database	Create Database
+shows	CREATE DATABASE `shows` /*!40100 DEFAULT CHARACTER SET utf8mb4 */
+> SHOW CREATE SCHEMA nowhere
+error 1049 (42000): Unknown database 'nowhere'
+> ANALYZE TABLE items, shows.other
+Table	Op	Msg_type	Msg_text
+shows.items	analyze	status	OK
+shows.other	analyze	status	OK
+> OPTIMIZE LOCAL TABLE items
+Table	Op	Msg_type	Msg_text
+shows.items	optimize	note	Table does not support optimize, doing analyze instead
+shows.items	optimize	status	OK
+> ANALYZE TABLE missing
+Table	Op	Msg_type	Msg_text
+shows.missing	analyze	Error	Table 'shows.missing' doesn't exist
+shows.missing	analyze	status	Operation failed
+> DO 1 + 1, @x := 5
+ok 0
+> SELECT @x
+@x
+5
+> START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY
+ok 0
+> SELECT COUNT(*) FROM items
+COUNT(*)
+0
+> COMMIT
+ok 0
