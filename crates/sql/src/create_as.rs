@@ -58,22 +58,12 @@ pub fn create_table_as(
     {
         return Ok(ok(0));
     }
-    let quoted = |n: &str| format!("`{}`", n.replace('`', "``"));
-    let columns: Vec<String> = inserted.iter().map(|n| quoted(n)).collect();
-    let template = format!(
-        "INSERT INTO {}.{} ({}) SELECT 1",
-        quoted(&db),
-        quoted(&name),
-        columns.join(", ")
+    let insert = crate::synth::insert_select(
+        ast::ObjectName::from(vec![ast::Ident::new(&db), ast::Ident::new(&name)]),
+        inserted.iter().map(ast::Ident::new).collect(),
+        query.clone(),
     );
-    let mut statements = crate::parse::parse(&template)?.into_sql()?;
-    let Some(ast::Statement::Insert(mut insert)) = statements.pop() else {
-        return Err(error::internal(
-            "the INSERT of CREATE TABLE … SELECT did not parse",
-        ));
-    };
-    insert.source = Some(Box::new(query.clone()));
-    match session.execute_write(&ast::Statement::Insert(insert)) {
+    match session.execute_write(&insert) {
         Ok(Output::Ok { affected_rows, .. }) => Ok(ok(affected_rows)),
         Ok(_) => Ok(ok(0)),
         Err(e) => {

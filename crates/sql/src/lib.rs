@@ -67,6 +67,7 @@ mod session;
 mod show;
 mod statement;
 mod subquery;
+mod synth;
 pub mod types;
 mod union;
 mod vars;

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier, TableFactor};
+use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 use strata_codec::Datum;
 use strata_txn::Transaction;
 use strata_types::Key;
@@ -176,24 +176,15 @@ fn plan_ordered(
     database: Option<&str>,
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
-    let template = format!("SELECT * FROM (SELECT 1) AS {UNION_ALIAS}");
-    let Some(ast::Statement::Query(mut wrapper)) =
-        crate::parse::parse(&template)?.into_sql()?.pop()
-    else {
-        unreachable!("the wrapper parses as a query");
-    };
     let mut inner = query.clone();
     inner.order_by = None;
     inner.limit_clause = None;
-    let SetExpr::Select(select) = wrapper.body.as_mut() else {
-        unreachable!("the wrapper is a SELECT");
-    };
-    let Some(TableFactor::Derived { subquery, .. }) =
-        select.from.first_mut().map(|from| &mut from.relation)
-    else {
-        unreachable!("the wrapper reads a derived table");
-    };
-    **subquery = inner;
+    let mut wrapper = crate::synth::select(
+        vec![ast::SelectItem::Wildcard(
+            ast::WildcardAdditionalOptions::default(),
+        )],
+        vec![crate::synth::derived(inner, UNION_ALIAS)],
+    );
     wrapper.order_by = query.order_by.clone();
     wrapper.limit_clause = query.limit_clause.clone();
     query::plan_select_in(&wrapper, schema, database, outer)

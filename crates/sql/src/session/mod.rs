@@ -569,16 +569,10 @@ impl Session {
             .insert(name.to_ascii_lowercase(), value);
     }
 
-    /// Evaluates a constant expression (SET values).
     /// The value of an expression that may hold subqueries (`SET @n = (SELECT …)`): it is
     /// run as `SELECT expr`, in the session's transaction if one is open.
     pub(crate) fn eval_query_value(&mut self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
-        let Some(Statement::Query(mut query)) = parse::parse("SELECT 1")?.into_sql()?.pop() else {
-            return Err(error::internal("SELECT 1 did not parse"));
-        };
-        if let ast::SetExpr::Select(select) = query.body.as_mut() {
-            select.projection = vec![ast::SelectItem::UnnamedExpr(e.clone())];
-        }
+        let query = crate::synth::select_value(e.clone());
         let schema = self.server.catalog.schema();
         let plan = query::plan_select(&query, &schema, self.database.as_deref())?;
         match self.run_select(&plan, params)? {
