@@ -40,9 +40,12 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
-/// The stack of one fiber: address space reserved up front, memory taken as it is touched.
-/// As large as a thread's default stack (`RUST_MIN_STACK`), since fibers run the same code.
-pub const FIBER_STACK_BYTES: usize = 2 << 20;
+/// The stack of one fiber, and of a connection's thread: address space reserved up front,
+/// memory taken as it is touched. A statement's tree is as deep as the parser lets it be
+/// (sqlparser's nesting limit times the SQL dialect's longest left-deep run of operators), and
+/// every walk of it (binding, planning, evaluation, dropping) recurses along that depth: the
+/// deepest such statement needs several MiB, more than a thread's default 2 MiB.
+pub const FIBER_STACK_BYTES: usize = 16 << 20;
 
 /// The future a suspended fiber waits for, on that fiber's stack.
 type Waiting = NonNull<dyn Future<Output = ()>>;

@@ -298,6 +298,7 @@ impl<B: Backend> MysqlServer<B> {
         }
         let spawned = thread::Builder::new()
             .name(format!("mysql-conn-{connection_id}"))
+            .stack_size(strata_fiber::FIBER_STACK_BYTES)
             .spawn(move || run_connection(&shared, stream, peer, connection_id, false));
         if let Err(error) = spawned {
             warn!(%error, "cannot spawn a connection thread");

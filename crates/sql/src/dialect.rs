@@ -73,6 +73,96 @@ fn infix(token: &Token) -> Option<(BinaryOperator, u8)> {
     })
 }
 
+/// How deep parentheses, subqueries and prefix operators may nest: sqlparser's own limit, which
+/// counts each level of its recursive descent.
+pub const MAX_NESTING: usize = 50;
+
+/// Runs of one associative operator longer than this are grouped as a balanced tree.
+const BALANCE_FROM: usize = 32;
+
+/// The most operators a run that must stay left-deep may hold (`a - b + c …`, or `/`, `<<`):
+/// deeper trees than this would risk the stack of whatever walks them, so longer runs get
+/// MySQL's thread stack overrun error instead.
+pub const MAX_LEFT_DEEP: usize = 256;
+
+/// The binary operator the next token starts, with its binding power: this dialect's own
+/// ([`infix`]) and the arithmetic, AND and OR operators sqlparser would read the same way.
+fn chain_operator(token: &Token) -> Option<(BinaryOperator, u8)> {
+    Some(match token {
+        Token::Plus => (BinaryOperator::Plus, PREC_PLUS),
+        Token::Minus => (BinaryOperator::Minus, PREC_PLUS),
+        Token::Mul => (BinaryOperator::Multiply, PREC_MUL),
+        Token::Div => (BinaryOperator::Divide, PREC_MUL),
+        Token::Mod => (BinaryOperator::Modulo, PREC_MUL),
+        Token::Word(w) if w.keyword == Keyword::AND => (BinaryOperator::And, PREC_AND),
+        Token::Word(w) if w.keyword == Keyword::OR => (BinaryOperator::Or, PREC_OR),
+        token => return infix(token),
+    })
+}
+
+/// Whether `(a op b) op c` always equals `a op (b op c)`, evaluated left to right: true of
+/// AND, OR and XOR in three-valued logic and of the bit operators; true of `+` and `*` except
+/// where an intermediate result would overflow or a DOUBLE rounds differently.
+fn associative(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::And
+            | BinaryOperator::Or
+            | BinaryOperator::Xor
+            | BinaryOperator::Plus
+            | BinaryOperator::Multiply
+            | BinaryOperator::BitwiseAnd
+            | BinaryOperator::BitwiseOr
+            | BinaryOperator::BitwiseXor
+    )
+}
+
+/// `first op right op right …`: every operator of one binding power in a row, read in a loop
+/// rather than one call per operator. The tree is left-deep, as sqlparser builds it, unless the
+/// run is long and of one associative operator: then it is balanced (its leaves in the same
+/// order, so evaluation and short-circuiting run left to right as before), so that no later
+/// walk of it (binding, evaluation, cloning, dropping) recurses once per operator. A
+/// `WHERE id = 0 OR id = 1 OR …` of 100,000 terms is a tree 17 deep.
+fn parse_chain(parser: &mut Parser, first: &Expr, precedence: u8) -> Result<Expr, ParserError> {
+    let mut operators = Vec::new();
+    let mut operands = vec![first.clone()];
+    while let Some((op, _)) =
+        chain_operator(&parser.peek_token().token).filter(|(_, p)| *p == precedence)
+    {
+        parser.next_token();
+        operands.push(parser.parse_subexpr(precedence)?);
+        operators.push(op);
+    }
+    let uniform = operators.iter().all(|op| *op == operators[0]);
+    if operators.len() >= BALANCE_FROM && uniform && associative(&operators[0]) {
+        return Ok(balanced(operators[0].clone(), &mut operands));
+    }
+    if operators.len() > MAX_LEFT_DEEP {
+        return Err(ParserError::RecursionLimitExceeded);
+    }
+    let mut operands = operands.into_iter();
+    let mut tree = operands.next().expect("the first operand");
+    for (op, right) in operators.into_iter().zip(operands) {
+        tree = Expr::BinaryOp {
+            left: Box::new(tree),
+            op,
+            right: Box::new(right),
+        };
+    }
+    Ok(tree)
+}
+
+/// `operands` joined by `op` as a balanced tree, leaves in order.
+fn balanced(op: BinaryOperator, operands: &mut [Expr]) -> Expr {
+    if let [only] = operands {
+        return std::mem::replace(only, Expr::value(sqlparser::ast::Value::Null));
+    }
+    let (left, right) = operands.split_at_mut(operands.len() / 2);
+    let left = Box::new(balanced(op.clone(), left));
+    let right = Box::new(balanced(op.clone(), right));
+    Expr::BinaryOp { left, op, right }
+}
+
 /// `[NOT] REGEXP pattern` and `[NOT] RLIKE pattern`, parsed here since `sqlparser` takes a
 /// NULL pattern for the NULL of `NOT NULL` and fails.
 fn parse_regexp(parser: &mut Parser, expr: &Expr, like: u8) -> Option<Result<Expr, ParserError>> {
@@ -145,17 +235,8 @@ impl Dialect for StrataDialect {
         if let Some(regexp) = parse_regexp(parser, expr, self.prec_value(Precedence::Like)) {
             return Some(regexp);
         }
-        let (op, precedence) = infix(&parser.peek_token().token)?;
-        parser.next_token();
-        Some(
-            parser
-                .parse_subexpr(precedence)
-                .map(|right| Expr::BinaryOp {
-                    left: Box::new(expr.clone()),
-                    op,
-                    right: Box::new(right),
-                }),
-        )
+        let (_, precedence) = chain_operator(&parser.peek_token().token)?;
+        Some(parse_chain(parser, expr, precedence))
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
@@ -279,5 +360,55 @@ impl Dialect for StrataDialect {
 
     fn supports_cross_join_constraint(&self) -> bool {
         self.mysql.supports_cross_join_constraint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_expr(sql: &str) -> Result<Expr, ParserError> {
+        Parser::new(&StrataDialect::default())
+            .try_with_sql(sql)?
+            .parse_expr()
+    }
+
+    fn depth(e: &Expr) -> usize {
+        match e {
+            Expr::BinaryOp { left, right, .. } => 1 + depth(left).max(depth(right)),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn long_runs_of_one_associative_operator_are_balanced_in_order() {
+        let sql = (0..1000)
+            .map(|i| format!("a = {i}"))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let e = parse_expr(&sql).unwrap();
+        assert_eq!(depth(&e), 11);
+        // The leaves keep their order: the tree prints as the text it was read from.
+        assert_eq!(e.to_string(), sql);
+    }
+
+    #[test]
+    fn short_or_mixed_runs_stay_left_deep_as_sqlparser_builds_them() {
+        let e = parse_expr("1 - 2 + 3 * 4 - 5").unwrap();
+        let Expr::BinaryOp { left, op, .. } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(*op, BinaryOperator::Minus);
+        assert_eq!(left.to_string(), "1 - 2 + 3 * 4");
+        assert_eq!(depth(&parse_expr("a OR b OR c").unwrap()), 2);
+        let mixed = (0..MAX_LEFT_DEEP)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(" - ");
+        assert_eq!(depth(&parse_expr(&mixed).unwrap()), MAX_LEFT_DEEP - 1);
+        assert!(matches!(
+            parse_expr(&format!("{mixed} - 1 - 2")),
+            Err(ParserError::RecursionLimitExceeded)
+        ));
     }
 }

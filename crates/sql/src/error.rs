@@ -139,6 +139,21 @@ impl From<strata_codec::CodecError> for Error {
     }
 }
 
+/// ER_STACK_OVERRUN_NEED_MORE: a statement nested deeper than the server reads.
+pub fn too_deep() -> Error {
+    Error::new(
+        1436,
+        "HY000",
+        format!(
+            "Thread stack overrun: the statement nests deeper than the server reads (at most \
+             {} levels of parentheses and subqueries, and {} operators in a row that do not \
+             associate)",
+            crate::dialect::MAX_NESTING,
+            crate::dialect::MAX_LEFT_DEEP
+        ),
+    )
+}
+
 pub fn syntax(message: impl std::fmt::Display) -> Error {
     Error::new(
         1064,

@@ -60,6 +60,7 @@ mod members;
 mod names;
 mod parse;
 mod parse_alter;
+mod parse_sets;
 mod query;
 mod rows;
 mod schema_sync;

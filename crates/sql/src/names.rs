@@ -45,10 +45,19 @@ pub fn name_select_items<'s>(
 ) {
     let mut line_starts = vec![0];
     line_starts.extend(sql.match_indices('\n').map(|(i, _)| i + 1));
+    let ascii_lines = sql.split('\n').map(str::is_ascii).collect();
+    let selects = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| is_keyword(&t.token, Keyword::SELECT))
+        .map(|(i, t)| (t.span.start, i))
+        .collect();
     let mut namer = Namer {
         tokens,
         sql,
         line_starts,
+        ascii_lines,
+        selects,
     };
     for statement in statements {
         let _ = statement.visit(&mut namer);
@@ -60,6 +69,10 @@ struct Namer<'t> {
     sql: &'t str,
     /// Byte offset of each line of `sql`.
     line_starts: Vec<usize>,
+    /// Whether each line of `sql` is ASCII, so that a column is a byte offset in it.
+    ascii_lines: Vec<bool>,
+    /// The place of each SELECT keyword among the tokens, by where it starts.
+    selects: std::collections::HashMap<Location, usize>,
 }
 
 impl VisitorMut for Namer<'_> {
@@ -89,11 +102,7 @@ impl Namer<'_> {
         if start.line == 0 || !select.projection.iter().any(needs_name) {
             return;
         }
-        let Some(at) = self
-            .tokens
-            .iter()
-            .position(|t| t.span.start == start && is_keyword(&t.token, Keyword::SELECT))
-        else {
+        let Some(&at) = self.selects.get(&start) else {
             return;
         };
         let items = split_items(&self.tokens[at + 1..]);
@@ -187,6 +196,9 @@ impl Namer<'_> {
             .get((location.line as usize).checked_sub(1)?)?;
         let column = (location.column as usize).checked_sub(1)?;
         let line = &self.sql[line_start..];
+        if self.ascii_lines[location.line as usize - 1] {
+            return (column <= line.len()).then_some(line_start + column);
+        }
         let within = line
             .char_indices()
             .map(|(i, _)| i)

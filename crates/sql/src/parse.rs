@@ -22,6 +22,9 @@ const NEAR_CHARS_MAX: usize = 80;
 /// Deepest nesting of executable comments honoured.
 const EXECUTABLE_COMMENT_DEPTH_MAX: usize = 4;
 
+/// The most UNION, EXCEPT and INTERSECT operators one text may hold.
+const MAX_SET_OPERATORS: usize = 10_000;
+
 /// Parsed statements of one text, with the number of `?` placeholders.
 pub struct Parsed {
     pub statements: Vec<crate::statement::Statement>,
@@ -73,6 +76,16 @@ pub fn parse(sql: &str) -> Result<Parsed> {
             }
         }
     }
+    // sqlparser reads a chain of UNIONs in a loop but builds it left-deep, and drops such a
+    // tree (on a syntax error further on) one level per part: more parts than this are refused
+    // before it builds one.
+    let set_operators = tokens
+        .iter()
+        .filter(|t| matches!(&t.token, Token::Word(w) if matches!(w.keyword, Keyword::UNION | Keyword::EXCEPT | Keyword::INTERSECT)))
+        .count();
+    if set_operators > MAX_SET_OPERATORS {
+        return Err(crate::error::too_deep());
+    }
     let clauses = take_unparsed_clauses(&dialect, &mut tokens)
         .map_err(|e| parse_error(sql, &e.to_string()))?;
     // The parser has panicked on some malformed input (`1 DIV >=` in sqlparser 0.59): such text
@@ -80,12 +93,22 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     // Select lists are named from their tokens after parsing (the parser keeps no text).
     let kept = crate::names::has_select(&tokens).then(|| tokens.clone());
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parse_statements(&mut Parser::new(&dialect).with_tokens_with_locations(tokens))
+        parse_statements(
+            &mut Parser::new(&dialect)
+                .with_recursion_limit(crate::dialect::MAX_NESTING)
+                .with_tokens_with_locations(tokens),
+        )
     }));
     let mut statements = match parsed {
+        Ok(Err(ParserError::RecursionLimitExceeded)) => return Err(crate::error::too_deep()),
         Ok(result) => result.map_err(|e| parse_error(sql, &e.to_string()))?,
         Err(_) => return Err(syntax("the statement could not be parsed")),
     };
+    for statement in &mut statements {
+        if let crate::statement::Statement::Sql(s, _) = statement {
+            crate::parse_sets::balance_set_operations(s)?;
+        }
+    }
     if let Some(tokens) = kept {
         let trees = statements.iter_mut().filter_map(|s| match s {
             crate::statement::Statement::Sql(statement, _) => Some(&mut **statement),

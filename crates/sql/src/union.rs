@@ -81,8 +81,9 @@ pub fn plan(
             SetQuantifier::Distinct | SetQuantifier::None => false,
             other => return Err(error::unsupported(format!("{op} {other}"))),
         };
+        let shell = shell(query);
         let side = |body: &SetExpr| {
-            let mut part = query.clone();
+            let mut part = shell.clone();
             *part.body = body.clone();
             query::plan_select_in(&part, schema, database, outer)
         };
@@ -99,8 +100,9 @@ pub fn plan(
     flatten(&query.body, &mut bodies)?;
     let mut parts = Vec::new();
     let mut distinct_until = 0;
+    let shell = shell(query);
     for (i, (body, distinct)) in bodies.into_iter().enumerate() {
-        let mut part = query.clone();
+        let mut part = shell.clone();
         *part.body = body.clone();
         parts.push(query::plan_select_in(&part, schema, database, outer)?);
         if distinct {
@@ -108,6 +110,18 @@ pub fn plan(
         }
     }
     plan_parts(parts, distinct_until)
+}
+
+/// `query` with an empty body: what each part is planned in (its WITH clause), copied once
+/// rather than with the whole union for every part.
+fn shell(query: &ast::Query) -> ast::Query {
+    ast::Query {
+        body: Box::new(SetExpr::Values(ast::Values {
+            explicit_row: false,
+            rows: Vec::new(),
+        })),
+        ..query.clone()
+    }
 }
 
 /// The plan of a union of planned parts.

@@ -31,7 +31,7 @@ fn one_session_of_the_mariadb_client() {
 
     // An error in the middle of a session: the client reports it, with MySQL's code and state,
     // and `--force` goes on in the same connection.
-    let out = mariadb_reading(
+    let out = common::mariadb_reading(
         p.port,
         &["--batch", "--force", "shop"],
         b"INSERT INTO items (id, name) VALUES (1, 'dup');\nSELECT COUNT(*) AS n FROM items;\nSELECT nope FROM items;\nSELECT 'still here';\n",
@@ -86,7 +86,7 @@ fn a_mariadb_dump_restores_into_another_database() {
     );
 
     p.sql(None, "CREATE DATABASE copy");
-    let out = mariadb_reading(p.port, &["copy"], text.as_bytes());
+    let out = common::mariadb_reading(p.port, &["copy"], text.as_bytes());
     assert!(
         out.status.success(),
         "{}",
@@ -114,21 +114,4 @@ fn a_mariadb_dump_restores_into_another_database() {
         "INSERT INTO items (name) VALUES ('fig'); SELECT id FROM items WHERE name = 'fig'",
     );
     assert!(next.ends_with("id\n4\n"), "{next}");
-}
-
-/// Runs the `mariadb` client against the server on `port` with `args`, reading `input` as its
-/// standard input (a script, as `mariadb db < file` reads one).
-fn mariadb_reading(port: u16, args: &[&str], input: &[u8]) -> std::process::Output {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(common::mariadb_binary())
-        .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
 }

@@ -504,11 +504,18 @@ impl Expr {
         })
     }
 
-    /// The AND of `conjuncts`, or None when there are none.
-    pub fn conjoin(conjuncts: Vec<Expr>) -> Option<Expr> {
-        conjuncts
-            .into_iter()
-            .reduce(|a, b| Expr::Binary(BinaryOp::And, Box::new(a), Box::new(b)))
+    /// The AND of `conjuncts`, or None when there are none: a balanced tree, conjuncts in
+    /// order, so that no walk of it recurses once per conjunct.
+    pub fn conjoin(mut conjuncts: Vec<Expr>) -> Option<Expr> {
+        if conjuncts.len() <= 1 {
+            return conjuncts.pop();
+        }
+        let right = conjuncts.split_off(conjuncts.len() / 2);
+        Some(Expr::Binary(
+            BinaryOp::And,
+            Box::new(Expr::conjoin(conjuncts)?),
+            Box::new(Expr::conjoin(right)?),
+        ))
     }
 
     /// The columns the expression reads.

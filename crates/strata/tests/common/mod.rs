@@ -191,6 +191,22 @@ impl Playground {
     }
 }
 
+/// Runs the `mariadb` client against the server on `port` with `input` as its standard input
+/// (for statements longer than a command-line argument may be).
+pub fn mariadb_reading(port: u16, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(mariadb_binary())
+        .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Runs SQL through the real `mariadb` client against the server on `port`.
 pub fn mariadb_at(port: u16, db: Option<&str>, sql: &str) -> Output {
     mariadb_on("127.0.0.1", port, db, sql)
