@@ -318,6 +318,15 @@ pub fn wrong_arguments(command: &str) -> Error {
     Error::new(1210, "HY000", format!("Incorrect arguments to {command}"))
 }
 
+/// ER_PS_MANY_PARAM: more placeholders than the protocol's 16-bit count holds.
+pub fn too_many_placeholders() -> Error {
+    Error::new(
+        1390,
+        "HY000",
+        "Prepared statement contains too many placeholders",
+    )
+}
+
 pub fn too_many_prepared(limit: usize) -> Error {
     Error::new(
         1461,

@@ -134,6 +134,22 @@ fn random_statements_never_panic() {
     }
 }
 
+/// More placeholders than COM_STMT_PREPARE's 16-bit count holds get MySQL's error, not a
+/// count that wrapped around.
+#[test]
+fn too_many_placeholders_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(Storage::new(Arc::new(MemoryEngine::new())).unwrap());
+    let tso = Arc::new(LocalTso::open(dir.path()).unwrap());
+    let server = SqlServer::open(TxnClient::new(storage, tso)).unwrap();
+    let mut session = server.new_session("root", None).unwrap();
+    let placeholders = |n: usize| format!("SELECT 1 IN ({})", vec!["?"; n].join(", "));
+    let info = session.prepare(&placeholders(65_535)).unwrap();
+    assert_eq!(info.param_count, 65_535);
+    let error = session.prepare(&placeholders(65_536)).err().unwrap();
+    assert_eq!((error.code, error.state), (1390, "HY000"));
+}
+
 fn run(seed: u64) {
     println!("seed {seed} (set STRATA_TEST_SEED to replay)");
     let mut rng = StdRng::seed_from_u64(seed);

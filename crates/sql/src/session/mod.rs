@@ -300,6 +300,8 @@ impl Session {
         if parsed.statements.len() != 1 {
             return Err(error::syntax("multiple statements cannot be prepared"));
         }
+        let param_count =
+            u16::try_from(parsed.param_count).map_err(|_| error::too_many_placeholders())?;
         let statement = parsed.statements.pop().expect("one statement");
         let columns = match &statement {
             statement::Statement::Sql(tree, _) => self.prepared_columns(tree)?,
@@ -318,7 +320,7 @@ impl Session {
         );
         Ok(PreparedInfo {
             statement_id,
-            param_count: parsed.param_count as u16,
+            param_count,
             columns,
         })
     }
