@@ -66,14 +66,8 @@ fn balance_chain(body: &mut SetExpr) -> Result<()> {
         };
     }
     // Taken apart iteratively: the leftmost part, then each right part in order.
-    let empty = || {
-        SetExpr::Values(sqlparser::ast::Values {
-            explicit_row: false,
-            rows: Vec::new(),
-        })
-    };
     let mut rights = Vec::with_capacity(operators.len());
-    let mut rest = std::mem::replace(body, empty());
+    let mut rest = std::mem::replace(body, crate::synth::no_rows());
     while let SetExpr::SetOperation { left, right, .. } = rest {
         rights.push(*right);
         rest = *left;
@@ -104,13 +98,7 @@ fn balance_chain(body: &mut SetExpr) -> Result<()> {
 /// `parts` joined by one UNION as a balanced tree, parts in order.
 fn balanced_union(quantifier: SetQuantifier, parts: &mut [SetExpr]) -> SetExpr {
     if let [only] = parts {
-        return std::mem::replace(
-            only,
-            SetExpr::Values(sqlparser::ast::Values {
-                explicit_row: false,
-                rows: Vec::new(),
-            }),
-        );
+        return std::mem::replace(only, crate::synth::no_rows());
     }
     let (left, right) = parts.split_at_mut(parts.len() / 2);
     SetExpr::SetOperation {

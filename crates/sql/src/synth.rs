@@ -5,7 +5,7 @@
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
     Expr, GroupByExpr, Ident, Insert, ObjectName, Query, Select, SelectFlavor, SelectItem, SetExpr,
-    Statement, TableAlias, TableFactor, TableObject, TableWithJoins,
+    Statement, TableAlias, TableFactor, TableObject, TableWithJoins, Values,
 };
 
 /// `SELECT projection [FROM from]`, with no other clause.
@@ -34,9 +34,22 @@ pub fn select(projection: Vec<SelectItem>, from: Vec<TableWithJoins>) -> Query {
         connect_by: None,
         flavor: SelectFlavor::Standard,
     };
+    query(SetExpr::Select(Box::new(select)))
+}
+
+/// `VALUES` with no rows: a placeholder body, cheap to make, for a tree taken apart.
+pub fn no_rows() -> SetExpr {
+    SetExpr::Values(Values {
+        explicit_row: false,
+        rows: Vec::new(),
+    })
+}
+
+/// A query of `body` alone, with no other clause.
+pub fn query(body: SetExpr) -> Query {
     Query {
         with: None,
-        body: Box::new(SetExpr::Select(Box::new(select))),
+        body: Box::new(body),
         order_by: None,
         limit_clause: None,
         fetch: None,

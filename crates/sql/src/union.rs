@@ -116,10 +116,7 @@ pub fn plan(
 /// rather than with the whole union for every part.
 fn shell(query: &ast::Query) -> ast::Query {
     ast::Query {
-        body: Box::new(SetExpr::Values(ast::Values {
-            explicit_row: false,
-            rows: Vec::new(),
-        })),
+        body: Box::new(crate::synth::no_rows()),
         ..query.clone()
     }
 }

@@ -71,21 +71,12 @@ pub fn plan_insert(
         let rewritten = ast::Insert {
             columns,
             assignments: Vec::new(),
-            source: Some(Box::new(ast::Query {
-                with: None,
-                body: Box::new(SetExpr::Values(ast::Values {
+            source: Some(Box::new(crate::synth::query(SetExpr::Values(
+                ast::Values {
                     explicit_row: false,
                     rows: vec![values],
-                })),
-                order_by: None,
-                limit_clause: None,
-                fetch: None,
-                locks: Vec::new(),
-                for_clause: None,
-                settings: None,
-                format_clause: None,
-                pipe_operators: Vec::new(),
-            })),
+                },
+            )))),
             ..insert.clone()
         };
         return plan_insert(&rewritten, schema, database);
