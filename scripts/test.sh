@@ -2,8 +2,8 @@
 # Runs Strata's whole test suite on a fresh Debian machine with Rust: installs what the build and
 # the end-to-end tests need (clang and libclang for RocksDB, the real sysbench and mariadb client,
 # headless Chromium to load the benchmark report, iproute2 for the partition test's network
-# namespaces) when missing, then runs every test of the workspace with the one cargo profile
-# (release), so RocksDB's C++ build happens once.
+# namespaces, PyMySQL for the system Python) when missing, then runs every test of the workspace
+# with the one cargo profile (release), so RocksDB's C++ build happens once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,7 @@ command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+/usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}"
   SUDO=""

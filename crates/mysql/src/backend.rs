@@ -7,21 +7,32 @@
 
 use std::sync::Arc;
 
-use strata_sql::{ColumnInfo, Datum, Output, PreparedInfo, Session, SqlError, SqlServer};
+use strata_sql::{
+    Batch, Client, ColumnInfo, Datum, Output, PreparedInfo, Session, SqlError, SqlServer,
+};
 
 /// What the server needs from the SQL layer: a way to open one session per connection.
 pub trait Backend: Send + Sync + 'static {
     type Session: BackendSession;
 
-    /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).
-    fn open_session(&self, user: &str, database: Option<&str>) -> Result<Self::Session, SqlError>;
+    /// A fresh connection id, announced in the greeting before the session opens.
+    fn next_connection_id(&self) -> u32;
+
+    /// Opens the session of an authenticated client, optionally in a database (1049 if
+    /// unknown).
+    fn open_session(
+        &self,
+        client: Client,
+        database: Option<&str>,
+    ) -> Result<Self::Session, SqlError>;
 }
 
 /// The per-connection state of the SQL layer, as the protocol drives it.
 pub trait BackendSession {
     /// Runs the statements of one COM_QUERY, one result per statement, stopping after the first
-    /// error.
-    fn execute_text(&mut self, sql: &str) -> Vec<Result<Output, SqlError>>;
+    /// error; with [`Batch::Single`] text after the first statement is a syntax error and none
+    /// runs.
+    fn execute_text(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output, SqlError>>;
 
     /// Prepares a statement.
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError>;
@@ -50,19 +61,30 @@ pub trait BackendSession {
 
     /// Whether autocommit is on.
     fn autocommit(&self) -> bool;
+
+    /// COM_PROCESS_KILL: ends connection `connection_id` (1094 if there is none).
+    fn kill(&mut self, connection_id: u32) -> Result<(), SqlError>;
+
+    /// Whether this session's connection was killed (by KILL from any connection): the
+    /// connection then closes.
+    fn connection_killed(&self) -> bool;
 }
 
 impl Backend for Arc<SqlServer> {
     type Session = Session;
 
-    fn open_session(&self, user: &str, database: Option<&str>) -> Result<Session, SqlError> {
-        self.new_session(user, database)
+    fn next_connection_id(&self) -> u32 {
+        SqlServer::next_connection_id(self)
+    }
+
+    fn open_session(&self, client: Client, database: Option<&str>) -> Result<Session, SqlError> {
+        SqlServer::open_session(self, client, database)
     }
 }
 
 impl BackendSession for Session {
-    fn execute_text(&mut self, sql: &str) -> Vec<Result<Output, SqlError>> {
-        Session::execute_text(self, sql)
+    fn execute_text(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output, SqlError>> {
+        Session::execute_batch(self, sql, batch)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
@@ -99,5 +121,13 @@ impl BackendSession for Session {
 
     fn autocommit(&self) -> bool {
         Session::autocommit(self)
+    }
+
+    fn kill(&mut self, connection_id: u32) -> Result<(), SqlError> {
+        Session::kill(self, connection_id)
+    }
+
+    fn connection_killed(&self) -> bool {
+        Session::connection_killed(self)
     }
 }

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use strata_sql::{charsets, ColumnInfo, ColumnType, Datum, Output, SqlError};
+use strata_sql::{charsets, Batch, ColumnInfo, ColumnType, Datum, Output, SqlError};
 
 use crate::backend::BackendSession;
 use crate::binary::{decode_params, encode_binary_row, ParamState};
@@ -169,6 +169,9 @@ impl<S: BackendSession> Connection<S> {
             Err(CommandError::Sql(error)) => replies.err(&error)?,
             Err(CommandError::Io(error)) => return Err(error),
         }
+        if self.session.connection_killed() {
+            return Ok(Flow::Quit);
+        }
         Ok(Flow::Continue)
     }
 
@@ -186,10 +189,18 @@ impl<S: BackendSession> Connection<S> {
     }
 
     /// COM_QUERY: one result per statement, each but the last flagged MORE_RESULTS_EXISTS; an
-    /// error ends the batch. The status flags are read once, after the whole batch ran.
+    /// error ends the batch. The status flags are read once, after the whole batch ran. Only a
+    /// client that asked for CLIENT_MULTI_STATEMENTS (at the handshake or by COM_SET_OPTION)
+    /// may send several statements: for any other, text after the first is a syntax error and
+    /// nothing runs, so an injected `; DROP …` cannot ride along.
     fn query<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
         let sql = String::from_utf8_lossy(body);
-        let results = self.session.execute_text(&sql);
+        let batch = if self.capabilities & capabilities::MULTI_STATEMENTS != 0 {
+            Batch::Multiple
+        } else {
+            Batch::Single
+        };
+        let results = self.session.execute_text(&sql, batch);
         let status = self.status();
         if results.is_empty() {
             return self.ok(replies);
@@ -243,9 +254,7 @@ impl<S: BackendSession> Connection<S> {
         let connection_id = Cursor::new(body)
             .u32()
             .map_err(|Truncated| codes::malformed_packet())?;
-        if !self.server.kill(connection_id) {
-            return Err(codes::unknown_thread(connection_id).into());
-        }
+        self.session.kill(connection_id)?;
         self.ok(replies)
     }
 
@@ -344,11 +353,12 @@ impl<S: BackendSession> Connection<S> {
         self.ok(replies)
     }
 
-    /// COM_SET_OPTION: 0 turns multi-statements on, 1 off; the reply is an EOF. The switch is
-    /// acknowledged but changes nothing: the SQL layer splits statements itself.
+    /// COM_SET_OPTION: 0 turns multi-statements on, 1 off; the reply is an EOF.
     fn set_option<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
-        if !matches!(Cursor::new(body).u16(), Ok(0 | 1)) {
-            return Err(codes::unknown_command().into());
+        match Cursor::new(body).u16() {
+            Ok(0) => self.capabilities |= capabilities::MULTI_STATEMENTS,
+            Ok(1) => self.capabilities &= !capabilities::MULTI_STATEMENTS,
+            _ => return Err(codes::unknown_command().into()),
         }
         replies.end_of_rows(self.status())?;
         Ok(())

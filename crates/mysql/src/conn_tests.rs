@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
-use strata_sql::{charsets, ColumnInfo, ColumnType, Datum, Output};
+use strata_sql::{charsets, Client, ColumnInfo, ColumnType, Datum, Output};
 
 use super::*;
 use crate::backend::Backend;
@@ -54,7 +54,13 @@ fn backend() -> ScriptedBackend {
 }
 
 fn connection(backend: &ScriptedBackend, capabilities: u32) -> Connection<ScriptedSession> {
-    let session = backend.open_session("root", None).unwrap();
+    let client = Client {
+        connection_id: backend.next_connection_id(),
+        user: "root".to_string(),
+        host: "localhost".to_string(),
+        on_kill: None,
+    };
+    let session = backend.open_session(client, None).unwrap();
     Connection::new(session, capabilities, 1 << 20, Arc::new(ServerState::new()))
 }
 
@@ -159,6 +165,30 @@ fn multi_statements_flag_more_results_and_stop_at_the_first_error() {
         status::AUTOCOMMIT | status::MORE_RESULTS_EXISTS
     );
     assert_eq!(error_code(&packets[1]), 1064);
+}
+
+#[test]
+fn several_statements_need_the_multi_statements_capability() {
+    let single = DEPRECATE_EOF & !capabilities::MULTI_STATEMENTS;
+    let mut connection = connection(&backend(), single);
+    let packets = query(&mut connection, "begin; select 1");
+    assert_eq!(packets.len(), 1);
+    assert_eq!(error_code(&packets[0]), 1064);
+    assert_eq!(connection.status(), status::AUTOCOMMIT, "nothing ran");
+    assert_eq!(
+        query(&mut connection, "select 1;").len(),
+        4,
+        "one statement may end in ;"
+    );
+
+    // COM_SET_OPTION switches the capability on and off for the rest of the connection.
+    payloads(command(&mut connection, &[commands::SET_OPTION, 0, 0]));
+    assert_eq!(query(&mut connection, "select 1; select 1").len(), 8);
+    payloads(command(&mut connection, &[commands::SET_OPTION, 1, 0]));
+    assert_eq!(
+        error_code(&query(&mut connection, "select 1; select 1")[0]),
+        1064
+    );
 }
 
 #[test]

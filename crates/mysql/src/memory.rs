@@ -1,19 +1,21 @@
 //! An in-memory [`Backend`] with canned answers, for tests of the protocol without a database.
 //!
-//! [`ScriptedBackend`] knows a fixed set of statements. A COM_QUERY is split on `;` and each
-//! statement looked up (case-insensitively, trimmed) among the canned ones; `BEGIN`,
+//! [`ScriptedBackend`] knows a fixed set of statements. A COM_QUERY is split on `;` (more than
+//! one statement is a 1064 unless the client allowed several) and each statement looked up (case-insensitively, trimmed) among the canned ones; `BEGIN`,
 //! `START TRANSACTION`, `COMMIT` and `ROLLBACK` toggle the session's transaction flag; anything
 //! else is a 1064 syntax error, which stops the batch as the SQL layer does. A prepared statement
 //! is known by its SQL text, its parameter count and its columns; executing it returns one row
 //! made of the parameters themselves (padded with NULL to the column count), or an OK packet
 //! whose affected-row count is the number of parameters when it has no columns. Every execution
-//! is recorded so a test can check what the protocol decoded.
+//! is recorded so a test can check what the protocol decoded. COM_PROCESS_KILL knows only the
+//! session's own connection (which it ends); any other id is unknown.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use strata_sql::{ColumnInfo, Datum, Output, PreparedInfo, SqlError};
+use strata_sql::{Batch, Client, ColumnInfo, Datum, Output, PreparedInfo, SqlError};
 
 use crate::backend::{Backend, BackendSession};
 
@@ -39,6 +41,7 @@ pub struct ScriptedBackend {
     tables: HashMap<String, Vec<ColumnInfo>>,
     databases: BTreeSet<String>,
     executions: Arc<Mutex<Vec<Execution>>>,
+    connection_ids: Arc<AtomicU32>,
 }
 
 impl ScriptedBackend {
@@ -89,9 +92,13 @@ impl ScriptedBackend {
 impl Backend for ScriptedBackend {
     type Session = ScriptedSession;
 
+    fn next_connection_id(&self) -> u32 {
+        self.connection_ids.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     fn open_session(
         &self,
-        _user: &str,
+        client: Client,
         database: Option<&str>,
     ) -> Result<ScriptedSession, SqlError> {
         let mut session = ScriptedSession {
@@ -100,6 +107,8 @@ impl Backend for ScriptedBackend {
             next_statement_id: 1,
             in_transaction: false,
             database: None,
+            connection_id: client.connection_id,
+            killed: false,
         };
         if let Some(name) = database {
             session.use_database(name)?;
@@ -115,6 +124,8 @@ pub struct ScriptedSession {
     next_statement_id: u32,
     in_transaction: bool,
     database: Option<String>,
+    connection_id: u32,
+    killed: bool,
 }
 
 impl ScriptedSession {
@@ -147,14 +158,18 @@ impl ScriptedSession {
 }
 
 impl BackendSession for ScriptedSession {
-    fn execute_text(&mut self, sql: &str) -> Vec<Result<Output, SqlError>> {
-        let mut results = Vec::new();
-        for statement in sql
+    fn execute_text(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output, SqlError>> {
+        let statements: Vec<String> = sql
             .split(';')
             .map(normalize)
             .filter(|statement| !statement.is_empty())
-        {
-            let result = self.execute_one(&statement);
+            .collect();
+        if batch == Batch::Single && statements.len() > 1 {
+            return vec![Err(SqlError::new(1064, "42000", "multiple statements"))];
+        }
+        let mut results = Vec::new();
+        for statement in &statements {
+            let result = self.execute_one(statement);
             let failed = result.is_err();
             results.push(result);
             if failed {
@@ -257,6 +272,18 @@ impl BackendSession for ScriptedSession {
 
     fn autocommit(&self) -> bool {
         true
+    }
+
+    fn kill(&mut self, connection_id: u32) -> Result<(), SqlError> {
+        if connection_id != self.connection_id {
+            return Err(crate::error::codes::unknown_thread(connection_id));
+        }
+        self.killed = true;
+        Ok(())
+    }
+
+    fn connection_killed(&self) -> bool {
+        self.killed
     }
 }
 

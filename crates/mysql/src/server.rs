@@ -17,13 +17,14 @@ use std::collections::HashMap;
 use std::io::{self, BufReader};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use strata_fiber::FiberPool;
+use strata_sql::Client;
 use tracing::{debug, error, warn};
 
 use crate::backend::{Backend, BackendSession};
@@ -85,7 +86,6 @@ impl Default for ServerConfig {
 /// What connection threads share.
 pub struct ServerState {
     shutdown: AtomicBool,
-    next_connection_id: AtomicU32,
     /// A clone of each open connection's socket, by connection id.
     connections: Mutex<HashMap<u32, TcpStream>>,
     connections_drained: Condvar,
@@ -97,7 +97,6 @@ impl ServerState {
     pub fn new() -> ServerState {
         ServerState {
             shutdown: AtomicBool::new(false),
-            next_connection_id: AtomicU32::new(1),
             connections: Mutex::new(HashMap::new()),
             connections_drained: Condvar::new(),
             started: Instant::now(),
@@ -114,25 +113,11 @@ impl ServerState {
         self.connections.lock().len()
     }
 
-    /// Closes the socket of connection `connection_id`; returns whether it exists. Its thread
-    /// ends once its current statement returns.
-    pub fn kill(&self, connection_id: u32) -> bool {
-        match self.connections.lock().get(&connection_id) {
-            Some(stream) => {
-                let _ = stream.shutdown(Shutdown::Both);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Returns a fresh connection id; 0 is skipped when the counter wraps.
-    fn next_connection_id(&self) -> u32 {
-        loop {
-            let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
-            if id != 0 {
-                return id;
-            }
+    /// Closes the socket of connection `connection_id` (killed): a client waiting for a reply
+    /// sees the connection end, and its thread ends once its current statement returns.
+    pub fn close(&self, connection_id: u32) {
+        if let Some(stream) = self.connections.lock().get(&connection_id) {
+            let _ = stream.shutdown(Shutdown::Both);
         }
     }
 
@@ -279,7 +264,7 @@ impl<B: Backend> MysqlServer<B> {
 
     fn spawn_connection(&self, stream: TcpStream, peer: SocketAddr) {
         let state = &self.shared.state;
-        let connection_id = state.next_connection_id();
+        let connection_id = self.shared.backend.next_connection_id();
         let registered = stream
             .try_clone()
             .map(|clone| state.register(connection_id, clone, self.shared.config.max_connections));
@@ -384,9 +369,18 @@ fn serve_phases<B: Backend, S: Socket>(
         &config.users,
         &peer.ip().to_string(),
     )?;
+    let state = Arc::clone(&shared.state);
     let session = shared
         .backend
-        .open_session(&client.user, client.database.as_deref())
+        .open_session(
+            Client {
+                connection_id,
+                user: client.user.clone(),
+                host: peer.ip().to_string(),
+                on_kill: Some(Box::new(move || state.close(connection_id))),
+            },
+            client.database.as_deref(),
+        )
         .map_err(ConnectionError::Fatal)?;
     debug!(connection_id, user = %client.user, database = ?client.database, "authenticated");
     let mut connection = Connection::new(
@@ -424,10 +418,11 @@ fn command_loop<B: BackendSession, S: Socket>(
             return Ok(());
         }
         writer.set_sequence(reader.sequence());
-        if connection.handle(&payload, writer)? == Flow::Quit {
+        let flow = connection.handle(&payload, writer)?;
+        writer.flush()?;
+        if flow == Flow::Quit {
             return Ok(());
         }
-        writer.flush()?;
         if payload.capacity() > KEPT_PAYLOAD_CAPACITY_BYTES {
             payload = Vec::new();
         }

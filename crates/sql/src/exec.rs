@@ -25,6 +25,8 @@ pub trait SessionEnv {
     fn session_value(&self, value: &SessionValue) -> Datum;
     /// `@name := value`: sets user variable `name` (lowercase) while a statement runs.
     fn set_user_variable(&self, name: &str, value: Datum);
+    /// Whether the running statement must stop: killed (1317) or past its time limit (3024).
+    fn check_interrupt(&self) -> Result<()>;
 }
 
 /// What one execution of a statement evaluates against.
@@ -86,6 +88,9 @@ impl EvalEnv for Ctx<'_> {
     fn set_user_variable(&self, name: &str, value: Datum) {
         self.session.set_user_variable(name, value);
     }
+    fn check_interrupt(&self) -> Result<()> {
+        self.session.check_interrupt()
+    }
     fn division_by_zero_is_error(&self) -> bool {
         self.strict
     }
@@ -130,6 +135,9 @@ impl EvalEnv for AggEnv<'_> {
     }
     fn set_user_variable(&self, name: &str, value: Datum) {
         self.ctx.set_user_variable(name, value);
+    }
+    fn check_interrupt(&self) -> Result<()> {
+        self.ctx.check_interrupt()
     }
     fn division_by_zero_is_error(&self) -> bool {
         self.ctx.strict
@@ -510,7 +518,7 @@ pub fn scan_source(
             let Some((start, end)) = pk_range(table, prefix, low, high, ctx)? else {
                 return Ok(());
             };
-            scan_rows(txn, &decoder, start, end, page, source.reverse, visit)?;
+            scan_rows(txn, ctx, &decoder, start, end, page, source.reverse, visit)?;
         }
         Access::PkPrefixes(list) => {
             let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
@@ -536,6 +544,7 @@ pub fn scan_source(
                 };
                 scan_rows(
                     txn,
+                    ctx,
                     &decoder,
                     start,
                     end,
@@ -559,6 +568,7 @@ pub fn scan_source(
             let range = keys::record_range(table.table_id());
             scan_rows(
                 txn,
+                ctx,
                 &decoder,
                 range.start,
                 range.end,
@@ -579,6 +589,7 @@ pub fn scan_source(
                 return Ok(());
             };
             loop {
+                ctx.check_interrupt()?;
                 let entries = txn.scan(&start, &end, page, source.reverse)?;
                 let done = entries.len() < page;
                 if let Some((last, _)) = entries.last() {
@@ -617,6 +628,7 @@ pub fn scan_source(
 #[allow(clippy::too_many_arguments)]
 fn scan_rows(
     txn: &mut Transaction,
+    ctx: &Ctx,
     decoder: &rows::RowDecoder,
     mut start: Key,
     mut end: Key,
@@ -626,6 +638,7 @@ fn scan_rows(
 ) -> Result<()> {
     let mut page = page;
     loop {
+        ctx.check_interrupt()?;
         let entries = txn.scan(&start, &end, page, reverse)?;
         let done = entries.len() < page;
         if let Some((last, _)) = entries.last() {
@@ -771,6 +784,9 @@ pub fn execute_select(
     let sorted = plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered);
     let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::with_capacity(kept.len());
     for k in 0..kept.len() {
+        // Before each row, so that a SLEEP cut short in the only row returns 1 (as in MySQL)
+        // while one in a longer result stops the statement.
+        ctx.session.check_interrupt()?;
         let k = window_order.as_ref().map_or(k, |order| order[k]);
         let (row, aggs) = kept[k];
         let env = AggEnv {

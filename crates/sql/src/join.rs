@@ -780,6 +780,7 @@ fn run_step(
     let slots = step.offset..step.offset + step.width;
     let mut next = Vec::new();
     for chunk in rows.chunks(JOIN_BATCH_ROWS) {
+        ctx.session.check_interrupt()?;
         let mut looked_up = match &step.item {
             JoinItem::Lookup(source) => match &source.access {
                 Access::Point(exprs) => {

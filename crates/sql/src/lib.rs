@@ -61,6 +61,7 @@ mod names;
 mod parse;
 mod parse_alter;
 mod parse_sets;
+mod process;
 mod query;
 mod rows;
 mod schema_sync;
@@ -77,6 +78,8 @@ mod window;
 
 pub use api::*;
 pub use error::Error;
+pub use parse::Batch;
+pub use process::{Client, KillHook};
 pub use session::{Session, SqlServer};
 pub use strata_codec::Datum;
 pub use vars::SERVER_VERSION;

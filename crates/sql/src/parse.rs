@@ -57,14 +57,32 @@ pub struct Extras {
     pub begin_mode: Option<TxnMode>,
     /// `CASCADED` or `LOCAL` for a CREATE or ALTER VIEW … WITH CHECK OPTION.
     pub view_check_option: Option<String>,
+    /// The `MAX_EXECUTION_TIME(n)` optimizer hint of a SELECT, in milliseconds.
+    pub max_execution_ms: Option<u64>,
+}
+
+/// How many statements one text may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Batch {
+    /// Any number, `;`-separated: COM_QUERY from a client with CLIENT_MULTI_STATEMENTS.
+    Multiple,
+    /// One, optionally followed by `;`: a prepared statement, or COM_QUERY from a client
+    /// without CLIENT_MULTI_STATEMENTS. Text after it is a syntax error quoting that text, as
+    /// MySQL answers, and nothing runs.
+    Single,
 }
 
 /// Parses one or more `;`-separated statements.
 pub fn parse(sql: &str) -> Result<Parsed> {
+    parse_batch(sql, Batch::Multiple)
+}
+
+/// Parses the statements of one text, as many as `batch` allows.
+pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
     let dialect = StrataDialect::default();
     let mut tokens = Vec::new();
     tokenize_into(&dialect, sql, &mut tokens, 0)?;
-    let counting = drop_select_hints(&mut tokens);
+    let hints = drop_select_hints(&mut tokens);
     share_mode_as_for_share(&mut tokens);
     set_assignments_as_equals(&mut tokens);
     let mut param_count = 0;
@@ -97,6 +115,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
             &mut Parser::new(&dialect)
                 .with_recursion_limit(crate::dialect::MAX_NESTING)
                 .with_tokens_with_locations(tokens),
+            batch,
         )
     }));
     let mut statements = match parsed {
@@ -120,16 +139,22 @@ pub fn parse(sql: &str) -> Result<Parsed> {
         let crate::statement::Statement::Sql(s, extras) = statement else {
             continue;
         };
-        *extras = Extras {
-            calc_found_rows: match &**s {
-                Statement::Query(q) => match q.body.as_ref() {
-                    sqlparser::ast::SetExpr::Select(select) => {
-                        counting.contains(&select.select_token.0.span.start)
-                    }
-                    _ => false,
-                },
-                _ => false,
+        let select_at = match &**s {
+            Statement::Query(q) => match q.body.as_ref() {
+                sqlparser::ast::SetExpr::Select(select) => Some(select.select_token.0.span.start),
+                _ => None,
             },
+            _ => None,
+        };
+        *extras = Extras {
+            calc_found_rows: select_at.is_some_and(|at| hints.calc_found_rows.contains(&at)),
+            max_execution_ms: select_at.and_then(|at| {
+                hints
+                    .max_execution_ms
+                    .iter()
+                    .find(|(hinted, _)| *hinted == at)
+                    .map(|(_, ms)| *ms)
+            }),
             update_order_by: clauses
                 .get(i)
                 .map(|c| c.update_order_by.clone())
@@ -149,6 +174,7 @@ pub fn parse(sql: &str) -> Result<Parsed> {
 /// grammar (parse_alter.rs and below).
 fn parse_statements(
     parser: &mut Parser,
+    batch: Batch,
 ) -> std::result::Result<Vec<crate::statement::Statement>, ParserError> {
     let mut statements = Vec::new();
     let mut expecting_delimiter = false;
@@ -159,7 +185,7 @@ fn parse_statements(
         if parser.peek_token().token == Token::EOF {
             return Ok(statements);
         }
-        if expecting_delimiter {
+        if expecting_delimiter || (batch == Batch::Single && !statements.is_empty()) {
             return parser.expected("end of statement", parser.peek_token());
         }
         if let Some(statement) = crate::statement::parse_mysql_only(parser)? {
@@ -432,11 +458,17 @@ const SELECT_HINTS: &[&str] = &[
 /// Drops the hints of [`SELECT_HINTS`] among the words that open a select list, and reads
 /// DISTINCTROW as DISTINCT (its synonym). Drops SQL_CALC_FOUND_ROWS too, and returns where
 /// the SELECTs it followed are.
-fn drop_select_hints(tokens: &mut [TokenWithSpan]) -> Vec<Location> {
-    let mut counting = Vec::new();
+fn drop_select_hints(tokens: &mut [TokenWithSpan]) -> SelectHints {
+    let mut hints = SelectHints::default();
     let mut select_at = Location::empty();
     let mut after_select = false;
     for t in tokens.iter_mut() {
+        if let Token::Whitespace(Whitespace::MultiLineComment(comment)) = &t.token {
+            if let (true, Some(ms)) = (after_select, max_execution_time_hint(comment)) {
+                hints.max_execution_ms.push((select_at, ms));
+            }
+            continue;
+        }
         let Token::Word(w) = &mut t.token else {
             if !matches!(t.token, Token::Whitespace(_)) {
                 after_select = false;
@@ -454,7 +486,7 @@ fn drop_select_hints(tokens: &mut [TokenWithSpan]) -> Vec<Location> {
             t.token = Token::Whitespace(Whitespace::Space);
         } else if after_select && w.value.eq_ignore_ascii_case("SQL_CALC_FOUND_ROWS") {
             t.token = Token::Whitespace(Whitespace::Space);
-            counting.push(select_at);
+            hints.calc_found_rows.push(select_at);
         } else if after_select && w.value.eq_ignore_ascii_case("DISTINCTROW") {
             w.value = "DISTINCT".into();
             w.keyword = Keyword::DISTINCT;
@@ -462,7 +494,24 @@ fn drop_select_hints(tokens: &mut [TokenWithSpan]) -> Vec<Location> {
             after_select = false;
         }
     }
-    counting
+    hints
+}
+
+/// What the words and optimizer hints after a SELECT asked for, by where the SELECT starts.
+#[derive(Default)]
+struct SelectHints {
+    calc_found_rows: Vec<Location>,
+    max_execution_ms: Vec<(Location, u64)>,
+}
+
+/// The milliseconds of a `MAX_EXECUTION_TIME(n)` in an optimizer hint comment (`/*+ … */`).
+fn max_execution_time_hint(comment: &str) -> Option<u64> {
+    let hints = comment.strip_prefix('+')?;
+    let upper = hints.to_ascii_uppercase();
+    let at = upper.find("MAX_EXECUTION_TIME")?;
+    let rest = hints[at + "MAX_EXECUTION_TIME".len()..].trim_start();
+    let inside = rest.strip_prefix('(')?;
+    inside[..inside.find(')')?].trim().parse().ok()
 }
 
 /// Reads MySQL's older `LOCK IN SHARE MODE` as its synonym `FOR SHARE`, which the parser knows.

@@ -58,8 +58,8 @@ pub enum Show {
     Collation(Option<ShowFilter>),
     /// `SHOW {CHARACTER SET | CHARSET} [LIKE … | WHERE …]`.
     Charset(Option<ShowFilter>),
-    /// `SHOW [FULL] PROCESSLIST`.
-    Processlist,
+    /// `SHOW [FULL] PROCESSLIST`: without FULL, statements are cut to 100 characters.
+    Processlist { full: bool },
     /// `SHOW GRANTS [FOR user]`.
     Grants,
     /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`.
@@ -167,13 +167,12 @@ fn parse_show(parser: &mut Parser) -> Result<Option<Show>, ParserError> {
         || parser.parse_keywords(&[Keyword::CHARACTER, Keyword::SET])
     {
         Show::Charset(parse_filter(parser)?)
-    } else if consume_word(parser, "PROCESSLIST")
-        || (parser.peek_keyword(Keyword::FULL) && at_words(parser, 1, &["PROCESSLIST"]))
-    {
-        if parser.parse_keyword(Keyword::FULL) {
-            expect_word(parser, "PROCESSLIST")?;
-        }
-        Show::Processlist
+    } else if consume_word(parser, "PROCESSLIST") {
+        Show::Processlist { full: false }
+    } else if parser.peek_keyword(Keyword::FULL) && at_words(parser, 1, &["PROCESSLIST"]) {
+        parser.expect_keyword_is(Keyword::FULL)?;
+        expect_word(parser, "PROCESSLIST")?;
+        Show::Processlist { full: true }
     } else if parser.parse_keyword(Keyword::GRANTS) {
         if parser.parse_keyword(Keyword::FOR) {
             // The account named: only one exists here.
@@ -287,7 +286,7 @@ mod tests {
         ));
         assert!(matches!(
             parse("SHOW FULL PROCESSLIST"),
-            Some(Statement::Show(Show::Processlist))
+            Some(Statement::Show(Show::Processlist { full: true }))
         ));
         assert!(matches!(
             parse("SHOW GLOBAL STATUS LIKE 'x'"),

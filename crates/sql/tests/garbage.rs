@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use strata_engine::MemoryEngine;
 use strata_kv::Storage;
 use strata_pd_client::LocalTso;
-use strata_sql::{Output, SqlServer};
+use strata_sql::{Batch, Datum, Output, SqlServer};
 use strata_txn::TxnClient;
 
 const STATEMENTS: usize = 3_000;
@@ -148,6 +148,47 @@ fn too_many_placeholders_are_refused() {
     assert_eq!(info.param_count, 65_535);
     let error = session.prepare(&placeholders(65_536)).err().unwrap();
     assert_eq!((error.code, error.state), (1390, "HY000"));
+}
+
+/// A text that may hold one statement (COM_QUERY from a client without multi-statements, or a
+/// prepared statement) answers a second one with MySQL's syntax error, quoting it, before any
+/// of them runs.
+#[test]
+fn a_single_statement_batch_refuses_a_second_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(Storage::new(Arc::new(MemoryEngine::new())).unwrap());
+    let tso = Arc::new(LocalTso::open(dir.path()).unwrap());
+    let server = SqlServer::open(TxnClient::new(storage, tso)).unwrap();
+    let mut session = server.new_session("root", None).unwrap();
+    let setup = "CREATE DATABASE b; USE b; CREATE TABLE t (id INT PRIMARY KEY)";
+    assert!(session.execute_text(setup).iter().all(Result::is_ok));
+
+    let results = session.execute_batch("INSERT INTO t VALUES (1); DROP TABLE t", Batch::Single);
+    assert_eq!(results.len(), 1);
+    let error = results[0].as_ref().err().unwrap();
+    assert_eq!((error.code, error.state), (1064, "42000"));
+    assert!(
+        error.message.ends_with("near 'DROP TABLE t' at line 1"),
+        "{}",
+        error.message
+    );
+    let error = session.prepare("SELECT 1; SELECT 2").err().unwrap();
+    assert_eq!(error.code, 1064);
+
+    for one in [
+        "INSERT INTO t VALUES (2);",
+        "INSERT INTO t VALUES (3) ;\n  ",
+    ] {
+        let results = session.execute_batch(one, Batch::Single);
+        assert!(matches!(results[..], [Ok(_)]), "{one}: {results:?}");
+    }
+    let results = session.execute_batch("SELECT COUNT(*) FROM t", Batch::Single);
+    match &results[..] {
+        [Ok(Output::ResultSet { rows, .. })] => assert_eq!(rows[0][0], Datum::Int(2)),
+        other => panic!("{other:?}"),
+    }
+    let results = session.execute_batch("SELECT 1; SELECT 2", Batch::Multiple);
+    assert!(matches!(results[..], [Ok(_), Ok(_)]), "{results:?}");
 }
 
 fn run(seed: u64) {

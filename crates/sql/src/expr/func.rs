@@ -13,6 +13,8 @@ use super::*;
 
 /// The longest wait of `SLEEP()`: a year (a longer one would not fit a `Duration`).
 const SLEEP_SECONDS_MAX: f64 = 365.0 * 24.0 * 3600.0;
+/// How often a SLEEP looks whether its statement was interrupted.
+const SLEEP_SLICE: Duration = Duration::from_millis(10);
 
 pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv) -> Result<Datum> {
     // Functions that do not evaluate every argument first.
@@ -89,10 +91,20 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
                     "Incorrect arguments to sleep",
                 ));
             };
-            if seconds > 0.0 {
-                strata_fiber::sleep(Duration::from_secs_f64(seconds.min(SLEEP_SECONDS_MAX)));
+            // As MySQL: interrupted (killed, or past the statement's time limit), SLEEP ends
+            // early and returns 1; the statement itself then stops at its next check.
+            let end =
+                std::time::Instant::now() + Duration::from_secs_f64(seconds.min(SLEEP_SECONDS_MAX));
+            loop {
+                if env.check_interrupt().is_err() {
+                    break Datum::Int(1);
+                }
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break Datum::Int(0);
+                }
+                strata_fiber::sleep(left.min(SLEEP_SLICE));
             }
-            Datum::Int(0)
         }
         _ if null_in => Datum::Null,
         Func::Concat => Datum::Bytes(values.iter().flat_map(text).collect()),

@@ -239,6 +239,11 @@ pub trait EvalEnv {
     fn session_value(&self, value: &SessionValue) -> Datum;
     /// `@name := value`: sets a user variable of the session (where there is one).
     fn set_user_variable(&self, _name: &str, _value: Datum) {}
+    /// Whether the running statement must stop (killed, or past its time limit), where it
+    /// runs in a session.
+    fn check_interrupt(&self) -> Result<()> {
+        Ok(())
+    }
     /// Column `n` of the joined row built so far.
     fn prefix(&self, _n: usize) -> Datum {
         Datum::Null

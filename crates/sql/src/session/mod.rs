@@ -10,7 +10,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -24,7 +23,8 @@ use crate::dml::{self, WriteCtx, WriteResult};
 use crate::error::{self, Error, Result};
 use crate::exec::{self, Ctx, SessionEnv};
 use crate::expr::SessionValue;
-use crate::parse;
+use crate::parse::{self, Batch};
+use crate::process::{Client, KillScope, Process, ProcessList};
 use crate::query::{self, SelectPlan};
 use crate::show;
 use crate::statement;
@@ -44,7 +44,7 @@ pub struct SqlServer {
     catalog: Arc<Catalog>,
     client: TxnClient,
     globals: RwLock<HashMap<String, Datum>>,
-    next_connection_id: AtomicU32,
+    processes: ProcessList,
 }
 
 impl SqlServer {
@@ -55,7 +55,7 @@ impl SqlServer {
             catalog,
             client,
             globals: RwLock::new(HashMap::new()),
-            next_connection_id: AtomicU32::new(1),
+            processes: ProcessList::default(),
         }))
     }
 
@@ -71,10 +71,32 @@ impl SqlServer {
         self.catalog.leave_sync();
     }
 
-    /// Opens a session for an authenticated user, optionally in a database (1049 if unknown).
+    /// Opens a session of this process for `user`, optionally in a database (1049 if
+    /// unknown).
     pub fn new_session(
         self: &Arc<Self>,
         user: &str,
+        database: Option<&str>,
+    ) -> std::result::Result<Session, SqlError> {
+        let client = Client {
+            connection_id: self.next_connection_id(),
+            user: user.to_string(),
+            host: "localhost".to_string(),
+            on_kill: None,
+        };
+        self.open_session(client, database)
+    }
+
+    /// A fresh connection id, for the handshake of a connection whose session opens later.
+    pub fn next_connection_id(&self) -> u32 {
+        self.processes.next_id()
+    }
+
+    /// Opens the session of an authenticated client, optionally in a database (1049 if
+    /// unknown).
+    pub fn open_session(
+        self: &Arc<Self>,
+        client: Client,
         database: Option<&str>,
     ) -> std::result::Result<Session, SqlError> {
         if let Some(db) = database {
@@ -84,7 +106,7 @@ impl SqlServer {
         }
         Ok(Session {
             server: self.clone(),
-            user: user.to_string(),
+            user: client.user.clone(),
             database: database.map(str::to_string),
             vars: HashMap::new(),
             user_vars: RefCell::new(HashMap::new()),
@@ -95,7 +117,7 @@ impl SqlServer {
             found_rows: 0,
             extras: parse::Extras::default(),
             row_count: -1,
-            connection_id: self.next_connection_id.fetch_add(1, Ordering::Relaxed),
+            process: self.processes.register(client, database),
         })
     }
 
@@ -125,6 +147,8 @@ struct CachedPlan {
 
 struct Prepared {
     statement: statement::Statement,
+    /// The statement's text, for SHOW PROCESSLIST.
+    text: Arc<str>,
     param_count: usize,
     plan: Option<CachedPlan>,
 }
@@ -154,7 +178,13 @@ pub struct Session {
     /// ORDER BY, the mode of TiDB's `BEGIN PESSIMISTIC`, a view's CHECK OPTION).
     extras: parse::Extras,
     row_count: i64,
-    connection_id: u32,
+    process: Arc<Process>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.server.processes.deregister(self.process.id());
+    }
 }
 
 /// What expressions may read of a session while it runs a statement.
@@ -163,6 +193,10 @@ struct Env<'a> {
 }
 
 impl SessionEnv for Env<'_> {
+    fn check_interrupt(&self) -> Result<()> {
+        self.session.process.check()
+    }
+
     fn set_user_variable(&self, name: &str, value: Datum) {
         self.session
             .user_vars
@@ -179,7 +213,7 @@ impl SessionEnv for Env<'_> {
                 .map(|d| Datum::Bytes(d.clone().into_bytes()))
                 .unwrap_or(Datum::Null),
             SessionValue::LastInsertId => Datum::UInt(s.last_insert_id),
-            SessionValue::ConnectionId => Datum::UInt(s.connection_id as u64),
+            SessionValue::ConnectionId => Datum::UInt(u64::from(s.process.id())),
             SessionValue::User => Datum::Bytes(format!("{}@127.0.0.1", s.user).into_bytes()),
             SessionValue::Version => Datum::Bytes(vars::SERVER_VERSION.as_bytes().to_vec()),
             SessionValue::Now(fsp) => {
@@ -221,18 +255,26 @@ fn ok(affected_rows: u64, last_insert_id: u64) -> Output {
 }
 
 impl Session {
-    /// Runs the statements of one COM_QUERY (several with multi-statements), stopping after the
-    /// first error.
+    /// Runs the `;`-separated statements of one text, stopping after the first error.
     pub fn execute_text(&mut self, sql: &str) -> Vec<std::result::Result<Output, SqlError>> {
-        self.run_text(sql)
+        self.execute_batch(sql, Batch::Multiple)
+    }
+
+    /// [`Session::execute_text`] for a text that may hold only as many statements as `batch`
+    /// allows: with [`Batch::Single`], a second statement is a syntax error and none runs.
+    pub fn execute_batch(
+        &mut self,
+        sql: &str,
+        batch: Batch,
+    ) -> Vec<std::result::Result<Output, SqlError>> {
+        self.run_batch(sql, batch)
             .into_iter()
             .map(|r| r.map_err(Error::into_packet))
             .collect()
     }
 
-    /// [`Session::execute_text`] with the SQL layer's errors.
-    pub(crate) fn run_text(&mut self, sql: &str) -> Vec<Result<Output>> {
-        let parsed = match parse::parse(sql) {
+    fn run_batch(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output>> {
+        let parsed = match parse::parse_batch(sql, batch) {
             Ok(p) => p,
             Err(e) => return vec![Err(e)],
         };
@@ -243,7 +285,10 @@ impl Session {
             return vec![Err(Error::new(1065, "42000", "Query was empty"))];
         }
         let mut outputs = Vec::with_capacity(parsed.statements.len());
+        let text = crate::process::info_text(sql);
         for statement in &parsed.statements {
+            self.process
+                .begin_statement(&text, self.max_execution_ms(statement));
             let result = self.run_statement(statement, &[], None);
             let failed = result.is_err();
             outputs.push(result);
@@ -251,6 +296,7 @@ impl Session {
                 break;
             }
         }
+        self.process.end_statement();
         outputs
     }
 
@@ -296,9 +342,9 @@ impl Session {
         if self.prepared.len() >= limit {
             return Err(error::too_many_prepared(limit));
         }
-        let mut parsed = parse::parse(sql)?;
-        if parsed.statements.len() != 1 {
-            return Err(error::syntax("multiple statements cannot be prepared"));
+        let mut parsed = parse::parse_batch(sql, Batch::Single)?;
+        if parsed.statements.is_empty() {
+            return Err(Error::new(1065, "42000", "Query was empty"));
         }
         let param_count =
             u16::try_from(parsed.param_count).map_err(|_| error::too_many_placeholders())?;
@@ -314,6 +360,7 @@ impl Session {
             statement_id,
             Prepared {
                 statement,
+                text: crate::process::info_text(sql),
                 param_count: parsed.param_count,
                 plan: None,
             },
@@ -380,9 +427,16 @@ impl Session {
             Err(error::wrong_arguments("mysqld_stmt_execute"))
         } else {
             let Prepared {
-                statement, plan, ..
+                statement,
+                plan,
+                text,
+                ..
             } = &mut prepared;
-            self.run_statement(statement, &params, Some(plan))
+            self.process
+                .begin_statement(text, self.max_execution_ms(statement));
+            let result = self.run_statement(statement, &params, Some(plan));
+            self.process.end_statement();
+            result
         };
         self.prepared.insert(statement_id, prepared);
         result
@@ -404,6 +458,7 @@ impl Session {
             return Err(error::unknown_database(name));
         }
         self.database = Some(name.to_string());
+        self.process.set_database(self.database.as_deref());
         Ok(())
     }
 
@@ -473,14 +528,64 @@ impl Session {
 
     pub(crate) fn clear_database(&mut self) {
         self.database = None;
+        self.process.set_database(None);
     }
 
     pub(crate) fn server(&self) -> &Arc<SqlServer> {
         &self.server
     }
 
-    pub(crate) fn connection_id(&self) -> u32 {
-        self.connection_id
+    /// `KILL [QUERY | CONNECTION] id` and COM_PROCESS_KILL: 1094 for an unknown id, 1095 for
+    /// another user's session (only root may stop those), 1317 for the killing statement
+    /// itself when it stops its own session.
+    pub(crate) fn kill_process(&self, id: u32, scope: KillScope) -> Result<()> {
+        let process = self
+            .server
+            .processes
+            .get(id)
+            .ok_or_else(|| Error::new(1094, "HY000", format!("Unknown thread id: {id}")))?;
+        if process.user() != self.user && self.user != "root" {
+            return Err(Error::new(
+                1095,
+                "HY000",
+                format!("You are not owner of thread {id}"),
+            ));
+        }
+        process.kill(scope);
+        if id == self.process.id() {
+            return Err(crate::process::interrupted());
+        }
+        Ok(())
+    }
+
+    /// COM_PROCESS_KILL: ends connection `id` as `KILL CONNECTION id` does.
+    pub fn kill(&self, id: u32) -> std::result::Result<(), SqlError> {
+        self.kill_process(id, KillScope::Connection)
+            .map_err(Error::into_packet)
+    }
+
+    /// Whether this session's connection was killed: the protocol layer then closes it.
+    pub fn connection_killed(&self) -> bool {
+        self.process.connection_killed()
+    }
+
+    /// The server's sessions, for SHOW PROCESSLIST.
+    pub(crate) fn processes(&self) -> Vec<crate::process::ProcessRow> {
+        self.server.processes.rows()
+    }
+
+    /// The time limit of `statement` in milliseconds (0 for none): its MAX_EXECUTION_TIME hint,
+    /// else `max_execution_time`; as in MySQL, only a SELECT has one.
+    fn max_execution_ms(&self, statement: &statement::Statement) -> u64 {
+        match statement {
+            statement::Statement::Sql(tree, extras) if matches!(**tree, Statement::Query(_)) => {
+                extras.max_execution_ms.unwrap_or_else(|| {
+                    self.variable_i64("max_execution_time")
+                        .map_or(0, |ms| ms.max(0) as u64)
+                })
+            }
+            _ => 0,
+        }
     }
 
     /// Returns a variable's value: the session's, else the global's, else its default.

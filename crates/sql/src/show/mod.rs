@@ -416,10 +416,20 @@ pub fn execute_other(
         Statement::Analyze { table_name, .. } => {
             own::analyze(session, std::slice::from_ref(table_name), false)
         }
-        Statement::Kill { .. }
-        | Statement::Flush { .. }
-        | Statement::UnlockTables
-        | Statement::LockTables { .. } => Ok(ok()),
+        Statement::Kill { modifier, id } => {
+            let scope = match modifier {
+                Some(ast::KillType::Query) => crate::process::KillScope::Query,
+                Some(ast::KillType::Connection) | None => crate::process::KillScope::Connection,
+                Some(ast::KillType::Mutation) => return Err(error::syntax("near 'MUTATION'")),
+            };
+            // An id beyond 32 bits names no connection.
+            let id = u32::try_from(*id).unwrap_or(0);
+            session.kill_process(id, scope)?;
+            Ok(ok())
+        }
+        Statement::Flush { .. } | Statement::UnlockTables | Statement::LockTables { .. } => {
+            Ok(ok())
+        }
         Statement::Query(_)
         | Statement::Insert(_)
         | Statement::Update { .. }

@@ -145,23 +145,36 @@ fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
                 Datum::Int(4),
             ]],
         ),
-        Show::Processlist => rows(
+        Show::Processlist { full } => rows(
             [
                 "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
             ]
             .iter()
             .map(|c| text_column(c))
             .collect(),
-            vec![vec![
-                Datum::Int(session.connection_id() as i64),
-                text("root"),
-                text("127.0.0.1"),
-                session.current_database().map(text).unwrap_or(Datum::Null),
-                text("Query"),
-                Datum::Int(0),
-                text("autocommit"),
-                text("SHOW PROCESSLIST"),
-            ]],
+            session
+                .processes()
+                .into_iter()
+                .map(|p| {
+                    let info = p
+                        .info
+                        .as_deref()
+                        .map(|info| match info.char_indices().nth(100) {
+                            Some((end, _)) if !full => text(&info[..end]),
+                            _ => text(info),
+                        });
+                    vec![
+                        Datum::Int(i64::from(p.id)),
+                        text(&p.user),
+                        text(&p.host),
+                        p.database.as_deref().map(text).unwrap_or(Datum::Null),
+                        text(if info.is_some() { "Query" } else { "Sleep" }),
+                        Datum::Int(p.seconds as i64),
+                        text(if info.is_some() { "executing" } else { "" }),
+                        info.unwrap_or(Datum::Null),
+                    ]
+                })
+                .collect(),
         ),
         Show::Grants => rows(
             vec![text_column("Grants for root@%")],

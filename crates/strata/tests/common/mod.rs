@@ -291,6 +291,23 @@ pub fn mariadb_binary() -> &'static str {
     "mariadb"
 }
 
+/// Runs a Python `script` with PyMySQL (Debian's `python3-pymysql`, for the system Python) and
+/// the server's port as its one argument; returns its output.
+pub fn pymysql(port: u16, script: &str) -> Output {
+    const PYTHON: &str = "/usr/bin/python3";
+    assert!(
+        Command::new(PYTHON)
+            .args(["-c", "import pymysql"])
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "PyMySQL is required: run scripts/test.sh, which installs python3-pymysql"
+    );
+    Command::new(PYTHON)
+        .args(["-c", script, &port.to_string()])
+        .output()
+        .expect("run python3")
+}
+
 /// The real sysbench 1.0.20 (Debian's `sysbench`).
 pub fn sysbench_binary() -> &'static str {
     let version = Command::new("sysbench").arg("--version").output();

@@ -1,0 +1,322 @@
+//! The server's processes: every open session, what it runs, and the switches that stop it.
+//!
+//! A session registers a [`Process`] when it opens and leaves the [`ProcessList`] when it is
+//! dropped. `KILL QUERY` raises the process's interrupt; the running statement sees it at its
+//! next check ([`Process::check`]: each page of a scan, each batch of a join step, each slice of
+//! `SLEEP`) and fails with 1317, and the session goes on. `KILL [CONNECTION]` raises it for good
+//! and calls the hook the protocol layer gave at connect time, which closes the socket: an idle
+//! client sees its connection end at once, and the session (with its transaction and its
+//! locks) is dropped when the connection's thread returns. `max_execution_time` is a deadline
+//! checked at the same places (3024).
+//!
+//! Connection ids come from here, for protocol connections and embedded sessions alike, so
+//! `CONNECTION_ID()`, `SHOW PROCESSLIST` and `KILL` all speak of the same numbers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+
+use crate::error::{Error, Result};
+
+/// The most characters of a statement a process keeps to show (MySQL keeps them all; a
+/// multi-megabyte statement would be copied on every execution).
+const INFO_CHARS_MAX: usize = 65_536;
+
+/// What a [`Process::kill`] stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KillScope {
+    /// The running statement (`KILL QUERY`).
+    Query,
+    /// The statement and the connection (`KILL [CONNECTION]`, COM_PROCESS_KILL).
+    Connection,
+}
+
+/// Interrupt states.
+const RUNNING: u8 = 0;
+const QUERY_KILLED: u8 = 1;
+const CONNECTION_KILLED: u8 = 2;
+
+/// Ends a connection from outside its thread (closes its socket).
+pub type KillHook = Box<dyn Fn() + Send + Sync>;
+
+/// Who a session serves, as the protocol layer knows it.
+pub struct Client {
+    /// The connection id announced in the handshake (from [`ProcessList::next_id`]).
+    pub connection_id: u32,
+    pub user: String,
+    pub host: String,
+    /// Ends the connection when it is killed.
+    pub on_kill: Option<KillHook>,
+}
+
+/// What a process is doing, for SHOW PROCESSLIST.
+struct Activity {
+    database: Option<String>,
+    /// The running statement's text; `None` between statements.
+    info: Option<Arc<str>>,
+    /// When the current statement (or the idle time) began.
+    since: Instant,
+}
+
+/// One open session.
+pub struct Process {
+    id: u32,
+    user: String,
+    host: String,
+    activity: Mutex<Activity>,
+    interrupt: AtomicU8,
+    /// The running statement's deadline in milliseconds after `epoch`; 0 for none.
+    deadline_ms: AtomicU64,
+    epoch: Instant,
+    on_kill: Option<KillHook>,
+}
+
+impl Process {
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// Marks the start of a statement: forgets a `KILL QUERY` aimed at an earlier one, as
+    /// MySQL does, and sets the deadline `max_execution_ms` from now (0 for none).
+    // Hot path: every statement.
+    pub fn begin_statement(&self, info: &Arc<str>, max_execution_ms: u64) {
+        let _ = self.interrupt.compare_exchange(
+            QUERY_KILLED,
+            RUNNING,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        self.set_deadline(max_execution_ms);
+        let mut activity = self.activity.lock();
+        activity.info = Some(Arc::clone(info));
+        activity.since = Instant::now();
+    }
+
+    /// Sets the running statement's deadline `max_execution_ms` from now (0 for none).
+    pub fn set_deadline(&self, max_execution_ms: u64) {
+        let deadline = match max_execution_ms {
+            0 => 0,
+            ms => (self.epoch.elapsed().as_millis() as u64)
+                .saturating_add(ms)
+                .max(1),
+        };
+        self.deadline_ms.store(deadline, Ordering::Relaxed);
+    }
+
+    /// Marks the end of a statement.
+    pub fn end_statement(&self) {
+        self.deadline_ms.store(0, Ordering::Relaxed);
+        let mut activity = self.activity.lock();
+        activity.info = None;
+        activity.since = Instant::now();
+    }
+
+    /// Records the session's current database.
+    pub fn set_database(&self, database: Option<&str>) {
+        self.activity.lock().database = database.map(str::to_string);
+    }
+
+    /// Whether the running statement must stop: 1317 once killed, 3024 past its deadline.
+    // Hot path: called per page of a scan and per batch of a join.
+    pub fn check(&self) -> Result<()> {
+        if self.interrupt.load(Ordering::Relaxed) != RUNNING {
+            return Err(interrupted());
+        }
+        let deadline = self.deadline_ms.load(Ordering::Relaxed);
+        if deadline != 0 && self.epoch.elapsed().as_millis() as u64 >= deadline {
+            return Err(Error::new(
+                3024,
+                "HY000",
+                "Query execution was interrupted, maximum statement execution time exceeded",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the connection was killed.
+    pub fn connection_killed(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed) == CONNECTION_KILLED
+    }
+
+    /// Stops the running statement, and with [`KillScope::Connection`] the connection too.
+    pub fn kill(&self, scope: KillScope) {
+        match scope {
+            KillScope::Query => {
+                let _ = self.interrupt.compare_exchange(
+                    RUNNING,
+                    QUERY_KILLED,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            KillScope::Connection => {
+                self.interrupt.store(CONNECTION_KILLED, Ordering::Relaxed);
+                if let Some(hook) = &self.on_kill {
+                    hook();
+                }
+            }
+        }
+    }
+}
+
+/// A statement's text as a process shows it (its first [`INFO_CHARS_MAX`] characters).
+pub fn info_text(text: &str) -> Arc<str> {
+    match text.char_indices().nth(INFO_CHARS_MAX) {
+        Some((end, _)) => Arc::from(&text[..end]),
+        None => Arc::from(text),
+    }
+}
+
+/// 1317, the error of a killed statement.
+pub fn interrupted() -> Error {
+    Error::new(1317, "70100", "Query execution was interrupted")
+}
+
+/// One row of SHOW PROCESSLIST.
+pub struct ProcessRow {
+    pub id: u32,
+    pub user: String,
+    pub host: String,
+    pub database: Option<String>,
+    /// The running statement, or `None` when the session sleeps between statements.
+    pub info: Option<Arc<str>>,
+    pub seconds: u64,
+}
+
+/// Every open session of the server.
+pub struct ProcessList {
+    processes: Mutex<HashMap<u32, Arc<Process>>>,
+    next_id: AtomicU32,
+}
+
+impl Default for ProcessList {
+    fn default() -> ProcessList {
+        ProcessList {
+            processes: Mutex::new(HashMap::new()),
+            next_id: AtomicU32::new(1),
+        }
+    }
+}
+
+impl ProcessList {
+    /// A fresh connection id; 0 is skipped when the counter wraps.
+    pub fn next_id(&self) -> u32 {
+        loop {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            if id != 0 {
+                return id;
+            }
+        }
+    }
+
+    /// Registers the process of a session opened for `client` in `database`.
+    pub fn register(&self, client: Client, database: Option<&str>) -> Arc<Process> {
+        let process = Arc::new(Process {
+            id: client.connection_id,
+            user: client.user,
+            host: client.host,
+            activity: Mutex::new(Activity {
+                database: database.map(str::to_string),
+                info: None,
+                since: Instant::now(),
+            }),
+            interrupt: AtomicU8::new(RUNNING),
+            deadline_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
+            on_kill: client.on_kill,
+        });
+        self.processes
+            .lock()
+            .insert(process.id, Arc::clone(&process));
+        process
+    }
+
+    /// Removes the process `id` (its session closed).
+    pub fn deregister(&self, id: u32) {
+        self.processes.lock().remove(&id);
+    }
+
+    /// The process `id`, if its session is open.
+    pub fn get(&self, id: u32) -> Option<Arc<Process>> {
+        self.processes.lock().get(&id).cloned()
+    }
+
+    /// What every session is doing, by id.
+    pub fn rows(&self) -> Vec<ProcessRow> {
+        let processes: Vec<Arc<Process>> = self.processes.lock().values().cloned().collect();
+        let mut rows: Vec<ProcessRow> = processes
+            .iter()
+            .map(|p| {
+                let activity = p.activity.lock();
+                ProcessRow {
+                    id: p.id,
+                    user: p.user.clone(),
+                    host: p.host.clone(),
+                    database: activity.database.clone(),
+                    info: activity.info.clone(),
+                    seconds: activity.since.elapsed().as_secs(),
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| r.id);
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(id: u32) -> Client {
+        Client {
+            connection_id: id,
+            user: "root".into(),
+            host: "localhost".into(),
+            on_kill: None,
+        }
+    }
+
+    #[test]
+    fn kill_query_stops_the_running_statement_only() {
+        let list = ProcessList::default();
+        let p = list.register(client(7), None);
+        p.begin_statement(&info_text("SELECT 1"), 0);
+        assert!(p.check().is_ok());
+        p.kill(KillScope::Query);
+        assert_eq!(p.check().unwrap_err().code(), 1317);
+        p.end_statement();
+        p.begin_statement(&info_text("SELECT 2"), 0);
+        assert!(p.check().is_ok(), "the next statement runs");
+        assert!(!p.connection_killed());
+        p.kill(KillScope::Connection);
+        p.begin_statement(&info_text("SELECT 3"), 0);
+        assert_eq!(
+            p.check().unwrap_err().code(),
+            1317,
+            "a killed connection stays killed"
+        );
+        assert!(p.connection_killed());
+    }
+
+    #[test]
+    fn a_deadline_gives_3024() {
+        let list = ProcessList::default();
+        let p = list.register(client(1), Some("d"));
+        p.begin_statement(&info_text("SELECT SLEEP(1)"), 1);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert_eq!(p.check().unwrap_err().code(), 3024);
+        p.end_statement();
+        assert!(p.check().is_ok());
+        let rows = list.rows();
+        assert_eq!((rows[0].id, rows[0].database.as_deref()), (1, Some("d")));
+        list.deregister(1);
+        assert!(list.get(1).is_none());
+    }
+}

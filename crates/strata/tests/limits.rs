@@ -1,0 +1,189 @@
+//! What one client may do is bounded by what it asked for and what the server allows, checked
+//! with real clients against a real playground.
+
+mod common;
+
+use common::Playground;
+
+/// PyMySQL connects without CLIENT_MULTI_STATEMENTS unless asked: then `INSERT …; DROP TABLE`
+/// is a syntax error and neither statement runs (an injected `; DROP …` cannot ride along);
+/// with the flag, each statement gets its result.
+#[test]
+fn several_statements_in_one_query_need_client_multi_statements() {
+    let p = Playground::start();
+    p.sql(
+        None,
+        "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY)",
+    );
+    let script = r#"
+import sys
+import pymysql
+from pymysql.constants import CLIENT
+
+def connect(flags):
+    return pymysql.connect(host="127.0.0.1", port=int(sys.argv[1]), user="root", database="d",
+                           connect_timeout=10, read_timeout=30, client_flag=flags)
+
+single = connect(0).cursor()
+try:
+    single.execute("INSERT INTO t VALUES (1); DROP TABLE t")
+    print("no error")
+except pymysql.MySQLError as e:
+    print("error", e.args[0])
+single.execute("SELECT COUNT(*) FROM t")
+print("rows", single.fetchone()[0])
+single.execute("SELECT 1;")
+print("one", single.fetchone()[0])
+
+multi = connect(CLIENT.MULTI_STATEMENTS).cursor()
+multi.execute("SELECT 1; SELECT 2")
+first = multi.fetchone()[0]
+multi.nextset()
+print("multi", first, multi.fetchone()[0])
+"#;
+    let out = common::pymysql(p.port, script);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "error 1064\nrows 0\none 1\nmulti 1 2\n"
+    );
+}
+
+/// `KILL QUERY` stops a running statement within a second (1317) and leaves its connection
+/// usable; `KILL` of a connection inside a transaction ends it and frees its row locks at once;
+/// `max_execution_time` and the MAX_EXECUTION_TIME hint stop a SELECT with 3024, and a lone
+/// `SLEEP` cut short returns 1 as in MySQL. Clients: `mysql_async` over TCP.
+#[test]
+fn kill_and_max_execution_time_stop_statements() {
+    use mysql_async::prelude::Queryable;
+    use std::time::{Duration, Instant};
+
+    let p = Playground::start();
+    let rows: Vec<String> = (1..=1000).map(|i| format!("({i}, 0)")).collect();
+    p.sql(
+        None,
+        &format!(
+            "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL); \
+             INSERT INTO d.t VALUES {}",
+            rows.join(", ")
+        ),
+    );
+    // A statement that runs for ten seconds, a hundredth of a second per row.
+    const SLOW: &str = "SELECT SLEEP(0.01) FROM t";
+    let url = p.url("d");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let mut admin = common::connect(&url).await.unwrap();
+        let mut holder = common::connect(&url).await.unwrap();
+        let mut slow = common::connect(&url).await.unwrap();
+        let id = |conn: &mut mysql_async::Conn| conn.id();
+        let (holder_id, slow_id) = (id(&mut holder), id(&mut slow));
+        let reported: Option<u32> = holder.query_first("SELECT CONNECTION_ID()").await.unwrap();
+        assert_eq!(
+            reported,
+            Some(holder_id),
+            "CONNECTION_ID() is the handshake's id"
+        );
+
+        // KILL QUERY from another connection.
+        let running = tokio::spawn(async move {
+            let result = common::bounded(slow.query_drop(SLOW)).await;
+            (slow, result, Instant::now())
+        });
+        let seen = Instant::now();
+        loop {
+            let list: Vec<(u32, Option<String>)> = admin
+                .query_map("SHOW FULL PROCESSLIST", |row: mysql_async::Row| {
+                    (row.get(0).unwrap(), row.get(7).unwrap())
+                })
+                .await
+                .unwrap();
+            let ids: Vec<u32> = list.iter().map(|(id, _)| *id).collect();
+            assert!(
+                ids.contains(&holder_id),
+                "every session is listed: {list:?}"
+            );
+            if list
+                .iter()
+                .any(|(id, info)| *id == slow_id && info.as_deref() == Some(SLOW))
+            {
+                break;
+            }
+            assert!(seen.elapsed() < Duration::from_secs(5), "{list:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let killed_at = Instant::now();
+        admin
+            .query_drop(format!("KILL QUERY {slow_id}"))
+            .await
+            .unwrap();
+        let (mut slow, result, ended) = running.await.unwrap();
+        assert_eq!(result.unwrap_err().server_code(), Some(1317));
+        assert!(
+            ended - killed_at < Duration::from_secs(1),
+            "{:?}",
+            ended - killed_at
+        );
+        let one: Option<i64> = slow.query_first("SELECT 1").await.unwrap();
+        assert_eq!(one, Some(1), "the connection lives on after KILL QUERY");
+
+        // KILL of a connection that holds a row lock in an open transaction.
+        holder.query_drop("BEGIN").await.unwrap();
+        holder
+            .query_drop("SELECT k FROM t WHERE id = 1 FOR UPDATE")
+            .await
+            .unwrap();
+        admin.query_drop(format!("KILL {holder_id}")).await.unwrap();
+        let started = Instant::now();
+        admin
+            .query_drop("UPDATE t SET k = 1 WHERE id = 1")
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the lock was freed at once"
+        );
+        let after = common::bounded(holder.query_drop("SELECT 1")).await;
+        assert!(
+            matches!(after, Err(common::ClientError::Connection(_))),
+            "{after:?}"
+        );
+        let unknown = common::bounded(admin.query_drop(format!("KILL {holder_id}"))).await;
+        assert_eq!(unknown.unwrap_err().server_code(), Some(1094));
+
+        // Time limits: the session variable, the hint, and a lone SLEEP cut short.
+        admin
+            .query_drop("SET max_execution_time = 300")
+            .await
+            .unwrap();
+        let started = Instant::now();
+        let limited = common::bounded(admin.query_drop(SLOW)).await;
+        assert_eq!(limited.unwrap_err().server_code(), Some(3024));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let slept: Option<i64> = admin.query_first("SELECT SLEEP(5)").await.unwrap();
+        assert_eq!(slept, Some(1));
+        admin
+            .query_drop("UPDATE t SET k = 2 WHERE id = 2")
+            .await
+            .unwrap();
+        admin
+            .query_drop("SET max_execution_time = 0")
+            .await
+            .unwrap();
+        let hinted = common::bounded(
+            admin.query_drop("SELECT /*+ MAX_EXECUTION_TIME(300) */ SLEEP(0.01) FROM t"),
+        )
+        .await;
+        assert_eq!(hinted.unwrap_err().server_code(), Some(3024));
+        let k: Option<i64> = admin.query_first("SELECT SUM(k) FROM t").await.unwrap();
+        assert_eq!(k, Some(3));
+    });
+}
