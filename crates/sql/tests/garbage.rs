@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use strata_engine::MemoryEngine;
 use strata_kv::Storage;
 use strata_pd_client::LocalTso;
-use strata_sql::{Batch, Datum, Output, SqlServer};
+use strata_sql::{Batch, Datum, Output, Session, SqlServer};
 use strata_txn::TxnClient;
 
 const STATEMENTS: usize = 3_000;
@@ -134,15 +134,21 @@ fn random_statements_never_panic() {
     }
 }
 
-/// More placeholders than COM_STMT_PREPARE's 16-bit count holds get MySQL's error, not a
-/// count that wrapped around.
-#[test]
-fn too_many_placeholders_are_refused() {
+/// A session of a fresh in-memory server; the folder holds its timestamp oracle's state.
+fn session() -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(Storage::new(Arc::new(MemoryEngine::new())).unwrap());
     let tso = Arc::new(LocalTso::open(dir.path()).unwrap());
     let server = SqlServer::open(TxnClient::new(storage, tso)).unwrap();
-    let mut session = server.new_session("root", None).unwrap();
+    let session = server.new_session("root", None).unwrap();
+    (dir, session)
+}
+
+/// More placeholders than COM_STMT_PREPARE's 16-bit count holds get MySQL's error, not a
+/// count that wrapped around.
+#[test]
+fn too_many_placeholders_are_refused() {
+    let (_dir, mut session) = session();
     let placeholders = |n: usize| format!("SELECT 1 IN ({})", vec!["?"; n].join(", "));
     let info = session.prepare(&placeholders(65_535)).unwrap();
     assert_eq!(info.param_count, 65_535);
@@ -155,11 +161,7 @@ fn too_many_placeholders_are_refused() {
 /// of them runs.
 #[test]
 fn a_single_statement_batch_refuses_a_second_statement() {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = Arc::new(Storage::new(Arc::new(MemoryEngine::new())).unwrap());
-    let tso = Arc::new(LocalTso::open(dir.path()).unwrap());
-    let server = SqlServer::open(TxnClient::new(storage, tso)).unwrap();
-    let mut session = server.new_session("root", None).unwrap();
+    let (_dir, mut session) = session();
     let setup = "CREATE DATABASE b; USE b; CREATE TABLE t (id INT PRIMARY KEY)";
     assert!(session.execute_text(setup).iter().all(Result::is_ok));
 
@@ -194,11 +196,7 @@ fn a_single_statement_batch_refuses_a_second_statement() {
 fn run(seed: u64) {
     println!("seed {seed} (set STRATA_TEST_SEED to replay)");
     let mut rng = StdRng::seed_from_u64(seed);
-    let dir = tempfile::tempdir().unwrap();
-    let storage = Arc::new(Storage::new(Arc::new(MemoryEngine::new())).unwrap());
-    let tso = Arc::new(LocalTso::open(dir.path()).unwrap());
-    let server = SqlServer::open(TxnClient::new(storage, tso)).unwrap();
-    let mut session = server.new_session("root", None).unwrap();
+    let (_dir, mut session) = session();
     for setup in [
         "CREATE DATABASE g",
         "USE g",
