@@ -88,11 +88,7 @@ struct CheckReport {
 #[test]
 fn concurrent_transfers_keep_the_total() {
     let seed = test_seed("bank");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(4);
     let playground = Playground::start();
     let values: Vec<String> = (0..ACCOUNTS)
         .map(|id| format!("({id}, {BALANCE_INITIAL})"))

@@ -138,11 +138,7 @@ fn concurrent_point_reads_each_get_their_own_row() {
             values.join(", ")
         ),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
     let url = format!("mysql://root@127.0.0.1:{port}/r");
     let readers: Vec<_> = (0..8u64)
         .map(|reader| {
@@ -284,11 +280,7 @@ fn statements_that_hold_a_lock_across_a_wait_do_not_stall_the_sql_node() {
          CREATE TABLE f.r (id INT PRIMARY KEY, v INT); INSERT INTO f.r VALUES (1, 10)",
     );
     wait_for(b, "SELECT v FROM f.r WHERE id = 1", "v\n10\n");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
     let url = format!("mysql://root@127.0.0.1:{b}/f");
     let writers = 8u64;
     let start = std::sync::Arc::new(tokio::sync::Barrier::new(writers as usize + 3));

@@ -110,11 +110,7 @@ impl Ledger {
 fn acknowledged_transactions_survive_kill_9_whole() {
     let seed = test_seed("crash");
     let mut rng = StdRng::seed_from_u64(seed);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
 
     let temp = tempfile::tempdir().unwrap();
     let data_dir = temp.path().join("data");

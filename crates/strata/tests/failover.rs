@@ -331,11 +331,7 @@ fn bank_totals_never_change_while_leaders_die_and_come_back() {
         "SELECT COUNT(*) FROM bank.accounts",
         &format!("COUNT(*)\n{ACCOUNTS}\n"),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
     let stop = Arc::new(AtomicBool::new(false));
     let url = |i: usize| format!("mysql://root@127.0.0.1:{}/bank", ports[i % 2]);
     let transfers: Vec<_> = (0..4)

@@ -75,11 +75,7 @@ fn kill_and_max_execution_time_stop_statements() {
     // A statement that runs for ten seconds, a hundredth of a second per row.
     const SLOW: &str = "SELECT SLEEP(0.01) FROM t";
     let url = p.url("d");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
     runtime.block_on(async move {
         let mut admin = common::connect(&url).await.unwrap();
         let mut holder = common::connect(&url).await.unwrap();

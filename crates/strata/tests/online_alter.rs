@@ -65,11 +65,7 @@ fn altered_while_writes_continue(ddl_port: u16, writer_port: u16, rows: u64) {
     );
     common::insert_rows(writer_port, "a", "t", rows, |i| format!("{i}, 0, 'r{i}'"));
     let seed = common::test_seed("online_alter");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
     runtime.block_on(async move {
         let stop = Arc::new(AtomicBool::new(false));
         let increments: Arc<Vec<AtomicU64>> =

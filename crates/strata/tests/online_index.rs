@@ -52,11 +52,7 @@ fn index_built_while_writes_continue(ddl_port: u16, writer_port: u16, rows: u64)
     });
     let seed = common::test_seed("online_index");
     let (url, ddl_url) = (url(writer_port), url(ddl_port));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
     runtime.block_on(async move {
         let stop = Arc::new(AtomicBool::new(false));
         let writes = Arc::new(AtomicU64::new(0));

@@ -216,11 +216,7 @@ fn a_row_locked_before_its_region_splits_stays_locked() {
         ),
     );
     let regions_before = cluster.regions().len();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime(2);
     let url = format!("mysql://root@127.0.0.1:{port}/l");
     let (mut holder, mut other) = runtime.block_on(async {
         let mut holder = common::connect(&url).await.expect("connect");

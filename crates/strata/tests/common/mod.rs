@@ -318,6 +318,16 @@ pub fn sysbench_binary() -> &'static str {
     "sysbench"
 }
 
+/// A multi-threaded tokio runtime with `workers` threads and its timers and I/O, for the
+/// `mysql_async` clients of a test.
+pub fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// How long a `mysql_async` test client waits to connect or for the reply to one statement.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 
