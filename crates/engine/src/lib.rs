@@ -21,10 +21,12 @@
 //! RocksDB groups concurrent synced writers so that many commits share one `fsync` (group
 //! commit); the engine adds nothing on top of that.
 
+mod garbage;
 mod group_commit;
 mod memory;
 mod rocks;
 
+pub use garbage::{GarbageFilter, GarbageJudge};
 pub use memory::MemoryEngine;
 pub use rocks::{RocksEngine, RocksOptions, BLOCK_CACHE_BYTES_DEFAULT, WRITE_BUFFER_BYTES_DEFAULT};
 

@@ -2,15 +2,17 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, CompactOptions, DBCompressionType,
     DBRawIteratorWithThreadMode, Options, ReadOptions, SliceTransform, WriteOptions, DB,
 };
 
+use crate::garbage::{Factory, FilterSlot, GarbageFilter};
 use crate::group_commit::GroupCommit;
 use crate::{
     strip_timestamp, BatchOp, Cf, Engine, EngineError, EngineIterator, WriteBatch,
@@ -54,6 +56,10 @@ pub struct RocksEngine {
     db: Arc<DB>,
     synced_writes: GroupCommit,
     versions_cursors: Mutex<IdleCursors>,
+    /// What compactions of the write CF leave out, once the MVCC layer installs it.
+    garbage: FilterSlot,
+    /// Entries put into the write CF since the engine was opened.
+    versions_written: AtomicU64,
 }
 
 /// Idle versions cursors, oldest first, each with when it was returned.
@@ -101,6 +107,7 @@ impl RocksEngine {
         // fdatasync writes the inode too; a recycled log file is overwritten in place.
         db_options.set_recycle_log_file_num(WAL_RECYCLE_FILES);
 
+        let garbage = FilterSlot::default();
         let descriptors = Cf::ALL.iter().map(|cf| {
             let mut table = BlockBasedOptions::default();
             table.set_block_cache(&cache);
@@ -144,6 +151,7 @@ impl RocksEngine {
                     Some(has_timestamp),
                 ));
                 cf_options.set_memtable_prefix_bloom_ratio(0.1);
+                cf_options.set_compaction_filter_factory(Factory::new(garbage.clone()));
             }
             ColumnFamilyDescriptor::new(cf.name(), cf_options)
         });
@@ -152,7 +160,41 @@ impl RocksEngine {
             db: Arc::new(db),
             synced_writes: GroupCommit::default(),
             versions_cursors: Mutex::new(VecDeque::new()),
+            garbage,
+            versions_written: AtomicU64::new(0),
         })
+    }
+
+    /// Lets compactions of the write CF leave out what `filter` calls garbage. Only the first
+    /// filter installed counts.
+    pub fn set_garbage_filter(&self, filter: Arc<dyn GarbageFilter>) {
+        let _ = self.garbage.set(filter);
+    }
+
+    /// Entries put into the write CF since the engine was opened (one per version written).
+    pub fn versions_written(&self) -> u64 {
+        self.versions_written.load(Ordering::Relaxed)
+    }
+
+    /// RocksDB's estimate of the entries in the write CF, garbage included.
+    pub fn estimated_versions(&self) -> u64 {
+        self.db
+            .property_int_value_cf(self.handle(Cf::Write), "rocksdb.estimate-num-keys")
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+    }
+
+    /// Flushes the write CF's memtable and compacts the whole column family, so the garbage
+    /// filter sees every version at once. Automatic compactions go on meanwhile.
+    pub fn compact_versions(&self) -> Result<(), EngineError> {
+        let write = self.handle(Cf::Write);
+        self.db.flush_cf(write).map_err(storage_error)?;
+        let mut options = CompactOptions::default();
+        options.set_exclusive_manual_compaction(false);
+        self.db
+            .compact_range_cf_opt(write, None::<&[u8]>, None::<&[u8]>, &options);
+        Ok(())
     }
 
     /// Stops flushes and compactions and waits for the running ones, before the process exits:
@@ -165,12 +207,17 @@ impl RocksEngine {
     /// Writes `batches` as one atomic RocksDB batch.
     fn write_batches(&self, batches: &[&WriteBatch], sync: bool) -> Result<(), EngineError> {
         let mut rocks_batch = rocksdb::WriteBatch::default();
+        let mut versions = 0;
         for op in batches.iter().flat_map(|b| b.ops()) {
             match op {
-                BatchOp::Put { cf, key, value } => rocks_batch.put_cf(self.handle(*cf), key, value),
+                BatchOp::Put { cf, key, value } => {
+                    versions += u64::from(*cf == Cf::Write);
+                    rocks_batch.put_cf(self.handle(*cf), key, value)
+                }
                 BatchOp::Delete { cf, key } => rocks_batch.delete_cf(self.handle(*cf), key),
             }
         }
+        self.versions_written.fetch_add(versions, Ordering::Relaxed);
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync);
         self.db

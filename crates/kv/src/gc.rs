@@ -9,13 +9,18 @@
 //! The safe point trails the timestamp oracle by [`GC_LIFE_TIME`], as TiDB's
 //! `tidb_gc_life_time`, but waits for the oldest open transaction up to [`GC_MAX_WAIT`]
 //! (`tidb_gc_max_wait_time`). A snapshot below it is refused ([`KvError::SnapshotTooOld`]).
+//!
+//! Most garbage never needs a pass: compactions of the write CF leave it out
+//! ([`crate::gc_filter`]), and [`QuietCompactions`] compacts after a burst of writes. The
+//! passes delete what compactions keep (the last delete of a key, versions with long values)
+//! through the engine, so on a cluster through Raft.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use strata_engine::{Cf, WriteBatch};
+use strata_engine::{Cf, RocksEngine, WriteBatch};
 use strata_kvapi::KvError;
 use strata_types::Timestamp;
 
@@ -23,7 +28,13 @@ use crate::mvcc::{self, Write, WriteKind};
 use crate::Storage;
 
 /// How long old versions stay readable, by default.
-pub const GC_LIFE_TIME: Duration = Duration::from_secs(600);
+///
+/// Strata reads old versions only for snapshots that are open (it has no stale reads and no
+/// flashback, for which TiDB keeps ten minutes), and every open snapshot holds the safe point
+/// back by itself. So the life time only has to cover a transaction that took its timestamp
+/// and is not counted yet: a SQL node reports its oldest snapshot every second, and ten
+/// seconds leave room for ten reports. Longer only keeps garbage that reads step over.
+pub const GC_LIFE_TIME: Duration = Duration::from_secs(10);
 /// Pause between collection passes, by default.
 pub const GC_INTERVAL: Duration = Duration::from_secs(60);
 /// How long the safe point waits for an open transaction, by default.
@@ -228,15 +239,26 @@ pub struct GcWorker {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The safe point, with the oracle's timestamp it was taken at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SafePoint {
+    pub now: Timestamp,
+    pub safe_point: Timestamp,
+}
+
+/// How often the worker takes the safe point and looks at the write rate.
+const GC_TICK: Duration = Duration::from_secs(1);
+
 impl GcWorker {
-    /// Starts the worker, which passes over the key ranges every `interval`. `safe_point`
-    /// returns the safe point of a pass (none: skip it); `ranges` the user key ranges to
-    /// collect (the whole key space on a single node; on a KV node the regions it leads,
-    /// whose deletions it proposes through Raft).
+    /// Starts the worker: every [`GC_TICK`] it raises the storage's safe point to what
+    /// `safe_point` answers (compactions drop versions below it, see [`crate::gc_filter`]) and
+    /// lets `compactions` compact after a burst of writes; every `config.interval` it collects
+    /// `ranges()`. `safe_point` answers with a fresh timestamp from the oracle too.
     pub fn start(
         storage: Arc<Storage>,
-        interval: Duration,
-        safe_point: impl Fn() -> Option<Timestamp> + Send + 'static,
+        config: GcConfig,
+        mut compactions: Option<QuietCompactions>,
+        safe_point: impl Fn() -> Option<SafePoint> + Send + 'static,
         ranges: impl Fn() -> Vec<KeyRange> + Send + 'static,
     ) -> GcWorker {
         let stop = Arc::new(AtomicBool::new(false));
@@ -244,17 +266,26 @@ impl GcWorker {
         let thread = std::thread::Builder::new()
             .name("gc".into())
             .spawn(move || {
-                while !sleep_unless_stopped(&flag, interval) {
-                    let Some(safe_point) = safe_point() else {
+                let mut last_pass = Instant::now();
+                while !sleep_unless_stopped(&flag, GC_TICK) {
+                    let Some(SafePoint { now, safe_point }) = safe_point() else {
                         continue;
                     };
+                    // Before any compaction or deletion, so that a read that may miss a
+                    // version fails instead.
+                    storage.raise_gc_safe_point(safe_point);
+                    if let Some(compactions) = &mut compactions {
+                        compactions.tick(now, safe_point);
+                    }
+                    if last_pass.elapsed() < config.interval {
+                        continue;
+                    }
+                    last_pass = Instant::now();
                     let (mut deleted, mut failed) = (0, 0);
                     for (start, end) in ranges() {
                         if flag.load(Ordering::SeqCst) {
                             break;
                         }
-                        // A range that fails (its region split or moved meanwhile) waits for
-                        // the next pass; the others go on.
                         match collect_range(&storage, &start, &end, safe_point) {
                             Ok(n) => deleted += n,
                             Err(e) => {
@@ -283,7 +314,64 @@ impl GcWorker {
     }
 }
 
-/// Sleeps up to `duration`; returns true if asked to stop.
+/// Versions written in one [`GC_TICK`] at or below which the writes count as quiet.
+const QUIET_VERSIONS_PER_TICK: u64 = 1_000;
+/// The fewest versions written since the last compaction that make a burst: a whole
+/// compaction of the write CF costs about its size, so a burst is also a tenth of its entries.
+const BURST_VERSIONS_MIN: u64 = 100_000;
+
+/// Compacts the whole write CF once writes go quiet after a burst, so that the garbage filter
+/// drops the versions the burst left in the memtable and the newest files (where no compaction
+/// would reach them while the data is only read), and once more when the safe point has passed
+/// the burst's last versions.
+pub struct QuietCompactions {
+    engine: Arc<RocksEngine>,
+    burst_min: u64,
+    written_at_last_tick: u64,
+    written_at_compaction: u64,
+    /// Once the safe point reaches this, the last burst's versions are all below it.
+    again_at: Option<Timestamp>,
+}
+
+impl QuietCompactions {
+    pub fn new(engine: Arc<RocksEngine>) -> QuietCompactions {
+        let written = engine.versions_written();
+        QuietCompactions {
+            engine,
+            burst_min: BURST_VERSIONS_MIN,
+            written_at_last_tick: written,
+            written_at_compaction: written,
+            again_at: None,
+        }
+    }
+
+    /// Looks at the writes of the last tick; compacts when they went quiet after a burst, or
+    /// when `safe_point` has passed the last burst. `now` is a fresh timestamp, later than
+    /// every version written so far. Returns whether it compacted.
+    fn tick(&mut self, now: Timestamp, safe_point: Timestamp) -> bool {
+        let written = self.engine.versions_written();
+        let last_tick = written - std::mem::replace(&mut self.written_at_last_tick, written);
+        if last_tick > QUIET_VERSIONS_PER_TICK {
+            return false;
+        }
+        let since = written - self.written_at_compaction;
+        let burst = since >= self.burst_min.max(self.engine.estimated_versions() / 10);
+        let again = self.again_at.is_some_and(|at| safe_point >= at);
+        if !burst && !again {
+            return false;
+        }
+        let started = Instant::now();
+        if let Err(e) = self.engine.compact_versions() {
+            tracing::warn!(error = %e, "compaction of the write CF failed");
+        }
+        tracing::info!(versions = since, took = ?started.elapsed(), "compacted the write CF after a burst of writes");
+        self.written_at_compaction = written;
+        // The burst's last versions were above the safe point: collect them once it passes.
+        self.again_at = burst.then_some(now);
+        true
+    }
+}
+
 fn sleep_unless_stopped(flag: &AtomicBool, duration: Duration) -> bool {
     let step = Duration::from_millis(100).min(duration);
     let mut slept = Duration::ZERO;
@@ -302,6 +390,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
+    use crate::tests::one_pc as put;
     use strata_engine::{Engine, EngineError, EngineIterator, MemoryEngine};
     use strata_kvapi::{KvApi, Mutation, PrewriteRequest, ScanRequest};
 
@@ -458,27 +547,6 @@ mod tests {
         assert_eq!(collect(&s, safe).unwrap(), 0);
     }
 
-    fn put(s: &Storage, key: &[u8], value: Option<&[u8]>, start: u64) -> Timestamp {
-        let mutation = match value {
-            Some(v) => Mutation::Put(key.to_vec(), v.to_vec()),
-            None => Mutation::Delete(key.to_vec()),
-        };
-        s.prewrite(&PrewriteRequest {
-            mutations: vec![mutation],
-            primary: key.to_vec(),
-            start_ts: Timestamp(start),
-            for_update_ts: Timestamp::ZERO,
-            locked_at: Vec::new(),
-            lock_ttl_ms: 0,
-            try_one_pc: true,
-            async_commit: false,
-            secondaries: Vec::new(),
-        })
-        .unwrap()
-        .one_pc_commit_ts
-        .unwrap()
-    }
-
     #[test]
     fn keeps_the_version_visible_at_the_safe_point() {
         let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
@@ -557,5 +625,78 @@ mod tests {
         // At and above the safe point, and the newest data, still read.
         assert_eq!(s.get(b"a", safe).unwrap(), Some(b"v2".to_vec()));
         assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"v2".to_vec()));
+    }
+
+    fn tick(compactions: &mut QuietCompactions, (now, safe_point): (Timestamp, Timestamp)) -> bool {
+        compactions.tick(now, safe_point)
+    }
+
+    #[test]
+    fn quiet_writes_after_a_burst_compact_the_garbage_away_and_once_more_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = strata_engine::RocksOptions {
+            block_cache_bytes: 8 << 20,
+            write_buffer_bytes: 1 << 20,
+        };
+        let engine = Arc::new(RocksEngine::open(dir.path(), &options).unwrap());
+        let s = Storage::new(engine.clone()).unwrap();
+        engine.set_garbage_filter(s.garbage_filter());
+        let mut compactions = QuietCompactions::new(engine.clone());
+        compactions.burst_min = 50;
+
+        let versions = |s: &Storage| {
+            let mut it = s.engine().iterator(Cf::Write, b"", None);
+            it.seek(b"");
+            let mut n = 0;
+            while it.valid().unwrap() {
+                n += 1;
+                it.next();
+            }
+            n
+        };
+        // Versions of one key are distinct engine keys, newest first, so two files hold
+        // versions of one key in overlapping ranges only when other keys span them: write two.
+        let mut ts = 10;
+        let mut write = |range: std::ops::Range<u32>| {
+            ts = ts.max(s.gc_safe_point().0);
+            for i in range {
+                for key in [b"a", b"z"] {
+                    ts = put(&s, key, Some(format!("{i}").as_bytes()), ts + 1).0;
+                }
+            }
+        };
+        // The oracle's time and the safe point a second behind it, in milliseconds.
+        let at_ms = |ms| {
+            let safe_point = Timestamp::compose(ms, 0);
+            s.raise_gc_safe_point(safe_point);
+            (Timestamp::compose(ms + 1000, 0), safe_point)
+        };
+        write(0..20);
+        assert!(
+            !tick(&mut compactions, at_ms(1)),
+            "40 versions are no burst"
+        );
+        write(20..30);
+        assert!(
+            tick(&mut compactions, at_ms(2)),
+            "60 versions written, then quiet"
+        );
+        assert_eq!(versions(&s), 2);
+        assert_eq!(s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
+
+        // Versions written after that compaction wait until the safe point has passed the burst.
+        write(30..35);
+        assert!(
+            !tick(&mut compactions, at_ms(500)),
+            "too soon after the burst"
+        );
+        assert_eq!(versions(&s), 12);
+        assert!(
+            tick(&mut compactions, at_ms(1002)),
+            "the safe point has passed the burst"
+        );
+        assert_eq!(versions(&s), 2);
+        assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"34".to_vec()));
+        assert!(!tick(&mut compactions, at_ms(2000)), "once");
     }
 }

@@ -20,6 +20,7 @@
 
 pub mod concurrency;
 pub mod gc;
+pub mod gc_filter;
 pub mod mvcc;
 pub mod reader;
 mod storage;

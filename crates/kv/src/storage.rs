@@ -63,7 +63,8 @@ pub struct Storage {
     /// versions they would see. Raised by every collection pass, and on a KV node to the
     /// cluster's safe point whenever it starts leading keys (another leader's passes may have
     /// removed versions through Raft).
-    gc_safe_point: AtomicU64,
+    /// Shared with the write CF's garbage filter ([`Storage::garbage_filter`]).
+    gc_safe_point: Arc<AtomicU64>,
 }
 
 /// What a node that starts leading keys does with the pessimistic locks it holds on them.
@@ -94,7 +95,7 @@ impl Storage {
             detector: OnceLock::new(),
             persisted_locks: AtomicI64::new(count),
             counts_locks: true,
-            gc_safe_point: AtomicU64::new(0),
+            gc_safe_point: Arc::default(),
         })
     }
 
@@ -107,7 +108,7 @@ impl Storage {
             detector: OnceLock::new(),
             persisted_locks: AtomicI64::new(0),
             counts_locks: false,
-            gc_safe_point: AtomicU64::new(0),
+            gc_safe_point: Arc::default(),
         }
     }
 
@@ -133,6 +134,15 @@ impl Storage {
     /// are collected.
     pub fn raise_gc_safe_point(&self, safe_point: Timestamp) {
         self.gc_safe_point.fetch_max(safe_point.0, Ordering::SeqCst);
+    }
+
+    /// What compactions of the write CF may leave out below this storage's safe point (see
+    /// [`crate::gc_filter`]), for the engine's
+    /// [`set_garbage_filter`](strata_engine::RocksEngine::set_garbage_filter).
+    pub fn garbage_filter(&self) -> Arc<dyn strata_engine::GarbageFilter> {
+        Arc::new(crate::gc_filter::VersionGarbage {
+            safe_point: self.gc_safe_point.clone(),
+        })
     }
 
     pub fn gc_safe_point(&self) -> Timestamp {

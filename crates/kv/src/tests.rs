@@ -44,6 +44,29 @@ fn prewrite(
     .map(|r| r.one_pc_commit_ts)
 }
 
+/// Writes `value` to `key` (or deletes it, for `None`) in a one-phase commit starting at
+/// `start`; returns the commit timestamp.
+pub(crate) fn one_pc(s: &Storage, key: &[u8], value: Option<&[u8]>, start: u64) -> Timestamp {
+    let mutation = match value {
+        Some(v) => Mutation::Put(key.to_vec(), v.to_vec()),
+        None => Mutation::Delete(key.to_vec()),
+    };
+    s.prewrite(&PrewriteRequest {
+        mutations: vec![mutation],
+        primary: key.to_vec(),
+        start_ts: Timestamp(start),
+        for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
+        lock_ttl_ms: 0,
+        try_one_pc: true,
+        async_commit: false,
+        secondaries: Vec::new(),
+    })
+    .unwrap()
+    .one_pc_commit_ts
+    .unwrap()
+}
+
 fn put(k: &[u8], v: &[u8]) -> Mutation {
     Mutation::Put(k.to_vec(), v.to_vec())
 }

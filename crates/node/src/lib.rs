@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata_engine::{RocksEngine, RocksOptions};
-use strata_kv::gc::GcWorker;
+use strata_kv::gc::{GcWorker, QuietCompactions, SafePoint};
 use strata_kv::Storage;
 use strata_pd_client::{PdClient, PdError, TimestampOracle};
 use strata_raftstore::{PeerChange, PeerMeta, RaftLog, RaftStore, RegionMeta, Router, StoreIo};
@@ -150,12 +150,17 @@ impl KvNode {
         // Each leader collects its regions and proposes the deletions through Raft, so every
         // replica drops the same versions.
         let (gc_pd, gc_router, gc_config) = (pd.clone(), router.clone(), config.gc);
+        // Compactions drop the garbage below the safe point on every replica by themselves.
+        rocks.set_garbage_filter(storage.garbage_filter());
         let gc = GcWorker::start(
             storage.clone(),
-            config.gc.interval,
+            config.gc,
+            Some(QuietCompactions::new(rocks.clone())),
             move || {
-                let (life_floor, wait_floor) = gc_config.floors(gc_pd.get_ts().ok()?);
-                gc_pd.advance_gc_safe_point(life_floor, wait_floor).ok()
+                let now = gc_pd.get_ts().ok()?;
+                let (life_floor, wait_floor) = gc_config.floors(now);
+                let safe_point = gc_pd.advance_gc_safe_point(life_floor, wait_floor).ok()?;
+                Some(SafePoint { now, safe_point })
             },
             move || {
                 gc_router

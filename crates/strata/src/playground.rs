@@ -64,9 +64,11 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let client = TxnClient::new(storage.clone(), tso);
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
     let gc_config = strata_kv::gc::GcConfig::default();
+    engine.set_garbage_filter(storage.garbage_filter());
     let gc = strata_kv::gc::GcWorker::start(
         storage.clone(),
-        gc_config.interval,
+        gc_config,
+        Some(strata_kv::gc::QuietCompactions::new(engine.clone())),
         client_safe_point(client, gc_config),
         || vec![(Vec::new(), Vec::new())],
     );
@@ -84,13 +86,60 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
 fn client_safe_point(
     client: TxnClient,
     config: strata_kv::gc::GcConfig,
-) -> impl Fn() -> Option<strata_types::Timestamp> + Send + 'static {
+) -> impl Fn() -> Option<strata_kv::gc::SafePoint> + Send + 'static {
     move || {
-        let (life_floor, wait_floor) = config.floors(client.current_ts().ok()?);
-        Some(strata_pd::gc_safe_point(
-            life_floor,
-            wait_floor,
-            client.oldest_snapshot(),
-        ))
+        let now = client.current_ts().ok()?;
+        let (life_floor, wait_floor) = config.floors(now);
+        Some(strata_kv::gc::SafePoint {
+            now,
+            safe_point: strata_pd::gc_safe_point(life_floor, wait_floor, client.oldest_snapshot()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use strata_engine::MemoryEngine;
+    use strata_txn::TxnMode;
+
+    use super::*;
+
+    #[test]
+    fn the_safe_point_waits_for_an_open_transaction_and_passes_it_once_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Arc::new(Storage::new(Arc::new(MemoryEngine::new())).unwrap());
+        let tso = Arc::new(LocalTso::open(dir.path()).unwrap());
+        let client = TxnClient::new(storage, tso);
+        let config = strata_kv::gc::GcConfig {
+            life_time: Duration::from_millis(500),
+            ..Default::default()
+        };
+        let safe_point = client_safe_point(client.clone(), config);
+
+        let open = client.begin(TxnMode::Optimistic).unwrap();
+        let finished = client.begin(TxnMode::Optimistic).unwrap();
+        drop(finished);
+        std::thread::sleep(Duration::from_secs(1));
+        let held = safe_point().unwrap();
+        assert_eq!(
+            held.safe_point,
+            open.start_ts(),
+            "held at the open snapshot"
+        );
+        assert!(held.now.physical_ms() >= open.start_ts().physical_ms() + 1000);
+
+        drop(open);
+        let passed = safe_point().unwrap();
+        assert!(
+            passed.safe_point > held.safe_point,
+            "past both transactions once they ended: {passed:?}"
+        );
+        assert_eq!(
+            passed.safe_point.physical_ms(),
+            passed.now.physical_ms() - 500,
+            "the life time behind the oracle"
+        );
     }
 }
