@@ -15,6 +15,7 @@
 //! passes delete what compactions keep (the last delete of a key, versions with long values)
 //! through the engine, so on a cluster through Raft.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -316,19 +317,26 @@ impl GcWorker {
 
 /// Versions written in one [`GC_TICK`] at or below which the writes count as quiet.
 const QUIET_VERSIONS_PER_TICK: u64 = 1_000;
-/// The fewest versions written since the last compaction that make a burst: a whole
-/// compaction of the write CF costs about its size, so a burst is also a tenth of its entries.
+/// The fewest new versions that make a compaction of the whole write CF worth its cost, which
+/// is about the column family's size: also a quarter of its entries.
 const BURST_VERSIONS_MIN: u64 = 100_000;
+const BURST_SHARE_OF_ENTRIES: u64 = 4;
+/// Ticks of write counts kept to tell which versions are still above the safe point.
+const HISTORY_TICKS_MAX: usize = 3600;
 
 /// Compacts the whole write CF once writes go quiet after a burst, so that the garbage filter
 /// drops the versions the burst left in the memtable and the newest files (where no compaction
 /// would reach them while the data is only read), and once more when the safe point has passed
-/// the burst's last versions.
+/// the burst if enough of it was above the safe point at the first compaction.
 pub struct QuietCompactions {
     engine: Arc<RocksEngine>,
     burst_min: u64,
+    quiet_max: u64,
     written_at_last_tick: u64,
     written_at_compaction: u64,
+    /// (a fresh timestamp, versions written by then) of recent ticks; the first is the newest
+    /// whose timestamp is at or below the safe point, when one is.
+    history: VecDeque<(Timestamp, u64)>,
     /// Once the safe point reaches this, the last burst's versions are all below it.
     again_at: Option<Timestamp>,
 }
@@ -339,8 +347,10 @@ impl QuietCompactions {
         QuietCompactions {
             engine,
             burst_min: BURST_VERSIONS_MIN,
+            quiet_max: QUIET_VERSIONS_PER_TICK,
             written_at_last_tick: written,
             written_at_compaction: written,
+            history: VecDeque::new(),
             again_at: None,
         }
     }
@@ -351,24 +361,41 @@ impl QuietCompactions {
     fn tick(&mut self, now: Timestamp, safe_point: Timestamp) -> bool {
         let written = self.engine.versions_written();
         let last_tick = written - std::mem::replace(&mut self.written_at_last_tick, written);
-        if last_tick > QUIET_VERSIONS_PER_TICK {
+        self.remember(now, written, safe_point);
+        if last_tick > self.quiet_max {
             return false;
         }
+        let worth = self
+            .burst_min
+            .max(self.engine.estimated_versions() / BURST_SHARE_OF_ENTRIES);
         let since = written - self.written_at_compaction;
-        let burst = since >= self.burst_min.max(self.engine.estimated_versions() / 10);
+        let burst = since >= worth;
         let again = self.again_at.is_some_and(|at| safe_point >= at);
         if !burst && !again {
             return false;
         }
+        // Versions written after the newest tick at or below the safe point may be above it.
+        let above = match self.history.front() {
+            Some(&(at, then)) if at <= safe_point => written - then,
+            _ => since,
+        };
         let started = Instant::now();
         if let Err(e) = self.engine.compact_versions() {
             tracing::warn!(error = %e, "compaction of the write CF failed");
         }
-        tracing::info!(versions = since, took = ?started.elapsed(), "compacted the write CF after a burst of writes");
+        tracing::info!(versions = since, above, took = ?started.elapsed(), "compacted the write CF after a burst of writes");
         self.written_at_compaction = written;
-        // The burst's last versions were above the safe point: collect them once it passes.
-        self.again_at = burst.then_some(now);
+        self.again_at = (burst && above >= worth).then_some(now);
         true
+    }
+
+    fn remember(&mut self, now: Timestamp, written: u64, safe_point: Timestamp) {
+        self.history.push_back((now, written));
+        while self.history.len() > HISTORY_TICKS_MAX
+            || self.history.get(1).is_some_and(|&(at, _)| at <= safe_point)
+        {
+            self.history.pop_front();
+        }
     }
 }
 
@@ -643,7 +670,7 @@ mod tests {
         engine.set_garbage_filter(s.garbage_filter());
         let mut compactions = QuietCompactions::new(engine.clone());
         compactions.burst_min = 50;
-
+        compactions.quiet_max = 10;
         let versions = |s: &Storage| {
             let mut it = s.engine().iterator(Cf::Write, b"", None);
             it.seek(b"");
@@ -671,32 +698,37 @@ mod tests {
             s.raise_gc_safe_point(safe_point);
             (Timestamp::compose(ms + 1000, 0), safe_point)
         };
+        let mut tick = |at| tick(&mut compactions, at);
+
         write(0..20);
-        assert!(
-            !tick(&mut compactions, at_ms(1)),
-            "40 versions are no burst"
-        );
+        assert!(!tick(at_ms(1)), "writes go on");
+        assert!(!tick(at_ms(2)), "quiet, but 40 versions are no burst");
         write(20..30);
+        assert!(!tick(at_ms(3)), "writes go on");
         assert!(
-            tick(&mut compactions, at_ms(2)),
-            "60 versions written, then quiet"
+            tick(at_ms(4)),
+            "quiet after 60 versions, all written above the safe point"
         );
         assert_eq!(versions(&s), 2);
         assert_eq!(s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
 
         // Versions written after that compaction wait until the safe point has passed the burst.
         write(30..35);
-        assert!(
-            !tick(&mut compactions, at_ms(500)),
-            "too soon after the burst"
-        );
+        assert!(!tick(at_ms(500)), "too soon after the burst");
         assert_eq!(versions(&s), 12);
-        assert!(
-            tick(&mut compactions, at_ms(1002)),
-            "the safe point has passed the burst"
-        );
+        assert!(tick(at_ms(1004)), "the safe point has passed the burst");
         assert_eq!(versions(&s), 2);
         assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"34".to_vec()));
-        assert!(!tick(&mut compactions, at_ms(2000)), "once");
+        assert!(!tick(at_ms(2000)), "once");
+
+        // A burst already below the safe point when writes go quiet needs one compaction.
+        write(35..65);
+        assert!(!tick(at_ms(3000)), "writes go on");
+        assert!(tick(at_ms(4500)), "quiet after a burst");
+        assert_eq!(versions(&s), 2);
+        assert!(
+            !tick(at_ms(10_000)),
+            "nothing was left above the safe point"
+        );
     }
 }
