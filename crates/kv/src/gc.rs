@@ -248,7 +248,7 @@ pub struct SafePoint {
 }
 
 /// How often the worker takes the safe point and looks at the write rate.
-const GC_TICK: Duration = Duration::from_secs(1);
+pub const GC_TICK: Duration = Duration::from_secs(1);
 
 impl GcWorker {
     /// Starts the worker: every [`GC_TICK`] it raises the storage's safe point to what
