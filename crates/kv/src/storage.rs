@@ -60,10 +60,10 @@ pub struct Storage {
     /// `persisted_locks` is exact. A replica's engine is also written by Raft's apply.
     counts_locks: bool,
     /// Snapshots below this timestamp are refused: garbage collection may have removed
-    /// versions they would see. Raised by every collection pass, and on a KV node to the
-    /// cluster's safe point whenever it starts leading keys (another leader's passes may have
-    /// removed versions through Raft).
-    /// Shared with the write CF's garbage filter ([`Storage::garbage_filter`]).
+    /// versions they would see. Raised every second by the GC worker, by every collection pass,
+    /// and on a KV node to the cluster's safe point whenever it starts leading keys (another
+    /// leader's passes may have removed versions through Raft). Shared with the write CF's
+    /// garbage filter ([`Storage::garbage_filter`]).
     gc_safe_point: Arc<AtomicU64>,
 }
 
