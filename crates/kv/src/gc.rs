@@ -417,7 +417,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::tests::one_pc as put;
+    use crate::tests::{one_pc as put, write_cf_entries};
     use strata_engine::{Engine, EngineError, EngineIterator, MemoryEngine};
     use strata_kvapi::{KvApi, Mutation, PrewriteRequest, ScanRequest};
 
@@ -545,14 +545,7 @@ mod tests {
         let safe = Timestamp(t2.0 + 10);
         assert_eq!(collect(&s, safe).unwrap(), 0);
         // Reads below the safe point are refused now; both versions are still stored.
-        let mut it = s.engine().iterator(Cf::Write, b"", None);
-        it.seek(b"");
-        let mut versions = 0;
-        while it.valid().unwrap() {
-            versions += 1;
-            it.next();
-        }
-        assert_eq!(versions, 2);
+        assert_eq!(write_cf_entries(&s), 2);
     }
 
     #[test]
@@ -671,16 +664,6 @@ mod tests {
         let mut compactions = QuietCompactions::new(engine.clone());
         compactions.burst_min = 50;
         compactions.quiet_max = 10;
-        let versions = |s: &Storage| {
-            let mut it = s.engine().iterator(Cf::Write, b"", None);
-            it.seek(b"");
-            let mut n = 0;
-            while it.valid().unwrap() {
-                n += 1;
-                it.next();
-            }
-            n
-        };
         // Versions of one key are distinct engine keys, newest first, so two files hold
         // versions of one key in overlapping ranges only when other keys span them: write two.
         let mut ts = 10;
@@ -709,15 +692,15 @@ mod tests {
             tick(at_ms(4)),
             "quiet after 60 versions, all written above the safe point"
         );
-        assert_eq!(versions(&s), 2);
+        assert_eq!(write_cf_entries(&s), 2);
         assert_eq!(s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
 
         // Versions written after that compaction wait until the safe point has passed the burst.
         write(30..35);
         assert!(!tick(at_ms(500)), "too soon after the burst");
-        assert_eq!(versions(&s), 12);
+        assert_eq!(write_cf_entries(&s), 12);
         assert!(tick(at_ms(1004)), "the safe point has passed the burst");
-        assert_eq!(versions(&s), 2);
+        assert_eq!(write_cf_entries(&s), 2);
         assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"34".to_vec()));
         assert!(!tick(at_ms(2000)), "once");
 
@@ -725,7 +708,7 @@ mod tests {
         write(35..65);
         assert!(!tick(at_ms(3000)), "writes go on");
         assert!(tick(at_ms(4500)), "quiet after a burst");
-        assert_eq!(versions(&s), 2);
+        assert_eq!(write_cf_entries(&s), 2);
         assert!(
             !tick(at_ms(10_000)),
             "nothing was left above the safe point"

@@ -67,6 +67,18 @@ pub(crate) fn one_pc(s: &Storage, key: &[u8], value: Option<&[u8]>, start: u64) 
     .unwrap()
 }
 
+/// The entries of the write CF: one per version, rollback and lock record.
+pub(crate) fn write_cf_entries(s: &Storage) -> usize {
+    let mut it = s.engine().iterator(strata_engine::Cf::Write, b"", None);
+    it.seek(b"");
+    let mut n = 0;
+    while it.valid().unwrap() {
+        n += 1;
+        it.next();
+    }
+    n
+}
+
 fn put(k: &[u8], v: &[u8]) -> Mutation {
     Mutation::Put(k.to_vec(), v.to_vec())
 }
