@@ -18,6 +18,12 @@ pub trait Backend: Send + Sync + 'static {
     /// A fresh connection id, announced in the greeting before the session opens.
     fn next_connection_id(&self) -> u32;
 
+    /// The most authenticated connections to serve at once (`@@global.max_connections`).
+    fn max_connections(&self) -> usize;
+
+    /// Sets `@@global.max_connections` (from the server's configuration, when it starts).
+    fn set_max_connections(&self, limit: usize);
+
     /// Opens the session of an authenticated client, optionally in a database (1049 if
     /// unknown).
     fn open_session(
@@ -75,6 +81,14 @@ impl Backend for Arc<SqlServer> {
 
     fn next_connection_id(&self) -> u32 {
         SqlServer::next_connection_id(self)
+    }
+
+    fn max_connections(&self) -> usize {
+        SqlServer::max_connections(self)
+    }
+
+    fn set_max_connections(&self, limit: usize) {
+        SqlServer::set_max_connections(self, limit)
     }
 
     fn open_session(&self, client: Client, database: Option<&str>) -> Result<Session, SqlError> {

@@ -34,8 +34,11 @@
 //!   is read through the checked [`packet::Cursor`], every payload is bounded by
 //!   `max_allowed_packet` before it is read, and a panic in a connection thread is caught and
 //!   ends that connection only.
-//! - A connection waits for a client for a bounded time: [`server::CONNECT_TIMEOUT`] during the
+//! - A connection waits for a client for a bounded time: `connect_timeout` for the whole
 //!   handshake, [`server::WAIT_TIMEOUT`] afterwards.
+//! - Clients that never log in cannot keep others out: handshakes have a budget of their own
+//!   (the oldest is closed when it is full), and only authenticated connections count against
+//!   `max_connections`.
 //! - The column count announced by COM_STMT_PREPARE is the SQL layer's `PreparedInfo::columns`,
 //!   which it must keep equal to what the execute returns (a mismatch desynchronises clients).
 //! - Parameter types sent with the first COM_STMT_EXECUTE are remembered per statement, because
@@ -44,9 +47,7 @@
 //! **Deliberately not done.** TLS, compression, `caching_sha2_password` (clients are switched to
 //! `mysql_native_password`), CLIENT_QUERY_ATTRIBUTES, server-side cursors (COM_STMT_FETCH; a
 //! cursor request gets the whole result set inline, which clients accept), COM_CHANGE_USER, and
-//! binlog commands. COM_SET_OPTION acknowledges the multi-statements switch, but splitting a
-//! query into statements is the SQL layer's business, so the switch does not change how queries
-//! run. Query text that is not UTF-8 is passed on with invalid sequences replaced.
+//! binlog commands. Query text that is not UTF-8 is passed on with invalid sequences replaced.
 //!
 //! **Testing.** [`memory::ScriptedBackend`] is the in-memory backend beside the real one: canned
 //! outputs per statement, an echo for prepared statements, and a log of the parameters each

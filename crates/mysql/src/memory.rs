@@ -8,10 +8,11 @@
 //! made of the parameters themselves (padded with NULL to the column count), or an OK packet
 //! whose affected-row count is the number of parameters when it has no columns. Every execution
 //! is recorded so a test can check what the protocol decoded. COM_PROCESS_KILL knows only the
-//! session's own connection (which it ends); any other id is unknown.
+//! session's own connection (which it ends); any other id is unknown. `max_connections` is a
+//! number that the server sets.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -42,6 +43,7 @@ pub struct ScriptedBackend {
     databases: BTreeSet<String>,
     executions: Arc<Mutex<Vec<Execution>>>,
     connection_ids: Arc<AtomicU32>,
+    max_connections: Arc<AtomicUsize>,
 }
 
 impl ScriptedBackend {
@@ -94,6 +96,14 @@ impl Backend for ScriptedBackend {
 
     fn next_connection_id(&self) -> u32 {
         self.connection_ids.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn max_connections(&self) -> usize {
+        self.max_connections.load(Ordering::Relaxed)
+    }
+
+    fn set_max_connections(&self, limit: usize) {
+        self.max_connections.store(limit, Ordering::Relaxed);
     }
 
     fn open_session(

@@ -2,9 +2,16 @@
 //!
 //! Each connection runs the handshake, opens a backend session, then loops: read one command
 //! payload, let `Connection::handle` build the reply, flush it. Reads and writes block (the
-//! thread, or only the fiber) with timeouts: [`CONNECT_TIMEOUT`] until the client is
-//! authenticated, [`WAIT_TIMEOUT`] between commands (MySQL's `wait_timeout`), [`WRITE_TIMEOUT`]
-//! for replies. A panic in a connection is caught, logged and ends that connection only.
+//! thread, or only the fiber) with timeouts: [`WAIT_TIMEOUT`] between commands (MySQL's
+//! `wait_timeout`), [`WRITE_TIMEOUT`] for replies. A panic in a connection is caught, logged
+//! and ends that connection only.
+//!
+//! A connection is admitted in two steps, so that clients who never log in cannot keep out
+//! those who do. Until it has authenticated it counts against [`ServerConfig::max_handshakes`]
+//! only: when that budget is full, the oldest handshake is closed to make room, and a handshake
+//! still unfinished `connect_timeout` after its connection was accepted is closed whatever the
+//! client sends meanwhile. Once authenticated it takes one of `max_connections` slots (the
+//! backend's live `@@global.max_connections`) or is refused with 1040.
 //!
 //! Threads are the default. A server whose backend waits for the network (the SQL node of a
 //! cluster) runs its connections as fibers on the thread that carries their RPCs
@@ -24,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use strata_fiber::FiberPool;
-use strata_sql::Client;
+use strata_sql::{Client, MAX_CONNECTIONS_DEFAULT};
 use tracing::{debug, error, warn};
 
 use crate::backend::{Backend, BackendSession};
@@ -35,8 +42,11 @@ use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
 use crate::socket::{FiberSocket, Socket};
 
-/// How long a client may take to complete the handshake (MySQL's `connect_timeout`).
+/// Default [`ServerConfig::connect_timeout`].
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often handshakes are checked against their deadline.
+const HANDSHAKE_SWEEP_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How long an authenticated connection may stay idle or stall mid-packet (MySQL's
 /// `wait_timeout`).
@@ -57,12 +67,21 @@ const KEPT_PAYLOAD_CAPACITY_BYTES: usize = 1 << 20;
 /// How long the accept loop pauses after an error such as running out of file descriptors.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 
+/// Default [`ServerConfig::max_handshakes`]: a handshake takes one round trip, so even a busy
+/// server has few at a time.
+pub const MAX_HANDSHAKES_DEFAULT: usize = 256;
+
 /// How the server listens and whom it lets in.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     pub listen: SocketAddr,
-    /// Connections beyond this many are refused with 1040.
+    /// Authenticated connections beyond this many are refused with 1040: the starting value of
+    /// the backend's `@@global.max_connections`, which `SET GLOBAL` changes.
     pub max_connections: usize,
+    /// Connections still in the handshake; one more closes the oldest of them.
+    pub max_handshakes: usize,
+    /// How long the whole handshake may take (MySQL's `connect_timeout`).
+    pub connect_timeout: Duration,
     /// Accepted users and their plain-text passwords.
     pub users: Vec<(String, String)>,
     /// The largest command payload accepted; larger ones close the connection with 1153.
@@ -75,10 +94,12 @@ impl Default for ServerConfig {
     fn default() -> ServerConfig {
         ServerConfig {
             listen: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 3306),
-            max_connections: 1024,
+            max_connections: MAX_CONNECTIONS_DEFAULT,
+            max_handshakes: MAX_HANDSHAKES_DEFAULT,
+            connect_timeout: CONNECT_TIMEOUT,
             users: vec![("root".to_string(), String::new())],
             max_allowed_packet: 64 << 20,
-            server_version: "8.0.11-Strata-0.1.0".to_string(),
+            server_version: strata_sql::SERVER_VERSION.to_string(),
         }
     }
 }
@@ -86,10 +107,33 @@ impl Default for ServerConfig {
 /// What connection threads share.
 pub struct ServerState {
     shutdown: AtomicBool,
-    /// A clone of each open connection's socket, by connection id.
-    connections: Mutex<HashMap<u32, TcpStream>>,
+    connections: Mutex<Registry>,
     connections_drained: Condvar,
     started: Instant,
+}
+
+/// The open connections: a clone of each one's socket, by connection id.
+#[derive(Default)]
+struct Registry {
+    /// Not authenticated yet, with when each was accepted.
+    handshaking: HashMap<u32, (Instant, TcpStream)>,
+    /// Authenticated.
+    serving: HashMap<u32, TcpStream>,
+}
+
+impl Registry {
+    fn is_empty(&self) -> bool {
+        self.handshaking.is_empty() && self.serving.is_empty()
+    }
+}
+
+/// Why an authenticated connection was not given a slot.
+#[derive(Debug, PartialEq, Eq)]
+enum Refusal {
+    /// `max_connections` are already served.
+    Full,
+    /// Its handshake was closed meanwhile (too old, or the oldest when the budget was full).
+    Closed,
 }
 
 impl ServerState {
@@ -97,7 +141,7 @@ impl ServerState {
     pub fn new() -> ServerState {
         ServerState {
             shutdown: AtomicBool::new(false),
-            connections: Mutex::new(HashMap::new()),
+            connections: Mutex::new(Registry::default()),
             connections_drained: Condvar::new(),
             started: Instant::now(),
         }
@@ -108,39 +152,81 @@ impl ServerState {
         self.started.elapsed()
     }
 
-    /// Returns the number of open connections.
+    /// Returns the number of authenticated connections.
     pub fn connection_count(&self) -> usize {
-        self.connections.lock().len()
+        self.connections.lock().serving.len()
     }
 
     /// Closes the socket of connection `connection_id` (killed): a client waiting for a reply
     /// sees the connection end, and its thread ends once its current statement returns.
     pub fn close(&self, connection_id: u32) {
-        if let Some(stream) = self.connections.lock().get(&connection_id) {
+        if let Some(stream) = self.connections.lock().serving.get(&connection_id) {
             let _ = stream.shutdown(Shutdown::Both);
         }
     }
 
-    /// Registers a connection unless `max_connections` are open.
-    fn register(&self, connection_id: u32, stream: TcpStream, max_connections: usize) -> bool {
+    /// Registers a connection that starts its handshake. When `max_handshakes` are under way,
+    /// the oldest of them is closed to make room.
+    fn begin_handshake(&self, connection_id: u32, stream: TcpStream, max_handshakes: usize) {
         let mut connections = self.connections.lock();
-        if connections.len() >= max_connections {
-            return false;
+        while connections.handshaking.len() >= max_handshakes.max(1) {
+            let oldest = connections
+                .handshaking
+                .iter()
+                .min_by_key(|(_, (since, _))| *since)
+                .map(|(id, _)| *id);
+            let Some((_, stream)) = oldest.and_then(|id| connections.handshaking.remove(&id))
+            else {
+                break;
+            };
+            let _ = stream.shutdown(Shutdown::Both);
         }
-        connections.insert(connection_id, stream);
-        true
+        connections
+            .handshaking
+            .insert(connection_id, (Instant::now(), stream));
+    }
+
+    /// Moves an authenticated connection from the handshakes to the served connections,
+    /// unless `max_connections` are served.
+    fn admit(&self, connection_id: u32, max_connections: usize) -> Result<(), Refusal> {
+        let mut connections = self.connections.lock();
+        if !connections.handshaking.contains_key(&connection_id) {
+            return Err(Refusal::Closed);
+        }
+        if connections.serving.len() >= max_connections {
+            return Err(Refusal::Full);
+        }
+        if let Some((_, stream)) = connections.handshaking.remove(&connection_id) {
+            connections.serving.insert(connection_id, stream);
+        }
+        Ok(())
+    }
+
+    /// Closes the handshakes accepted more than `timeout` ago.
+    fn close_stale_handshakes(&self, timeout: Duration) {
+        let mut connections = self.connections.lock();
+        connections.handshaking.retain(|_, (since, stream)| {
+            let stale = since.elapsed() >= timeout;
+            if stale {
+                let _ = stream.shutdown(Shutdown::Both);
+            }
+            !stale
+        });
     }
 
     fn deregister(&self, connection_id: u32) {
         let mut connections = self.connections.lock();
-        connections.remove(&connection_id);
+        connections.handshaking.remove(&connection_id);
+        connections.serving.remove(&connection_id);
         if connections.is_empty() {
             self.connections_drained.notify_all();
         }
     }
 
     fn close_all(&self) {
-        for stream in self.connections.lock().values() {
+        let connections = self.connections.lock();
+        let handshaking = connections.handshaking.values().map(|(_, stream)| stream);
+        for stream in handshaking.chain(connections.serving.values()) {
             let _ = stream.shutdown(Shutdown::Both);
         }
     }
@@ -190,6 +276,7 @@ impl<B: Backend> MysqlServer<B> {
     pub fn bind(config: ServerConfig, backend: B) -> io::Result<MysqlServer<B>> {
         let listener = TcpListener::bind(config.listen)?;
         let local_addr = listener.local_addr()?;
+        backend.set_max_connections(config.max_connections);
         let shared = Arc::new(Shared {
             config,
             backend,
@@ -232,6 +319,18 @@ impl<B: Backend> MysqlServer<B> {
     /// waits up to [`SHUTDOWN_GRACE`] for their threads to end.
     pub fn run(&self) -> io::Result<()> {
         let state = &self.shared.state;
+        let sweeper = {
+            let state = state.clone();
+            let connect_timeout = self.shared.config.connect_timeout;
+            thread::Builder::new()
+                .name("mysql-handshakes".to_string())
+                .spawn(move || {
+                    while !state.shutdown.load(Ordering::SeqCst) {
+                        state.close_stale_handshakes(connect_timeout);
+                        thread::sleep(HANDSHAKE_SWEEP_INTERVAL);
+                    }
+                })?
+        };
         while !state.shutdown.load(Ordering::SeqCst) {
             match self.listener.accept() {
                 Ok(_) if state.shutdown.load(Ordering::SeqCst) => break,
@@ -244,6 +343,7 @@ impl<B: Backend> MysqlServer<B> {
             }
         }
         state.close_all();
+        let _ = sweeper.join();
         let deadline = Instant::now() + SHUTDOWN_GRACE;
         let mut connections = state.connections.lock();
         while !connections.is_empty() {
@@ -253,7 +353,7 @@ impl<B: Backend> MysqlServer<B> {
                 .timed_out()
             {
                 warn!(
-                    open = connections.len(),
+                    open = connections.handshaking.len() + connections.serving.len(),
                     "connections still open after shutdown grace"
                 );
                 break;
@@ -265,12 +365,10 @@ impl<B: Backend> MysqlServer<B> {
     fn spawn_connection(&self, stream: TcpStream, peer: SocketAddr) {
         let state = &self.shared.state;
         let connection_id = self.shared.backend.next_connection_id();
-        let registered = stream
-            .try_clone()
-            .map(|clone| state.register(connection_id, clone, self.shared.config.max_connections));
-        match registered {
-            Ok(true) => {}
-            Ok(false) => return refuse(stream, &codes::too_many_connections()),
+        match stream.try_clone() {
+            Ok(clone) => {
+                state.begin_handshake(connection_id, clone, self.shared.config.max_handshakes)
+            }
             Err(error) => return warn!(%error, "cannot register connection"),
         }
         let shared = self.shared.clone();
@@ -290,14 +388,6 @@ impl<B: Backend> MysqlServer<B> {
             state.deregister(connection_id);
         }
     }
-}
-
-/// Sends an error as the first packet (in place of the greeting) and drops the socket.
-fn refuse(stream: TcpStream, error: &strata_sql::SqlError) {
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-    let mut writer = PacketWriter::new(&stream);
-    let _ = writer.write_with(|buffer| encode_err(buffer, error));
-    let _ = writer.flush();
 }
 
 /// The body of a connection's thread or fiber: serve, log, deregister.
@@ -337,7 +427,7 @@ fn serve<B: Backend, S: Socket>(
     connection_id: u32,
 ) -> Result<(), ConnectionError> {
     Socket::set_nodelay(stream, true)?;
-    Socket::set_read_timeout(stream, Some(CONNECT_TIMEOUT))?;
+    Socket::set_read_timeout(stream, Some(shared.config.connect_timeout))?;
     Socket::set_write_timeout(stream, Some(WRITE_TIMEOUT))?;
     let mut reader = PacketReader::new(
         BufReader::with_capacity(READ_BUFFER_BYTES, stream),
@@ -369,6 +459,18 @@ fn serve_phases<B: Backend, S: Socket>(
         &config.users,
         &peer.ip().to_string(),
     )?;
+    match shared
+        .state
+        .admit(connection_id, shared.backend.max_connections())
+    {
+        Ok(()) => {}
+        Err(Refusal::Full) => {
+            return Err(ConnectionError::Fatal(codes::too_many_connections()));
+        }
+        Err(Refusal::Closed) => {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "handshake closed").into());
+        }
+    }
     let state = Arc::clone(&shared.state);
     let session = shared
         .backend

@@ -118,3 +118,64 @@ fn shutdown_returns_and_closes_open_connections() {
         "the listener is closed"
     );
 }
+
+#[test]
+fn clients_that_never_log_in_do_not_keep_others_out() {
+    let config = ServerConfig {
+        max_handshakes: 8,
+        max_connections: 2,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(config, backend());
+    let mut idle: Vec<TcpStream> = (0..50)
+        .map(|_| TcpStream::connect(server.addr).unwrap())
+        .collect();
+    // Each new handshake beyond the budget closed the oldest: the first ones are gone, while a
+    // client that logs in now gets in.
+    read_until_closed(&mut idle[0]);
+    still_serving(&server);
+    let _held = raw_login(server.addr);
+    still_serving(&server);
+}
+
+#[test]
+fn the_whole_handshake_must_finish_within_connect_timeout() {
+    let connect_timeout = Duration::from_millis(500);
+    let config = ServerConfig {
+        connect_timeout,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(config, backend());
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    let started = Instant::now();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    // A client that sends its handshake response (announced as 200 bytes) one byte at a time
+    // never lets a read time out; the handshake is closed all the same.
+    let mut buffer = [0u8; 256];
+    let mut greeted = false;
+    stream.write_all(&[200, 0, 0, 1]).unwrap();
+    let closed_after = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the server kept a dragging handshake open"
+        );
+        if greeted && stream.write_all(&[0x55]).is_err() {
+            break started.elapsed();
+        }
+        match std::io::Read::read(&mut stream, &mut buffer) {
+            Ok(0) => break started.elapsed(),
+            Ok(_) => greeted = true,
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {
+                break started.elapsed()
+            }
+            Err(_) => {}
+        }
+    };
+    assert!(
+        closed_after >= connect_timeout - Duration::from_millis(50),
+        "closed too early: {closed_after:?}"
+    );
+    still_serving(&server);
+}

@@ -341,6 +341,14 @@ pub fn unknown_variable(name: &str) -> Error {
     Error::new(1193, "HY000", format!("Unknown system variable '{name}'"))
 }
 
+pub fn global_variable(name: &str) -> Error {
+    Error::new(
+        1229,
+        "HY000",
+        format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
+    )
+}
+
 pub fn wrong_value_for_variable(name: &str, value: &str) -> Error {
     Error::new(
         1231,

@@ -82,4 +82,4 @@ pub use parse::Batch;
 pub use process::{Client, KillHook};
 pub use session::{Session, SqlServer};
 pub use strata_codec::Datum;
-pub use vars::SERVER_VERSION;
+pub use vars::{MAX_CONNECTIONS_DEFAULT, SERVER_VERSION};

@@ -6,6 +6,12 @@ use strata_codec::Datum;
 pub const SERVER_VERSION: &str = "8.0.11-Strata-0.1.0";
 /// Default `innodb_lock_wait_timeout`, in seconds.
 pub const LOCK_WAIT_TIMEOUT_S_DEFAULT: i64 = 50;
+/// Default `max_connections`: authenticated connections served at once.
+pub const MAX_CONNECTIONS_DEFAULT: usize = 1024;
+/// The largest `max_connections` (MySQL's bound).
+const MAX_CONNECTIONS_MAX: i64 = 100_000;
+/// Variables that only `SET GLOBAL` may change (1229 otherwise).
+const GLOBAL_ONLY: &[&str] = &["max_connections"];
 /// Default `max_prepared_stmt_count` (per session here).
 pub const MAX_PREPARED_STMT_COUNT_DEFAULT: i64 = 1_048_576;
 
@@ -45,7 +51,7 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("license", s("Apache License 2.0")),
         ("lower_case_table_names", i(2)),
         ("max_allowed_packet", i(67_108_864)),
-        ("max_connections", i(4096)),
+        ("max_connections", i(MAX_CONNECTIONS_DEFAULT as i64)),
         ("max_execution_time", i(0)),
         ("max_heap_table_size", i(16_777_216)),
         ("max_prepared_stmt_count", i(MAX_PREPARED_STMT_COUNT_DEFAULT)),
@@ -98,8 +104,23 @@ pub fn default_of(name: &str) -> Option<Datum> {
     DEFAULTS.get(name).cloned()
 }
 
-/// Normalizes a value assigned to a boolean-like variable (`ON`/`OFF`/`1`/`0`).
+/// Whether `name` is a variable that only `SET GLOBAL` may change.
+pub fn is_global_only(name: &str) -> bool {
+    GLOBAL_ONLY.contains(&name)
+}
+
+/// Normalizes a value assigned to a variable: `ON`/`OFF`/`1`/`0` of a boolean-like one, the
+/// spelling of an enumeration, a bounded integer clamped to its range as MySQL does. `None`
+/// when the value cannot be assigned.
 pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
+    if name == "max_connections" {
+        let limit = match value {
+            Datum::Int(n) => n,
+            Datum::UInt(n) => i64::try_from(n).unwrap_or(i64::MAX),
+            _ => return None,
+        };
+        return Some(i(limit.clamp(1, MAX_CONNECTIONS_MAX)));
+    }
     let boolean = matches!(
         name,
         "autocommit"

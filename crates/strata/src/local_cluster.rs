@@ -203,6 +203,8 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 host.to_string(),
                 "--port".into(),
                 address.port().to_string(),
+                "--max-connections".into(),
+                args.max_connections.to_string(),
             ],
             address,
             &logs,

@@ -45,6 +45,9 @@ pub struct PlaygroundArgs {
     /// The first KV node's port in a local cluster; the others follow.
     #[arg(long, default_value_t = 20160)]
     pub kv_port: u16,
+    /// Authenticated connections served at once (per SQL node); one more gets error 1040.
+    #[arg(long, default_value_t = strata_sql::MAX_CONNECTIONS_DEFAULT)]
+    pub max_connections: usize,
 }
 
 pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -74,7 +77,8 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let what = format!("playground (data in {})", args.data_dir.display());
-    crate::roles::serve_mysql(sql, SocketAddr::new(args.host, args.port), &what, None)?;
+    let listen = SocketAddr::new(args.host, args.port);
+    crate::roles::serve_mysql(sql, listen, args.max_connections, &what, None)?;
     gc.stop();
     engine.stop_background_work();
     eprintln!("Strata playground stopped");

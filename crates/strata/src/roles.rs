@@ -143,6 +143,9 @@ pub struct ServerArgs {
     /// connections of its own to the KV nodes. Default: one per two CPUs, at least one.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Authenticated connections served at once; one more gets error 1040.
+    #[arg(long, default_value_t = strata_sql::MAX_CONNECTIONS_DEFAULT)]
+    pub max_connections: usize,
 }
 
 fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
@@ -281,7 +284,13 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     report_snapshots(pd_for_reports, client.clone());
     let what = format!("SQL node (placement drivers {})", args.pd);
     let listen = SocketAddr::new(args.host, args.port);
-    serve_mysql(sql.clone(), listen, &what, Some(fibers))?;
+    serve_mysql(
+        sql.clone(),
+        listen,
+        args.max_connections,
+        &what,
+        Some(fibers),
+    )?;
     sql.leave_schema_sync();
     eprintln!("Strata SQL node stopped");
     Ok(())
@@ -308,17 +317,20 @@ fn report_snapshots(pd: PdClient, client: TxnClient) {
     }
 }
 
-/// Serves the MySQL protocol on `listen` until SIGTERM or Ctrl-C, after printing where it
-/// listens and how to connect. `what` names the process in that line. Connections run as
-/// fibers on `fibers` when given, else on threads of their own.
+/// Serves the MySQL protocol on `listen` to at most `max_connections` authenticated clients
+/// until SIGTERM or Ctrl-C, after printing where it listens and how to connect. `what` names
+/// the process in that line. Connections run as fibers on `fibers` when given, else on threads
+/// of their own.
 pub fn serve_mysql(
     sql: Arc<SqlServer>,
     listen: SocketAddr,
+    max_connections: usize,
     what: &str,
     fibers: Option<FiberPool>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServerConfig {
         listen,
+        max_connections,
         ..ServerConfig::default()
     };
     let mut server = MysqlServer::bind(config, sql)?;

@@ -183,3 +183,70 @@ fn kill_and_max_execution_time_stop_statements() {
         assert_eq!(k, Some(3));
     });
 }
+
+/// Clients that open TCP and never log in cannot keep others out (they have a budget of their
+/// own, the oldest closed first); `max_connections` counts logged-in clients, is what
+/// `@@max_connections` reports, and the one too many gets 1040; `SET GLOBAL` changes it and a
+/// session-level SET is 1229. Clients: the `mariadb` CLI and `mysql_async`.
+#[test]
+fn connection_limits_count_logged_in_clients() {
+    use std::net::TcpStream;
+
+    const MAX_CONNECTIONS: usize = 1024;
+    let p = Playground::start_with(&["--max-connections", &MAX_CONNECTIONS.to_string()]);
+    let idle: Vec<TcpStream> = (0..2000)
+        .map(|_| TcpStream::connect(("127.0.0.1", p.port)).unwrap())
+        .collect();
+    assert_eq!(
+        p.sql(None, "SELECT @@max_connections, @@global.max_connections"),
+        format!(
+            "@@max_connections\t@@global.max_connections\n{MAX_CONNECTIONS}\t{MAX_CONNECTIONS}\n"
+        ),
+        "the mariadb client logs in past 2,000 idle handshakes"
+    );
+    drop(idle);
+
+    let url = p.url("");
+    let runtime = common::runtime(2);
+    let mut held = runtime.block_on(async {
+        let mut held = Vec::new();
+        while held.len() < MAX_CONNECTIONS {
+            let mut batch = tokio::task::JoinSet::new();
+            for _ in 0..(MAX_CONNECTIONS - held.len()).min(64) {
+                let url = url.clone();
+                batch.spawn(async move { common::connect(&url).await });
+            }
+            while let Some(conn) = batch.join_next().await {
+                held.push(conn.unwrap().expect("a connection within max_connections"));
+            }
+        }
+        held
+    });
+    let refused = p.mariadb(None, "SELECT 1");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("ERROR 1040") && stderr.contains("Too many connections"),
+        "the one too many: {stderr}"
+    );
+
+    runtime.block_on(async {
+        use mysql_async::prelude::Queryable;
+        let conn = &mut held[0];
+        let error = common::bounded(conn.query_drop("SET max_connections = 5"))
+            .await
+            .unwrap_err();
+        assert_eq!(error.server_code(), Some(1229), "{error:?}");
+        let raised = format!("SET GLOBAL max_connections = {}", MAX_CONNECTIONS + 1);
+        common::bounded(conn.query_drop(raised)).await.unwrap();
+    });
+    assert_eq!(
+        p.sql(None, "SELECT @@max_connections"),
+        format!("@@max_connections\n{}\n", MAX_CONNECTIONS + 1),
+        "one more slot after SET GLOBAL"
+    );
+    runtime.block_on(async {
+        for conn in held {
+            let _ = conn.disconnect().await;
+        }
+    });
+}

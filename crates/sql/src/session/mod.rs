@@ -87,6 +87,24 @@ impl SqlServer {
         self.open_session(client, database)
     }
 
+    /// `@@global.max_connections`: how many authenticated connections the protocol server
+    /// serves at once.
+    pub fn max_connections(&self) -> usize {
+        match self.globals.read().get("max_connections") {
+            Some(Datum::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => vars::MAX_CONNECTIONS_DEFAULT,
+        }
+    }
+
+    /// Sets `@@global.max_connections` (from the protocol server's configuration).
+    pub fn set_max_connections(&self, limit: usize) {
+        let value = vars::normalize("max_connections", Datum::UInt(limit as u64))
+            .unwrap_or(Datum::Int(vars::MAX_CONNECTIONS_DEFAULT as i64));
+        self.globals
+            .write()
+            .insert("max_connections".to_string(), value);
+    }
+
     /// A fresh connection id, for the handshake of a connection whose session opens later.
     pub fn next_connection_id(&self) -> u32 {
         self.processes.next_id()
@@ -642,6 +660,9 @@ impl Session {
         let name = name.to_ascii_lowercase();
         if vars::default_of(&name).is_none() {
             return Err(error::unknown_variable(&name));
+        }
+        if !global && vars::is_global_only(&name) {
+            return Err(error::global_variable(&name));
         }
         let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).into_owned();
         let value = vars::normalize(&name, value)

@@ -120,9 +120,14 @@ fn greets(address: SocketAddr) -> bool {
 impl Playground {
     /// Starts a playground on a fresh data folder.
     pub fn start() -> Playground {
+        Playground::start_with(&[])
+    }
+
+    /// [`Playground::start`] with more command-line arguments.
+    pub fn start_with(extra: &[&str]) -> Playground {
         let temp = tempfile::tempdir().expect("temp dir");
         let data_dir = temp.path().to_path_buf();
-        let mut p = Playground::start_in(&data_dir, free_port());
+        let mut p = Playground::start_in_with(&data_dir, free_port(), extra);
         p._temp = Some(temp);
         p
     }
