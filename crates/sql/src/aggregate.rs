@@ -87,6 +87,8 @@ impl<'a> Aggregator<'a> {
         let slot = match self.index.get(&key) {
             Some(i) => *i,
             None => {
+                ctx.keep_row(row)?;
+                ctx.consume_memory(key.len())?;
                 let states = self.fresh_states();
                 self.groups
                     .push((row.to_vec(), states, vec![HashSet::new(); self.aggs.len()]));

@@ -27,6 +27,9 @@ pub trait SessionEnv {
     fn set_user_variable(&self, name: &str, value: Datum);
     /// Whether the running statement must stop: killed (1317) or past its time limit (3024).
     fn check_interrupt(&self) -> Result<()>;
+    /// Charges `bytes` the running statement keeps to its memory (8175 past its quota, 8176
+    /// past the server's limit).
+    fn consume_memory(&self, bytes: usize) -> Result<()>;
 }
 
 /// What one execution of a statement evaluates against.
@@ -91,6 +94,9 @@ impl EvalEnv for Ctx<'_> {
     fn check_interrupt(&self) -> Result<()> {
         self.session.check_interrupt()
     }
+    fn consume_memory(&self, bytes: usize) -> Result<()> {
+        self.session.consume_memory(bytes)
+    }
     fn division_by_zero_is_error(&self) -> bool {
         self.strict
     }
@@ -138,6 +144,9 @@ impl EvalEnv for AggEnv<'_> {
     }
     fn check_interrupt(&self) -> Result<()> {
         self.ctx.check_interrupt()
+    }
+    fn consume_memory(&self, bytes: usize) -> Result<()> {
+        self.ctx.consume_memory(bytes)
     }
     fn division_by_zero_is_error(&self) -> bool {
         self.ctx.strict
@@ -711,6 +720,7 @@ pub fn execute_select(
                 let mut rows = Vec::new();
                 scan_source(txn, source, ctx, None, &mut |_, row| {
                     if holds(plan.filter.as_ref(), &row, ctx)? {
+                        ctx.keep_row(&row)?;
                         rows.push(row);
                     }
                     Ok(true)
@@ -754,7 +764,10 @@ pub fn execute_select(
                     }
                     match &mut aggregator {
                         Some(a) => a.add(&plan.group_by, &row, ctx)?,
-                        None => input.push(row),
+                        None => {
+                            ctx.keep_row(&row)?;
+                            input.push(row);
+                        }
                     }
                     Ok(stop_after.is_none_or(|n| input.len() < n))
                 };
@@ -809,6 +822,8 @@ pub fn execute_select(
                 .map(|(e, _)| e.eval(row, &env))
                 .collect::<Result<_>>()?
         };
+        ctx.keep_row(&projected)?;
+        ctx.keep_row(&sort_keys)?;
         output.push((projected, sort_keys));
     }
     if plan.distinct {

@@ -27,7 +27,7 @@ use strata_txn::Transaction;
 use crate::catalog::{Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec::{self, holds, Ctx};
-use crate::expr::{BinaryOp, Expr};
+use crate::expr::{BinaryOp, EvalEnv, Expr};
 use crate::infoschema::MemoryRows;
 use sqlparser::ast::{self, TableFactor};
 
@@ -774,6 +774,9 @@ fn run_step(
     out: &mut Vec<Vec<Datum>>,
 ) -> Result<()> {
     let Some(step) = plan.steps.get(k) else {
+        for row in &rows {
+            ctx.keep_row(row)?;
+        }
         out.extend(rows);
         return Ok(());
     };
@@ -889,6 +892,7 @@ fn build(
         BuildSource::Table(source) => {
             let mut rows = Vec::new();
             exec::scan_source(txn, source, ctx, None, &mut |_, r| {
+                ctx.keep_row(&r)?;
                 rows.push(r);
                 Ok(true)
             })?;

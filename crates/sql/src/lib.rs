@@ -57,6 +57,7 @@ mod expr;
 mod infoschema;
 mod join;
 mod members;
+mod memory;
 mod names;
 mod parse;
 mod parse_alter;

@@ -20,6 +20,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
+use crate::memory::{MemoryPool, StatementMemory};
 
 /// The most characters of a statement a process keeps to show (MySQL keeps them all; a
 /// multi-megabyte statement would be copied on every execution).
@@ -72,6 +73,7 @@ pub struct Process {
     deadline_ms: AtomicU64,
     epoch: Instant,
     on_kill: Option<KillHook>,
+    memory: StatementMemory,
 }
 
 impl Process {
@@ -84,9 +86,11 @@ impl Process {
     }
 
     /// Marks the start of a statement: forgets a `KILL QUERY` aimed at an earlier one, as
-    /// MySQL does, and sets the deadline `max_execution_ms` from now (0 for none).
+    /// MySQL does, sets the deadline `max_execution_ms` from now (0 for none) and the memory
+    /// quota (0 for none).
     // Hot path: every statement.
-    pub fn begin_statement(&self, info: &Arc<str>, max_execution_ms: u64) {
+    pub fn begin_statement(&self, info: &Arc<str>, max_execution_ms: u64, memory_quota: u64) {
+        self.memory.begin(memory_quota);
         let _ = self.interrupt.compare_exchange(
             QUERY_KILLED,
             RUNNING,
@@ -110,8 +114,9 @@ impl Process {
         self.deadline_ms.store(deadline, Ordering::Relaxed);
     }
 
-    /// Marks the end of a statement.
+    /// Marks the end of a statement: what it held goes back to the server's pool.
     pub fn end_statement(&self) {
+        self.memory.end();
         self.deadline_ms.store(0, Ordering::Relaxed);
         let mut activity = self.activity.lock();
         activity.info = None;
@@ -138,6 +143,12 @@ impl Process {
             ));
         }
         Ok(())
+    }
+
+    /// Charges `bytes` to the running statement (8175 past its quota, 8176 past the
+    /// server's limit; see crate::memory).
+    pub fn consume_memory(&self, bytes: usize) -> Result<()> {
+        self.memory.consume(bytes, self.id)
     }
 
     /// Whether the connection was killed.
@@ -194,6 +205,7 @@ pub struct ProcessRow {
 pub struct ProcessList {
     processes: Mutex<HashMap<u32, Arc<Process>>>,
     next_id: AtomicU32,
+    memory: Arc<MemoryPool>,
 }
 
 impl Default for ProcessList {
@@ -201,11 +213,17 @@ impl Default for ProcessList {
         ProcessList {
             processes: Mutex::new(HashMap::new()),
             next_id: AtomicU32::new(1),
+            memory: Arc::new(MemoryPool::default()),
         }
     }
 }
 
 impl ProcessList {
+    /// The working memory the statements of every process share.
+    pub fn memory(&self) -> &MemoryPool {
+        &self.memory
+    }
+
     /// A fresh connection id; 0 is skipped when the counter wraps.
     pub fn next_id(&self) -> u32 {
         loop {
@@ -231,6 +249,7 @@ impl ProcessList {
             deadline_ms: AtomicU64::new(0),
             epoch: Instant::now(),
             on_kill: client.on_kill,
+            memory: StatementMemory::new(Arc::clone(&self.memory)),
         });
         self.processes
             .lock()
@@ -287,16 +306,16 @@ mod tests {
     fn kill_query_stops_the_running_statement_only() {
         let list = ProcessList::default();
         let p = list.register(client(7), None);
-        p.begin_statement(&info_text("SELECT 1"), 0);
+        p.begin_statement(&info_text("SELECT 1"), 0, 0);
         assert!(p.check().is_ok());
         p.kill(KillScope::Query);
         assert_eq!(p.check().unwrap_err().code(), 1317);
         p.end_statement();
-        p.begin_statement(&info_text("SELECT 2"), 0);
+        p.begin_statement(&info_text("SELECT 2"), 0, 0);
         assert!(p.check().is_ok(), "the next statement runs");
         assert!(!p.connection_killed());
         p.kill(KillScope::Connection);
-        p.begin_statement(&info_text("SELECT 3"), 0);
+        p.begin_statement(&info_text("SELECT 3"), 0, 0);
         assert_eq!(
             p.check().unwrap_err().code(),
             1317,
@@ -309,7 +328,7 @@ mod tests {
     fn a_deadline_gives_3024() {
         let list = ProcessList::default();
         let p = list.register(client(1), Some("d"));
-        p.begin_statement(&info_text("SELECT SLEEP(1)"), 1);
+        p.begin_statement(&info_text("SELECT SLEEP(1)"), 1, 0);
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert_eq!(p.check().unwrap_err().code(), 3024);
         p.end_statement();

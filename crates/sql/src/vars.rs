@@ -76,6 +76,7 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("system_time_zone", s("UTC")),
         ("tidb_enable_1pc", i(1)),
         ("tidb_enable_async_commit", i(1)),
+        ("tidb_mem_quota_query", i(crate::memory::QUERY_QUOTA_BYTES_DEFAULT)),
         ("tidb_txn_mode", s("pessimistic")),
         ("time_zone", s("SYSTEM")),
         ("tmp_table_size", i(16_777_216)),

@@ -205,7 +205,14 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 address.port().to_string(),
                 "--max-connections".into(),
                 args.max_connections.to_string(),
-            ],
+            ]
+            .into_iter()
+            .chain(
+                args.memory_limit_mib
+                    .iter()
+                    .flat_map(|mib| ["--memory-limit-mib".to_string(), mib.to_string()]),
+            )
+            .collect(),
             address,
             &logs,
         )?)?;

@@ -48,6 +48,10 @@ pub struct PlaygroundArgs {
     /// Authenticated connections served at once (per SQL node); one more gets error 1040.
     #[arg(long, default_value_t = strata_sql::MAX_CONNECTIONS_DEFAULT)]
     pub max_connections: usize,
+    /// What the statements of all sessions may hold together, in MiB (per SQL node); the
+    /// statement that would go past it gets error 8176. Default: half the machine's memory.
+    #[arg(long)]
+    pub memory_limit_mib: Option<u64>,
 }
 
 pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -66,6 +70,9 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     storage.start_leading(b"", b"", tso.get_ts()?, LeaderLocks::Forget);
     let client = TxnClient::new(storage.clone(), tso);
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
+    if let Some(mib) = args.memory_limit_mib {
+        sql.set_memory_limit(mib << 20);
+    }
     let gc_config = strata_kv::gc::GcConfig::default();
     engine.set_garbage_filter(storage.garbage_filter());
     let gc = strata_kv::gc::GcWorker::start(

@@ -146,6 +146,10 @@ pub struct ServerArgs {
     /// Authenticated connections served at once; one more gets error 1040.
     #[arg(long, default_value_t = strata_sql::MAX_CONNECTIONS_DEFAULT)]
     pub max_connections: usize,
+    /// What the statements of all sessions may hold together, in MiB; the statement that
+    /// would go past it gets error 8176. Default: half the machine's memory.
+    #[arg(long)]
+    pub memory_limit_mib: Option<u64>,
 }
 
 fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
@@ -281,6 +285,9 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
             Err(e) => return Err(e.to_string().into()),
         }
     };
+    if let Some(mib) = args.memory_limit_mib {
+        sql.set_memory_limit(mib << 20);
+    }
     report_snapshots(pd_for_reports, client.clone());
     let what = format!("SQL node (placement drivers {})", args.pd);
     let listen = SocketAddr::new(args.host, args.port);

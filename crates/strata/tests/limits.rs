@@ -250,3 +250,102 @@ fn connection_limits_count_logged_in_clients() {
         }
     });
 }
+
+/// A statement that needs more memory than `tidb_mem_quota_query` gets 8175, one that would
+/// take the server's statements past `--memory-limit-mib` gets 8176, and a sysbench
+/// point_select run alongside sees no error; the process's RSS stays bounded throughout (the
+/// cross join below would hold about 2.5 GiB). Clients: the `mariadb` CLI and sysbench.
+#[test]
+fn statements_past_their_memory_quota_are_cancelled() {
+    const LIMIT_MIB: u64 = 512;
+    let p = Playground::start_with(&["--memory-limit-mib", &LIMIT_MIB.to_string()]);
+    p.sql(None, "CREATE DATABASE sbtest");
+    common::sysbench_output(
+        common::spawn_sysbench(p.port, &["oltp_common", "prepare"]),
+        "prepare",
+    );
+    let sampler = RssSampler::start(p.child.id());
+    let point_selects = common::spawn_sysbench(
+        p.port,
+        &["--threads=4", "--time=8", "oltp_point_select", "run"],
+    );
+    // Every row of one table with every row of the other, sorted: nothing to stream.
+    const CROSS_JOIN: &str = "SELECT a.c, b.pad FROM sbtest.sbtest1 a, sbtest.sbtest2 b \
+                              ORDER BY a.c, b.pad LIMIT 1";
+    let quota = p.mariadb(
+        None,
+        &format!("SET tidb_mem_quota_query = {}; {CROSS_JOIN}", 64 << 20),
+    );
+    let quota = String::from_utf8_lossy(&quota.stderr).into_owned();
+    let server = p.mariadb(None, CROSS_JOIN);
+    let server = String::from_utf8_lossy(&server.stderr).into_owned();
+    let point_selects = common::sysbench_output(point_selects, "point_select alongside");
+    let peak = sampler.stop();
+    assert!(
+        quota.contains("ERROR 8175") && quota.contains("tidb_mem_quota_query"),
+        "{quota}"
+    );
+    assert!(
+        server.contains("ERROR 8176") && server.contains("tidb_server_memory_limit"),
+        "{server}"
+    );
+    assert!(
+        point_selects.contains("ignored errors:                      0"),
+        "{point_selects}"
+    );
+    // The limit, the block cache (256 MiB) and what RocksDB and the threads hold besides.
+    assert!(peak < LIMIT_MIB + 256 + 512, "peak RSS {peak} MiB");
+    assert_eq!(
+        p.sql(
+            None,
+            "SELECT COUNT(*) FROM sbtest.sbtest1 a JOIN sbtest.sbtest2 b ON a.id = b.id"
+        ),
+        "COUNT(*)\n2000\n"
+    );
+    eprintln!("peak RSS {peak} MiB");
+}
+
+/// Samples a process's resident memory every 20 ms until stopped (or dropped).
+struct RssSampler {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl RssSampler {
+    fn start(pid: u32) -> RssSampler {
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = done.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peak_mib = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let status = std::fs::read_to_string(format!("/proc/{pid}/status"));
+                let kib: Option<u64> = status.ok().and_then(|status| {
+                    status
+                        .lines()
+                        .find_map(|line| line.strip_prefix("VmRSS:"))
+                        .and_then(|rest| rest.trim().strip_suffix("kB"))
+                        .and_then(|kib| kib.trim().parse().ok())
+                });
+                peak_mib = peak_mib.max(kib.unwrap_or(0) >> 10);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            peak_mib
+        });
+        RssSampler {
+            done,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops sampling; returns the peak in MiB.
+    fn stop(mut self) -> u64 {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for RssSampler {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}

@@ -244,6 +244,15 @@ pub trait EvalEnv {
     fn check_interrupt(&self) -> Result<()> {
         Ok(())
     }
+    /// Charges `bytes` that the running statement keeps to its memory, where it runs in a
+    /// session (8175 past its quota, 8176 past the server's limit).
+    fn consume_memory(&self, _bytes: usize) -> Result<()> {
+        Ok(())
+    }
+    /// Charges a row that the running statement keeps (see [`EvalEnv::consume_memory`]).
+    fn keep_row(&self, row: &[Datum]) -> Result<()> {
+        self.consume_memory(crate::memory::row_bytes(row))
+    }
     /// Column `n` of the joined row built so far.
     fn prefix(&self, _n: usize) -> Datum {
         Datum::Null

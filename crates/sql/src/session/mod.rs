@@ -105,6 +105,11 @@ impl SqlServer {
             .insert("max_connections".to_string(), value);
     }
 
+    /// Sets how many bytes the statements of all sessions may hold together (8176 beyond).
+    pub fn set_memory_limit(&self, bytes: u64) {
+        self.processes.memory().set_limit(bytes);
+    }
+
     /// A fresh connection id, for the handshake of a connection whose session opens later.
     pub fn next_connection_id(&self) -> u32 {
         self.processes.next_id()
@@ -215,6 +220,10 @@ impl SessionEnv for Env<'_> {
         self.session.process.check()
     }
 
+    fn consume_memory(&self, bytes: usize) -> Result<()> {
+        self.session.process.consume_memory(bytes)
+    }
+
     fn set_user_variable(&self, name: &str, value: Datum) {
         self.session
             .user_vars
@@ -305,8 +314,11 @@ impl Session {
         let mut outputs = Vec::with_capacity(parsed.statements.len());
         let text = crate::process::info_text(sql);
         for statement in &parsed.statements {
-            self.process
-                .begin_statement(&text, self.max_execution_ms(statement));
+            self.process.begin_statement(
+                &text,
+                self.max_execution_ms(statement),
+                self.memory_quota(),
+            );
             let result = self.run_statement(statement, &[], None);
             let failed = result.is_err();
             outputs.push(result);
@@ -450,8 +462,11 @@ impl Session {
                 text,
                 ..
             } = &mut prepared;
-            self.process
-                .begin_statement(text, self.max_execution_ms(statement));
+            self.process.begin_statement(
+                text,
+                self.max_execution_ms(statement),
+                self.memory_quota(),
+            );
             let result = self.run_statement(statement, &params, Some(plan));
             self.process.end_statement();
             result
@@ -604,6 +619,12 @@ impl Session {
             }
             _ => 0,
         }
+    }
+
+    /// `tidb_mem_quota_query` in bytes; 0 (no quota) when it is 0 or negative, as in TiDB.
+    fn memory_quota(&self) -> u64 {
+        self.variable_i64("tidb_mem_quota_query")
+            .map_or(0, |bytes| bytes.max(0) as u64)
     }
 
     /// Returns a variable's value: the session's, else the global's, else its default.
