@@ -95,6 +95,7 @@ impl Error {
                 packet(gc_too_early(*ts, *safe_point))
             }
             Error::Txn(TxnError::LockNotCleared(_)) => packet(lock_wait_timeout()),
+            Error::Txn(TxnError::Interrupted) => crate::process::interrupted().to_packet(),
             Error::Txn(other) => SqlError::new(1105, "HY000", other.to_string()),
         }
     }

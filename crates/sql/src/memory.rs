@@ -164,7 +164,10 @@ impl StatementMemory {
         if tracker.cancelled.load(Ordering::Relaxed) {
             return Err(exceeded_server_limit(connection_id));
         }
-        let used = tracker.used.load(Ordering::Relaxed).saturating_add(bytes as u64);
+        let used = tracker
+            .used
+            .load(Ordering::Relaxed)
+            .saturating_add(bytes as u64);
         tracker.used.store(used, Ordering::Relaxed);
         let quota = tracker.quota.load(Ordering::Relaxed);
         if quota != 0 && used > quota {

@@ -177,6 +177,14 @@ impl Process {
     }
 }
 
+/// A transaction of the session stops waiting for other transactions' locks once its
+/// statement is killed or out of time.
+impl strata_txn::Interrupt for Process {
+    fn interrupted(&self) -> bool {
+        self.check().is_err()
+    }
+}
+
 /// A statement's text as a process shows it (its first [`INFO_CHARS_MAX`] characters).
 pub fn info_text(text: &str) -> Arc<str> {
     match text.char_indices().nth(INFO_CHARS_MAX) {

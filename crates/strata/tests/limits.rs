@@ -184,6 +184,91 @@ fn kill_and_max_execution_time_stop_statements() {
     });
 }
 
+/// A statement waiting for a row lock is stopped by `KILL QUERY` within a second (1317) and
+/// its connection goes on; `KILL` of a waiting connection ends it, and the lock holder is not
+/// disturbed. Clients: `mysql_async` over TCP.
+#[test]
+fn kill_stops_a_statement_waiting_for_a_lock() {
+    use mysql_async::prelude::Queryable;
+    use std::time::{Duration, Instant};
+
+    let p = Playground::start();
+    p.sql(
+        None,
+        "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL); \
+         INSERT INTO d.t VALUES (1, 0)",
+    );
+    let url = p.url("d");
+    let runtime = common::runtime(2);
+    runtime.block_on(async move {
+        let mut admin = common::connect(&url).await.unwrap();
+        let mut holder = common::connect(&url).await.unwrap();
+        holder.query_drop("BEGIN").await.unwrap();
+        holder
+            .query_drop("SELECT k FROM t WHERE id = 1 FOR UPDATE")
+            .await
+            .unwrap();
+        for scope in ["QUERY ", ""] {
+            let mut waiter = common::connect(&url).await.unwrap();
+            let waiter_id = waiter.id();
+            let waiting = tokio::spawn(async move {
+                let result =
+                    common::bounded(waiter.query_drop("UPDATE t SET k = 1 WHERE id = 1")).await;
+                (waiter, result, Instant::now())
+            });
+            // Until the UPDATE is seen running (it waits for the lock from its first moment).
+            let seen = Instant::now();
+            loop {
+                let list: Vec<(u32, Option<String>)> = admin
+                    .query_map("SHOW FULL PROCESSLIST", |row: mysql_async::Row| {
+                        (row.get(0).unwrap(), row.get(7).unwrap())
+                    })
+                    .await
+                    .unwrap();
+                if list.iter().any(|(id, info)| {
+                    *id == waiter_id && info.as_deref().is_some_and(|i| i.starts_with("UPDATE"))
+                }) {
+                    break;
+                }
+                assert!(seen.elapsed() < Duration::from_secs(5), "{list:?}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let killed_at = Instant::now();
+            admin
+                .query_drop(format!("KILL {scope}{waiter_id}"))
+                .await
+                .unwrap();
+            let (mut waiter, result, ended) = waiting.await.unwrap();
+            assert!(
+                ended - killed_at < Duration::from_secs(1),
+                "KILL {scope}took {:?}",
+                ended - killed_at
+            );
+            let after = common::bounded(waiter.query_drop("SELECT 1")).await;
+            if scope.is_empty() {
+                assert!(
+                    matches!(after, Err(common::ClientError::Connection(_))),
+                    "{after:?}"
+                );
+            } else {
+                assert_eq!(result.unwrap_err().server_code(), Some(1317));
+                assert!(after.is_ok(), "the connection goes on: {after:?}");
+            }
+        }
+        holder
+            .query_drop("UPDATE t SET k = 5 WHERE id = 1")
+            .await
+            .unwrap();
+        holder.query_drop("COMMIT").await.unwrap();
+        let k: Option<i64> = admin
+            .query_first("SELECT k FROM t WHERE id = 1")
+            .await
+            .unwrap();
+        assert_eq!(k, Some(5), "the holder's transaction was not disturbed");
+    });
+}
+
 /// Clients that open TCP and never log in cannot keep others out (they have a budget of their
 /// own, the oldest closed first); `max_connections` counts logged-in clients, is what
 /// `@@max_connections` reports, and the one too many gets 1040; `SET GLOBAL` changes it and a

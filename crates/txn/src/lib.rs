@@ -32,7 +32,7 @@ pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 
 pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
 pub use strata_kvapi::KvError;
-pub use transaction::{Savepoint, Transaction, TxnMode};
+pub use transaction::{Interrupt, Savepoint, Transaction, TxnMode};
 
 use std::sync::Arc;
 
@@ -51,6 +51,10 @@ pub enum TxnError {
     /// A lock of a running transaction stayed in the way of a read for too long.
     #[error("lock of transaction {0} did not clear")]
     LockNotCleared(Timestamp),
+    /// A lock wait was given up because its statement was stopped (killed, or past its time
+    /// limit).
+    #[error("lock wait interrupted")]
+    Interrupted,
 }
 
 /// Creates transactions over one KV API and one timestamp oracle.

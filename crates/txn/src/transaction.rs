@@ -2,7 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use strata_kvapi::{
     KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest,
@@ -17,6 +18,9 @@ pub const LOCK_TTL_MS: u64 = 3_000;
 /// The most keys a transaction commits with async commit (more keys make the primary's lock,
 /// which lists them, and a reader's check of them, too large).
 pub const ASYNC_COMMIT_KEYS_MAX: usize = 256;
+/// The longest a pessimistic lock wait runs before [`Transaction::lock_keys_unless`] asks
+/// whether to stop (how soon a killed statement leaves a lock wait).
+pub const LOCK_WAIT_SLICE: Duration = Duration::from_millis(250);
 const READ_LOCK_BACKOFF_MS: u64 = 5;
 const READ_LOCK_BACKOFF: Duration = Duration::from_millis(READ_LOCK_BACKOFF_MS);
 /// How many times a read backs off for a lock of a running transaction: enough to outlast a
@@ -79,6 +83,14 @@ pub struct Transaction {
     /// Keeps the snapshot registered for garbage collection (not for a read of the newest
     /// data).
     _snapshot: Option<crate::SnapshotGuard>,
+    /// Raised when the statement using the transaction is stopped: waits for other
+    /// transactions' locks end early.
+    interrupt: Option<Arc<dyn Interrupt>>,
+}
+
+/// Says whether the statement using a transaction was stopped (killed, or out of time).
+pub trait Interrupt: Send + Sync {
+    fn interrupted(&self) -> bool;
 }
 
 impl Transaction {
@@ -86,6 +98,7 @@ impl Transaction {
         let snapshot = (start_ts != Timestamp::MAX).then(|| client.open_snapshot(start_ts));
         Transaction {
             _snapshot: snapshot,
+            interrupt: None,
             client,
             start_ts,
             mode,
@@ -349,6 +362,8 @@ impl Transaction {
 
     /// Locks keys against other writers until commit. Pessimistic transactions lock at once
     /// (waiting up to `wait_timeout_ms`); optimistic ones check the keys at commit.
+    /// The wait ends as [`TxnError::Interrupted`] within [`LOCK_WAIT_SLICE`] of the
+    /// transaction's [`Interrupt`] being raised.
     pub fn lock_keys(&mut self, keys: Vec<Key>, wait_timeout_ms: u64) -> Result<(), TxnError> {
         let mut fresh = HashSet::with_capacity(keys.len());
         let keys: Vec<Key> = keys
@@ -370,14 +385,14 @@ impl Transaction {
             // A key may hold the lock of a transaction that is committing (its locks become
             // commit records in the background, or after a failure are left for others to
             // resolve): resolve it from its primary, or wait for it, and lock again.
-            let mut locked = self.client.kv().pessimistic_lock(&request);
+            let mut locked = self.lock_in_slices(&request);
             for _ in 0..READ_LOCK_RETRIES_MAX {
-                let Err(KvError::KeyIsLocked(lock)) = &locked else {
+                let Err(TxnError::Kv(KvError::KeyIsLocked(lock))) = &locked else {
                     break;
                 };
                 let lock = lock.clone();
                 self.resolve(&lock)?;
-                locked = self.client.kv().pessimistic_lock(&request);
+                locked = self.lock_in_slices(&request);
             }
             locked?;
             self.primary = Some(primary);
@@ -391,6 +406,39 @@ impl Transaction {
             }
         }
         Ok(())
+    }
+
+    /// Asks the KV layer for `request`'s locks, waiting at most [`LOCK_WAIT_SLICE`] per ask
+    /// until its whole wait is spent or the transaction is interrupted.
+    fn lock_in_slices(&self, request: &PessimisticLockRequest) -> Result<(), TxnError> {
+        let deadline = Instant::now() + Duration::from_millis(request.wait_timeout_ms);
+        let slice_ms = LOCK_WAIT_SLICE.as_millis() as u64;
+        let mut slice = request.clone();
+        loop {
+            let left_ms = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as u64;
+            slice.wait_timeout_ms = left_ms.min(slice_ms);
+            match self.client.kv().pessimistic_lock(&slice) {
+                Err(KvError::LockWaitTimeout { .. }) if left_ms > slice_ms => {
+                    if self.interrupted() {
+                        return Err(TxnError::Interrupted);
+                    }
+                }
+                result => return Ok(result?),
+            }
+        }
+    }
+
+    /// Makes waits for other transactions' locks (lock waits, the backoffs of reads and
+    /// commits that meet a running transaction's lock) end as [`TxnError::Interrupted`] once
+    /// `interrupt` is raised.
+    pub fn set_interrupt(&mut self, interrupt: Arc<dyn Interrupt>) {
+        self.interrupt = Some(interrupt);
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| i.interrupted())
     }
 
     /// Lets a commit whose keys all lie in one region commit in one phase (the default), or
@@ -480,6 +528,10 @@ impl Transaction {
                 if pessimistic_backoffs > PESSIMISTIC_LOCK_BACKOFFS_MAX {
                     break;
                 }
+                if self.interrupted() {
+                    self.release_pessimistic_locks();
+                    return Err(TxnError::Interrupted);
+                }
                 strata_fiber::sleep(READ_LOCK_BACKOFF);
             } else if let Err(e) = self.resolve(lock) {
                 prewritten = Err(match e {
@@ -552,6 +604,9 @@ impl Transaction {
     ) -> Result<T, TxnError> {
         for _ in 0..READ_LOCK_RETRIES_MAX {
             match read(self.client.kv()) {
+                Err(KvError::KeyIsLocked(_)) if self.interrupted() => {
+                    return Err(TxnError::Interrupted)
+                }
                 Err(KvError::KeyIsLocked(lock)) => self.resolve(&lock)?,
                 other => return Ok(other?),
             }

@@ -21,7 +21,7 @@ use crate::bind::{Binder, Scope};
 use crate::catalog::{IndexDef, PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec::{self, holds, scan_source, Ctx};
-use crate::expr::Expr;
+use crate::expr::{EvalEnv, Expr};
 use crate::query::{self, TableSource};
 use crate::rows;
 use crate::subquery::{Collector, SubqueryPlan};
@@ -459,9 +459,27 @@ pub(super) fn pessimistic(txn: &Transaction) -> bool {
 /// at commit, which is all it needs).
 pub(super) fn lock(txn: &mut Transaction, keys: Vec<Key>, w: &WriteCtx) -> Result<()> {
     if pessimistic(txn) {
-        txn.lock_keys(keys, w.lock_wait_ms)?;
+        lock_keys(txn, keys, w.lock_wait_ms, w.ctx)?;
     }
     Ok(())
+}
+
+/// Locks `keys` for the statement running in `env`, waiting up to `wait_ms` for other holders;
+/// a statement killed or out of time while it waits (the session made the transaction
+/// interruptible) stops with its own error, 1317 or 3024.
+pub(crate) fn lock_keys(
+    txn: &mut Transaction,
+    keys: Vec<Key>,
+    wait_ms: u64,
+    env: &dyn EvalEnv,
+) -> Result<()> {
+    match txn.lock_keys(keys, wait_ms) {
+        Err(strata_txn::TxnError::Interrupted) => Err(env
+            .check_interrupt()
+            .err()
+            .unwrap_or_else(crate::process::interrupted)),
+        result => Ok(result?),
+    }
 }
 
 /// Applies assignments left to right, each seeing the previous ones (as MySQL does).

@@ -880,6 +880,7 @@ impl Session {
             } else {
                 self.server.client.begin(TxnMode::Optimistic)?
             };
+            txn.set_interrupt(self.process.clone());
             let rows = self.select_in(&mut txn, plan, params)?;
             txn.rollback();
             return Ok(self.result_set(plan, rows));
@@ -913,7 +914,7 @@ impl Session {
         let ctx = Ctx::new(params, &env, false);
         let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
         if plan.lock == query::RowLock::ForUpdate && !keys.is_empty() {
-            txn.lock_keys(keys, self.lock_wait_ms())?;
+            crate::dml::lock_keys(txn, keys, self.lock_wait_ms(), &ctx)?;
         }
         // SQL_CALC_FOUND_ROWS: FOUND_ROWS() counts the rows LIMIT left out too.
         let found =
@@ -1013,6 +1014,7 @@ impl Session {
                 TxnMode::Pessimistic
             };
             let mut txn = self.server.client.begin(mode)?;
+            txn.set_interrupt(self.process.clone());
             txn.begin_statement(mode == TxnMode::Pessimistic)?;
 
             self.choose_commit_protocols(&mut txn);

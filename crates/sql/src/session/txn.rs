@@ -93,7 +93,8 @@ impl Session {
         if self.txn.is_none() {
             // Registered before its start_ts is taken, so DDL that waits for it also covers it.
             let active = self.server.catalog.register_txn();
-            let txn = self.server.client.begin(mode)?;
+            let mut txn = self.server.client.begin(mode)?;
+            txn.set_interrupt(self.process.clone());
             self.txn = Some(OpenTxn {
                 txn,
                 _active: active,
