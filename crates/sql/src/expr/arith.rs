@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use strata_codec::Datum;
 
 use crate::error::{self, Result};
-use crate::types::{self, compare, to_bool, to_decimal, to_f64, to_i64};
+use crate::types::{compare, to_bool, to_decimal, to_f64, to_i64};
 
 use super::*;
 
@@ -42,14 +42,8 @@ pub(super) fn num_class(d: &Datum) -> NumClass {
     match d {
         Datum::Int(_) | Datum::UInt(_) => NumClass::Int,
         Datum::Decimal(_) => NumClass::Decimal,
-        Datum::Bytes(b) => {
-            let prefix = types::numeric_prefix(b);
-            if prefix.contains(['.', 'e', 'E']) {
-                NumClass::Float
-            } else {
-                NumClass::Int
-            }
-        }
+        // As in MySQL, a string in arithmetic is a DOUBLE ('9223372036854775807' + 1 is
+        // 9.223372036854776e18, not an overflow).
         _ => NumClass::Float,
     }
 }
@@ -98,11 +92,10 @@ pub(super) fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum, strict: bool) -> Re
         let d = to_decimal(b).unwrap_or_default();
         if class == NumClass::Float {
             let y = to_f64(b).unwrap_or(0.0);
-            return Ok(if y == 0.0 {
-                Datum::Null
-            } else {
-                Datum::Float(to_f64(a).unwrap_or(0.0) / y)
-            });
+            if y == 0.0 {
+                return by_zero();
+            }
+            return finite(to_f64(a).unwrap_or(0.0) / y);
         }
         if d.is_zero() {
             return by_zero();
@@ -173,17 +166,34 @@ pub(super) fn arithmetic(op: BinaryOp, a: &Datum, b: &Datum, strict: bool) -> Re
         }
         NumClass::Float => {
             let (x, y) = (to_f64(a).unwrap_or(0.0), to_f64(b).unwrap_or(0.0));
-            Ok(match op {
-                BinaryOp::Plus => Datum::Float(x + y),
-                BinaryOp::Minus => Datum::Float(x - y),
-                BinaryOp::Multiply => Datum::Float(x * y),
-                BinaryOp::IntDivide if y == 0.0 => return by_zero(),
-                BinaryOp::IntDivide => Datum::Int((x / y).trunc() as i64),
-                BinaryOp::Modulo if y == 0.0 => return by_zero(),
-                BinaryOp::Modulo => Datum::Float(x % y),
+            match op {
+                BinaryOp::Plus => finite(x + y),
+                BinaryOp::Minus => finite(x - y),
+                BinaryOp::Multiply => finite(x * y),
+                BinaryOp::IntDivide if y == 0.0 => by_zero(),
+                BinaryOp::IntDivide => {
+                    let q = (x / y).trunc();
+                    // i64::MAX as f64 rounds up to 2^63, which is out of range.
+                    if q >= -(2f64.powi(63)) && q < 2f64.powi(63) {
+                        Ok(Datum::Int(q as i64))
+                    } else {
+                        Err(overflow())
+                    }
+                }
+                BinaryOp::Modulo if y == 0.0 => by_zero(),
+                BinaryOp::Modulo => finite(x % y),
                 _ => unreachable!("arithmetic operator"),
-            })
+            }
         }
+    }
+}
+
+/// A DOUBLE result, or MySQL's 1690 when it overflowed (MySQL has no infinities or NaN).
+pub(super) fn finite(value: f64) -> Result<Datum> {
+    if value.is_finite() {
+        Ok(Datum::Float(value))
+    } else {
+        Err(error::value_out_of_range("DOUBLE", "arithmetic"))
     }
 }
 

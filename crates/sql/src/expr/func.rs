@@ -198,8 +198,16 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
                     )
                 }
                 Datum::Float(f) => {
-                    let m = 10f64.powi(places as i32);
-                    Datum::Float((f * m).round() / m)
+                    // Past a DOUBLE's range of exponents: all digits go, or none does.
+                    let m = 10f64.powi(places.clamp(-400, 400) as i32);
+                    let rounded = (f * m).round() / m;
+                    Datum::Float(if m == 0.0 {
+                        0.0
+                    } else if rounded.is_finite() {
+                        rounded
+                    } else {
+                        f
+                    })
                 }
                 other => {
                     let d = to_decimal(&other).unwrap_or_default();
@@ -229,11 +237,13 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
                 })
             }
         },
-        Func::Power => Datum::Float(
-            to_f64(&first)
+        Func::Power => {
+            let f = to_f64(&first)
                 .unwrap_or(0.0)
-                .powf(to_f64(&values[1]).unwrap_or(0.0)),
-        ),
+                .powf(to_f64(&values[1]).unwrap_or(0.0));
+            // MySQL refuses a power with no real value (POW(-8, 0.5)) as well as an overflow.
+            super::arith::finite(f).map_err(|_| error::value_out_of_range("DOUBLE", "pow"))?
+        }
         Func::Sqrt => {
             let f = to_f64(&first).unwrap_or(0.0);
             if f < 0.0 {
@@ -248,8 +258,17 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
             &values[1],
             env.division_by_zero_is_error(),
         )?,
-        Func::CastSigned => Datum::Int(to_i64(&first).unwrap_or(0)),
-        Func::CastUnsigned => Datum::UInt(to_i64(&first).unwrap_or(0) as u64),
+        Func::CastSigned => Datum::Int(cast_signed(&first)),
+        Func::CastUnsigned => Datum::UInt(match first {
+            Datum::UInt(u) => u,
+            Datum::Float(f) if f >= u64::MAX as f64 => u64::MAX,
+            Datum::Float(f) if f >= 0.0 => f.round() as u64,
+            ref other => match (to_i64(other), to_f64(other)) {
+                (Some(i), _) => i as u64,
+                (None, Some(f)) if f > 0.0 => u64::MAX,
+                _ => cast_signed(other) as u64,
+            },
+        }),
         Func::CastChar => Datum::Bytes(text(&first)),
         Func::CastDouble => Datum::Float(to_f64(&first).unwrap_or(0.0)),
         Func::CastDecimal(precision, scale) => {
@@ -291,4 +310,15 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
 /// list, HAVING or ORDER BY.
 pub(crate) fn invalid_grouping() -> crate::error::Error {
     crate::error::Error::new(3603, "HY000", "Invalid use of GROUPING function")
+}
+
+/// `CAST(value AS SIGNED)`: a number past BIGINT's range is clamped to its bounds, as MySQL
+/// does (an unsigned one is taken as its two's complement).
+fn cast_signed(value: &Datum) -> i64 {
+    match (to_i64(value), to_f64(value)) {
+        (Some(i), _) => i,
+        (None, Some(f)) if f > 0.0 => i64::MAX,
+        (None, Some(f)) if f < 0.0 => i64::MIN,
+        _ => 0,
+    }
 }

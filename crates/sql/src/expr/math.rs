@@ -82,6 +82,15 @@ fn double(f: f64) -> Datum {
     }
 }
 
+/// A DOUBLE result of function `name`: NULL where it is undefined (NaN), MySQL's 1690 where it
+/// overflowed.
+pub(super) fn double_in_range(f: f64, name: &str) -> Result<Datum> {
+    if f.is_infinite() {
+        return Err(crate::error::value_out_of_range("DOUBLE", name));
+    }
+    Ok(double(f))
+}
+
 /// `f` of a positive number; NULL at or below zero.
 fn logarithm(x: f64, f: impl Fn(f64) -> f64) -> Datum {
     if x > 0.0 {
@@ -139,7 +148,7 @@ pub(super) fn eval(func: MathFunc, values: &[Datum]) -> Result<Datum> {
             _ if x < 0.0 => -1,
             _ => 0,
         }),
-        Exp => double(x.exp()),
+        Exp => double_in_range(x.exp(), "exp")?,
         Ln => logarithm(x, f64::ln),
         Log if values.len() == 2 => {
             // LOG(base, x).
@@ -154,7 +163,7 @@ pub(super) fn eval(func: MathFunc, values: &[Datum]) -> Result<Datum> {
         Log2 => logarithm(x, f64::log2),
         Log10 => logarithm(x, f64::log10),
         Truncate => truncate(&values[0], to_i64(&values[1]).unwrap_or(0)),
-        Degrees => double(x.to_degrees()),
+        Degrees => double_in_range(x.to_degrees(), "degrees")?,
         Radians => double(x.to_radians()),
         Sin => double(x.sin()),
         Cos => double(x.cos()),
