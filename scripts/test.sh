@@ -2,8 +2,9 @@
 # Runs Strata's whole test suite on a fresh Debian machine with Rust: installs what the build and
 # the end-to-end tests need (clang and libclang for RocksDB, the real sysbench and mariadb client,
 # headless Chromium to load the benchmark report, iproute2 for the partition test's network
-# namespaces, PyMySQL for the system Python) when missing, then runs every test of the workspace
-# with the one cargo profile (release), so RocksDB's C++ build happens once.
+# namespaces, PyMySQL for the system Python, cargo-fuzz from crates.io) when missing, then runs
+# every test of the workspace with the one cargo profile (release), so RocksDB's C++ build
+# happens once, and the fuzz targets for a minute each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,3 +25,6 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 cargo test --release --workspace "$@"
+# The fuzz targets (packet-free: SQL text through parser and planner, the key and row codecs),
+# a minute each; scripts/fuzz.sh SECONDS runs them longer.
+scripts/fuzz.sh 60

@@ -54,6 +54,8 @@ mod error;
 mod exec;
 mod explain;
 mod expr;
+#[doc(hidden)]
+pub mod fuzzing;
 mod infoschema;
 mod join;
 mod members;

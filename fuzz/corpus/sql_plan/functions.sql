@@ -1,0 +1,1 @@
+SELECT CONCAT(b, 'x'), ROUND(d, 2), DATE_ADD(e, INTERVAL 1 DAY), CAST(c AS SIGNED), JSON_EXTRACT('{"a": [1, 2]}', '$.a[1]') FROM t

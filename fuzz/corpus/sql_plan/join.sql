@@ -1,0 +1,1 @@
+SELECT t.a, SUM(u.c) FROM t JOIN u ON t.a = u.a WHERE t.b IN ('x','y') GROUP BY t.a HAVING COUNT(*) > 1 ORDER BY 2 DESC LIMIT 10

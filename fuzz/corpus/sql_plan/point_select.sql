@@ -1,0 +1,1 @@
+SELECT c FROM sbtest1 WHERE id=1

@@ -1,0 +1,1 @@
+BEGIN; INSERT INTO t VALUES (1, 'a', 1.5, 2e0, NOW()); UPDATE t SET b = 'c' WHERE a = 1; DELETE FROM u WHERE a > 5; COMMIT
