@@ -32,7 +32,7 @@ pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 
 pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
 pub use strata_kvapi::KvError;
-pub use transaction::{Interrupt, Savepoint, Transaction, TxnMode};
+pub use transaction::{Interrupt, Savepoint, Transaction, TxnMode, LOCK_WAIT_SLICE};
 
 use std::sync::Arc;
 

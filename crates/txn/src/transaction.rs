@@ -18,7 +18,7 @@ pub const LOCK_TTL_MS: u64 = 3_000;
 /// The most keys a transaction commits with async commit (more keys make the primary's lock,
 /// which lists them, and a reader's check of them, too large).
 pub const ASYNC_COMMIT_KEYS_MAX: usize = 256;
-/// The longest a pessimistic lock wait runs before [`Transaction::lock_keys_unless`] asks
+/// The longest a pessimistic lock wait runs before [`Transaction::lock_keys`] asks
 /// whether to stop (how soon a killed statement leaves a lock wait).
 pub const LOCK_WAIT_SLICE: Duration = Duration::from_millis(250);
 const READ_LOCK_BACKOFF_MS: u64 = 5;
