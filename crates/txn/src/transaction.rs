@@ -425,6 +425,9 @@ impl Transaction {
                         return Err(TxnError::Interrupted);
                     }
                 }
+                // Locks granted to a statement stopped meanwhile are not used: it fails, and
+                // its locks go with its undo.
+                Ok(()) if self.interrupted() => return Err(TxnError::Interrupted),
                 result => return Ok(result?),
             }
         }
@@ -457,6 +460,12 @@ impl Transaction {
     // Hot path: every write transaction.
     pub fn commit(mut self) -> Result<Timestamp, TxnError> {
         self.finished = true;
+        // A statement stopped before its commit (an autocommit write killed while it waited)
+        // must not commit.
+        if self.interrupted() {
+            self.release_pessimistic_locks();
+            return Err(TxnError::Interrupted);
+        }
         if self.buffer.is_empty() {
             self.release_pessimistic_locks();
             return Ok(self.start_ts);
