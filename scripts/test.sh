@@ -25,6 +25,3 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 cargo test --release --workspace "$@"
-# The fuzz targets (packet-free: SQL text through parser and planner, the key and row codecs),
-# a minute each; scripts/fuzz.sh SECONDS runs them longer.
-scripts/fuzz.sh 60
