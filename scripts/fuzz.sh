@@ -3,7 +3,8 @@
 # a sanitizer: the code is safe Rust, so what is looked for is panics, overflows of the stack
 # and hangs) for SECONDS each, starting from the checked-in seeds. New inputs found go to a
 # temporary folder that is removed afterwards; a crash is kept under fuzz/artifacts/ and fails
-# the run. Installs cargo-fuzz from crates.io when missing.
+# the run. Once fixed, the input goes to fuzz/regressions/TARGET/, which `cargo test` replays.
+# Installs cargo-fuzz from crates.io when missing.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     # default: 60 seconds, every target
 set -euo pipefail

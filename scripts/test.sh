@@ -25,3 +25,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 cargo test --release --workspace "$@"
+# The fuzz targets (packet-free: SQL text through parser and planner, the key and row codecs),
+# a minute each; scripts/fuzz.sh SECONDS runs them longer. Inputs that once crashed a target
+# are kept under fuzz/regressions/ and replayed by `cargo test` (crates/sql/tests/fuzz_corpus.rs).
+scripts/fuzz.sh 60

@@ -895,21 +895,10 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
         V::SingleQuotedString(s) | V::DoubleQuotedString(s) => {
             Expr::Literal(Datum::Bytes(s.clone().into_bytes()))
         }
-        V::HexStringLiteral(h) => {
-            // An odd count of digits has a leading zero: 0xa is 0x0a.
-            let padded;
-            let h = if h.len() % 2 == 1 {
-                padded = format!("0{h}");
-                &padded
-            } else {
-                h
-            };
-            let bytes = (0..h.len() / 2)
-                .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
-                .collect::<std::result::Result<Vec<u8>, _>>()
-                .map_err(error::syntax)?;
-            Expr::Literal(Datum::Bytes(bytes))
-        }
+        V::HexStringLiteral(h) => match crate::expr::unhex_bytes(h.as_bytes()) {
+            Some(bytes) => Expr::Literal(Datum::Bytes(bytes)),
+            None => return Err(error::syntax(format!("near 'x'{h}''"))),
+        },
         // b'101': a number here, so that it compares with and is stored in BIT columns as
         // one (MySQL's bit-value literal is a binary string that reads as that number).
         V::SingleQuotedByteStringLiteral(bits) => {

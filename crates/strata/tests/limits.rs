@@ -94,28 +94,11 @@ fn kill_and_max_execution_time_stop_statements() {
             let result = common::bounded(slow.query_drop(SLOW)).await;
             (slow, result, Instant::now())
         });
-        let seen = Instant::now();
-        loop {
-            let list: Vec<(u32, Option<String>)> = admin
-                .query_map("SHOW FULL PROCESSLIST", |row: mysql_async::Row| {
-                    (row.get(0).unwrap(), row.get(7).unwrap())
-                })
-                .await
-                .unwrap();
-            let ids: Vec<u32> = list.iter().map(|(id, _)| *id).collect();
-            assert!(
-                ids.contains(&holder_id),
-                "every session is listed: {list:?}"
-            );
-            if list
-                .iter()
-                .any(|(id, info)| *id == slow_id && info.as_deref() == Some(SLOW))
-            {
-                break;
-            }
-            assert!(seen.elapsed() < Duration::from_secs(5), "{list:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let list = wait_until_running(&mut admin, slow_id, SLOW).await;
+        assert!(
+            list.iter().any(|(id, _)| *id == holder_id),
+            "every session is listed: {list:?}"
+        );
         let killed_at = Instant::now();
         admin
             .query_drop(format!("KILL QUERY {slow_id}"))
@@ -217,22 +200,7 @@ fn kill_stops_a_statement_waiting_for_a_lock() {
                 (waiter, result, Instant::now())
             });
             // Until the UPDATE is seen running (it waits for the lock from its first moment).
-            let seen = Instant::now();
-            loop {
-                let list: Vec<(u32, Option<String>)> = admin
-                    .query_map("SHOW FULL PROCESSLIST", |row: mysql_async::Row| {
-                        (row.get(0).unwrap(), row.get(7).unwrap())
-                    })
-                    .await
-                    .unwrap();
-                if list.iter().any(|(id, info)| {
-                    *id == waiter_id && info.as_deref().is_some_and(|i| i.starts_with("UPDATE"))
-                }) {
-                    break;
-                }
-                assert!(seen.elapsed() < Duration::from_secs(5), "{list:?}");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            wait_until_running(&mut admin, waiter_id, "UPDATE").await;
             tokio::time::sleep(Duration::from_millis(300)).await;
             let killed_at = Instant::now();
             admin
@@ -432,5 +400,32 @@ impl RssSampler {
 impl Drop for RssSampler {
     fn drop(&mut self) {
         self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Polls `SHOW FULL PROCESSLIST` until connection `id` is running a statement that starts with
+/// `statement` (for at most 5 seconds), and returns the list that showed it as (Id, Info).
+async fn wait_until_running(
+    admin: &mut mysql_async::Conn,
+    id: u32,
+    statement: &str,
+) -> Vec<(u32, Option<String>)> {
+    use mysql_async::prelude::Queryable;
+    use std::time::{Duration, Instant};
+    let seen = Instant::now();
+    loop {
+        let list: Vec<(u32, Option<String>)> = admin
+            .query_map("SHOW FULL PROCESSLIST", |row: mysql_async::Row| {
+                (row.get(0).unwrap(), row.get(7).unwrap())
+            })
+            .await
+            .unwrap();
+        if list.iter().any(|(listed, info)| {
+            *listed == id && info.as_deref().is_some_and(|i| i.starts_with(statement))
+        }) {
+            return list;
+        }
+        assert!(seen.elapsed() < Duration::from_secs(5), "{list:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -191,6 +191,12 @@ fn inet_aton(text: &[u8]) -> Datum {
 /// `UNHEX`: pairs of hexadecimal digits to bytes (an odd first digit stands alone); NULL on
 /// anything else.
 fn unhex(text: &[u8]) -> Datum {
+    unhex_bytes(text).map_or(Datum::Null, Datum::Bytes)
+}
+
+/// Pairs of hexadecimal digits to bytes, an odd first digit standing alone (`a` is 0x0a);
+/// `None` when anything is not a hexadecimal digit. Shared by `UNHEX` and `x'…'` literals.
+pub(crate) fn unhex_bytes(text: &[u8]) -> Option<Vec<u8>> {
     let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
     let mut out = Vec::with_capacity(text.len() / 2 + 1);
     let (head, rest) = if text.len() % 2 == 1 {
@@ -199,18 +205,12 @@ fn unhex(text: &[u8]) -> Datum {
         (None, text)
     };
     if let Some(c) = head {
-        match digit(c) {
-            Some(d) => out.push(d),
-            None => return Datum::Null,
-        }
+        out.push(digit(c)?);
     }
     for pair in rest.chunks(2) {
-        match (digit(pair[0]), digit(pair[1])) {
-            (Some(h), Some(l)) => out.push(h << 4 | l),
-            _ => return Datum::Null,
-        }
+        out.push(digit(pair[0])? << 4 | digit(pair[1])?);
     }
-    Datum::Bytes(out)
+    Some(out)
 }
 
 pub(super) fn eval(func: EncodingFunc, values: &[Datum]) -> Datum {

@@ -11,6 +11,7 @@ mod calendar;
 mod clock;
 mod dates;
 mod encoding;
+pub(crate) use encoding::unhex_bytes;
 mod func;
 pub(crate) use func::invalid_grouping;
 mod json;
