@@ -42,6 +42,15 @@ pub struct PessimisticLock {
     pub start_ts: Timestamp,
     pub for_update_ts: Timestamp,
     pub primary: Key,
+    /// How long the lock lives after `start_ts`; the owner's heartbeats extend the primary's.
+    pub ttl_ms: u64,
+}
+
+impl PessimisticLock {
+    /// Whether the lock's time to live has passed at the wall-clock time `now_ms`.
+    pub fn expired(&self, now_ms: u64) -> bool {
+        now_ms >= self.start_ts.physical_ms().saturating_add(self.ttl_ms)
+    }
 }
 
 /// Why a key cannot be locked now.
@@ -203,6 +212,20 @@ impl ConcurrencyManager {
         self.pessimistic.lock().get(key).cloned()
     }
 
+    /// Extends the pessimistic lock of `start_ts` on `key` to live at least `ttl_ms` after
+    /// `start_ts`; returns its time to live, or `None` when `key` holds no lock of `start_ts`.
+    pub fn renew_pessimistic_lock(
+        &self,
+        key: &[u8],
+        start_ts: Timestamp,
+        ttl_ms: u64,
+    ) -> Option<u64> {
+        let mut table = self.pessimistic.lock();
+        let lock = table.get_mut(key).filter(|l| l.start_ts == start_ts)?;
+        lock.ttl_ms = lock.ttl_ms.max(ttl_ms);
+        Some(lock.ttl_ms)
+    }
+
     /// Locks every key for one transaction, or returns the first other holder found without
     /// locking any. Callers hold the keys' latches.
     pub fn try_lock_all(
@@ -342,6 +365,7 @@ mod tests {
             start_ts: Timestamp(ts),
             for_update_ts: Timestamp(ts),
             primary: b"p".to_vec(),
+            ttl_ms: 3_000,
         };
         cm.try_lock_all(&[b"x".to_vec()], &lock(1)).unwrap();
         cm.try_lock_all(&[b"y".to_vec()], &lock(2)).unwrap();
@@ -377,6 +401,7 @@ mod tests {
             start_ts: Timestamp(1),
             for_update_ts: Timestamp(1),
             primary: b"p".to_vec(),
+            ttl_ms: 3_000,
         };
         cm.try_lock_all(&[b"x".to_vec()], &lock).unwrap();
         let outcome = cm.wait_for_release(

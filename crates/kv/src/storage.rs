@@ -467,6 +467,22 @@ impl Storage {
     }
 }
 
+/// The error for a key that holds another transaction's pessimistic lock: its time to live
+/// in the [`LockInfo`] once that has passed (check the primary), zero before (wait).
+fn pessimistic_locked(key: &[u8], lock: PessimisticLock) -> KvError {
+    let ttl_ms = if lock.expired(strata_types::wall_clock_ms()) {
+        lock.ttl_ms.max(1)
+    } else {
+        0
+    };
+    KvError::KeyIsLocked(LockInfo {
+        key: key.to_vec(),
+        primary: lock.primary,
+        start_ts: lock.start_ts,
+        ttl_ms,
+    })
+}
+
 fn locked(key: &[u8], lock: &Lock) -> KvError {
     KvError::KeyIsLocked(LockInfo {
         key: key.to_vec(),
@@ -546,14 +562,7 @@ impl KvApi for Storage {
                         }
                     }
                 }
-                Some(lock) => {
-                    return Err(KvError::KeyIsLocked(LockInfo {
-                        key: key.to_vec(),
-                        primary: lock.primary,
-                        start_ts: lock.start_ts,
-                        ttl_ms: 0,
-                    }))
-                }
+                Some(lock) => return Err(pessimistic_locked(key, lock)),
                 None => {
                     // A key this transaction locked, whose lock went with a change of leader,
                     // was read when it was locked: a commit after that is a conflict, even
@@ -569,13 +578,15 @@ impl KvApi for Storage {
                         None => request.start_ts,
                     };
                     // A one-phase commit leaves no lock that another transaction could
-                    // have rolled back, so no rollback record of its own can stand in its way.
+                    // have rolled back, so no rollback record of its own can stand in its way,
+                    // unless a key it locked lost that lock to a rollback (its time to live
+                    // passed).
                     self.check_write(
                         key,
                         request.start_ts,
                         conflict_ts,
                         must_not_exist,
-                        !request.try_one_pc,
+                        !request.try_one_pc || locked_at.is_some(),
                     )?;
                 }
             }
@@ -695,6 +706,34 @@ impl KvApi for Storage {
         self.txn_status(primary, start_ts, current_ts, rollback_if_missing)
     }
 
+    fn txn_heart_beat(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        advise_lock_ttl_ms: u64,
+    ) -> Result<u64, KvError> {
+        let primary_key = [primary.to_vec()];
+        let _latch = self.cm.latch(primary_key.iter());
+        if let Some(ttl_ms) = self
+            .cm
+            .renew_pessimistic_lock(primary, start_ts, advise_lock_ttl_ms)
+        {
+            return Ok(ttl_ms);
+        }
+        match self.load_lock(primary)? {
+            Some(mut lock) if lock.start_ts == start_ts => {
+                if lock.ttl_ms < advise_lock_ttl_ms {
+                    lock.ttl_ms = advise_lock_ttl_ms;
+                    let mut batch = WriteBatch::new();
+                    batch.put(Cf::Lock, primary.to_vec(), lock.encode());
+                    self.engine.write(&batch, true).map_err(storage)?;
+                }
+                Ok(lock.ttl_ms)
+            }
+            _ => Err(KvError::TxnAborted { start_ts }),
+        }
+    }
+
     fn resolve_lock(
         &self,
         keys: &[Key],
@@ -721,6 +760,7 @@ impl Storage {
             start_ts: request.start_ts,
             for_update_ts: request.for_update_ts,
             primary: request.primary.clone(),
+            ttl_ms: request.lock_ttl_ms,
         };
         // Set once the detector was told of a wait (most lock requests never wait).
         let mut record = WaitRecord {
@@ -793,7 +833,20 @@ impl Storage {
                     })
                 }
                 WaitOutcome::Timeout if Instant::now() >= deadline => {
-                    return Err(KvError::LockWaitTimeout { key })
+                    // A holder whose lock outlived its time to live may be gone (its SQL node
+                    // died): the waiter checks its primary (and may roll it back) before it
+                    // waits again.
+                    return Err(match self.cm.pessimistic_lock(&key) {
+                        Some(lock) if lock.start_ts == blocker.start_ts => {
+                            match pessimistic_locked(&key, lock) {
+                                KvError::KeyIsLocked(info) if info.ttl_ms > 0 => {
+                                    KvError::KeyIsLocked(info)
+                                }
+                                _ => KvError::LockWaitTimeout { key },
+                            }
+                        }
+                        _ => KvError::LockWaitTimeout { key },
+                    });
                 }
                 WaitOutcome::Retry | WaitOutcome::Timeout => {
                     if !serving() {
@@ -877,7 +930,16 @@ impl Storage {
         let _latch = self.cm.latch(primary_key.iter());
         if let Some(lock) = self.cm.pessimistic_lock(primary) {
             if lock.start_ts == start_ts {
-                return Ok(TxnStatus::Locked { ttl_ms: 0 });
+                let expires_ms = start_ts.physical_ms().saturating_add(lock.ttl_ms);
+                if current_ts.physical_ms() < expires_ms {
+                    return Ok(TxnStatus::Locked {
+                        ttl_ms: expires_ms - current_ts.physical_ms(),
+                    });
+                }
+                // No heartbeat renewed it: the owner is gone. The rollback record makes its
+                // prewrite fail, should it come back after all.
+                self.finish_latched_keys(&primary_key, start_ts, None)?;
+                return Ok(TxnStatus::RolledBack);
             }
         }
         if let Some(lock) = self.load_lock(primary)? {

@@ -295,6 +295,7 @@ fn pessimistic_lock_conflicts_with_newer_commit_and_blocks_others() {
         start_ts: ts(start),
         for_update_ts: ts(for_update),
         wait_timeout_ms: wait_ms,
+        lock_ttl_ms: u64::MAX,
     };
     assert!(matches!(
         s.pessimistic_lock(&request(5, 5, 0)),
@@ -530,6 +531,7 @@ fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_loc
         start_ts: ts(start),
         for_update_ts: ts(for_update),
         wait_timeout_ms: 0,
+        lock_ttl_ms: u64::MAX,
     };
     let pessimistic_put = |start: u64, for_update: u64, locked_at: u64, value: &[u8]| {
         s.prewrite(&PrewriteRequest {
@@ -583,6 +585,7 @@ fn a_lock_waiter_leaves_when_its_node_stops_leading() {
         start_ts: ts(start),
         for_update_ts: ts(start),
         wait_timeout_ms: wait_ms,
+        lock_ttl_ms: u64::MAX,
     };
     s.pessimistic_lock(&lock(10, 0)).unwrap();
     let serving = AtomicBool::new(true);
@@ -638,6 +641,7 @@ fn a_deadlock_across_two_nodes_is_found_by_the_shared_detector() {
         start_ts: ts(start),
         for_update_ts: ts(start),
         wait_timeout_ms: wait_ms,
+        lock_ttl_ms: u64::MAX,
     };
     // Transaction 10 holds a on node one, transaction 20 holds b on node two.
     one.pessimistic_lock(&lock(b"a", 10, 0)).unwrap();
@@ -709,4 +713,128 @@ fn a_primary_not_yet_prewritten_is_rolled_back_only_when_asked() {
     );
     s.resolve_lock(&[b"b".to_vec()], ts(40), None).unwrap();
     assert_eq!(s.get(b"b", ts(60)).unwrap(), Some(b"2".to_vec()));
+}
+
+/// A pessimistic lock of `start` on `keys` with primary `primary`, living `ttl_ms` after it.
+fn lock_for(
+    s: &Storage,
+    keys: &[&[u8]],
+    primary: &[u8],
+    start: Timestamp,
+    ttl_ms: u64,
+    wait_ms: u64,
+) -> Result<(), KvError> {
+    s.pessimistic_lock(&PessimisticLockRequest {
+        keys: keys.iter().map(|k| k.to_vec()).collect(),
+        primary: primary.to_vec(),
+        start_ts: start,
+        for_update_ts: start,
+        wait_timeout_ms: wait_ms,
+        lock_ttl_ms: ttl_ms,
+    })
+}
+
+#[test]
+fn a_pessimistic_lock_past_its_time_to_live_is_rolled_back_from_its_primary() {
+    let s = storage();
+    let now = strata_types::wall_clock_ms();
+    // Started 2 s ago with a time to live of 1 s: expired.
+    let owner = Timestamp::compose(now - 2_000, 0);
+    lock_for(&s, &[b"p", b"k"], b"p", owner, 1_000, 0).unwrap();
+    let waiter = Timestamp::compose(now, 0);
+    // A waiter whose wait ends meets the lock with its time to live, so it checks the primary.
+    match lock_for(&s, &[b"k"], b"k", waiter, 10_000, 20) {
+        Err(KvError::KeyIsLocked(info)) => {
+            assert_eq!((info.primary.as_slice(), info.start_ts), (&b"p"[..], owner));
+            assert_eq!(info.ttl_ms, 1_000);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A heartbeat renews the primary: the owner still runs.
+    assert_eq!(s.txn_heart_beat(b"p", owner, 5_000).unwrap(), 5_000);
+    assert!(matches!(
+        s.check_txn_status(b"p", owner, Timestamp::compose(now, 1), true).unwrap(),
+        TxnStatus::Locked { ttl_ms } if ttl_ms > 0 && ttl_ms <= 3_000
+    ));
+    // Past the renewed time to live the primary is rolled back, with a record that fails the
+    // owner's late prewrite.
+    let later = Timestamp::compose(now + 4_000, 0);
+    assert_eq!(
+        s.check_txn_status(b"p", owner, later, true).unwrap(),
+        TxnStatus::RolledBack
+    );
+    assert!(matches!(
+        s.txn_heart_beat(b"p", owner, 20_000),
+        Err(KvError::TxnAborted { .. })
+    ));
+    s.resolve_lock(&[b"k".to_vec()], owner, None).unwrap();
+    lock_for(&s, &[b"k"], b"k", waiter, 10_000, 0).unwrap();
+    for try_one_pc in [true, false] {
+        let late = s.prewrite(&PrewriteRequest {
+            mutations: vec![put(b"p", b"v")],
+            primary: b"p".to_vec(),
+            start_ts: owner,
+            for_update_ts: owner,
+            locked_at: vec![owner],
+            lock_ttl_ms: 3000,
+            try_one_pc,
+            async_commit: false,
+            secondaries: Vec::new(),
+        });
+        assert!(
+            matches!(late, Err(KvError::TxnAborted { .. })),
+            "one-phase {try_one_pc}: {late:?}"
+        );
+    }
+}
+
+#[test]
+fn a_live_pessimistic_lock_is_waited_for_and_never_rolled_back() {
+    let s = storage();
+    let now = strata_types::wall_clock_ms();
+    let owner = Timestamp::compose(now, 0);
+    lock_for(&s, &[b"p"], b"p", owner, 60_000, 0).unwrap();
+    let waiter = Timestamp::compose(now, 1);
+    assert!(matches!(
+        lock_for(&s, &[b"p"], b"p", waiter, 60_000, 20),
+        Err(KvError::LockWaitTimeout { .. })
+    ));
+    // A prewrite that meets it is told to wait (a time to live of zero).
+    let blocked = s.prewrite(&PrewriteRequest {
+        mutations: vec![put(b"p", b"w")],
+        primary: b"p".to_vec(),
+        start_ts: waiter,
+        for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
+        lock_ttl_ms: 3000,
+        try_one_pc: true,
+        async_commit: false,
+        secondaries: Vec::new(),
+    });
+    assert!(matches!(blocked, Err(KvError::KeyIsLocked(info)) if info.ttl_ms == 0));
+    assert!(matches!(
+        s.check_txn_status(b"p", owner, Timestamp::compose(now + 1_000, 0), true)
+            .unwrap(),
+        TxnStatus::Locked { .. }
+    ));
+}
+
+#[test]
+fn a_heartbeat_extends_a_prewritten_primary() {
+    let s = storage();
+    let now = strata_types::wall_clock_ms();
+    let owner = Timestamp::compose(now, 0);
+    prewrite(&s, vec![put(b"p", b"v"), put(b"q", b"v")], owner.0, false).unwrap();
+    assert_eq!(s.txn_heart_beat(b"p", owner, 30_000).unwrap(), 30_000);
+    // A shorter advice keeps the longer life.
+    assert_eq!(s.txn_heart_beat(b"p", owner, 1_000).unwrap(), 30_000);
+    assert!(matches!(
+        s.check_txn_status(b"p", owner, Timestamp::compose(now + 10_000, 0), true)
+            .unwrap(),
+        TxnStatus::Locked { .. }
+    ));
+    assert!(matches!(
+        s.txn_heart_beat(b"nothing", owner, 1_000),
+        Err(KvError::TxnAborted { .. })
+    ));
 }

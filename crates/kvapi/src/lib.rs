@@ -41,8 +41,9 @@ pub struct LockInfo {
     pub key: Key,
     pub primary: Key,
     pub start_ts: Timestamp,
-    /// How long the lock lives after its transaction started; 0 for a pessimistic lock of a
-    /// transaction still running its statements (wait for it, never resolve it).
+    /// How long the lock lives after its transaction started (its owner's heartbeats extend
+    /// the primary's). 0 for a pessimistic lock whose time to live has not passed: its
+    /// transaction still runs its statements, so wait for it rather than resolve it.
     pub ttl_ms: u64,
 }
 
@@ -121,6 +122,10 @@ pub struct PessimisticLockRequest {
     pub for_update_ts: Timestamp,
     /// How long to wait for another transaction's lock; 0 fails at once.
     pub wait_timeout_ms: u64,
+    /// How long the locks live after `start_ts` unless the owner's heartbeats extend the
+    /// primary's: past it, a transaction that waits for one may check the primary and, if
+    /// that expired too, roll the transaction back (its SQL node died).
+    pub lock_ttl_ms: u64,
 }
 
 /// The first phase of a commit (or the whole commit with `try_one_pc`).
@@ -264,6 +269,18 @@ pub trait KvApi: Send + Sync + 'static {
         keys: &[Key],
         start_ts: Timestamp,
     ) -> Result<SecondaryLocks, KvError>;
+
+    /// Extends the life of the transaction's lock on `primary` (pessimistic or prewritten) to
+    /// at least `advise_lock_ttl_ms` after `start_ts`, and returns its time to live now; fails
+    /// with [`KvError::TxnAborted`] when the primary holds no lock of the transaction (it was
+    /// rolled back, or committed). The owner of a transaction sends it while the transaction
+    /// lives, so that others never take it for abandoned.
+    fn txn_heart_beat(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        advise_lock_ttl_ms: u64,
+    ) -> Result<u64, KvError>;
 
     /// Commits (with `commit_ts`) or rolls back (without) the locks of a finished transaction.
     fn resolve_lock(

@@ -423,6 +423,7 @@ impl kv_server::Kv for KvService {
             start_ts: Timestamp(r.start_ts),
             for_update_ts: Timestamp(r.for_update_ts),
             wait_timeout_ms: r.wait_timeout_ms,
+            lock_ttl_ms: r.lock_ttl_ms,
         };
         let (router, context) = (self.router.clone(), r.context);
         self.write(move |s| {
@@ -574,6 +575,34 @@ impl kv_server::Kv for KvService {
         Ok(Response::new(match result {
             Ok(locks) => secondary_locks_to_pb(locks),
             Err(e) => pb::CheckSecondaryLocksResponse {
+                error: key_error(&e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn txn_heart_beat(
+        &self,
+        request: Request<pb::TxnHeartBeatRequest>,
+    ) -> Result<Response<pb::TxnHeartBeatResponse>, Status> {
+        let r = request.into_inner();
+        if let Err(e) = check(&self.router, &r.context, [&r.primary[..]], None) {
+            return Ok(Response::new(pb::TxnHeartBeatResponse {
+                error: region_error(e),
+                ..Default::default()
+            }));
+        }
+        let storage = self.storage.clone();
+        let result = blocking(move || {
+            storage.txn_heart_beat(&r.primary, Timestamp(r.start_ts), r.advise_lock_ttl_ms)
+        })
+        .await?;
+        Ok(Response::new(match result {
+            Ok(lock_ttl_ms) => pb::TxnHeartBeatResponse {
+                error: None,
+                lock_ttl_ms,
+            },
+            Err(e) => pb::TxnHeartBeatResponse {
                 error: key_error(&e),
                 ..Default::default()
             },

@@ -17,17 +17,23 @@
 //! threads ([`SecondaryCommitter`]), or inline when their queue is full. A reader that meets
 //! one of their locks first resolves it from the primary.
 //!
+//! Locks live for a time after their transaction's `start_ts`; while a transaction holds
+//! locks, the client renews its primary's with heartbeats (`heartbeat.rs`), so that only the
+//! locks of a client that died are taken for abandoned and rolled back by others.
+//!
 //! The client never retries a transaction after it returned data to its caller; it retries only
 //! what is invisible to it: resolving a lock left by a finished transaction, or waiting for one
 //! that still runs.
 
 mod get_stream;
+mod heartbeat;
 mod region;
 mod remote;
 mod secondaries;
 mod snapshots;
 mod transaction;
 
+pub use heartbeat::{HEARTBEAT_INTERVAL, MANAGED_LOCK_TTL_MS};
 pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 
 pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
@@ -36,6 +42,7 @@ pub use transaction::{Interrupt, Savepoint, Transaction, TxnMode, LOCK_WAIT_SLIC
 
 use std::sync::Arc;
 
+use heartbeat::Heartbeats;
 use snapshots::{OpenSnapshots, SnapshotGuard};
 use strata_kvapi::KvApi;
 use strata_pd_client::{PdError, TimestampOracle};
@@ -63,6 +70,7 @@ pub struct TxnClient {
     kv: Arc<dyn KvApi>,
     tso: Arc<dyn TimestampOracle>,
     secondaries: Arc<SecondaryCommitter>,
+    heartbeats: Arc<Heartbeats>,
     snapshots: OpenSnapshots,
 }
 
@@ -70,6 +78,7 @@ impl TxnClient {
     pub fn new(kv: Arc<dyn KvApi>, tso: Arc<dyn TimestampOracle>) -> TxnClient {
         TxnClient {
             secondaries: Arc::new(SecondaryCommitter::start(kv.clone())),
+            heartbeats: Arc::new(Heartbeats::start(kv.clone())),
             kv,
             tso,
             snapshots: OpenSnapshots::default(),
@@ -78,6 +87,10 @@ impl TxnClient {
 
     pub(crate) fn secondaries(&self) -> &SecondaryCommitter {
         &self.secondaries
+    }
+
+    pub(crate) fn heartbeats(&self) -> &Heartbeats {
+        &self.heartbeats
     }
 
     /// The snapshot of this client's oldest open transaction (reads of the newest data do not

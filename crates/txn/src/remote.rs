@@ -105,7 +105,8 @@ kv_response!(
     pb::WriteResponse,
     pb::PrewriteResponse,
     pb::CheckTxnStatusResponse,
-    pb::CheckSecondaryLocksResponse
+    pb::CheckSecondaryLocksResponse,
+    pb::TxnHeartBeatResponse
 );
 
 /// A request to a region's leader, ready to run.
@@ -768,6 +769,7 @@ impl KvApi for RemoteKv {
                 start_ts: request.start_ts.0,
                 for_update_ts: request.for_update_ts.0,
                 wait_timeout_ms: request.wait_timeout_ms,
+                lock_ttl_ms: request.lock_ttl_ms,
             };
             async move { c.pessimistic_lock(lock).await }
         })
@@ -944,6 +946,26 @@ impl KvApi for RemoteKv {
             },
             SecondaryLocks::merge,
         ))
+    }
+
+    fn txn_heart_beat(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        advise_lock_ttl_ms: u64,
+    ) -> Result<u64, KvError> {
+        self.on_region_of(primary, |region| {
+            let request = pb::TxnHeartBeatRequest {
+                context: region.context(),
+                primary: primary.to_vec(),
+                start_ts: start_ts.0,
+                advise_lock_ttl_ms,
+            };
+            self.send(region, Duration::ZERO, |mut c| async move {
+                c.txn_heart_beat(request).await
+            })
+            .map(|r| r.map(|r| r.lock_ttl_ms))
+        })
     }
 
     fn resolve_lock(

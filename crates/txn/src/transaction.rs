@@ -11,6 +11,7 @@ use strata_kvapi::{
 };
 use strata_types::{Key, Timestamp, Value};
 
+use crate::heartbeat::{Heartbeat, MANAGED_LOCK_TTL_MS};
 use crate::{TxnClient, TxnError};
 
 /// Lifetime of a prewrite lock before other transactions may roll it back.
@@ -86,6 +87,8 @@ pub struct Transaction {
     /// Raised when the statement using the transaction is stopped: waits for other
     /// transactions' locks end early.
     interrupt: Option<Arc<dyn Interrupt>>,
+    /// Keeps the primary's lock alive while the transaction holds locks.
+    heartbeat: Option<Heartbeat>,
 }
 
 /// Says whether the statement using a transaction was stopped (killed, or out of time).
@@ -99,6 +102,7 @@ impl Transaction {
         Transaction {
             _snapshot: snapshot,
             interrupt: None,
+            heartbeat: None,
             client,
             start_ts,
             mode,
@@ -381,20 +385,10 @@ impl Transaction {
                 start_ts: self.start_ts,
                 for_update_ts: self.for_update_ts,
                 wait_timeout_ms,
+                lock_ttl_ms: self.start_ts.elapsed_ms() + MANAGED_LOCK_TTL_MS,
             };
-            // A key may hold the lock of a transaction that is committing (its locks become
-            // commit records in the background, or after a failure are left for others to
-            // resolve): resolve it from its primary, or wait for it, and lock again.
-            let mut locked = self.lock_in_slices(&request);
-            for _ in 0..READ_LOCK_RETRIES_MAX {
-                let Err(TxnError::Kv(KvError::KeyIsLocked(lock))) = &locked else {
-                    break;
-                };
-                let lock = lock.clone();
-                self.resolve(&lock)?;
-                locked = self.lock_in_slices(&request);
-            }
-            locked?;
+            self.lock_in_slices(&request)?;
+            self.keep_alive(&primary, request.lock_ttl_ms);
             self.primary = Some(primary);
             self.locked.extend(keys.iter().cloned());
             self.locked_at
@@ -410,10 +404,17 @@ impl Transaction {
 
     /// Asks the KV layer for `request`'s locks, waiting at most [`LOCK_WAIT_SLICE`] per ask
     /// until its whole wait is spent or the transaction is interrupted.
+    ///
+    /// A key may hold the lock of a transaction that is committing (its locks become commit
+    /// records in the background, or after a failure are left for others to resolve), or a
+    /// pessimistic lock past its time to live (its owner may be gone): the lock is resolved
+    /// from its primary (or waited for, when the primary says its transaction still runs),
+    /// and the keys asked for again.
     fn lock_in_slices(&self, request: &PessimisticLockRequest) -> Result<(), TxnError> {
         let deadline = Instant::now() + Duration::from_millis(request.wait_timeout_ms);
         let slice_ms = LOCK_WAIT_SLICE.as_millis() as u64;
         let mut slice = request.clone();
+        let mut resolved = 0;
         loop {
             let left_ms = deadline
                 .saturating_duration_since(Instant::now())
@@ -425,10 +426,33 @@ impl Transaction {
                         return Err(TxnError::Interrupted);
                     }
                 }
+                Err(KvError::KeyIsLocked(lock)) if resolved < READ_LOCK_RETRIES_MAX => {
+                    if self.interrupted() {
+                        return Err(TxnError::Interrupted);
+                    }
+                    resolved += 1;
+                    if self.resolve(&lock)? && left_ms == 0 {
+                        return Err(KvError::LockWaitTimeout { key: lock.key }.into());
+                    }
+                }
                 // Locks granted to a statement stopped meanwhile are not used: it fails, and
                 // its locks go with its undo.
                 Ok(()) if self.interrupted() => return Err(TxnError::Interrupted),
                 result => return Ok(result?),
+            }
+        }
+    }
+
+    /// Registers the transaction for heartbeats, or tells them of its primary's lock now.
+    fn keep_alive(&mut self, primary: &[u8], ttl_ms: u64) {
+        match &self.heartbeat {
+            Some(heartbeat) => heartbeat.update(primary, ttl_ms),
+            None => {
+                self.heartbeat = Some(self.client.heartbeats().register(
+                    self.start_ts,
+                    primary.to_vec(),
+                    ttl_ms,
+                ))
             }
         }
     }
@@ -514,7 +538,7 @@ impl Transaction {
             // A lock's time to live counts from start_ts: a transaction that ran long before
             // its commit gets that time on top, as TiDB does, so its locks are not taken for
             // a crashed client's while it commits.
-            lock_ttl_ms: LOCK_TTL_MS + elapsed_ms(self.start_ts),
+            lock_ttl_ms: LOCK_TTL_MS + self.start_ts.elapsed_ms(),
             try_one_pc: self.one_pc,
             async_commit,
             secondaries: if async_commit {
@@ -523,6 +547,8 @@ impl Transaction {
                 Vec::new()
             },
         };
+        // A commit slowed past its locks' time to live (a KV node failing over) keeps them.
+        self.keep_alive(&primary, request.lock_ttl_ms);
         // A key may still hold the lock of a transaction that committed but has not yet
         // committed that key (a secondary): resolve it from its primary and prewrite again.
         // A pessimistic lock belongs to a transaction still running: wait for it instead.
@@ -616,14 +642,19 @@ impl Transaction {
                 Err(KvError::KeyIsLocked(_)) if self.interrupted() => {
                     return Err(TxnError::Interrupted)
                 }
-                Err(KvError::KeyIsLocked(lock)) => self.resolve(&lock)?,
+                Err(KvError::KeyIsLocked(lock)) => {
+                    self.resolve(&lock)?;
+                }
                 other => return Ok(other?),
             }
         }
         Err(TxnError::LockNotCleared(self.start_ts))
     }
 
-    fn resolve(&self, lock: &LockInfo) -> Result<(), TxnError> {
+    /// Resolves a lock met from its primary: commits or rolls it back when its transaction
+    /// finished (or is rolled back here, its time to live having passed), or sleeps a moment
+    /// and returns true when the transaction still runs.
+    fn resolve(&self, lock: &LockInfo) -> Result<bool, TxnError> {
         let current_ts = self.client.current_ts()?;
         // Until the lock met expires, a primary without the transaction's lock may still be
         // on its way (keys are prewritten in parallel): rolling it back then would abort a
@@ -646,7 +677,10 @@ impl Transaction {
                 lock.start_ts,
                 None,
             )?,
-            TxnStatus::Locked { .. } => strata_fiber::sleep(READ_LOCK_BACKOFF),
+            TxnStatus::Locked { .. } => {
+                strata_fiber::sleep(READ_LOCK_BACKOFF);
+                return Ok(true);
+            }
             TxnStatus::Undecided {
                 min_commit_ts,
                 secondaries,
@@ -672,11 +706,10 @@ impl Transaction {
                     .resolve_lock(&keys, lock.start_ts, commit_ts)?;
             }
         }
-        Ok(())
+        Ok(false)
     }
 }
 
-/// Milliseconds of the wall clock since `ts` was issued (zero if the clock is behind it).
 /// A scan's request to the store and this transaction's writes in its range.
 struct PlannedScan {
     request: ScanRequest,
@@ -718,13 +751,6 @@ impl PlannedScan {
             merged.into_iter().take(self.limit).collect()
         }
     }
-}
-
-fn elapsed_ms(ts: Timestamp) -> u64 {
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    now_ms.saturating_sub(ts.physical_ms())
 }
 
 impl Drop for Transaction {

@@ -74,6 +74,15 @@ impl KvApi for Recording {
         self.inner
             .check_txn_status(primary, start_ts, current_ts, rollback_if_missing)
     }
+    fn txn_heart_beat(
+        &self,
+        primary: &[u8],
+        start_ts: Timestamp,
+        advise_lock_ttl_ms: u64,
+    ) -> Result<u64, KvError> {
+        self.inner
+            .txn_heart_beat(primary, start_ts, advise_lock_ttl_ms)
+    }
     fn check_secondary_locks(
         &self,
         keys: &[Key],

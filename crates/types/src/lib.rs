@@ -42,6 +42,20 @@ impl Timestamp {
     pub fn into_inner(self) -> u64 {
         self.0
     }
+
+    /// Milliseconds of this machine's wall clock since the timestamp was issued (zero when
+    /// the clock is behind it).
+    pub fn elapsed_ms(self) -> u64 {
+        wall_clock_ms().saturating_sub(self.physical_ms())
+    }
+}
+
+/// Milliseconds since the Unix epoch on this machine's wall clock: the scale of
+/// [`Timestamp::physical_ms`], against which locks' times to live are measured.
+pub fn wall_clock_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl fmt::Debug for Timestamp {
