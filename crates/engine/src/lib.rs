@@ -75,6 +75,10 @@ pub enum EngineError {
     /// the data's region): the caller may retry it where the data is led now.
     #[error("not applied: {0}")]
     Unavailable(String),
+    /// The write may or may not have been applied, and may still be (a replicated engine
+    /// proposed it but did not see it applied in time, or lost leadership meanwhile).
+    #[error("outcome unknown: {0}")]
+    OutcomeUnknown(String),
 }
 
 /// One mutation inside a [`WriteBatch`].

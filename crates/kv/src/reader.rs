@@ -10,9 +10,11 @@ use crate::mvcc::{self, Write, WriteKind};
 /// Steps taken with `next` before a scan seeks past old versions of one key.
 const SCAN_NEXT_BEFORE_SEEK: usize = 4;
 
-fn storage(e: strata_engine::EngineError) -> KvError {
+/// The KV API's error for an engine failure.
+pub(crate) fn storage(e: strata_engine::EngineError) -> KvError {
     match e {
         strata_engine::EngineError::Unavailable(why) => KvError::Unavailable(why),
+        strata_engine::EngineError::OutcomeUnknown(why) => KvError::Undetermined(why),
         e => KvError::Storage(e.to_string()),
     }
 }

@@ -17,14 +17,7 @@ use strata_types::{Key, Timestamp, Value};
 
 use crate::concurrency::{ConcurrencyManager, PessimisticLock, WaitOutcome};
 use crate::mvcc::{self, AsyncCommit, Lock, LockKind, Write, WriteKind, SHORT_VALUE_MAX_BYTES};
-use crate::reader::MvccReader;
-
-fn storage(e: strata_engine::EngineError) -> KvError {
-    match e {
-        strata_engine::EngineError::Unavailable(why) => KvError::Unavailable(why),
-        e => KvError::Storage(e.to_string()),
-    }
-}
+use crate::reader::{storage, MvccReader};
 
 /// How often a waiter for a pessimistic lock checks that its node still leads the keys.
 pub const LOCK_WAIT_RECHECK: Duration = Duration::from_millis(100);

@@ -98,7 +98,7 @@ impl Engine for ReplicatedEngine {
                 if failure.is_definite() {
                     EngineError::Unavailable(failure.to_string())
                 } else {
-                    EngineError::Storage(format!("outcome unknown: {failure}"))
+                    EngineError::OutcomeUnknown(failure.to_string())
                 }
             })
     }

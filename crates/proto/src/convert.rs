@@ -36,9 +36,8 @@ pub fn key_error_to_pb(error: &KvError) -> pb::KeyError {
             ts: ts.0,
             safe_point: safe_point.0,
         }),
-        KvError::Storage(message)
-        | KvError::Unavailable(message)
-        | KvError::Undetermined(message) => Kind::Storage(message.clone()),
+        KvError::Storage(message) | KvError::Unavailable(message) => Kind::Storage(message.clone()),
+        KvError::Undetermined(message) => Kind::Undetermined(message.clone()),
     };
     pb::KeyError { kind: Some(kind) }
 }
@@ -70,6 +69,7 @@ pub fn key_error_from_pb(error: pb::KeyError) -> KvError {
             safe_point: Timestamp(old.safe_point),
         },
         Some(Kind::Storage(message)) => KvError::Storage(message),
+        Some(Kind::Undetermined(message)) => KvError::Undetermined(message),
         None => KvError::Storage("KV node sent an empty key error".into()),
     }
 }
@@ -215,6 +215,7 @@ mod tests {
                 safe_point: Timestamp(4),
             },
             KvError::Storage("disk full".into()),
+            KvError::Undetermined("no answer".into()),
         ];
         for error in errors {
             assert_eq!(key_error_from_pb(key_error_to_pb(&error)), error);

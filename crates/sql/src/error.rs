@@ -95,6 +95,9 @@ impl Error {
                 packet(gc_too_early(*ts, *safe_point))
             }
             Error::Txn(TxnError::LockNotCleared(_)) => packet(lock_wait_timeout()),
+            Error::Txn(TxnError::Kv(KvError::Undetermined(why))) => {
+                packet(commit_undetermined(why))
+            }
             Error::Txn(TxnError::Interrupted) => crate::process::interrupted().to_packet(),
             Error::Txn(other) => SqlError::new(1105, "HY000", other.to_string()),
         }
@@ -429,6 +432,23 @@ pub fn internal(message: impl std::fmt::Display) -> Error {
     Error::Internal(message.to_string())
 }
 
+/// A commit whose answer was lost (MySQL's ER_ERROR_DURING_COMMIT, never used for a commit that
+/// surely failed): it may have been applied, so the client must read before it writes again.
+/// The connection stays open; the transaction is over either way.
+pub fn commit_undetermined(why: &str) -> Error {
+    Error::new(
+        ERROR_DURING_COMMIT,
+        "HY000",
+        format!(
+            "Got error {ERROR_DURING_COMMIT} - 'the outcome of the commit is undetermined, it may \
+             have been applied: {why}' during COMMIT"
+        ),
+    )
+}
+
+/// MySQL's code of an error during COMMIT: Strata's answer to a commit of unknown outcome.
+pub const ERROR_DURING_COMMIT: u16 = 1180;
+
 /// A scalar subquery that returned more than one row.
 pub fn subquery_rows() -> Error {
     Error::new(1242, "21000", "Subquery returns more than 1 row")
@@ -452,6 +472,15 @@ mod tests {
         });
         assert!(conflict.is_retryable());
         assert_eq!(conflict.code(), 9007);
+
+        // A commit that may have been applied is never run again.
+        let undetermined = txn(KvError::Undetermined("store 3 did not answer".into()));
+        assert!(!undetermined.is_retryable() && !undetermined.autocommit_may_retry());
+        assert_eq!(undetermined.code(), 1180);
+        assert!(undetermined
+            .to_packet()
+            .message
+            .contains("undetermined, it may have been applied: store 3 did not answer"));
         assert!(conflict.to_packet().message.contains("txnStartTS=10"));
 
         let deadlock = txn(KvError::Deadlock {

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,9 +18,10 @@ use common::{
 use mysql_async::prelude::Queryable;
 
 /// The MySQL error codes a SQL node may answer while a region elects a new leader: 1105 (a
-/// KV request that found no leader in time, or whose outcome the dead leader took with it),
-/// 1205 / 1213 (lock waits and deadlocks, as under any load) and 9007 (a write conflict).
-const FAILOVER_ERRORS: &str = "1105,1205,1213,9007";
+/// KV request that found no leader in time), 1180 (a commit whose outcome the dead leader took
+/// with it), 1205 / 1213 (lock waits and deadlocks, as under any load) and 9007 (a write
+/// conflict).
+const FAILOVER_ERRORS: &str = "1105,1180,1205,1213,9007";
 
 /// The transactions per second of each `--report-interval=1` line, by second.
 fn tps_by_second(out: &str) -> Vec<(u64, f64)> {
@@ -112,7 +112,7 @@ fn tpcc_stays_consistent_while_the_leader_kv_node_is_killed_and_restarted() {
 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tpcc.json");
-    // Errors of the failover window (1105) are counted, not fatal.
+    // Errors of the failover window (1105, 1180) are counted, not fatal.
     let run = at(
         b,
         &[
@@ -192,8 +192,9 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
     let second_kill = started.elapsed();
     std::thread::sleep(Duration::from_secs(4));
 
-    let acknowledged = inserters.stop();
-    let after_second_kill = acknowledged
+    let outcome = inserters.stop();
+    let after_second_kill = outcome
+        .acknowledged
         .iter()
         .filter(|(_, at)| *at > second_kill)
         .count();
@@ -204,8 +205,8 @@ fn acknowledged_commits_survive_killing_the_leader_and_then_another_node() {
         leader + 1,
         cluster.logs()
     );
-    let acknowledged: BTreeSet<u64> = acknowledged.into_iter().map(|(id, _)| id).collect();
-    acked::assert_present(b, &acknowledged);
+    let acknowledged = outcome.ids();
+    acked::assert_present(b, &outcome);
     println!(
         "{} inserts acknowledged across two kills ({after_second_kill} after the second); all present",
         acknowledged.len()

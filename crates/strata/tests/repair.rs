@@ -95,7 +95,8 @@ fn replicas_of_a_node_down_too_long_are_rebuilt_and_the_node_rejoins_later() {
     std::thread::sleep(Duration::from_secs(3));
     cluster.kv[third].kill9();
     std::thread::sleep(Duration::from_secs(4));
-    let acknowledged = inserters.stop();
+    let outcome = inserters.stop();
+    let acknowledged = &outcome.acknowledged;
     let after_second = acknowledged
         .iter()
         .filter(|(_, at)| *at > second_at + Duration::from_secs(5))
@@ -121,8 +122,7 @@ fn replicas_of_a_node_down_too_long_are_rebuilt_and_the_node_rejoins_later() {
         "no insert acknowledged with the second original node down\n{}",
         cluster.logs()
     );
-    let ids: BTreeSet<u64> = acknowledged.into_iter().map(|(id, _)| id).collect();
-    acked::assert_present(port, &ids);
+    acked::assert_present(port, &outcome);
 }
 
 /// Entries a region's log may hold before it is compacted past a replica that lags behind.
@@ -149,7 +149,8 @@ fn a_node_behind_a_compacted_log_catches_up_from_a_snapshot() {
     let other = (0..3).find(|&i| i != behind && i != leader).unwrap();
     cluster.kv[other].kill9();
     std::thread::sleep(Duration::from_secs(4));
-    let acknowledged = inserters.stop();
+    let outcome = inserters.stop();
+    let acknowledged = &outcome.acknowledged;
     let while_down = acknowledged
         .iter()
         .filter(|(_, at)| *at > Duration::from_secs(2) && *at < written_while_down)
@@ -169,6 +170,5 @@ fn a_node_behind_a_compacted_log_catches_up_from_a_snapshot() {
         "the node that was behind took no snapshot ({while_down} inserts while it was down)\n{}",
         cluster.logs()
     );
-    let ids: BTreeSet<u64> = acknowledged.into_iter().map(|(id, _)| id).collect();
-    acked::assert_present(port, &ids);
+    acked::assert_present(port, &outcome);
 }

@@ -59,7 +59,8 @@ fn regions_split_under_inserts_and_their_leaders_spread_over_the_nodes() {
         (last, reads) = (now, reads + 1);
         std::thread::sleep(Duration::from_millis(200));
     }
-    let acknowledged: BTreeSet<u64> = inserters.stop().into_iter().map(|(id, _)| id).collect();
+    let outcome = inserters.stop();
+    let acknowledged = outcome.ids();
     let regions = cluster.regions();
     println!(
         "{} rows acknowledged, {reads} counts read during the load, {} regions",
@@ -78,8 +79,8 @@ fn regions_split_under_inserts_and_their_leaders_spread_over_the_nodes() {
         acknowledged.len(),
         regions.len()
     );
-    acked::assert_present(a, &acknowledged);
-    acked::assert_present(b, &acknowledged);
+    acked::assert_present(a, &outcome);
+    acked::assert_present(b, &outcome);
     assert_eq!(count(b), count(a));
 
     // A join reads the lookups of many rows together, split by region: by primary key, and
@@ -175,7 +176,8 @@ fn a_node_killed_while_regions_split_catches_up_after_its_restart() {
     let regions_while_down = cluster.regions().len();
     cluster.kv[victim].start();
     std::thread::sleep(Duration::from_secs(6));
-    let acknowledged: BTreeSet<u64> = inserters.stop().into_iter().map(|(id, _)| id).collect();
+    let outcome = inserters.stop();
+    let acknowledged = outcome.ids();
     let regions = cluster.regions().len();
     println!(
         "{} rows acknowledged; {regions_while_down} regions while node {} was down, {regions} \
@@ -194,8 +196,8 @@ fn a_node_killed_while_regions_split_catches_up_after_its_restart() {
     std::thread::sleep(Duration::from_secs(3));
     let other = (victim + 1) % 3;
     cluster.kv[other].kill9();
-    acked::assert_present(a, &acknowledged);
-    acked::assert_present(b, &acknowledged);
+    acked::assert_present(a, &outcome);
+    acked::assert_present(b, &outcome);
 }
 
 /// The row a transaction holds locked while its region splits.

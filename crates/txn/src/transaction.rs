@@ -32,6 +32,9 @@ const READ_LOCK_RETRIES_MAX: usize = ((LOCK_TTL_MS + 1_000) / READ_LOCK_BACKOFF_
 /// statement then runs again in pessimistic mode, where it waits as long as
 /// `innodb_lock_wait_timeout` says.)
 const PESSIMISTIC_LOCK_BACKOFFS_MAX: usize = 200;
+/// How many times the commit of a primary whose answer was lost is sent.
+const PRIMARY_COMMIT_ATTEMPTS: usize = 3;
+const PRIMARY_COMMIT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Optimistic transactions detect conflicts at commit; pessimistic ones lock rows as their
 /// statements write them.
@@ -587,7 +590,18 @@ impl Transaction {
                 // behind. (A rollback here would write rollback records at start_ts, which can
                 // land on a key another transaction committed at that very timestamp.)
                 self.release_pessimistic_locks();
-                return Err(e.into());
+                // A one-phase commit, or an async commit whose every key may be prewritten, is
+                // the commit itself: without its answer the outcome is unknown.
+                let unknown = match &e {
+                    KvError::Undetermined(_) => true,
+                    KvError::Storage(_) | KvError::Unavailable(_) => async_commit,
+                    _ => false,
+                };
+                return Err(if unknown {
+                    self.undetermined(e)
+                } else {
+                    e.into()
+                });
             }
         };
         if let Some(commit_ts) = response.one_pc_commit_ts {
@@ -602,9 +616,7 @@ impl Transaction {
             return Ok(commit_ts);
         }
         let commit_ts = self.client.current_ts()?;
-        self.client
-            .kv()
-            .commit(std::slice::from_ref(&primary), self.start_ts, commit_ts)?;
+        self.commit_primary(&primary, commit_ts)?;
         let secondaries: Vec<Key> = keys.into_iter().filter(|k| *k != primary).collect();
         if !secondaries.is_empty() {
             // The transaction is committed once the primary is.
@@ -613,6 +625,39 @@ impl Transaction {
                 .commit(secondaries, self.start_ts, commit_ts);
         }
         Ok(commit_ts)
+    }
+
+    /// Commits the primary: the moment the transaction commits. A commit whose answer was lost
+    /// is sent again (committing a committed key changes nothing) a few times; a rollback
+    /// record (a reader found the lock expired) fails it for sure; any other failure leaves
+    /// the outcome unknown.
+    fn commit_primary(&self, primary: &Key, commit_ts: Timestamp) -> Result<(), TxnError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self
+                .client
+                .kv()
+                .commit(std::slice::from_ref(primary), self.start_ts, commit_ts)
+            {
+                Ok(()) => return Ok(()),
+                Err(e @ KvError::TxnAborted { .. }) => return Err(e.into()),
+                Err(KvError::Undetermined(_)) if attempt < PRIMARY_COMMIT_ATTEMPTS => {
+                    strata_fiber::sleep(PRIMARY_COMMIT_PAUSE)
+                }
+                Err(e) => return Err(self.undetermined(e)),
+            }
+        }
+    }
+
+    /// The error for a commit whose outcome is unknown, logged: the client must find out
+    /// whether it was applied before it writes again.
+    fn undetermined(&self, cause: KvError) -> TxnError {
+        tracing::error!(start_ts = self.start_ts.0, %cause, "the outcome of a commit is undetermined");
+        TxnError::Kv(match cause {
+            KvError::Undetermined(why) => KvError::Undetermined(why),
+            other => KvError::Undetermined(other.to_string()),
+        })
     }
 
     /// Discards the transaction and releases its locks.

@@ -1,8 +1,10 @@
 //! `Transaction::set_one_pc` and `set_async_commit` pick the commit protocol: one-phase (no
 //! commit call), async commit (done once prewritten; every key committed in the background)
 //! or two-phase (the primary committed at once, the other keys in the background); the data
-//! reads back the same each way.
+//! reads back the same each way. A commit whose answer is lost is sent again when that is safe
+//! (the primary's commit), and is otherwise reported as undetermined, never as a failure.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -13,7 +15,7 @@ use strata_kvapi::{
     SecondaryLocks, TxnStatus,
 };
 use strata_pd_client::LocalTso;
-use strata_txn::{TxnClient, TxnMode};
+use strata_txn::{TxnClient, TxnError, TxnMode};
 use strata_types::{Key, Timestamp, Value};
 
 /// The local storage, recording the commit protocol a client uses.
@@ -24,6 +26,17 @@ struct Recording {
     /// The primary and the keys of each prewrite.
     primaries: Mutex<Vec<(Key, Vec<Key>)>>,
     commits: Mutex<Vec<usize>>,
+    /// How many of the next prewrites, and of the next commits, are applied but answered as
+    /// lost.
+    lost_prewrites: AtomicUsize,
+    lost_commits: AtomicUsize,
+}
+
+/// Takes one from `counter` if it is above zero.
+fn take_one(counter: &AtomicUsize) -> bool {
+    counter
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
 }
 
 impl KvApi for Recording {
@@ -50,7 +63,11 @@ impl KvApi for Recording {
             request.primary.clone(),
             request.mutations.iter().map(|m| m.key().to_vec()).collect(),
         ));
-        self.inner.prewrite(request)
+        let response = self.inner.prewrite(request)?;
+        if take_one(&self.lost_prewrites) {
+            return Err(KvError::Undetermined("the answer was lost".into()));
+        }
+        Ok(response)
     }
     fn commit(
         &self,
@@ -59,7 +76,11 @@ impl KvApi for Recording {
         commit_ts: Timestamp,
     ) -> Result<(), KvError> {
         self.commits.lock().push(keys.len());
-        self.inner.commit(keys, start_ts, commit_ts)
+        self.inner.commit(keys, start_ts, commit_ts)?;
+        if take_one(&self.lost_commits) {
+            return Err(KvError::Undetermined("the answer was lost".into()));
+        }
+        Ok(())
     }
     fn rollback(&self, keys: &[Key], start_ts: Timestamp) -> Result<(), KvError> {
         self.inner.rollback(keys, start_ts)
@@ -117,6 +138,8 @@ fn recording_client() -> (tempfile::TempDir, Arc<Recording>, TxnClient) {
         prewrites: Mutex::new(Vec::new()),
         primaries: Mutex::new(Vec::new()),
         commits: Mutex::new(Vec::new()),
+        lost_prewrites: AtomicUsize::new(0),
+        lost_commits: AtomicUsize::new(0),
     });
     let client = TxnClient::new(kv.clone(), Arc::new(LocalTso::open(dir.path()).unwrap()));
     (dir, kv, client)
@@ -209,4 +232,45 @@ fn the_primary_is_a_key_the_commit_writes_and_pessimistically_one_it_locked() {
             assert_eq!(primary, b"z".to_vec());
         }
     }
+}
+
+#[test]
+fn a_lost_answer_to_the_commit_is_sent_again_or_reported_undetermined() {
+    let (_dir, kv, client) = recording_client();
+    let read = |key: &[u8]| client.begin_latest_read().get(key).unwrap();
+
+    // A one-phase commit applied but answered as lost: undetermined, and in fact committed.
+    kv.lost_prewrites.store(1, Ordering::SeqCst);
+    let mut txn = client.begin(TxnMode::Optimistic).unwrap();
+    txn.put(b"a".to_vec(), b"1".to_vec());
+    let outcome = txn.commit();
+    assert!(
+        matches!(outcome, Err(TxnError::Kv(KvError::Undetermined(_)))),
+        "{outcome:?}"
+    );
+    assert_eq!(read(b"a"), Some(b"1".to_vec()));
+
+    // A two-phase commit whose primary's commit answer is lost once: sent again, committed.
+    kv.lost_commits.store(1, Ordering::SeqCst);
+    let mut txn = client.begin(TxnMode::Optimistic).unwrap();
+    txn.set_one_pc(false);
+    txn.set_async_commit(false);
+    txn.put(b"b".to_vec(), b"2".to_vec());
+    let commits_before = kv.commits.lock().len();
+    assert!(txn.commit().is_ok());
+    assert_eq!(kv.commits.lock().len(), commits_before + 2);
+    assert_eq!(read(b"b"), Some(b"2".to_vec()));
+
+    // Lost every time: undetermined after three sends, and in fact committed.
+    kv.lost_commits.store(10, Ordering::SeqCst);
+    let mut txn = client.begin(TxnMode::Optimistic).unwrap();
+    txn.set_one_pc(false);
+    txn.set_async_commit(false);
+    txn.put(b"c".to_vec(), b"3".to_vec());
+    let outcome = txn.commit();
+    assert!(
+        matches!(outcome, Err(TxnError::Kv(KvError::Undetermined(_)))),
+        "{outcome:?}"
+    );
+    assert_eq!(read(b"c"), Some(b"3".to_vec()));
 }

@@ -1,15 +1,20 @@
 //! The acknowledged-inserts workload of the crash tests on a cluster: writers insert numbered
-//! rows into `crash.acked` and remember which inserts were acknowledged (and when); afterwards
-//! every acknowledged row must be there.
+//! rows into `crash.acked` and remember which inserts were acknowledged (and when) and which
+//! were refused with an error; afterwards every acknowledged row must be there and no refused
+//! one. An insert answered with 1180 (a commit whose outcome the SQL node does not know), whose
+//! connection broke, or that got no answer in time may be either.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 
-use super::{bounded, connect, mariadb_on, sql_at, wait_for};
+use super::{bounded, connect, mariadb_on, sql_at, wait_for, ClientError};
+
+/// The error of a commit whose outcome is unknown (MySQL's ER_ERROR_DURING_COMMIT).
+const UNDETERMINED: u16 = 1180;
 
 /// Writer `w` numbers its rows from `w * WRITER_ID_SPAN`.
 const WRITER_ID_SPAN: u64 = 1_000_000;
@@ -28,13 +33,44 @@ pub fn create_table(port: u16, other: u16) {
 pub struct Inserters {
     runtime: tokio::runtime::Runtime,
     stop: Arc<AtomicBool>,
-    tasks: Vec<tokio::task::JoinHandle<Vec<(u64, Duration)>>>,
+    tasks: Vec<tokio::task::JoinHandle<Outcome>>,
+}
+
+/// What the writers were told.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Every acknowledged id, with when it was acknowledged.
+    pub acknowledged: Vec<(u64, Duration)>,
+    /// Every id whose insert was refused, with the error code (1180, an outcome unknown, does
+    /// not count).
+    pub refused: BTreeMap<u64, u16>,
+    /// The ids of inserts answered with 1180, and how many lost their connection or their
+    /// answer: either may have been applied.
+    pub undetermined: BTreeSet<u64>,
+    pub unanswered: usize,
+}
+
+impl Outcome {
+    /// The acknowledged ids.
+    pub fn ids(&self) -> BTreeSet<u64> {
+        self.acknowledged.iter().map(|(id, _)| *id).collect()
+    }
+
+    /// The outcome of two groups of writers together.
+    pub fn merge(mut self, other: Outcome) -> Outcome {
+        self.acknowledged.extend(other.acknowledged);
+        self.refused.extend(other.refused);
+        self.undetermined.extend(other.undetermined);
+        self.unanswered += other.unanswered;
+        self
+    }
 }
 
 impl Inserters {
     /// Starts `writers` tasks that insert through the SQL node on `port`. During a failure the
-    /// SQL node answers with an error and the connection stays usable; only acknowledged rows
-    /// are remembered, with the time since `started`.
+    /// SQL node answers with an error and the connection stays usable (a writer whose
+    /// connection broke connects again). Acknowledged rows are remembered with the time since
+    /// `started`, refused ones with the error code.
     pub fn start(port: u16, writers: u64, started: Instant) -> Inserters {
         Inserters::start_on("127.0.0.1", port, writers, started)
     }
@@ -67,17 +103,34 @@ impl Inserters {
             .map(|w| {
                 let (url, stop) = (url.clone(), stop.clone());
                 runtime.spawn(async move {
-                    let mut acknowledged = Vec::new();
-                    let mut conn = connect(&url).await.expect("connect");
+                    let mut outcome = Outcome::default();
+                    let mut conn = Some(connect(&url).await.expect("connect"));
                     let mut id = w * WRITER_ID_SPAN;
                     while !stop.load(Ordering::SeqCst) {
+                        let Some(open) = &mut conn else {
+                            conn = connect(&url).await.ok();
+                            if conn.is_none() {
+                                tokio::time::sleep(Duration::from_millis(100)).await;
+                            }
+                            continue;
+                        };
                         id += 1;
                         let insert = format!("INSERT INTO acked VALUES ({id}, {id})");
-                        if bounded(conn.query_drop(insert)).await.is_ok() {
-                            acknowledged.push((id, started.elapsed()));
+                        match bounded(open.query_drop(insert)).await {
+                            Ok(()) => outcome.acknowledged.push((id, started.elapsed())),
+                            Err(ClientError::Server { code, .. }) if code != UNDETERMINED => {
+                                outcome.refused.insert(id, code);
+                            }
+                            Err(ClientError::Server { .. }) => {
+                                outcome.undetermined.insert(id);
+                            }
+                            Err(ClientError::Connection(_) | ClientError::Timeout) => {
+                                outcome.unanswered += 1;
+                                conn = None;
+                            }
                         }
                     }
-                    acknowledged
+                    outcome
                 })
             })
             .collect();
@@ -88,24 +141,32 @@ impl Inserters {
         }
     }
 
-    /// Stops the writers; returns every acknowledged id with when it was acknowledged.
-    pub fn stop(self) -> Vec<(u64, Duration)> {
+    /// Stops the writers; returns what they were told.
+    pub fn stop(self) -> Outcome {
         self.stop.store(true, Ordering::SeqCst);
-        let mut acknowledged = Vec::new();
+        let mut outcome = Outcome::default();
         for task in self.tasks {
-            acknowledged.extend(self.runtime.block_on(task).unwrap());
+            outcome = outcome.merge(self.runtime.block_on(task).unwrap());
         }
-        acknowledged
+        eprintln!(
+            "inserts: {} acknowledged, {} refused, {} undetermined (1180), {} unanswered",
+            outcome.acknowledged.len(),
+            outcome.refused.len(),
+            outcome.undetermined.len(),
+            outcome.unanswered
+        );
+        outcome
     }
 }
 
-/// Asserts that every id in `acknowledged` is in `crash.acked`, read through `port`.
-pub fn assert_present(port: u16, acknowledged: &BTreeSet<u64>) {
-    assert_present_on("127.0.0.1", port, acknowledged);
+/// Asserts that every acknowledged id of `outcome` is in `crash.acked`, read through `port`,
+/// and no refused one; prints how many undetermined ones were stored.
+pub fn assert_present(port: u16, outcome: &Outcome) {
+    assert_present_on("127.0.0.1", port, outcome);
 }
 
 /// As [`assert_present`], through the SQL node at `host`:`port`.
-pub fn assert_present_on(host: &str, port: u16, acknowledged: &BTreeSet<u64>) {
+pub fn assert_present_on(host: &str, port: u16, outcome: &Outcome) {
     let out = mariadb_on(host, port, Some("crash"), "SELECT id FROM acked");
     assert!(
         out.status.success(),
@@ -118,11 +179,31 @@ pub fn assert_present_on(host: &str, port: u16, acknowledged: &BTreeSet<u64>) {
         .skip(1)
         .filter_map(|l| l.parse().ok())
         .collect();
+    let acknowledged = outcome.ids();
     let missing: Vec<_> = acknowledged.difference(&present).collect();
     assert!(
         missing.is_empty(),
         "{} acknowledged rows lost, e.g. {:?}",
         missing.len(),
         &missing[..missing.len().min(5)]
+    );
+    let stored: Vec<(u64, u16)> = outcome
+        .refused
+        .iter()
+        .filter(|(id, _)| present.contains(id))
+        .map(|(id, code)| (*id, *code))
+        .collect();
+    assert!(
+        stored.is_empty(),
+        "{} rows stored whose insert was answered with an error, e.g. (id, code) {:?}",
+        stored.len(),
+        &stored[..stored.len().min(5)]
+    );
+    eprintln!(
+        "all {} acknowledged inserts stored, none of {} refused; {} of {} undetermined stored",
+        acknowledged.len(),
+        outcome.refused.len(),
+        outcome.undetermined.intersection(&present).count(),
+        outcome.undetermined.len()
     );
 }
