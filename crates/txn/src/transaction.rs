@@ -391,7 +391,11 @@ impl Transaction {
                 lock_ttl_ms: self.start_ts.elapsed_ms() + MANAGED_LOCK_TTL_MS,
             };
             self.lock_in_slices(&request)?;
-            self.keep_alive(&primary, request.lock_ttl_ms);
+            // The request locked the primary itself when there was none: its lock lives
+            // `lock_ttl_ms`. (Other requests leave the primary's lock as it is.)
+            if self.primary.is_none() {
+                self.keep_alive(&primary, request.lock_ttl_ms);
+            }
             self.primary = Some(primary);
             self.locked.extend(keys.iter().cloned());
             self.locked_at
@@ -446,7 +450,8 @@ impl Transaction {
         }
     }
 
-    /// Registers the transaction for heartbeats, or tells them of its primary's lock now.
+    /// Registers the transaction for heartbeats, or tells them that its primary's lock was
+    /// (re)written to live `ttl_ms` past start_ts.
     fn keep_alive(&mut self, primary: &[u8], ttl_ms: u64) {
         match &self.heartbeat {
             Some(heartbeat) => heartbeat.update(primary, ttl_ms),
