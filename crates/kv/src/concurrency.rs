@@ -74,6 +74,9 @@ pub struct ConcurrencyManager {
     latches: Vec<Mutex<()>>,
     /// Per latch slot, the write floor ([`FLOOR_UNKNOWN`] before the node leads).
     write_floors: Vec<AtomicU64>,
+    /// Per latch slot, the same for rollback records alone (rarely written, so mostly far
+    /// below the commit timestamps being chosen).
+    rollback_floors: Vec<AtomicU64>,
 }
 
 /// A write floor not known yet: every write must read the key's versions.
@@ -91,6 +94,9 @@ impl Default for ConcurrencyManager {
             waits_for: Mutex::new(WaitForGraph::default()),
             latches: (0..LATCH_SLOTS).map(|_| Mutex::new(())).collect(),
             write_floors: (0..LATCH_SLOTS)
+                .map(|_| AtomicU64::new(FLOOR_UNKNOWN))
+                .collect(),
+            rollback_floors: (0..LATCH_SLOTS)
                 .map(|_| AtomicU64::new(FLOOR_UNKNOWN))
                 .collect(),
         }
@@ -182,6 +188,18 @@ impl ConcurrencyManager {
         self.write_floors[slot_of(key)].fetch_max(ts.0, Ordering::SeqCst);
     }
 
+    /// Records that a rollback record at `ts` is written to `key` (besides
+    /// [`ConcurrencyManager::note_write`]). The caller holds the key's latch.
+    pub fn note_rollback(&self, key: &[u8], ts: Timestamp) {
+        self.rollback_floors[slot_of(key)].fetch_max(ts.0, Ordering::SeqCst);
+    }
+
+    /// Whether `key` may have a rollback record at or above `ts`; false means it surely has
+    /// none. The caller holds the key's latch.
+    pub fn may_have_rolled_back_since(&self, key: &[u8], ts: Timestamp) -> bool {
+        self.rollback_floors[slot_of(key)].load(Ordering::SeqCst) >= ts.0
+    }
+
     /// Whether `key` may have a commit or rollback record above `ts`; false means it surely
     /// has none. The caller holds the key's latch.
     pub fn may_have_written_since(&self, key: &[u8], ts: Timestamp) -> bool {
@@ -191,7 +209,7 @@ impl ConcurrencyManager {
     /// Makes every write floor known, at `now` or above: the node starts leading keys that
     /// others wrote until now, all at or below `now` (a timestamp taken after they stopped).
     pub fn raise_write_floors(&self, now: Timestamp) {
-        for floor in &self.write_floors {
+        for floor in self.write_floors.iter().chain(&self.rollback_floors) {
             let mut current = floor.load(Ordering::SeqCst);
             loop {
                 let raised = if current == FLOOR_UNKNOWN {

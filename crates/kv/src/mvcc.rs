@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  CF lock:    key                      -> Lock  { kind, primary, start_ts, for_update_ts, ttl, short value }
-//!  CF write:   enc(key) ++ !commit_ts   -> Write { kind, start_ts, short value }
+//!  CF write:   enc(key) ++ !commit_ts   -> Write { kind, start_ts, overlapped rollback, short value }
 //!  CF default: enc(key) ++ !start_ts    -> value (only values longer than SHORT_VALUE_MAX_BYTES)
 //! ```
 //!
@@ -88,14 +88,32 @@ impl WriteKind {
 pub struct Write<'a> {
     pub kind: WriteKind,
     pub start_ts: Timestamp,
+    /// Also the rollback record of the transaction whose start_ts is this record's commit_ts
+    /// (TiKV's overlapped rollback): a one-phase or async commit may pick a commit_ts equal to
+    /// another transaction's start_ts, and the rollback of that one on this key, which would
+    /// sit at the same place, is kept as this mark so that its late prewrite still fails.
+    pub overlapped_rollback: bool,
     pub short_value: Option<&'a [u8]>,
 }
 
 impl<'a> Write<'a> {
+    /// A record without the overlapped-rollback mark.
+    pub fn new(kind: WriteKind, start_ts: Timestamp, short_value: Option<&'a [u8]>) -> Write<'a> {
+        Write {
+            kind,
+            start_ts,
+            overlapped_rollback: false,
+            short_value,
+        }
+    }
+
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(10 + self.short_value.map_or(0, |v| v.len()));
+        let mut out = Vec::with_capacity(11 + self.short_value.map_or(0, |v| v.len()));
         out.push(self.kind.tag());
         out.extend_from_slice(&self.start_ts.0.to_be_bytes());
+        if self.overlapped_rollback {
+            out.push(b'o');
+        }
         if let Some(value) = self.short_value {
             out.push(b'v');
             out.extend_from_slice(value);
@@ -109,14 +127,17 @@ impl<'a> Write<'a> {
         }
         let kind = WriteKind::from_tag(bytes[0])?;
         let start_ts = Timestamp(u64::from_be_bytes(bytes[1..9].try_into().expect("8 bytes")));
-        let short_value = match bytes.get(9) {
+        let overlapped_rollback = bytes.get(9) == Some(&b'o');
+        let at = if overlapped_rollback { 10 } else { 9 };
+        let short_value = match bytes.get(at) {
             None => None,
-            Some(b'v') => Some(&bytes[10..]),
+            Some(b'v') => Some(&bytes[at + 1..]),
             Some(_) => return Err(corrupt("write record trailer")),
         };
         Ok(Write {
             kind,
             start_ts,
+            overlapped_rollback,
             short_value,
         })
     }
@@ -270,17 +291,15 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let w = Write {
-            kind: WriteKind::Put,
-            start_ts: Timestamp(7),
-            short_value: Some(b"abc"),
-        };
+        let mut w = Write::new(WriteKind::Put, Timestamp(7), Some(b"abc"));
         assert_eq!(Write::decode(&w.encode()).unwrap(), w);
-        let w = Write {
-            kind: WriteKind::Rollback,
-            start_ts: Timestamp(9),
-            short_value: None,
-        };
+        w.overlapped_rollback = true;
+        assert_eq!(Write::decode(&w.encode()).unwrap(), w);
+        w.short_value = Some(b"v");
+        assert_eq!(Write::decode(&w.encode()).unwrap(), w);
+        w.short_value = None;
+        assert_eq!(Write::decode(&w.encode()).unwrap(), w);
+        let w = Write::new(WriteKind::Rollback, Timestamp(9), None);
         assert_eq!(Write::decode(&w.encode()).unwrap(), w);
         let l = Lock {
             kind: LockKind::Put,

@@ -103,6 +103,8 @@ impl<'a> MvccReader<'a> {
             }
             if write.start_ts == start_ts {
                 history.own = Some(write.kind);
+            } else if commit_ts == start_ts && write.overlapped_rollback {
+                history.own = Some(WriteKind::Rollback);
             }
             if commit_ts < start_ts && data_seen {
                 break;
@@ -131,6 +133,9 @@ impl<'a> MvccReader<'a> {
             let write = Write::decode(it.value())?;
             if write.start_ts == start_ts {
                 return Ok(Some((commit_ts, write.kind)));
+            }
+            if commit_ts == start_ts && write.overlapped_rollback {
+                return Ok(Some((commit_ts, WriteKind::Rollback)));
             }
             it.next();
         }

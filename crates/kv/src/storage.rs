@@ -273,8 +273,10 @@ impl Storage {
         Ok(())
     }
 
-    /// Puts the commit record (and long value) of one mutation into `batch`. The caller holds
-    /// the key's latch.
+    /// Puts the commit record (and long value) of one mutation into `batch`, with the
+    /// overlapped-rollback mark when it replaces another transaction's rollback record. The
+    /// caller holds the key's latch.
+    #[allow(clippy::too_many_arguments)]
     fn commit_mutation(
         &self,
         batch: &mut WriteBatch,
@@ -283,6 +285,7 @@ impl Storage {
         value: Option<&[u8]>,
         start_ts: Timestamp,
         commit_ts: Timestamp,
+        overlapped_rollback: bool,
     ) {
         let encoded = mvcc::encode_user_key(key);
         let short_value = match value {
@@ -296,11 +299,8 @@ impl Storage {
             }
             other => other,
         };
-        let write = Write {
-            kind,
-            start_ts,
-            short_value,
-        };
+        let mut write = Write::new(kind, start_ts, short_value);
+        write.overlapped_rollback = overlapped_rollback;
         self.cm.note_write(key, commit_ts);
         batch.put(
             Cf::Write,
@@ -314,7 +314,7 @@ impl Storage {
             .cm
             .begin_commit(keys, request.start_ts, request.for_update_ts);
         let mut batch = WriteBatch::new();
-        for mutation in &request.mutations {
+        let built = request.mutations.iter().try_for_each(|mutation| {
             let (kind, value) = match mutation {
                 Mutation::Put(_, v) | Mutation::Insert(_, v) => {
                     (WriteKind::Put, Some(v.as_slice()))
@@ -322,6 +322,9 @@ impl Storage {
                 Mutation::Delete(_) => (WriteKind::Delete, None),
                 Mutation::Lock(_) => (WriteKind::Lock, None),
             };
+            // Its commit_ts was not issued by the oracle: it may be another transaction's
+            // start_ts, whose rollback record may sit where the commit record goes.
+            let overlapped = self.rollback_at(mutation.key(), commit_ts)?;
             self.commit_mutation(
                 &mut batch,
                 mutation.key(),
@@ -329,9 +332,11 @@ impl Storage {
                 value,
                 request.start_ts,
                 commit_ts,
+                overlapped,
             );
-        }
-        let result = self.engine.write(&batch, true).map_err(storage);
+            Ok(())
+        });
+        let result = built.and_then(|()| self.engine.write(&batch, true).map_err(storage));
         self.cm.end_commit(keys);
         result?;
         self.cm.unlock(keys, request.start_ts);
@@ -355,19 +360,20 @@ impl Storage {
                             LockKind::Delete => WriteKind::Delete,
                             LockKind::Lock => WriteKind::Lock,
                         };
-                        if let Some(value) = &lock.short_value {
-                            self.commit_mutation(
-                                batch,
-                                key,
-                                kind,
-                                Some(value),
-                                start_ts,
-                                commit_ts,
-                            );
-                        } else {
-                            self.commit_mutation(batch, key, kind, None, start_ts, commit_ts);
-                            // A long value was written to the default CF at prewrite: keep it.
-                        }
+                        // An async commit's commit_ts was not issued by the oracle: it may be
+                        // another transaction's start_ts, whose rollback record may sit here.
+                        let overlapped =
+                            lock.async_commit.is_some() && self.rollback_at(key, commit_ts)?;
+                        // A long value was written to the default CF at prewrite: it stays.
+                        self.commit_mutation(
+                            batch,
+                            key,
+                            kind,
+                            lock.short_value.as_deref(),
+                            start_ts,
+                            commit_ts,
+                            overlapped,
+                        );
                     }
                     None => self.rollback_record(batch, key, start_ts)?,
                 }
@@ -396,11 +402,31 @@ impl Storage {
         }
     }
 
-    /// Puts a rollback record at `key + start_ts`, unless a commit record of another
-    /// transaction already sits there (a one-phase commit may choose a commit_ts equal to this
-    /// start_ts): overwriting it would erase a committed write. TiKV marks such a record as
-    /// "overlapped"; here the commit record stays, and its different start_ts tells readers it
-    /// is not this transaction's.
+    /// Whether a rollback record (or a record marked with one) sits at `key + ts`. The caller
+    /// holds the key's latch.
+    // Hot path: every one-phase commit, for each key.
+    fn rollback_at(&self, key: &[u8], ts: Timestamp) -> Result<bool, KvError> {
+        // No rollback record at or above `ts` in the key's slot: nothing to read.
+        if !self.cm.may_have_rolled_back_since(key, ts) {
+            return Ok(false);
+        }
+        let versioned = mvcc::append_ts(mvcc::encode_user_key(key), ts);
+        Ok(
+            match self.engine.get(Cf::Write, &versioned).map_err(storage)? {
+                Some(record) => {
+                    let write = Write::decode(&record)?;
+                    write.kind == WriteKind::Rollback || write.overlapped_rollback
+                }
+                None => false,
+            },
+        )
+    }
+
+    /// Puts a rollback record at `key + start_ts`. Where a commit record of another
+    /// transaction already sits there (a one-phase or async commit may choose a commit_ts
+    /// equal to this start_ts), overwriting it would erase a committed write: that record gets
+    /// the overlapped-rollback mark instead (as in TiKV), which the late prewrite of this
+    /// transaction finds as its rollback.
     fn rollback_record(
         &self,
         batch: &mut WriteBatch,
@@ -408,21 +434,20 @@ impl Storage {
         start_ts: Timestamp,
     ) -> Result<(), KvError> {
         let versioned = mvcc::append_ts(mvcc::encode_user_key(key), start_ts);
-        if self
-            .engine
-            .get(Cf::Write, &versioned)
-            .map_err(storage)?
-            .is_some()
-        {
-            return Ok(());
-        }
-        let write = Write {
-            kind: WriteKind::Rollback,
-            start_ts,
-            short_value: None,
+        let record = match self.engine.get(Cf::Write, &versioned).map_err(storage)? {
+            None => Write::new(WriteKind::Rollback, start_ts, None).encode(),
+            Some(existing) => {
+                let mut write = Write::decode(&existing)?;
+                if write.start_ts == start_ts || write.overlapped_rollback {
+                    return Ok(());
+                }
+                write.overlapped_rollback = true;
+                write.encode()
+            }
         };
         self.cm.note_write(key, start_ts);
-        batch.put(Cf::Write, versioned, write.encode());
+        self.cm.note_rollback(key, start_ts);
+        batch.put(Cf::Write, versioned, record);
         Ok(())
     }
 

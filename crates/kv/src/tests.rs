@@ -838,3 +838,67 @@ fn a_heartbeat_extends_a_prewritten_primary() {
         Err(KvError::TxnAborted { .. })
     ));
 }
+
+#[test]
+fn a_rollback_where_another_commit_record_sits_marks_it_and_fails_the_late_prewrite() {
+    let s = storage();
+    // A one-phase commit picks its own commit_ts, which may be another transaction's start_ts.
+    let overlapped = one_pc(&s, b"k", Some(b"a"), 100);
+    // That transaction's secondary is checked before its prewrite arrived: rolled back.
+    assert_eq!(
+        s.check_secondary_locks(&[b"k".to_vec()], overlapped)
+            .unwrap(),
+        SecondaryLocks::RolledBack
+    );
+    // The committed value stays, and so does the rollback, as a mark on its record.
+    assert_eq!(s.get(b"k", overlapped).unwrap(), Some(b"a".to_vec()));
+    assert_eq!(
+        s.check_secondary_locks(&[b"k".to_vec()], overlapped)
+            .unwrap(),
+        SecondaryLocks::RolledBack
+    );
+    let late = s.prewrite(&PrewriteRequest {
+        mutations: vec![put(b"k", b"b")],
+        primary: b"p".to_vec(),
+        start_ts: overlapped,
+        for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
+        lock_ttl_ms: 3000,
+        try_one_pc: false,
+        async_commit: true,
+        secondaries: Vec::new(),
+    });
+    assert!(matches!(late, Err(KvError::TxnAborted { .. })), "{late:?}");
+    assert!(matches!(
+        s.commit(&[b"k".to_vec()], overlapped, Timestamp(overlapped.0 + 5)),
+        Err(KvError::TxnAborted { .. })
+    ));
+    assert_eq!(s.get(b"k", Timestamp::MAX).unwrap(), Some(b"a".to_vec()));
+}
+
+#[test]
+fn a_one_phase_commit_onto_a_rollback_record_keeps_the_rollback() {
+    let s = storage();
+    // Transaction 50's key is rolled back before its prewrite came.
+    assert_eq!(
+        s.check_secondary_locks(&[b"k".to_vec()], ts(50)).unwrap(),
+        SecondaryLocks::RolledBack
+    );
+    // A one-phase commit started at 49 picks commit_ts 50, where that rollback record sits.
+    let committed = one_pc(&s, b"k", Some(b"a"), 49);
+    assert_eq!(committed, ts(50));
+    assert_eq!(s.get(b"k", ts(50)).unwrap(), Some(b"a".to_vec()));
+    // Transaction 50 still finds its rollback.
+    let late = s.prewrite(&PrewriteRequest {
+        mutations: vec![put(b"k", b"b")],
+        primary: b"p".to_vec(),
+        start_ts: ts(50),
+        for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
+        lock_ttl_ms: 3000,
+        try_one_pc: false,
+        async_commit: true,
+        secondaries: Vec::new(),
+    });
+    assert!(matches!(late, Err(KvError::TxnAborted { .. })), "{late:?}");
+}
