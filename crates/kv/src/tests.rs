@@ -839,6 +839,25 @@ fn a_heartbeat_extends_a_prewritten_primary() {
     ));
 }
 
+/// The async-commit prewrite of `key` (a secondary of primary `p`) by transaction `start`.
+fn late_async_prewrite(
+    s: &Storage,
+    key: &[u8],
+    start: Timestamp,
+) -> Result<strata_kvapi::PrewriteResponse, KvError> {
+    s.prewrite(&PrewriteRequest {
+        mutations: vec![put(key, b"late")],
+        primary: b"p".to_vec(),
+        start_ts: start,
+        for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
+        lock_ttl_ms: 3000,
+        try_one_pc: false,
+        async_commit: true,
+        secondaries: Vec::new(),
+    })
+}
+
 #[test]
 fn a_rollback_where_another_commit_record_sits_marks_it_and_fails_the_late_prewrite() {
     let s = storage();
@@ -857,17 +876,7 @@ fn a_rollback_where_another_commit_record_sits_marks_it_and_fails_the_late_prewr
             .unwrap(),
         SecondaryLocks::RolledBack
     );
-    let late = s.prewrite(&PrewriteRequest {
-        mutations: vec![put(b"k", b"b")],
-        primary: b"p".to_vec(),
-        start_ts: overlapped,
-        for_update_ts: Timestamp::ZERO,
-        locked_at: Vec::new(),
-        lock_ttl_ms: 3000,
-        try_one_pc: false,
-        async_commit: true,
-        secondaries: Vec::new(),
-    });
+    let late = late_async_prewrite(&s, b"k", overlapped);
     assert!(matches!(late, Err(KvError::TxnAborted { .. })), "{late:?}");
     assert!(matches!(
         s.commit(&[b"k".to_vec()], overlapped, Timestamp(overlapped.0 + 5)),
@@ -889,16 +898,6 @@ fn a_one_phase_commit_onto_a_rollback_record_keeps_the_rollback() {
     assert_eq!(committed, ts(50));
     assert_eq!(s.get(b"k", ts(50)).unwrap(), Some(b"a".to_vec()));
     // Transaction 50 still finds its rollback.
-    let late = s.prewrite(&PrewriteRequest {
-        mutations: vec![put(b"k", b"b")],
-        primary: b"p".to_vec(),
-        start_ts: ts(50),
-        for_update_ts: Timestamp::ZERO,
-        locked_at: Vec::new(),
-        lock_ttl_ms: 3000,
-        try_one_pc: false,
-        async_commit: true,
-        secondaries: Vec::new(),
-    });
+    let late = late_async_prewrite(&s, b"k", ts(50));
     assert!(matches!(late, Err(KvError::TxnAborted { .. })), "{late:?}");
 }

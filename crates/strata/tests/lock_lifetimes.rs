@@ -25,6 +25,22 @@ async fn run_within(
     }
 }
 
+/// Connects to `url` and locks rows 1 and 2 of `t` in a transaction (row 1's lock is its
+/// primary).
+async fn lock_both_rows(url: &str) -> mysql_async::Conn {
+    let step = Duration::from_secs(60);
+    let mut holder = common::connect(url).await.unwrap();
+    run_within(&mut holder, "BEGIN", step).await.unwrap();
+    run_within(
+        &mut holder,
+        "SELECT v FROM t WHERE id IN (1, 2) FOR UPDATE",
+        step,
+    )
+    .await
+    .unwrap();
+    holder
+}
+
 #[test]
 fn locks_live_with_their_sql_node_and_are_cleared_after_it_is_killed() {
     let ttl = Duration::from_millis(MANAGED_LOCK_TTL_MS);
@@ -48,15 +64,7 @@ fn locks_live_with_their_sql_node_and_are_cleared_after_it_is_killed() {
     // heartbeats keep them, and a waiter on node B (for the secondary key, whose own lock is
     // never renewed) waits until the holder commits.
     runtime.block_on(async {
-        let mut holder = common::connect(&url_a).await.unwrap();
-        run_within(&mut holder, "BEGIN", step).await.unwrap();
-        run_within(
-            &mut holder,
-            "SELECT v FROM t WHERE id IN (1, 2) FOR UPDATE",
-            step,
-        )
-        .await
-        .unwrap();
+        let mut holder = lock_both_rows(&url_a).await;
         let mut waiter = common::connect(&url_b).await.unwrap();
         run_within(&mut waiter, "SET innodb_lock_wait_timeout = 50", step)
             .await
@@ -88,15 +96,7 @@ fn locks_live_with_their_sql_node_and_are_cleared_after_it_is_killed() {
     // The same transaction, and node A killed while it holds its locks: node B updates both
     // rows (the primary and the secondary) once their time to live has passed.
     runtime.block_on(async {
-        let mut holder = common::connect(&url_a).await.unwrap();
-        run_within(&mut holder, "BEGIN", step).await.unwrap();
-        run_within(
-            &mut holder,
-            "SELECT v FROM t WHERE id IN (1, 2) FOR UPDATE",
-            step,
-        )
-        .await
-        .unwrap();
+        let _holder = lock_both_rows(&url_a).await; // open until its node is killed
         let mut other = common::connect(&url_b).await.unwrap();
         run_within(&mut other, "SET innodb_lock_wait_timeout = 1", step)
             .await
