@@ -457,17 +457,7 @@ fn an_async_commit_missing_a_secondary_rolls_back_and_its_late_prewrite_fails() 
         .unwrap();
     // The late prewrite of the secondary now fails, so the client never counts the
     // transaction as committed.
-    let late = s.prewrite(&PrewriteRequest {
-        mutations: vec![put(b"q", b"v")],
-        primary: b"p".to_vec(),
-        start_ts: start,
-        for_update_ts: Timestamp::ZERO,
-        locked_at: Vec::new(),
-        lock_ttl_ms: 3000,
-        try_one_pc: false,
-        async_commit: true,
-        secondaries: Vec::new(),
-    });
+    let late = late_async_prewrite(&s, b"q", start);
     assert!(matches!(late, Err(KvError::TxnAborted { .. })), "{late:?}");
     let later = Timestamp::compose(2_010_000, 0);
     assert_eq!(s.get(b"p", later).unwrap(), None);
