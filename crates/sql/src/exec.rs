@@ -1,13 +1,13 @@
-//! Execution of planned reads: fetching rows through an access path, then filter, aggregation,
-//! DISTINCT, ORDER BY, LIMIT and projection.
+//! What execution shares: the context expressions evaluate in, the key ranges and keys of
+//! access paths, and the batched lookups of index nested-loop joins. The operators that run a
+//! query block are in [`crate::executor`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use strata_codec::{keys, memcomparable, Datum};
 use strata_txn::Transaction;
 use strata_types::Key;
 
-use crate::aggregate::Grouping;
 use crate::catalog::TableDef;
 use crate::error::{self, Result};
 use crate::expr::{EvalEnv, Expr, SessionValue};
@@ -15,10 +15,7 @@ use crate::query::{Access, RangeBound, SelectPlan, TableSource};
 use crate::rows;
 use crate::types::{self, to_f64, SqlType};
 
-/// Rows fetched per storage request in scans.
-pub const SCAN_PAGE_ROWS: usize = 256;
-/// Largest page when a scan has no limit (full-table reads).
-const SCAN_PAGE_ROWS_MAX: usize = 4096;
+pub use crate::executor::scan::SCAN_PAGE_ROWS;
 
 /// Session values that expressions may read.
 pub trait SessionEnv {
@@ -123,6 +120,15 @@ impl<'a> AggEnv<'a> {
             aggs,
             windows: &[],
         }
+    }
+
+    /// The environment of a row at the projection: its aggregate and window values.
+    pub(crate) fn with_windows(
+        ctx: &'a Ctx<'a>,
+        aggs: &'a [Datum],
+        windows: &'a [Datum],
+    ) -> AggEnv<'a> {
+        AggEnv { ctx, aggs, windows }
     }
 }
 
@@ -259,7 +265,7 @@ fn key_range(
     (start, end)
 }
 
-fn eval_prefix(
+pub(crate) fn eval_prefix(
     table: &TableDef,
     columns: &[usize],
     exprs: &[Expr],
@@ -295,7 +301,7 @@ pub fn point_keys(source: &TableSource, ctx: &Ctx) -> Result<Vec<Key>> {
 }
 
 /// The row-key range of a primary-key range access, or None when a prefix value is NULL.
-fn pk_range(
+pub(crate) fn pk_range(
     table: &TableDef,
     prefix: &[Expr],
     low: &Option<RangeBound>,
@@ -315,7 +321,7 @@ fn pk_range(
 
 /// The entry-key range of a secondary-index range access, or None when a prefix value is
 /// NULL.
-fn index_range(
+pub(crate) fn index_range(
     table: &TableDef,
     index: &crate::catalog::IndexDef,
     prefix: &[Expr],
@@ -477,197 +483,15 @@ pub fn scan_source(
     limit_hint: Option<usize>,
     visit: &mut dyn FnMut(Key, Vec<Datum>) -> Result<bool>,
 ) -> Result<()> {
-    let table = &*source.table;
-    let decoder =
-        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
-    let pk = table.primary_columns();
-    let page = limit_hint
-        .map(|l| l.clamp(1, SCAN_PAGE_ROWS_MAX))
-        .unwrap_or(SCAN_PAGE_ROWS);
-    // An index built after this snapshot was taken lacks entries the snapshot would need.
-    let access = match &source.access {
-        Access::Index { index, .. } if txn.read_ts().0 < table.indexes[*index].readable_from_ts => {
-            &Access::FullScan
-        }
-        access => access,
-    };
-    match access {
-        Access::Point(exprs) => {
-            let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? else {
-                return Ok(());
-            };
-            let key = rows::row_key(table, &handle);
-            if let Some(value) = txn.get(&key)? {
-                let row = decoder.decode_entry(&key, &value)?;
-                visit(key, row)?;
-            }
-        }
-        Access::Points(list) => {
-            let mut keys = Vec::with_capacity(list.len());
-            let mut seen = HashSet::new();
-            for exprs in list {
-                if let Some(handle) = eval_prefix(table, &pk, exprs, ctx)? {
-                    let key = rows::row_key(table, &handle);
-                    if seen.insert(key.clone()) {
-                        keys.push(key);
-                    }
-                }
-            }
-            let values = txn.batch_get(&keys)?;
-            for (key, value) in keys.into_iter().zip(values) {
-                if let Some(value) = value {
-                    let row = decoder.decode_entry(&key, &value)?;
-                    if !visit(key, row)? {
-                        break;
-                    }
-                }
-            }
-        }
-        Access::PkRange { prefix, low, high } => {
-            let Some((start, end)) = pk_range(table, prefix, low, high, ctx)? else {
-                return Ok(());
-            };
-            scan_rows(txn, ctx, &decoder, start, end, page, source.reverse, visit)?;
-        }
-        Access::PkPrefixes(list) => {
-            let encode = |values: &[Datum]| keys::row_key(table.table_id(), values);
-            let mut seen = HashSet::new();
-            for exprs in list {
-                let Some(prefix) = eval_prefix(table, &pk, exprs, ctx)? else {
-                    continue;
-                };
-                if !seen.insert(group_key(&prefix)) {
-                    continue;
-                }
-                let (start, end) = key_range(
-                    keys::record_prefix(table.table_id()),
-                    &encode,
-                    &prefix,
-                    None,
-                    None,
-                );
-                let mut more = true;
-                let mut visit_one = |key: Key, row: Vec<Datum>| -> Result<bool> {
-                    more = visit(key, row)?;
-                    Ok(more)
-                };
-                scan_rows(
-                    txn,
-                    ctx,
-                    &decoder,
-                    start,
-                    end,
-                    page,
-                    source.reverse,
-                    &mut visit_one,
-                )?;
-                if !more {
-                    break;
-                }
-            }
-        }
-        Access::Memory(rows) => {
-            for row in rows.rows().iter() {
-                if !visit(Key::default(), row.clone())? {
-                    break;
-                }
-            }
-        }
-        Access::FullScan => {
-            let range = keys::record_range(table.table_id());
-            scan_rows(
-                txn,
-                ctx,
-                &decoder,
-                range.start,
-                range.end,
-                page,
-                source.reverse,
-                visit,
-            )?;
-        }
-        Access::Index {
-            index,
-            prefix,
-            low,
-            high,
-        } => {
-            let index = &table.indexes[*index];
-            let Some((mut start, mut end)) = index_range(table, index, prefix, low, high, ctx)?
-            else {
-                return Ok(());
-            };
-            loop {
-                ctx.check_interrupt()?;
-                let entries = txn.scan(&start, &end, page, source.reverse)?;
-                let done = entries.len() < page;
-                if let Some((last, _)) = entries.last() {
-                    if source.reverse {
-                        end = last.clone();
-                    } else {
-                        start = [last.as_slice(), &[0]].concat();
-                    }
-                }
-                let mut row_keys = Vec::with_capacity(entries.len());
-                for (key, value) in &entries {
-                    let handle = rows::handle_from_index_entry(table, index, key, value)?;
-                    row_keys.push(rows::row_key(table, &handle));
-                }
-                let values = txn.batch_get(&row_keys)?;
-                for (key, value) in row_keys.into_iter().zip(values) {
-                    match value {
-                        Some(v) => {
-                            let row = decoder.decode_entry(&key, &v)?;
-                            if !visit(key, row)? {
-                                return Ok(());
-                            }
-                        }
-                        None => return Err(error::internal("index entry points at a missing row")),
-                    }
-                }
-                if done {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn scan_rows(
-    txn: &mut Transaction,
-    ctx: &Ctx,
-    decoder: &rows::RowDecoder,
-    mut start: Key,
-    mut end: Key,
-    page: usize,
-    reverse: bool,
-    visit: &mut dyn FnMut(Key, Vec<Datum>) -> Result<bool>,
-) -> Result<()> {
-    let mut page = page;
-    loop {
-        ctx.check_interrupt()?;
-        let entries = txn.scan(&start, &end, page, reverse)?;
-        let done = entries.len() < page;
-        if let Some((last, _)) = entries.last() {
-            if reverse {
-                end = last.clone();
-            } else {
-                start = [last.as_slice(), &[0]].concat();
-            }
-        }
-        for (key, value) in entries {
-            let row = decoder.decode_entry(&key, &value)?;
+    let mut cursor = crate::executor::Cursor::new(source, limit_hint);
+    while let Some(page) = cursor.next_page(txn, ctx)? {
+        for (key, row) in page {
             if !visit(key, row)? {
                 return Ok(());
             }
         }
-        if done {
-            return Ok(());
-        }
-        page = (page * 2).min(SCAN_PAGE_ROWS_MAX);
     }
+    Ok(())
 }
 
 /// Evaluates LIMIT / OFFSET to counts.
@@ -690,156 +514,7 @@ pub fn execute_select(
     txn: &mut Transaction,
     ctx: &Ctx,
 ) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
-    if let Some(union) = &plan.union {
-        return crate::union::execute(union, &plan.result_types, txn, ctx);
-    }
-    let limit = eval_count(plan.limit.as_ref(), ctx)?;
-    let offset = eval_count(plan.offset.as_ref(), ctx)?.unwrap_or(0);
-    let streaming = !plan.aggregate
-        && !plan.distinct
-        && plan.windows.is_empty()
-        && (plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered));
-    let stop_after = if streaming {
-        limit.map(|l| l.saturating_add(offset))
-    } else {
-        None
-    };
-    if stop_after == Some(0) {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let lock = plan.lock == crate::query::RowLock::ForUpdate;
-    let mut input: Vec<Vec<Datum>> = Vec::new();
-    let mut locked_keys = Vec::new();
-    let mut aggregator = plan
-        .aggregate
-        .then(|| Grouping::new(&plan.aggs, plan.group_by.len(), plan.rollup, ctx));
-    if plan.join.is_some() || !plan.subqueries.is_empty() {
-        let mut rows = match (&plan.join, &plan.source) {
-            (Some(join), _) => crate::join::execute(join, txn, ctx)?,
-            (None, Some(source)) => {
-                let mut rows = Vec::new();
-                scan_source(txn, source, ctx, None, &mut |_, row| {
-                    if holds(plan.filter.as_ref(), &row, ctx)? {
-                        ctx.keep_row(&row)?;
-                        rows.push(row);
-                    }
-                    Ok(true)
-                })?;
-                rows
-            }
-            (None, None) => {
-                if holds(plan.filter.as_ref(), &[], ctx)? {
-                    vec![Vec::new()]
-                } else {
-                    Vec::new()
-                }
-            }
-        };
-        crate::subquery::apply(&plan.subqueries, &mut rows, txn, ctx)?;
-        for row in rows {
-            if holds(plan.post_filter.as_ref(), &row, ctx)? {
-                match &mut aggregator {
-                    Some(a) => a.add(&plan.group_by, &row, ctx)?,
-                    None => input.push(row),
-                }
-            }
-        }
-    } else {
-        match &plan.source {
-            None => {
-                if holds(plan.filter.as_ref(), &[], ctx)? {
-                    match &mut aggregator {
-                        Some(a) => a.add(&plan.group_by, &[], ctx)?,
-                        None => input.push(Vec::new()),
-                    }
-                }
-            }
-            Some(source) => {
-                let mut visit = |key: Key, row: Vec<Datum>| -> Result<bool> {
-                    if !holds(plan.filter.as_ref(), &row, ctx)? {
-                        return Ok(true);
-                    }
-                    if lock {
-                        locked_keys.push(key);
-                    }
-                    match &mut aggregator {
-                        Some(a) => a.add(&plan.group_by, &row, ctx)?,
-                        None => {
-                            ctx.keep_row(&row)?;
-                            input.push(row);
-                        }
-                    }
-                    Ok(stop_after.is_none_or(|n| input.len() < n))
-                };
-                scan_source(txn, source, ctx, stop_after, &mut visit)?;
-            }
-        }
-    }
-    // (row the expressions read, aggregate values)
-    let groups: Vec<(Vec<Datum>, Vec<Datum>)> = match aggregator {
-        Some(a) => a.finish(plan.width + plan.subqueries.len(), &plan.group_by, ctx)?,
-        None => input.into_iter().map(|r| (r, Vec::new())).collect(),
-    };
-    // HAVING, then the window calls over the rows it keeps.
-    let mut kept: Vec<(&[Datum], &[Datum])> = Vec::with_capacity(groups.len());
-    for (row, aggs) in &groups {
-        if plan.having.is_none() || holds(plan.having.as_ref(), row, &AggEnv::new(ctx, aggs))? {
-            kept.push((row, aggs));
-        }
-    }
-    let (window_values, window_order) = if plan.windows.is_empty() {
-        (Vec::new(), None)
-    } else {
-        let (values, order) = crate::window::compute(&plan.windows, &kept, ctx)?;
-        // Without ORDER BY the rows leave in the order of the last window.
-        (values, plan.order_by.is_empty().then_some(order))
-    };
-    let sorted = plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered);
-    let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::with_capacity(kept.len());
-    for k in 0..kept.len() {
-        // Before each row, so that a SLEEP cut short in the only row returns 1 (as in MySQL)
-        // while one in a longer result stops the statement.
-        ctx.session.check_interrupt()?;
-        let k = window_order.as_ref().map_or(k, |order| order[k]);
-        let (row, aggs) = kept[k];
-        let env = AggEnv {
-            windows: window_values.get(k).map_or(&[], Vec::as_slice),
-            ..AggEnv::new(ctx, aggs)
-        };
-        // Values leave in their columns' types before DISTINCT compares them, as MySQL's
-        // temporary table holds them (two quotients shown as 0.3333 are one row).
-        let projected: Vec<Datum> = plan
-            .projection
-            .iter()
-            .zip(&plan.result_types)
-            .map(|(e, t)| Ok(crate::expr::conform(e.eval(row, &env)?, t)))
-            .collect::<Result<_>>()?;
-        let sort_keys: Vec<Datum> = if sorted {
-            Vec::new()
-        } else {
-            plan.order_by
-                .iter()
-                .map(|(e, _)| e.eval(row, &env))
-                .collect::<Result<_>>()?
-        };
-        ctx.keep_row(&projected)?;
-        ctx.keep_row(&sort_keys)?;
-        output.push((projected, sort_keys));
-    }
-    if plan.distinct {
-        let mut seen = HashSet::new();
-        output.retain(|(p, _)| seen.insert(group_key(p)));
-    }
-    if output.first().is_some_and(|(_, k)| !k.is_empty()) {
-        output.sort_by(|(_, a), (_, b)| compare_sort_keys(a, b, &plan.order_by));
-    }
-    let rows: Vec<Vec<Datum>> = output
-        .into_iter()
-        .skip(offset)
-        .take(limit.unwrap_or(usize::MAX))
-        .map(|(p, _)| p)
-        .collect();
-    Ok((rows, locked_keys))
+    crate::executor::execute(plan, txn, ctx)
 }
 
 /// Orders two rows' ORDER BY values (`order`: each expression with whether it is

@@ -22,12 +22,15 @@
 //!    binds names and subqueries against its scope ([`bind::Binder`], [`subquery`]), infers
 //!    result types ([`expr::typed`]), chooses each table's access path from statistics
 //!    ([`query::Access`]) and the join order ([`join`]), and returns a [`query::SelectPlan`]:
-//!    a record of the pipeline's parts that the executor interprets. DML plans in [`dml`].
-//!    A prepared statement caches its plan for its schema version.
-//! 5. **Execute.** [`exec::execute_select`] reads rows along the access path through a
-//!    [`strata_txn::Transaction`], joins them ([`join::execute`]), computes subqueries
-//!    ([`subquery::apply`]), filters, groups ([`aggregate::Grouping`]), computes windows,
-//!    sorts, limits and projects, each value in its column's type ([`expr::conform`]).
+//!    a record of the pipeline's parts. DML plans in [`dml`]. A prepared statement caches
+//!    its plan for its schema version.
+//! 5. **Execute.** [`executor::build`] turns the plan into a tree of physical operators, one
+//!    file each under [`executor`]: a scan of the access path through a
+//!    [`strata_txn::Transaction`] ([`executor::scan::Scan`], or a join of several,
+//!    [`join::execute`]), then subqueries, grouping ([`aggregate::Grouping`]), HAVING, windows,
+//!    the projection (each value in its column's type, [`expr::conform`]), DISTINCT, sort and
+//!    limit. [`executor::execute`] pulls batches of rows from its root, so a LIMIT stops the
+//!    scan below it; EXPLAIN prints the same tree ([`executor::Node`]).
 //! 6. **Commit.** An autocommit statement commits at once (one-phase, async or two-phase
 //!    commit, chosen in strata-txn); one that meets a concurrent commit runs again from
 //!    scratch ([`error::Error::is_retryable`]). Inside a transaction a failed statement is
@@ -52,6 +55,7 @@ mod dialect;
 mod dml;
 mod error;
 mod exec;
+mod executor;
 mod explain;
 mod expr;
 #[doc(hidden)]

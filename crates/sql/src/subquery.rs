@@ -117,33 +117,59 @@ pub fn apply(
     txn: &mut Transaction,
     ctx: &Ctx,
 ) -> Result<()> {
-    // Results of subqueries that do not read the row, computed on first use.
-    let mut once: Vec<Option<Vec<Vec<Datum>>>> = vec![None; subqueries.len()];
-    for row in rows.iter_mut() {
-        let width = row.len();
-        for (k, sub) in subqueries.iter().enumerate() {
-            // Each result joins the row at once: a later IN may compare an earlier result.
-            let result = if sub.correlated {
-                // The outer row of a subquery: this row, then the row this block is nested in.
-                let outer_row;
-                let outer: &[Datum] = if ctx.outer.is_empty() {
-                    &row[..width]
-                } else {
-                    outer_row = [&row[..width], ctx.outer].concat();
-                    &outer_row
-                };
-                exec::execute_select(&sub.plan, txn, &ctx.with_outer(outer))?.0
-            } else {
-                if once[k].is_none() {
-                    once[k] = Some(exec::execute_select(&sub.plan, txn, ctx)?.0);
-                }
-                once[k].clone().expect("computed above")
-            };
-            let v = value(sub, &result, row, ctx)?;
-            row.push(v);
+    Applier::new(subqueries.len()).apply(subqueries, rows, txn, ctx)
+}
+
+/// Computes a query block's subqueries for its rows, batch after batch; the results of
+/// those that do not read the row are computed on first use and kept.
+pub struct Applier {
+    once: Vec<Option<Vec<Vec<Datum>>>>,
+}
+
+impl Applier {
+    pub fn new(subqueries: usize) -> Applier {
+        Applier {
+            once: vec![None; subqueries],
         }
     }
-    Ok(())
+
+    /// Appends each subquery's result to every row of `rows`.
+    pub fn apply(
+        &mut self,
+        subqueries: &[SubqueryPlan],
+        rows: &mut [Vec<Datum>],
+        txn: &mut Transaction,
+        ctx: &Ctx,
+    ) -> Result<()> {
+        for row in rows.iter_mut() {
+            let width = row.len();
+            for (k, sub) in subqueries.iter().enumerate() {
+                // Each result joins the row at once: a later IN may compare an earlier result.
+                let computed;
+                let result: &[Vec<Datum>] = if sub.correlated {
+                    // The outer row of a subquery: this row, then the row this block is
+                    // nested in.
+                    let outer_row;
+                    let outer: &[Datum] = if ctx.outer.is_empty() {
+                        &row[..width]
+                    } else {
+                        outer_row = [&row[..width], ctx.outer].concat();
+                        &outer_row
+                    };
+                    computed = exec::execute_select(&sub.plan, txn, &ctx.with_outer(outer))?.0;
+                    &computed
+                } else {
+                    if self.once[k].is_none() {
+                        self.once[k] = Some(exec::execute_select(&sub.plan, txn, ctx)?.0);
+                    }
+                    self.once[k].as_deref().expect("computed above")
+                };
+                let v = value(sub, result, row, ctx)?;
+                row.push(v);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The column value of a subquery that returned `result` for `row`.

@@ -1,0 +1,61 @@
+//! HAVING: the grouped rows whose condition holds.
+
+use crate::error::Result;
+use crate::exec::holds;
+use crate::expr::Expr;
+use crate::query::SelectPlan;
+
+use super::describe;
+use super::{grouped_env, split_aggs, Batch, Exec, Node, Operator};
+
+pub struct Having<'p> {
+    input: Box<dyn Operator + 'p>,
+    plan: &'p SelectPlan,
+    condition: &'p Expr,
+    /// Aggregate values at the end of each row.
+    aggs: usize,
+}
+
+impl<'p> Having<'p> {
+    pub fn new(
+        input: Box<dyn Operator + 'p>,
+        plan: &'p SelectPlan,
+        condition: &'p Expr,
+        aggs: usize,
+    ) -> Having<'p> {
+        Having {
+            input,
+            plan,
+            condition,
+            aggs,
+        }
+    }
+}
+
+impl Operator for Having<'_> {
+    fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
+        while let Some(batch) = self.input.next(exec)? {
+            let mut kept = Vec::with_capacity(batch.len());
+            for row in batch {
+                let (values, aggs) = split_aggs(&row, self.aggs);
+                if holds(
+                    Some(self.condition),
+                    values,
+                    &grouped_env(exec.ctx, aggs, &[]),
+                )? {
+                    kept.push(row);
+                }
+            }
+            if !kept.is_empty() {
+                return Ok(Some(kept));
+            }
+        }
+        Ok(None)
+    }
+
+    fn explain(&self) -> Node {
+        let names = describe::Names::of_block(self.plan);
+        let info = format!("having:{}", describe::exprs([self.condition], &names));
+        Node::root("Selection", info, vec![self.input.explain()])
+    }
+}

@@ -1,0 +1,228 @@
+//! The executor: a planned query block becomes a tree of physical operators, and the rows are
+//! pulled from its root in batches.
+//!
+//! [`build`] turns a [`SelectPlan`] into operators, one file each: the rows come from a
+//! [`scan::Scan`] of an access path (or a [`dual::Dual`] row, a [`join::Join`], a
+//! [`union::Union`]), then pass [`apply::Apply`] (subqueries), [`aggregate::HashAgg`],
+//! [`filter::Having`], [`window::Window`], [`project::Project`], [`distinct::Distinct`],
+//! [`sort::Sort`] and [`limit::Limit`], each present only when the plan needs it. An
+//! operator hands its parent a batch of rows at a time, so a LIMIT that has its rows stops
+//! the scan below it. EXPLAIN prints the same tree ([`Node`]).
+//!
+//! Between operators a row is one vector. After grouping it carries the aggregate values
+//! after the group's row, and after the window stage the window values after those: the
+//! operators above split them off the end (they know how many there are).
+
+mod aggregate;
+mod apply;
+pub mod describe;
+mod distinct;
+mod dual;
+mod filter;
+mod join;
+mod limit;
+mod project;
+pub mod scan;
+mod sort;
+mod union;
+mod window;
+
+use strata_codec::Datum;
+use strata_txn::Transaction;
+use strata_types::Key;
+
+use crate::error::Result;
+use crate::exec::{AggEnv, Ctx};
+use crate::expr::EvalEnv;
+use crate::query::SelectPlan;
+
+pub use scan::Cursor;
+
+/// Rows an operator hands its parent at once.
+pub type Batch = Vec<Vec<Datum>>;
+
+/// What operators run against while a statement executes.
+pub struct Exec<'e, 'c> {
+    pub txn: &'e mut Transaction,
+    pub ctx: &'e Ctx<'c>,
+    /// Row keys a locking read (`FOR UPDATE`) must lock, as its scan returned them.
+    pub locked: Vec<Key>,
+}
+
+/// A physical operator.
+pub trait Operator {
+    /// The next batch of rows (never empty), or None once there are no more.
+    fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>>;
+    /// How EXPLAIN shows the operator and what it reads from.
+    fn explain(&self) -> Node;
+}
+
+/// One line of EXPLAIN and the lines under it, in TiDB's shape.
+pub struct Node {
+    pub name: String,
+    /// `root` for the SQL node's work, `cop[tikv]` for what storage reads.
+    pub task: &'static str,
+    pub object: String,
+    pub info: String,
+    pub children: Vec<Node>,
+}
+
+impl Node {
+    pub fn root(name: impl Into<String>, info: impl Into<String>, children: Vec<Node>) -> Node {
+        Node {
+            name: name.into(),
+            task: "root",
+            object: String::new(),
+            info: info.into(),
+            children,
+        }
+    }
+
+    /// The tree as EXPLAIN's rows (id, task, access object, operator info), children under
+    /// their parent with TiDB's `├─`/`└─` marks.
+    pub fn rows(&self) -> Vec<[String; 4]> {
+        let mut out = Vec::new();
+        self.push_rows("", "", &mut out);
+        out
+    }
+
+    fn push_rows(&self, mark: &str, indent: &str, out: &mut Vec<[String; 4]>) {
+        out.push([
+            format!("{indent}{mark}{}", self.name),
+            self.task.to_string(),
+            self.object.clone(),
+            self.info.clone(),
+        ]);
+        let below = match mark {
+            "" => indent.to_string(),
+            "├─" => format!("{indent}│ "),
+            _ => format!("{indent}  "),
+        };
+        for (k, child) in self.children.iter().enumerate() {
+            let mark = if k + 1 == self.children.len() {
+                "└─"
+            } else {
+                "├─"
+            };
+            child.push_rows(mark, &below, out);
+        }
+    }
+}
+
+/// The operator tree of a planned query block.
+pub fn build(plan: &SelectPlan) -> Box<dyn Operator + '_> {
+    if let Some(union) = &plan.union {
+        return Box::new(union::Union::new(union, &plan.result_types));
+    }
+    let sorted = plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered);
+    let joined = plan.join.is_some() || !plan.subqueries.is_empty();
+    // A scan may stop after LIMIT + OFFSET rows that pass its filter when nothing above it
+    // drops or reorders rows; a locking read then locks only those.
+    let streaming = !joined
+        && !plan.aggregate
+        && plan.having.is_none()
+        && !plan.distinct
+        && plan.windows.is_empty()
+        && sorted;
+    let cap = streaming.then(|| limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()));
+    let lock = !joined && plan.lock == crate::query::RowLock::ForUpdate;
+    let mut input: Box<dyn Operator + '_> = match (&plan.join, &plan.source) {
+        (Some(join), _) => Box::new(join::Join::new(plan, join)),
+        (None, Some(source)) => Box::new(scan::Scan::new(
+            source,
+            plan.filter.as_ref(),
+            lock,
+            cap.flatten(),
+        )),
+        (None, None) => Box::new(dual::Dual::new(plan.filter.as_ref())),
+    };
+    if !plan.subqueries.is_empty() {
+        input = Box::new(apply::Apply::new(input, plan));
+    }
+    let aggs = if plan.aggregate {
+        input = Box::new(aggregate::HashAgg::new(input, plan));
+        plan.aggs.len()
+    } else {
+        0
+    };
+    if let Some(having) = &plan.having {
+        input = Box::new(filter::Having::new(input, plan, having, aggs));
+    }
+    if !plan.windows.is_empty() {
+        input = Box::new(window::Window::new(
+            input,
+            &plan.windows,
+            aggs,
+            plan.order_by.is_empty(),
+        ));
+    }
+    let order_by = if sorted { &[][..] } else { &plan.order_by[..] };
+    input = Box::new(project::Project::new(
+        input,
+        plan,
+        order_by,
+        aggs,
+        plan.windows.len(),
+    ));
+    let width = plan.projection.len();
+    if plan.distinct {
+        input = Box::new(distinct::Distinct::new(input, width));
+    }
+    if !order_by.is_empty() {
+        input = Box::new(sort::Sort::new(input, plan, order_by, width));
+    }
+    if let Some(count) = limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()) {
+        input = Box::new(limit::Limit::new(input, count));
+    }
+    input
+}
+
+/// Runs a SELECT to the end; returns its rows and the row keys a locking read must lock.
+pub fn execute(
+    plan: &SelectPlan,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
+    let mut root = build(plan);
+    let mut exec = Exec {
+        txn,
+        ctx,
+        locked: Vec::new(),
+    };
+    let mut rows = Vec::new();
+    while let Some(batch) = root.next(&mut exec)? {
+        for row in &batch {
+            ctx.keep_row(row)?;
+        }
+        if rows.is_empty() {
+            rows = batch;
+        } else {
+            rows.extend(batch);
+        }
+    }
+    Ok((rows, exec.locked))
+}
+
+/// Every batch `input` has left, as one.
+fn drain(input: &mut dyn Operator, exec: &mut Exec) -> Result<Batch> {
+    let mut rows = Vec::new();
+    while let Some(batch) = input.next(exec)? {
+        if rows.is_empty() {
+            rows = batch;
+        } else {
+            rows.extend(batch);
+        }
+    }
+    Ok(rows)
+}
+
+/// A row after grouping, split into the row its expressions read and its `aggs` aggregate
+/// values (the last columns).
+fn split_aggs(row: &[Datum], aggs: usize) -> (&[Datum], &[Datum]) {
+    row.split_at(row.len() - aggs)
+}
+
+/// The environment a grouped row's expressions evaluate in.
+fn grouped_env<'a>(ctx: &'a Ctx<'a>, aggs: &'a [Datum], windows: &'a [Datum]) -> AggEnv<'a> {
+    AggEnv::with_windows(ctx, aggs, windows)
+}
