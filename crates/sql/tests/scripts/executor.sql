@@ -1,0 +1,127 @@
+# The operator pipeline: what each operator hands the next, and where a LIMIT stops the scan.
+> CREATE DATABASE x
+ok 1
+> USE x
+ok 0
+> CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(10))
+ok 0
+> INSERT INTO t WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 700) SELECT i, i % 7, CONCAT('c', i % 5) FROM n
+ok 700
+# HAVING without GROUP BY filters the rows before LIMIT counts them.
+> SELECT id FROM t HAVING id > 695 LIMIT 2
+id
+696
+697
+> SELECT id FROM t HAVING id > 690 ORDER BY id LIMIT 2 OFFSET 3
+id
+694
+695
+# LIMIT and OFFSET across the scan's pages (256 rows, then larger).
+> SELECT id FROM t WHERE k = 3 LIMIT 3 OFFSET 95
+id
+668
+675
+682
+> SELECT COUNT(*) FROM (SELECT id FROM t LIMIT 650) AS d
+COUNT(*)
+650
+> SELECT id FROM t ORDER BY id DESC LIMIT 2 OFFSET 600
+id
+100
+99
+> SELECT id FROM t LIMIT 0
+id
+# DISTINCT keeps the first row of each value, then ORDER BY and LIMIT.
+> SELECT DISTINCT c FROM t ORDER BY c DESC LIMIT 3
+c
+c4
+c3
+c2
+> SELECT DISTINCT k FROM t WHERE id < 20 LIMIT 4 OFFSET 2
+k
+3
+4
+5
+6
+# Grouping, HAVING over aggregates, ORDER BY an aggregate.
+> SELECT k, COUNT(*), SUM(id) FROM t GROUP BY k HAVING COUNT(*) > 99 ORDER BY SUM(id) DESC LIMIT 3
+k	COUNT(*)	SUM(id)
+0	100	35350
+6	100	35250
+5	100	35150
+> SELECT COUNT(*), MAX(id) FROM t WHERE id < 0
+COUNT(*)	MAX(id)
+0	NULL
+# Windows without ORDER BY leave in the window's order.
+> SELECT id, ROW_NUMBER() OVER (ORDER BY id DESC) FROM t WHERE id <= 4
+id	ROW_NUMBER() OVER (ORDER BY id DESC)
+4	1
+3	2
+2	3
+1	4
+> SELECT k, id, SUM(id) OVER (PARTITION BY k ORDER BY id) FROM t WHERE id <= 9 ORDER BY id
+k	id	SUM(id) OVER (PARTITION BY k ORDER BY id)
+1	1	1
+2	2	2
+3	3	3
+4	4	4
+5	5	5
+6	6	6
+0	7	7
+1	8	9
+2	9	11
+# Subqueries, correlated and not, with a LIMIT above them.
+> SELECT id, (SELECT MAX(k) FROM t AS u WHERE u.id < t.id) FROM t WHERE id > 2 ORDER BY id LIMIT 3
+id	(SELECT MAX(k) FROM t AS u WHERE u.id < t.id)
+3	2
+4	3
+5	4
+> SELECT id FROM t WHERE id IN (SELECT id + 1 FROM t WHERE k = 0) ORDER BY id DESC LIMIT 2
+id
+694
+687
+# A locking read locks the rows it returns.
+> BEGIN
+ok 0
+> SELECT id FROM t WHERE id >= 10 LIMIT 2 FOR UPDATE
+id
+10
+11
+> COMMIT
+ok 0
+> EXPLAIN SELECT id FROM t HAVING id > 695 LIMIT 2
+id	task	access object	operator info
+Limit	root		count:2
+└─Projection	root		t.id
+  └─Selection	root		having:gt(t.id, 695)
+    └─TableFullScan	cop[tikv]	table:t	
+> EXPLAIN SELECT k, COUNT(*) FROM t GROUP BY k HAVING COUNT(*) > 99 ORDER BY SUM(id) DESC LIMIT 3
+id	task	access object	operator info
+Limit	root		count:3
+└─Sort	root		sum(t.id):desc
+  └─Projection	root		t.k, count(1)
+    └─Selection	root		having:gt(count(1), 99)
+      └─HashAgg	root		group by:t.k, funcs:count(1), sum(t.id)
+        └─TableFullScan	cop[tikv]	table:t	
+> EXPLAIN SELECT id, ROW_NUMBER() OVER (ORDER BY id DESC) FROM t WHERE id <= 4
+id	task	access object	operator info
+Projection	root		t.id, window#0
+└─Window	root		1 calls
+  └─TableRangeScan	cop[tikv]	table:t, range on primary key	le(t.id, 4)
+> EXPLAIN SELECT id FROM t WHERE id IN (SELECT id + 1 FROM t WHERE k = 0) ORDER BY id DESC LIMIT 2
+id	task	access object	operator info
+Limit	root		count:2
+└─Projection	root		t.id
+  └─Apply	root		subquery#0:computed once, then:subquery#0
+    ├─TableFullScan	cop[tikv]	table:t, keep order	desc
+    └─Projection	root		plus(t.id, 1)
+      └─TableFullScan	cop[tikv]	table:t	eq(t.k, 0)
+> EXPLAIN SELECT * FROM t AS a JOIN t AS b ON a.id = b.k WHERE a.c = 'c1' UNION SELECT 1, 2, 'x', 3, 4, 'y'
+id	task	access object	operator info
+Union	root		distinct
+├─Projection	root		a.id, a.k, a.c, b.id, b.k, b.c
+│ └─Join	root		2 relations, in this order
+│   ├─TableFullScan	cop[tikv]	table:t	
+│   └─Point_Get	cop[tikv]	table:t, handle	inner index join, on:and(eq(a.c, "c1"), eq(a.id, b.k))
+└─Projection	root		1, 2, "x", 3, 4, "y"
+  └─TableDual	root		
