@@ -19,12 +19,12 @@ use std::sync::Arc;
 use sqlparser::ast::{self, ObjectNamePart, TableAlias, TableFactor, Visit, VisitMut, VisitorMut};
 
 use crate::api::ColumnType;
-use crate::catalog::{Schema, TableDef};
+use crate::catalog::TableDef;
 use crate::error::{self, Error, Result};
 use crate::expr::ResultType;
 use crate::infoschema::MemoryRows;
 use crate::join::RelationSource;
-use crate::query::{self, SelectPlan};
+use crate::query::{self, PlanContext, SelectPlan};
 use crate::types::{SqlType, TypeKind};
 
 /// One CTE: its name, its query (references to earlier CTEs replaced), its column names.
@@ -118,12 +118,14 @@ struct RecursiveCte {
     columns: Vec<ast::TableAliasColumnDef>,
 }
 
-thread_local! {
+/// The recursive CTEs a statement's planning has in scope (part of its
+/// [`PlanContext`]).
+#[derive(Default)]
+pub struct CteScope {
     /// The recursive CTEs in scope of the queries being planned, innermost last.
-    static RECURSIVE: RefCell<Vec<RecursiveCte>> = const { RefCell::new(Vec::new()) };
+    recursive: RefCell<Vec<RecursiveCte>>,
     /// The working tables of the recursive CTEs whose recursive parts are being planned.
-    static WORKING: RefCell<Vec<(String, Arc<TableDef>, MemoryRows)>> =
-        const { RefCell::new(Vec::new()) };
+    working: RefCell<Vec<(String, Arc<TableDef>, MemoryRows)>>,
 }
 
 /// A query with its WITH clause inlined, and the recursive CTEs it may name.
@@ -133,23 +135,24 @@ pub struct Inlined {
 }
 
 /// Keeps recursive CTEs in scope until dropped.
-pub struct InScope(usize);
+pub struct InScope<'s>(&'s CteScope, usize);
 
-impl Drop for InScope {
+impl Drop for InScope<'_> {
     fn drop(&mut self) {
-        RECURSIVE.with(|r| {
-            let mut r = r.borrow_mut();
-            let keep = r.len() - self.0;
-            r.truncate(keep);
-        });
+        let mut recursive = self.0.recursive.borrow_mut();
+        let keep = recursive.len() - self.1;
+        recursive.truncate(keep);
     }
 }
 
 impl Inlined {
-    /// Puts the recursive CTEs in scope while the query is planned.
-    pub fn enter(&self) -> InScope {
-        RECURSIVE.with(|r| r.borrow_mut().extend(self.recursive.iter().cloned()));
-        InScope(self.recursive.len())
+    /// Puts the recursive CTEs in `scope` while the query is planned.
+    pub fn enter<'s>(&self, scope: &'s CteScope) -> InScope<'s> {
+        scope
+            .recursive
+            .borrow_mut()
+            .extend(self.recursive.iter().cloned());
+        InScope(scope, self.recursive.len())
     }
 }
 
@@ -210,11 +213,7 @@ pub fn inline(query: &ast::Query) -> Result<Option<Inlined>> {
 
 /// The relation a FROM item names when it names a recursive CTE in scope (planned here) or,
 /// inside that CTE's recursive parts, its working table.
-pub fn resolve(
-    factor: &TableFactor,
-    schema: &Schema,
-    database: Option<&str>,
-) -> Result<Option<(String, RelationSource)>> {
+pub fn resolve(factor: &TableFactor, cx: &PlanContext) -> Result<Option<(String, RelationSource)>> {
     let Some((ident, alias)) = table_name(factor) else {
         return Ok(None);
     };
@@ -222,20 +221,28 @@ pub fn resolve(
     let alias = alias
         .as_ref()
         .map_or_else(|| ident.value.clone(), |a| a.name.value.clone());
-    let working = WORKING.with(|w| {
-        w.borrow()
-            .iter()
-            .rev()
-            .find(|(n, ..)| named(n))
-            .map(|(_, def, rows)| (def.clone(), rows.clone()))
-    });
+    let working = cx
+        .ctes
+        .working
+        .borrow()
+        .iter()
+        .rev()
+        .find(|(n, ..)| named(n))
+        .map(|(_, def, rows)| (def.clone(), rows.clone()));
     if let Some((def, rows)) = working {
         return Ok(Some((alias, RelationSource::Table(def, Some(rows)))));
     }
-    let cte = RECURSIVE.with(|r| r.borrow().iter().rev().find(|c| named(&c.name)).cloned());
+    let cte = cx
+        .ctes
+        .recursive
+        .borrow()
+        .iter()
+        .rev()
+        .find(|c| named(&c.name))
+        .cloned();
     match cte {
         Some(cte) => {
-            let plan = plan_recursive(&cte, schema, database)?;
+            let plan = plan_recursive(&cte, cx)?;
             Ok(Some((alias, RelationSource::Derived(Box::new(plan)))))
         }
         None => Ok(None),
@@ -268,11 +275,11 @@ fn sql_type(ty: &ResultType) -> SqlType {
 }
 
 /// Takes a working table out of scope when dropped.
-struct Working;
+struct Working<'s>(&'s CteScope);
 
-impl Drop for Working {
+impl Drop for Working<'_> {
     fn drop(&mut self) {
-        WORKING.with(|w| w.borrow_mut().pop());
+        self.0.working.borrow_mut().pop();
     }
 }
 
@@ -288,11 +295,7 @@ fn shape_error(name: &str) -> Error {
 }
 
 /// Plans a recursive CTE: its seeds, its working table, then its recursive parts.
-fn plan_recursive(
-    cte: &RecursiveCte,
-    schema: &Schema,
-    database: Option<&str>,
-) -> Result<SelectPlan> {
+fn plan_recursive(cte: &RecursiveCte, cx: &PlanContext) -> Result<SelectPlan> {
     if cte.query.order_by.is_some() || cte.query.limit_clause.is_some() {
         return Err(error::unsupported("ORDER BY or LIMIT in a recursive CTE"));
     }
@@ -315,7 +318,7 @@ fn plan_recursive(
     let plan_part = |body: &ast::SetExpr| {
         let mut part = cte.query.clone();
         *part.body = body.clone();
-        query::plan_select(&part, schema, database)
+        query::plan_select_in(&part, cx, None)
     };
     let mut parts = bodies[..seeds]
         .iter()
@@ -340,11 +343,11 @@ fn plan_recursive(
         .map(|(name, ty)| (name.clone(), sql_type(ty)));
     let def = TableDef::computed("", &cte.name, columns);
     let working = MemoryRows::default();
-    WORKING.with(|w| {
-        w.borrow_mut()
-            .push((cte.name.clone(), Arc::new(def), working.clone()))
-    });
-    let in_scope = Working;
+    cx.ctes
+        .working
+        .borrow_mut()
+        .push((cte.name.clone(), Arc::new(def), working.clone()));
+    let in_scope = Working(&cx.ctes);
     for (body, _) in &bodies[seeds..] {
         parts.push(plan_part(body)?);
     }

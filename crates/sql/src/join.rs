@@ -33,7 +33,7 @@ use sqlparser::ast::{self, TableFactor};
 
 use crate::bind::{Reach, ScopeColumn};
 use crate::expr::ResultType;
-use crate::query::{self, Access, SelectPlan, TableSource};
+use crate::query::{self, Access, PlanContext, SelectPlan, TableSource};
 
 /// Rows assumed for a derived table when choosing the join order.
 const DERIVED_ROWS_GUESS: f64 = 1_000.0;
@@ -131,11 +131,7 @@ pub struct HashProbe {
 }
 
 /// The relations of a FROM clause, with their columns' positions in the joined row.
-pub fn from_relations(
-    from: &[ast::TableWithJoins],
-    schema: &Schema,
-    database: Option<&str>,
-) -> Result<Vec<Relation>> {
+pub fn from_relations(from: &[ast::TableWithJoins], cx: &PlanContext) -> Result<Vec<Relation>> {
     let mut relations = Vec::new();
     let mut offset = 0;
     for (item_index, item) in from.iter().enumerate() {
@@ -147,7 +143,7 @@ pub fn from_relations(
             .chain(item.joins.iter().map(|j| &j.relation))
             .zip(kinds);
         for (factor, (left, right, using)) in factors {
-            let (alias, source) = relation_source(factor, schema, database)?;
+            let (alias, source) = relation_source(factor, cx)?;
             if relations
                 .iter()
                 .any(|r: &Relation| r.alias.eq_ignore_ascii_case(&alias))
@@ -318,15 +314,12 @@ pub fn join_conditions(from: &[ast::TableWithJoins]) -> Vec<Option<&ast::Expr>> 
     out
 }
 
-pub fn relation_source(
-    factor: &TableFactor,
-    schema: &Schema,
-    database: Option<&str>,
-) -> Result<(String, RelationSource)> {
-    if let Some(relation) = crate::cte::resolve(factor, schema, database)? {
+pub fn relation_source(factor: &TableFactor, cx: &PlanContext) -> Result<(String, RelationSource)> {
+    let (schema, database) = (cx.schema, cx.database);
+    if let Some(relation) = crate::cte::resolve(factor, cx)? {
         return Ok(relation);
     }
-    if let Some(relation) = crate::view::resolve(factor, schema, database)? {
+    if let Some(relation) = crate::view::resolve(factor, cx)? {
         return Ok(relation);
     }
     if let Some((name, alias)) = crate::infoschema::resolve(factor, database) {
@@ -348,7 +341,7 @@ pub fn relation_source(
                     "Every derived table must have its own alias",
                 ));
             };
-            let mut plan = query::plan_select(subquery, schema, database)?;
+            let mut plan = query::plan_select_in(subquery, cx, None)?;
             // `AS name (a, b, …)` names the columns.
             if !alias.columns.is_empty() {
                 if alias.columns.len() != plan.columns.len() {

@@ -265,13 +265,37 @@ pub fn qualified_name(name: &ast::ObjectName) -> Result<(Option<String>, String)
     }
 }
 
+/// What planning a statement reads, and the state it keeps while it descends into subqueries,
+/// derived tables, CTEs and views. It goes down as a value: nothing of a plan lives in
+/// thread-locals.
+pub struct PlanContext<'a> {
+    pub schema: &'a Schema,
+    /// The database unqualified names are in.
+    pub database: Option<&'a str>,
+    /// Recursive CTEs in scope, and the working tables of those being planned.
+    pub ctes: crate::cte::CteScope,
+    /// Views whose definitions enclose what is being planned.
+    pub view_depth: usize,
+}
+
+impl<'a> PlanContext<'a> {
+    pub fn new(schema: &'a Schema, database: Option<&'a str>) -> PlanContext<'a> {
+        PlanContext {
+            schema,
+            database,
+            ctes: crate::cte::CteScope::default(),
+            view_depth: 0,
+        }
+    }
+}
+
 /// Plans a SELECT query.
 pub fn plan_select(
     query: &ast::Query,
     schema: &Schema,
     database: Option<&str>,
 ) -> Result<SelectPlan> {
-    plan_select_in(query, schema, database, None)
+    plan_select_in(query, &PlanContext::new(schema, database), None)
 }
 
 /// Whether GROUP BY's modifiers ask for `WITH ROLLUP` (MySQL has no other).
@@ -354,18 +378,18 @@ fn roll_up(
 /// Plans a SELECT that may be a subquery of a query whose scope is `outer`.
 pub fn plan_select_in(
     query: &ast::Query,
-    schema: &Schema,
-    database: Option<&str>,
+    cx: &PlanContext,
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
     if let Some(inlined) = crate::cte::inline(query)? {
-        let _in_scope = inlined.enter();
-        return plan_select_in(&inlined.query, schema, database, outer);
+        let _in_scope = inlined.enter(&cx.ctes);
+        return plan_select_in(&inlined.query, cx, outer);
     }
+    let schema = cx.schema;
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
-        SetExpr::Query(q) => return plan_select_in(q, schema, database, outer),
-        SetExpr::SetOperation { .. } => return crate::union::plan(query, schema, database, outer),
+        SetExpr::Query(q) => return plan_select_in(q, cx, outer),
+        SetExpr::SetOperation { .. } => return crate::union::plan(query, cx, outer),
         _ => return Err(error::unsupported("set operations")),
     };
     // `FROM DUAL` names no table, as in MySQL.
@@ -373,14 +397,14 @@ pub fn plan_select_in(
         [only] if only.joins.is_empty() && is_dual(&only.relation) => &[],
         all => all,
     };
-    let mut relations = join::from_relations(from, schema, database)?;
+    let mut relations = join::from_relations(from, cx)?;
     let mut scope = Scope {
         columns: relations.iter().flat_map(join::relation_scope).collect(),
     };
     let merged = join::apply_using(&mut relations, &mut scope)?;
     let scope = scope;
     let width = scope.columns.len();
-    let collector = Collector::new(schema, database, width).nested_in(outer);
+    let collector = Collector::new(cx, width).nested_in(outer);
     let binder = |context| Binder {
         outer,
         subqueries: Some(&collector),

@@ -15,11 +15,10 @@ use strata_txn::Transaction;
 
 use crate::api::ColumnType;
 use crate::bind::{OuterScope, Scope, SubqueryKind, SubqueryPlanner};
-use crate::catalog::Schema;
 use crate::error::{self, Result};
 use crate::exec::{self, Ctx};
 use crate::expr::{Expr, ResultType};
-use crate::query::{self, SelectPlan};
+use crate::query::{self, PlanContext, SelectPlan};
 use crate::types::compare;
 
 /// A planned subquery of a query block.
@@ -54,8 +53,7 @@ impl SubqueryPlan {
 
 /// Collects the subqueries of one query block while it is bound.
 pub struct Collector<'a> {
-    schema: &'a Schema,
-    database: Option<&'a str>,
+    cx: &'a PlanContext<'a>,
     /// Width of the block's FROM row; subquery results follow it.
     base_width: usize,
     /// The scope the block is itself nested in, which its subqueries see beyond the block's.
@@ -64,10 +62,9 @@ pub struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    pub fn new(schema: &'a Schema, database: Option<&'a str>, base_width: usize) -> Collector<'a> {
+    pub fn new(cx: &'a PlanContext<'a>, base_width: usize) -> Collector<'a> {
         Collector {
-            schema,
-            database,
+            cx,
             base_width,
             outer: None,
             plans: RefCell::new(Vec::new()),
@@ -91,7 +88,7 @@ impl SubqueryPlanner for Collector<'_> {
             used: Cell::new(false),
             parent: self.outer,
         };
-        let mut plan = query::plan_select_in(query, self.schema, self.database, Some(&outer))?;
+        let mut plan = query::plan_select_in(query, self.cx, Some(&outer))?;
         let exists = matches!(kind, SubqueryKind::Exists { .. });
         if !exists && plan.columns.len() != 1 {
             return Err(error::operand_columns(1));

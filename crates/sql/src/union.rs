@@ -15,12 +15,11 @@ use strata_types::Key;
 
 use crate::api::ColumnInfo;
 use crate::bind::OuterScope;
-use crate::catalog::Schema;
 use crate::error::{self, Error, Result};
 use crate::exec::{self, group_key, Ctx};
 use crate::expr::{Expr, ResultType, SessionValue};
 use crate::infoschema::MemoryRows;
-use crate::query::{self, RowLock, SelectPlan};
+use crate::query::{self, PlanContext, RowLock, SelectPlan};
 
 /// The parts of a union, left to right.
 #[derive(Clone, Debug)]
@@ -62,12 +61,11 @@ const UNION_ALIAS: &str = "union_rows";
 /// Plans `query`, whose body is a set operation.
 pub fn plan(
     query: &ast::Query,
-    schema: &Schema,
-    database: Option<&str>,
+    cx: &PlanContext,
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
     if query.order_by.is_some() || query.limit_clause.is_some() {
-        return plan_ordered(query, schema, database, outer);
+        return plan_ordered(query, cx, outer);
     }
     if let SetExpr::SetOperation {
         op: op @ (SetOperator::Intersect | SetOperator::Except),
@@ -85,7 +83,7 @@ pub fn plan(
         let side = |body: &SetExpr| {
             let mut part = shell.clone();
             *part.body = body.clone();
-            query::plan_select_in(&part, schema, database, outer)
+            query::plan_select_in(&part, cx, outer)
         };
         let mut plan = plan_parts(vec![side(left)?, side(right)?], 0)?;
         if let Some(union) = plan.union.as_mut() {
@@ -104,7 +102,7 @@ pub fn plan(
     for (i, (body, distinct)) in bodies.into_iter().enumerate() {
         let mut part = shell.clone();
         *part.body = body.clone();
-        parts.push(query::plan_select_in(&part, schema, database, outer)?);
+        parts.push(query::plan_select_in(&part, cx, outer)?);
         if distinct {
             distinct_until = i + 1;
         }
@@ -183,8 +181,7 @@ pub fn plan_parts(mut parts: Vec<SelectPlan>, distinct_until: usize) -> Result<S
 /// `SELECT * FROM (<the union>) AS union_rows` with the union's ORDER BY and LIMIT.
 fn plan_ordered(
     query: &ast::Query,
-    schema: &Schema,
-    database: Option<&str>,
+    cx: &PlanContext,
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
     let mut inner = query.clone();
@@ -198,7 +195,7 @@ fn plan_ordered(
     );
     wrapper.order_by = query.order_by.clone();
     wrapper.limit_clause = query.limit_clause.clone();
-    query::plan_select_in(&wrapper, schema, database, outer)
+    query::plan_select_in(&wrapper, cx, outer)
 }
 
 /// The SELECTs of a chain of unions, each with whether the union before it is DISTINCT.

@@ -25,6 +25,7 @@ use crate::error::{self, Error, Result};
 use crate::exec::holds;
 use crate::expr::{Expr, ResultType};
 use crate::join::{self, JoinPlan, Relation, RelationSource};
+use crate::query::PlanContext;
 use crate::subquery::{Collector, SubqueryPlan};
 
 /// A planned multiple-table UPDATE or DELETE.
@@ -65,7 +66,7 @@ fn relations_of(
     schema: &Schema,
     database: Option<&str>,
 ) -> Result<(Vec<Relation>, Scope)> {
-    let mut relations = join::from_relations(from, schema, database)?;
+    let mut relations = join::from_relations(from, &PlanContext::new(schema, database))?;
     let mut scope = Scope {
         columns: relations.iter().flat_map(join::relation_scope).collect(),
     };
@@ -238,7 +239,8 @@ pub fn plan_joined_update(
     let column_targets: Vec<(usize, usize)> =
         columns.iter().map(|&(r, c)| (target_of(r), c)).collect();
     refuse_moving_shared_rows(&targets, &column_targets)?;
-    let collector = Collector::new(schema, database, scope.columns.len());
+    let cx = PlanContext::new(schema, database);
+    let collector = Collector::new(&cx, scope.columns.len());
     let mut bound = Vec::with_capacity(assignments.len());
     for (a, (target, column)) in assignments.iter().zip(column_targets) {
         let mut binder = Binder::new(&scope, "field list");
@@ -327,7 +329,8 @@ pub fn plan_joined_delete(
         target_relations.push(r);
     }
     let targets = add_key_slots(&mut relations, &mut scope, &target_relations, "DELETE")?;
-    let collector = Collector::new(schema, database, scope.columns.len());
+    let cx = PlanContext::new(schema, database);
+    let collector = Collector::new(&cx, scope.columns.len());
     let (join, post_filter) = plan_join(
         from,
         relations,

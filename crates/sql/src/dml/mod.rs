@@ -22,7 +22,7 @@ use crate::catalog::{IndexDef, PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec::{self, holds, scan_source, Ctx};
 use crate::expr::{EvalEnv, Expr};
-use crate::query::{self, TableSource};
+use crate::query::{self, PlanContext, TableSource};
 use crate::rows;
 use crate::subquery::{Collector, SubqueryPlan};
 use crate::types;
@@ -202,7 +202,8 @@ pub fn plan_update(
 ) -> Result<UpdatePlan> {
     let (def, alias) = single_table(std::slice::from_ref(table), schema, database, "UPDATE")?;
     let scope = query::table_scope(&def, &alias);
-    let collector = Collector::new(schema, database, def.columns.len());
+    let cx = PlanContext::new(schema, database);
+    let collector = Collector::new(&cx, def.columns.len());
     let Clauses {
         filter,
         order_by,
@@ -233,7 +234,8 @@ pub fn plan_delete(
     }
     let (def, alias) = single_table(from, schema, database, "DELETE")?;
     let scope = query::table_scope(&def, &alias);
-    let collector = Collector::new(schema, database, def.columns.len());
+    let cx = PlanContext::new(schema, database);
+    let collector = Collector::new(&cx, def.columns.len());
     let Clauses {
         filter,
         order_by,

@@ -10,8 +10,6 @@
 //! through other views they get MySQL's errors for views that cannot be written (1471,
 //! 1288).
 
-use std::cell::Cell;
-
 use sqlparser::ast::{self, TableFactor};
 
 use crate::api::Output;
@@ -19,7 +17,7 @@ use crate::catalog::{PrimaryKey, Schema, TableDef, ViewDef};
 use crate::ddl::Existing;
 use crate::error::{self, Error, Result};
 use crate::join::RelationSource;
-use crate::query::{self, SelectPlan};
+use crate::query::{self, PlanContext, SelectPlan};
 use crate::session::Session;
 use crate::show::{ok, rows, text, text_column};
 
@@ -29,12 +27,6 @@ pub use write::through_view;
 
 /// Views read inside views, at most (deeper nesting is taken for recursion).
 const VIEW_NESTING_MAX: usize = 32;
-
-thread_local! {
-    /// Views being planned on this thread, innermost last in count (planning never waits, so
-    /// no other fiber of the thread plans meanwhile).
-    static NESTING: Cell<usize> = const { Cell::new(0) };
-}
 
 /// ER_VIEW_INVALID.
 fn invalid(view: &ViewDef) -> Error {
@@ -161,11 +153,8 @@ pub fn define(
 
 /// The view a FROM item names, planned as a derived table under the item's alias or the
 /// view's name; None when the item names no view.
-pub fn resolve(
-    factor: &TableFactor,
-    schema: &Schema,
-    database: Option<&str>,
-) -> Result<Option<(String, RelationSource)>> {
+pub fn resolve(factor: &TableFactor, cx: &PlanContext) -> Result<Option<(String, RelationSource)>> {
+    let (schema, database) = (cx.schema, cx.database);
     let TableFactor::Table {
         name,
         alias,
@@ -185,7 +174,7 @@ pub fn resolve(
     let Some(view) = schema.view(&db, &table) else {
         return Ok(None);
     };
-    let plan = plan(view, schema)?;
+    let plan = plan(view, cx)?;
     let alias = alias
         .as_ref()
         .map_or_else(|| view.name.clone(), |a| a.name.value.clone());
@@ -193,9 +182,8 @@ pub fn resolve(
 }
 
 /// Plans the stored SELECT of `view`, its columns named as the view's.
-fn plan(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
-    let depth = NESTING.with(Cell::get);
-    if depth >= VIEW_NESTING_MAX {
+fn plan(view: &ViewDef, cx: &PlanContext) -> Result<SelectPlan> {
+    if cx.view_depth >= VIEW_NESTING_MAX {
         return Err(Error::new(
             RECURSIVE_CODE,
             "HY000",
@@ -205,9 +193,13 @@ fn plan(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
             ),
         ));
     }
-    NESTING.with(|n| n.set(depth + 1));
-    let planned = plan_definition(view, schema);
-    NESTING.with(|n| n.set(depth));
+    // The definition names tables in the view's database, and sees none of the CTEs of
+    // the query that reads the view.
+    let inside = PlanContext {
+        view_depth: cx.view_depth + 1,
+        ..PlanContext::new(cx.schema, Some(&view.database))
+    };
+    let planned = plan_definition(view, &inside);
     let mut plan = match planned {
         Ok(plan) => plan,
         Err(e) if e.code() == RECURSIVE_CODE => return Err(e),
@@ -227,9 +219,8 @@ fn plan(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
 /// Plans the stored SELECT. The columns were fixed at creation: when the SELECT now gives
 /// others (a `SELECT *` over a table that gained a column), the view reads the ones it had,
 /// by name, from the SELECT as a derived table; one that is gone fails the plan.
-fn plan_definition(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
-    let database = Some(view.database.as_str());
-    let plan = query::plan_select(&parse_definition(&view.definition)?, schema, database)?;
+fn plan_definition(view: &ViewDef, cx: &PlanContext) -> Result<SelectPlan> {
+    let plan = query::plan_select_in(&parse_definition(&view.definition)?, cx, None)?;
     let same = plan.columns.len() == view.source_columns.len()
         && plan
             .columns
@@ -246,7 +237,7 @@ fn plan_definition(view: &ViewDef, schema: &Schema) -> Result<SelectPlan> {
         view.definition,
         quote(&view.name)
     );
-    query::plan_select(&parse_definition(&narrowed)?, schema, database)
+    query::plan_select_in(&parse_definition(&narrowed)?, cx, None)
 }
 
 fn parse_definition(definition: &str) -> Result<ast::Query> {
@@ -260,7 +251,7 @@ fn parse_definition(definition: &str) -> Result<ast::Query> {
 /// The view's columns as a table's (for DESCRIBE and information_schema.COLUMNS), typed
 /// by a plan of its SELECT against `schema`.
 pub fn table_def(view: &ViewDef, schema: &Schema) -> Result<TableDef> {
-    let plan = plan(view, schema)?;
+    let plan = plan(view, &PlanContext::new(schema, None))?;
     let columns = plan
         .columns
         .iter()

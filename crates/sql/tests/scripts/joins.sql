@@ -235,9 +235,9 @@ error 1054 (42S22): Unknown column 'c.no_such_column' in 'where clause'
 > EXPLAIN SELECT c_id FROM customer c WHERE EXISTS (SELECT 1 FROM orders WHERE o_w_id = c.c_w_id)
 id	task	access object	operator info
 Projection	root		customer.c_id
-└─Apply	root		subquery#0
+└─Apply	root		subquery#0:correlated, then:subquery#0
   ├─TableFullScan	cop[tikv]	table:customer	
-  └─Limit	root		correlated subquery
+  └─Limit	root		count:1
     └─Projection	root		1
       └─TableRangeScan	cop[tikv]	table:orders, range on primary key	eq(orders.o_w_id, outer#2)
 
