@@ -8,9 +8,9 @@
 //! A recursive CTE (`WITH RECURSIVE`, naming itself) is a union of seed SELECTs and recursive
 //! ones. It is planned where the query names it: the seeds first, then the recursive parts,
 //! in which its name reads a table of the rows the round before added (`MemoryRows`). See
-//! `union::execute_recursive` for the rounds. While a query is planned, the recursive CTEs in
-//! its scope and the working tables of those being planned are kept per thread (planning
-//! never waits, so no other fiber of the thread plans meanwhile).
+//! the executor's union operator for the rounds. While a query is planned, the recursive CTEs
+//! in its scope and the working tables of those being planned are kept in its
+//! [`PlanContext`] ([`CteScope`]).
 
 use std::cell::RefCell;
 use std::ops::ControlFlow;

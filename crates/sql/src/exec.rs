@@ -2,8 +2,6 @@
 //! access paths, and the batched lookups of index nested-loop joins. The operators that run a
 //! query block are in [`crate::executor`].
 
-use std::collections::HashMap;
-
 use strata_codec::{keys, memcomparable, Datum};
 use strata_txn::Transaction;
 use strata_types::Key;
@@ -14,8 +12,6 @@ use crate::expr::{EvalEnv, Expr, SessionValue};
 use crate::query::{Access, RangeBound, SelectPlan, TableSource};
 use crate::rows;
 use crate::types::{self, to_f64, SqlType};
-
-pub use crate::executor::scan::SCAN_PAGE_ROWS;
 
 /// Session values that expressions may read.
 pub trait SessionEnv {
@@ -337,141 +333,6 @@ pub(crate) fn index_range(
     let encode = |values: &[Datum]| rows::index_values_key(table, index, values);
     let base = keys::index_prefix(table.table_id(), strata_types::IndexId(index.id));
     Ok(Some(key_range(base, &encode, &prefix, low, high)))
-}
-
-/// The rows a forward range access (primary-key or secondary-index range) finds for each of
-/// `prefixes`, the joined rows of an index nested-loop join, with the ranges of all of them
-/// read together (and, through an index, their rows with one batched read). None when
-/// `source` is not such an access; [`scan_source`] then reads row by row.
-pub fn range_lookups(
-    txn: &mut Transaction,
-    source: &TableSource,
-    prefixes: &[Vec<Datum>],
-    ctx: &Ctx,
-) -> Result<Option<Vec<Vec<Vec<Datum>>>>> {
-    let table = &*source.table;
-    if source.reverse {
-        return Ok(None);
-    }
-    let index = match &source.access {
-        Access::PkRange { .. } => None,
-        Access::Index { index, .. }
-            if txn.read_ts().0 >= table.indexes[*index].readable_from_ts =>
-        {
-            Some(&table.indexes[*index])
-        }
-        _ => return Ok(None),
-    };
-    let mut ranges = Vec::with_capacity(prefixes.len());
-    let mut of_row = Vec::with_capacity(prefixes.len());
-    for prefix in prefixes {
-        let lookup = ctx.with_prefix(prefix);
-        let range = match &source.access {
-            Access::PkRange { prefix, low, high } => pk_range(table, prefix, low, high, &lookup)?,
-            Access::Index {
-                prefix, low, high, ..
-            } => index_range(
-                table,
-                index.expect("an index access"),
-                prefix,
-                low,
-                high,
-                &lookup,
-            )?,
-            _ => unreachable!("checked above"),
-        };
-        of_row.push(range.is_some().then_some(ranges.len()));
-        ranges.extend(range);
-    }
-    let found = txn.scan_many(&ranges, SCAN_PAGE_ROWS)?;
-    let decoder =
-        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
-    // Row keys the index entries point at, with the row each belongs to.
-    let mut row_keys = Vec::new();
-    let mut out: Vec<Vec<Vec<Datum>>> = Vec::with_capacity(prefixes.len());
-    for (prefix, slot) in prefixes.iter().zip(of_row) {
-        let Some(entries) = slot.map(|i| &found[i]) else {
-            out.push(Vec::new());
-            continue;
-        };
-        if entries.len() >= SCAN_PAGE_ROWS {
-            // More than one page: this row's lookup reads on, page by page.
-            let mut rows = Vec::new();
-            scan_source(txn, source, &ctx.with_prefix(prefix), None, &mut |_, r| {
-                rows.push(r);
-                Ok(true)
-            })?;
-            out.push(rows);
-            continue;
-        }
-        match index {
-            None => out.push(
-                entries
-                    .iter()
-                    .map(|(key, value)| decoder.decode_entry(key, value))
-                    .collect::<Result<_>>()?,
-            ),
-            Some(index) => {
-                for (key, value) in entries {
-                    let handle = rows::handle_from_index_entry(table, index, key, value)?;
-                    row_keys.push((out.len(), rows::row_key(table, &handle)));
-                }
-                out.push(Vec::new());
-            }
-        }
-    }
-    if !row_keys.is_empty() {
-        let keys: Vec<Key> = row_keys.iter().map(|(_, k)| k.clone()).collect();
-        let values = txn.batch_get(&keys)?;
-        for ((i, key), value) in row_keys.into_iter().zip(values) {
-            match value {
-                Some(v) => out[i].push(decoder.decode_entry(&key, &v)?),
-                None => return Err(error::internal("index entry points at a missing row")),
-            }
-        }
-    }
-    Ok(Some(out))
-}
-
-/// The rows (none or one) a primary-key point access (`exprs`) finds for each of `prefixes`,
-/// the joined rows of an index nested-loop join, read together in one batched read: one round
-/// trip to the stores for many rows of the join, not one per row.
-pub fn point_lookups(
-    txn: &mut Transaction,
-    source: &TableSource,
-    exprs: &[Expr],
-    prefixes: &[Vec<Datum>],
-    ctx: &Ctx,
-) -> Result<Vec<Vec<Vec<Datum>>>> {
-    let table = &*source.table;
-    let pk = table.primary_columns();
-    let mut keys: Vec<Key> = Vec::new();
-    let mut slots: HashMap<Key, usize> = HashMap::new();
-    let mut wanted = Vec::with_capacity(prefixes.len());
-    for prefix in prefixes {
-        let Some(handle) = eval_prefix(table, &pk, exprs, &ctx.with_prefix(prefix))? else {
-            wanted.push(None);
-            continue;
-        };
-        let key = rows::row_key(table, &handle);
-        let slot = *slots.entry(key).or_insert_with_key(|key| {
-            keys.push(key.clone());
-            keys.len() - 1
-        });
-        wanted.push(Some(slot));
-    }
-    let decoder =
-        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
-    let found = txn
-        .batch_get(&keys)?
-        .into_iter()
-        .zip(&keys)
-        .map(|(value, key)| value.map(|v| decoder.decode_entry(key, &v)).transpose())
-        .collect::<Result<Vec<_>>>()?;
-    Ok(wanted
-        .into_iter()
-        .map(|slot| slot.and_then(|i| found[i].clone()).into_iter().collect())
-        .collect())
 }
 
 /// Visits the rows an access path finds, with their row keys, until `visit` returns false.

@@ -1,35 +1,25 @@
 //! Queries over several tables: the FROM clause's relations (tables, information_schema tables
-//! and derived tables), the order they are joined in, and the nested-loop executor.
+//! and derived tables) and the order they are joined in. The executor's join operator
+//! (`crate::executor::join`) runs the plan's steps.
 //!
 //! The joined row has every relation's columns at fixed positions (FROM order), so expressions
-//! bound once against the whole scope read it whatever order the relations are joined in. Each
-//! step of the plan fills its relation's slots:
-//!
-//! - an **index nested-loop** step looks its rows up per row of the steps before it, through an
-//!   ordinary access path whose key expressions read earlier columns as `Expr::Prefix`; a
-//!   lookup by primary key, primary-key range or index reads for a whole batch of earlier
-//!   rows at once (on a cluster, one request per region instead of one per row);
-//! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
-//!   earlier relations, and probes with each row;
-//! - a **LEFT JOIN** step pads a row that nothing matched with NULLs.
+//! bound once against the whole scope read it whatever order the relations are joined in. A
+//! step is an index nested-loop lookup through an ordinary access path whose key expressions
+//! read earlier columns as `Expr::Prefix`, or a build of the relation read once, probed
+//! through a hash when an equality ties it to earlier relations; a LEFT JOIN step pads a row
+//! that nothing matched with NULLs.
 //!
 //! The order is the one written when there is a LEFT JOIN; otherwise each next step is the
 //! relation cheapest to reach from what is already joined (a point get before a scan).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-use rust_decimal::Decimal;
-use strata_codec::Datum;
-use strata_txn::Transaction;
+use sqlparser::ast::{self, TableFactor};
 
 use crate::catalog::{Schema, TableDef};
 use crate::error::{self, Result};
-use crate::exec::{self, holds, Ctx};
-use crate::expr::{BinaryOp, EvalEnv, Expr};
+use crate::expr::{BinaryOp, Expr};
 use crate::infoschema::MemoryRows;
-use sqlparser::ast::{self, TableFactor};
 
 use crate::bind::{Reach, ScopeColumn};
 use crate::expr::ResultType;
@@ -727,220 +717,4 @@ fn hash_probe(usable: &[&Expr], relation: &Relation, placed: &[bool]) -> Option<
         }
     }
     (!probe.build.is_empty()).then_some(probe)
-}
-
-/// Rows of a build step, read once per execution.
-struct Built {
-    rows: Vec<Vec<Datum>>,
-    index: Option<HashMap<Vec<u8>, Vec<usize>>>,
-}
-
-/// Joined rows a step takes at a time: a lookup step reads for all of them at once.
-pub const JOIN_BATCH_ROWS: usize = 1024;
-
-/// Runs the join; returns the joined rows that pass every step.
-pub fn execute(plan: &JoinPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<Vec<Vec<Datum>>> {
-    let mut built: Vec<Option<Built>> = (0..plan.steps.len()).map(|_| None).collect();
-    let mut out = Vec::new();
-    run_step(
-        plan,
-        0,
-        vec![vec![Datum::Null; plan.width]],
-        txn,
-        ctx,
-        &mut built,
-        &mut out,
-    )?;
-    Ok(out)
-}
-
-/// Joins step `k`'s relation to `rows` (rows of the steps before it, NULL from `k` on) and
-/// passes what matches to the next step, [`JOIN_BATCH_ROWS`] rows at a time. The output keeps
-/// the order of a row-at-a-time nested loop.
-fn run_step(
-    plan: &JoinPlan,
-    k: usize,
-    rows: Vec<Vec<Datum>>,
-    txn: &mut Transaction,
-    ctx: &Ctx,
-    built: &mut [Option<Built>],
-    out: &mut Vec<Vec<Datum>>,
-) -> Result<()> {
-    let Some(step) = plan.steps.get(k) else {
-        for row in &rows {
-            ctx.keep_row(row)?;
-        }
-        out.extend(rows);
-        return Ok(());
-    };
-    let slots = step.offset..step.offset + step.width;
-    let mut next = Vec::new();
-    for chunk in rows.chunks(JOIN_BATCH_ROWS) {
-        ctx.session.check_interrupt()?;
-        let mut looked_up = match &step.item {
-            JoinItem::Lookup(source) => match &source.access {
-                Access::Point(exprs) => {
-                    Some(exec::point_lookups(txn, source, exprs, chunk, ctx)?.into_iter())
-                }
-                _ => exec::range_lookups(txn, source, chunk, ctx)?.map(Vec::into_iter),
-            },
-            JoinItem::Build { .. } => None,
-        };
-        for row in chunk {
-            let found: Vec<Vec<Datum>> = match looked_up.as_mut() {
-                Some(rows) => rows.next().unwrap_or_default(),
-                None => candidates(step, k, row, txn, ctx, built)?,
-            };
-            let mut row = row.clone();
-            let mut matched = false;
-            for candidate in found {
-                let mut values = candidate.into_iter();
-                for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
-                    *slot = value;
-                }
-                if let Some(k) = step.key_slot {
-                    row[k] = values.next().unwrap_or(Datum::Null);
-                }
-                if holds(step.on.as_ref(), &row, ctx)? {
-                    matched = true;
-                    if holds(step.filter.as_ref(), &row, ctx)? {
-                        next.push(row.clone());
-                        if next.len() >= JOIN_BATCH_ROWS {
-                            let batch = std::mem::take(&mut next);
-                            run_step(plan, k + 1, batch, txn, ctx, built, out)?;
-                        }
-                    }
-                }
-            }
-            if step.left && !matched {
-                for slot in &mut row[slots.clone()] {
-                    *slot = Datum::Null;
-                }
-                if let Some(k) = step.key_slot {
-                    row[k] = Datum::Null;
-                }
-                if holds(step.filter.as_ref(), &row, ctx)? {
-                    next.push(row);
-                }
-            }
-        }
-    }
-    if !next.is_empty() {
-        run_step(plan, k + 1, next, txn, ctx, built, out)?;
-    }
-    Ok(())
-}
-
-/// The rows of step `k`'s relation that may match `row` (steps other than primary-key
-/// lookups and forward range lookups, which [`run_step`] reads for many rows at once).
-fn candidates(
-    step: &JoinStep,
-    k: usize,
-    row: &[Datum],
-    txn: &mut Transaction,
-    ctx: &Ctx,
-    built: &mut [Option<Built>],
-) -> Result<Vec<Vec<Datum>>> {
-    match &step.item {
-        JoinItem::Lookup(source) => {
-            let mut found = Vec::new();
-            exec::scan_source(txn, source, &ctx.with_prefix(row), None, &mut |_, r| {
-                found.push(r);
-                Ok(true)
-            })?;
-            Ok(found)
-        }
-        JoinItem::Build { source, hash } => {
-            if built[k].is_none() {
-                built[k] = Some(build(source, hash.as_ref(), txn, ctx)?);
-            }
-            let b = built[k].as_ref().expect("built above");
-            match (hash, &b.index) {
-                (Some(hash), Some(index)) => {
-                    let mut values = Vec::with_capacity(hash.probe.len());
-                    for e in &hash.probe {
-                        values.push(e.eval(row, ctx)?);
-                    }
-                    Ok(match hash_key(&values) {
-                        Some(key) => index
-                            .get(&key)
-                            .map(|ids| ids.iter().map(|&i| b.rows[i].clone()).collect())
-                            .unwrap_or_default(),
-                        None => Vec::new(),
-                    })
-                }
-                _ => Ok(b.rows.clone()),
-            }
-        }
-    }
-}
-
-fn build(
-    source: &BuildSource,
-    hash: Option<&HashProbe>,
-    txn: &mut Transaction,
-    ctx: &Ctx,
-) -> Result<Built> {
-    let rows = match source {
-        BuildSource::Table(source) => {
-            let mut rows = Vec::new();
-            exec::scan_source(txn, source, ctx, None, &mut |_, r| {
-                ctx.keep_row(&r)?;
-                rows.push(r);
-                Ok(true)
-            })?;
-            rows
-        }
-        BuildSource::Derived(plan) => exec::execute_select(plan, txn, ctx)?.0,
-    };
-    let index = hash.map(|hash| {
-        let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
-        for (i, r) in rows.iter().enumerate() {
-            strata_fiber::yield_if_long();
-            let values: Vec<Datum> = hash
-                .build
-                .iter()
-                .map(|&c| r.get(c).cloned().unwrap_or(Datum::Null))
-                .collect();
-            if let Some(key) = hash_key(&values) {
-                index.entry(key).or_default().push(i);
-            }
-        }
-        index
-    });
-    Ok(Built { rows, index })
-}
-
-/// A hash key under which values that compare equal meet (numbers of any type by value);
-/// None when a value is NULL, which equals nothing. The ON condition still decides.
-fn hash_key(values: &[Datum]) -> Option<Vec<u8>> {
-    let mut canonical = Vec::with_capacity(values.len());
-    for v in values {
-        canonical.push(match v {
-            Datum::Null => return None,
-            Datum::Int(i) => Datum::Decimal(Decimal::from(*i)),
-            Datum::UInt(u) => Datum::Decimal(Decimal::from(*u)),
-            Datum::Float(f) => match Decimal::try_from(*f) {
-                Ok(d) => Datum::Decimal(d),
-                Err(_) => Datum::Float(*f),
-            },
-            // A string equals a number when it reads as that number, and a date or datetime
-            // when it reads as one.
-            Datum::Bytes(b) => {
-                let text = std::str::from_utf8(b).unwrap_or("").trim();
-                if let Ok(d) = text.parse::<Decimal>() {
-                    Datum::Decimal(d)
-                } else if let Ok(t) = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f") {
-                    Datum::DateTime(t)
-                } else if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-                    Datum::DateTime(d.and_time(NaiveTime::MIN))
-                } else {
-                    v.clone()
-                }
-            }
-            Datum::Date(d) => Datum::DateTime(d.and_time(NaiveTime::MIN)),
-            other => other.clone(),
-        });
-    }
-    Some(exec::group_key(&canonical))
 }

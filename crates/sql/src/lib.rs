@@ -27,7 +27,7 @@
 //! 5. **Execute.** [`executor::build`] turns the plan into a tree of physical operators, one
 //!    file each under [`executor`]: a scan of the access path through a
 //!    [`strata_txn::Transaction`] ([`executor::scan::Scan`], or a join of several,
-//!    [`join::execute`]), then subqueries, grouping ([`aggregate::Grouping`]), HAVING, windows,
+//!    [`executor::join::execute`]), then subqueries, grouping ([`executor::grouping::Grouping`]), HAVING, windows,
 //!    the projection (each value in its column's type, [`expr::conform`]), DISTINCT, sort and
 //!    limit. [`executor::execute`] pulls batches of rows from its root, so a LIMIT stops the
 //!    scan below it; EXPLAIN prints the same tree ([`executor::Node`]).
@@ -42,7 +42,6 @@
 //! `cargo doc` when it goes stale.
 #![allow(rustdoc::private_intra_doc_links)]
 
-mod aggregate;
 mod api;
 mod autoid;
 mod bind;

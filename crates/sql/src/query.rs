@@ -317,7 +317,7 @@ fn rollup_modifier(modifiers: &[ast::GroupByWithModifier]) -> Result<bool> {
 /// Makes the select list, HAVING and ORDER BY of a `GROUP BY … WITH ROLLUP` read each GROUP
 /// BY expression where the grouped rows carry its value (column `base + i`, after the row's
 /// columns), which super-aggregate rows set to NULL, and `GROUPING(e, …)` from the flags after
-/// those values (`aggregate::Rollup`): for each argument, 1 when it is rolled up, the first
+/// those values (`executor::grouping::Rollup`): for each argument, 1 when it is rolled up, the first
 /// argument the highest bit.
 fn roll_up(
     group_by: &[Expr],

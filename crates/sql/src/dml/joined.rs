@@ -355,8 +355,8 @@ pub fn execute_joined(
     w: &WriteCtx,
 ) -> Result<WriteResult> {
     let ctx = w.ctx;
-    let mut rows = join::execute(&plan.join, txn, ctx)?;
-    crate::subquery::apply(&plan.subqueries, &mut rows, txn, ctx)?;
+    let mut rows = crate::executor::join::execute(&plan.join, txn, ctx)?;
+    crate::executor::apply::apply(&plan.subqueries, &mut rows, txn, ctx)?;
     if plan.post_filter.is_some() {
         let mut kept = Vec::with_capacity(rows.len());
         for row in rows {

@@ -293,7 +293,7 @@ fn matching_rows(
             rows.push(row);
             Ok(true)
         })?;
-        crate::subquery::apply(subqueries, &mut rows, txn, ctx)?;
+        crate::executor::apply::apply(subqueries, &mut rows, txn, ctx)?;
         for (key, row) in keys.into_iter().zip(rows) {
             if holds(filter, &row, ctx)? {
                 found.push((key, row));

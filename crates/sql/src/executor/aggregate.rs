@@ -1,8 +1,8 @@
 //! GROUP BY and aggregate functions: every input row is added to its group; the groups leave
 //! as their first row followed by their aggregate values.
 
-use crate::aggregate::Grouping;
 use crate::error::Result;
+use crate::executor::grouping::Grouping;
 use crate::query::SelectPlan;
 
 use super::describe;

@@ -1,12 +1,34 @@
-//! The joined rows of a FROM clause with several relations, computed by the join's steps
-//! (`crate::join`) when first pulled.
+//! Joins: the joined rows of a FROM clause with several relations, computed by the plan's
+//! steps (`crate::join` chose them) when first pulled.
+//!
+//! The joined row has every relation's columns at fixed positions (FROM order). Each step
+//! fills its relation's slots:
+//!
+//! - an **index nested-loop** step looks its rows up per row of the steps before it, through an
+//!   ordinary access path whose key expressions read earlier columns as `Expr::Prefix`; a
+//!   lookup by primary key, primary-key range or index reads for a whole batch of earlier
+//!   rows at once (on a cluster, one request per region instead of one per row);
+//! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
+//!   earlier relations, and probes with each row;
+//! - a **LEFT JOIN** step pads a row that nothing matched with NULLs.
 
-use crate::error::Result;
-use crate::join::{BuildSource, JoinItem, JoinPlan};
-use crate::query::SelectPlan;
+use std::collections::HashMap;
+
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use rust_decimal::Decimal;
+use strata_codec::Datum;
+use strata_txn::Transaction;
+use strata_types::Key;
+
+use crate::error::{self, Result};
+use crate::exec::{self, eval_prefix, holds, index_range, pk_range, Ctx};
+use crate::expr::{EvalEnv, Expr};
+use crate::join::{BuildSource, HashProbe, JoinItem, JoinPlan, JoinStep};
+use crate::query::{Access, SelectPlan, TableSource};
+use crate::rows;
 
 use super::describe;
-use super::scan::source_node;
+use super::scan::{source_node, SCAN_PAGE_ROWS};
 use super::{Batch, Exec, Node, Operator};
 
 pub struct Join<'p> {
@@ -31,7 +53,7 @@ impl Operator for Join<'_> {
         if std::mem::replace(&mut self.done, true) {
             return Ok(None);
         }
-        let rows = crate::join::execute(self.plan, exec.txn, exec.ctx)?;
+        let rows = execute(self.plan, exec.txn, exec.ctx)?;
         Ok((!rows.is_empty()).then_some(rows))
     }
 
@@ -85,4 +107,355 @@ impl Operator for Join<'_> {
             steps,
         )
     }
+}
+
+/// Rows of a build step, read once per execution.
+struct Built {
+    rows: Vec<Vec<Datum>>,
+    index: Option<HashMap<Vec<u8>, Vec<usize>>>,
+}
+
+/// Joined rows a step takes at a time: a lookup step reads for all of them at once.
+pub const JOIN_BATCH_ROWS: usize = 1024;
+
+/// Runs the join; returns the joined rows that pass every step.
+pub fn execute(plan: &JoinPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<Vec<Vec<Datum>>> {
+    let mut built: Vec<Option<Built>> = (0..plan.steps.len()).map(|_| None).collect();
+    let mut out = Vec::new();
+    run_step(
+        plan,
+        0,
+        vec![vec![Datum::Null; plan.width]],
+        txn,
+        ctx,
+        &mut built,
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+/// Joins step `k`'s relation to `rows` (rows of the steps before it, NULL from `k` on) and
+/// passes what matches to the next step, [`JOIN_BATCH_ROWS`] rows at a time. The output keeps
+/// the order of a row-at-a-time nested loop.
+fn run_step(
+    plan: &JoinPlan,
+    k: usize,
+    rows: Vec<Vec<Datum>>,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+    built: &mut [Option<Built>],
+    out: &mut Vec<Vec<Datum>>,
+) -> Result<()> {
+    let Some(step) = plan.steps.get(k) else {
+        for row in &rows {
+            ctx.keep_row(row)?;
+        }
+        out.extend(rows);
+        return Ok(());
+    };
+    let slots = step.offset..step.offset + step.width;
+    let mut next = Vec::new();
+    for chunk in rows.chunks(JOIN_BATCH_ROWS) {
+        ctx.session.check_interrupt()?;
+        let mut looked_up = match &step.item {
+            JoinItem::Lookup(source) => match &source.access {
+                Access::Point(exprs) => {
+                    Some(point_lookups(txn, source, exprs, chunk, ctx)?.into_iter())
+                }
+                _ => range_lookups(txn, source, chunk, ctx)?.map(Vec::into_iter),
+            },
+            JoinItem::Build { .. } => None,
+        };
+        for row in chunk {
+            let found: Vec<Vec<Datum>> = match looked_up.as_mut() {
+                Some(rows) => rows.next().unwrap_or_default(),
+                None => candidates(step, k, row, txn, ctx, built)?,
+            };
+            let mut row = row.clone();
+            let mut matched = false;
+            for candidate in found {
+                let mut values = candidate.into_iter();
+                for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
+                    *slot = value;
+                }
+                if let Some(k) = step.key_slot {
+                    row[k] = values.next().unwrap_or(Datum::Null);
+                }
+                if holds(step.on.as_ref(), &row, ctx)? {
+                    matched = true;
+                    if holds(step.filter.as_ref(), &row, ctx)? {
+                        next.push(row.clone());
+                        if next.len() >= JOIN_BATCH_ROWS {
+                            let batch = std::mem::take(&mut next);
+                            run_step(plan, k + 1, batch, txn, ctx, built, out)?;
+                        }
+                    }
+                }
+            }
+            if step.left && !matched {
+                for slot in &mut row[slots.clone()] {
+                    *slot = Datum::Null;
+                }
+                if let Some(k) = step.key_slot {
+                    row[k] = Datum::Null;
+                }
+                if holds(step.filter.as_ref(), &row, ctx)? {
+                    next.push(row);
+                }
+            }
+        }
+    }
+    if !next.is_empty() {
+        run_step(plan, k + 1, next, txn, ctx, built, out)?;
+    }
+    Ok(())
+}
+
+/// The rows of step `k`'s relation that may match `row` (steps other than primary-key
+/// lookups and forward range lookups, which [`run_step`] reads for many rows at once).
+fn candidates(
+    step: &JoinStep,
+    k: usize,
+    row: &[Datum],
+    txn: &mut Transaction,
+    ctx: &Ctx,
+    built: &mut [Option<Built>],
+) -> Result<Vec<Vec<Datum>>> {
+    match &step.item {
+        JoinItem::Lookup(source) => {
+            let mut found = Vec::new();
+            exec::scan_source(txn, source, &ctx.with_prefix(row), None, &mut |_, r| {
+                found.push(r);
+                Ok(true)
+            })?;
+            Ok(found)
+        }
+        JoinItem::Build { source, hash } => {
+            if built[k].is_none() {
+                built[k] = Some(build(source, hash.as_ref(), txn, ctx)?);
+            }
+            let b = built[k].as_ref().expect("built above");
+            match (hash, &b.index) {
+                (Some(hash), Some(index)) => {
+                    let mut values = Vec::with_capacity(hash.probe.len());
+                    for e in &hash.probe {
+                        values.push(e.eval(row, ctx)?);
+                    }
+                    Ok(match hash_key(&values) {
+                        Some(key) => index
+                            .get(&key)
+                            .map(|ids| ids.iter().map(|&i| b.rows[i].clone()).collect())
+                            .unwrap_or_default(),
+                        None => Vec::new(),
+                    })
+                }
+                _ => Ok(b.rows.clone()),
+            }
+        }
+    }
+}
+
+fn build(
+    source: &BuildSource,
+    hash: Option<&HashProbe>,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<Built> {
+    let rows = match source {
+        BuildSource::Table(source) => {
+            let mut rows = Vec::new();
+            exec::scan_source(txn, source, ctx, None, &mut |_, r| {
+                ctx.keep_row(&r)?;
+                rows.push(r);
+                Ok(true)
+            })?;
+            rows
+        }
+        BuildSource::Derived(plan) => exec::execute_select(plan, txn, ctx)?.0,
+    };
+    let index = hash.map(|hash| {
+        let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            strata_fiber::yield_if_long();
+            let values: Vec<Datum> = hash
+                .build
+                .iter()
+                .map(|&c| r.get(c).cloned().unwrap_or(Datum::Null))
+                .collect();
+            if let Some(key) = hash_key(&values) {
+                index.entry(key).or_default().push(i);
+            }
+        }
+        index
+    });
+    Ok(Built { rows, index })
+}
+
+/// A hash key under which values that compare equal meet (numbers of any type by value);
+/// None when a value is NULL, which equals nothing. The ON condition still decides.
+fn hash_key(values: &[Datum]) -> Option<Vec<u8>> {
+    let mut canonical = Vec::with_capacity(values.len());
+    for v in values {
+        canonical.push(match v {
+            Datum::Null => return None,
+            Datum::Int(i) => Datum::Decimal(Decimal::from(*i)),
+            Datum::UInt(u) => Datum::Decimal(Decimal::from(*u)),
+            Datum::Float(f) => match Decimal::try_from(*f) {
+                Ok(d) => Datum::Decimal(d),
+                Err(_) => Datum::Float(*f),
+            },
+            // A string equals a number when it reads as that number, and a date or datetime
+            // when it reads as one.
+            Datum::Bytes(b) => {
+                let text = std::str::from_utf8(b).unwrap_or("").trim();
+                if let Ok(d) = text.parse::<Decimal>() {
+                    Datum::Decimal(d)
+                } else if let Ok(t) = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f") {
+                    Datum::DateTime(t)
+                } else if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+                    Datum::DateTime(d.and_time(NaiveTime::MIN))
+                } else {
+                    v.clone()
+                }
+            }
+            Datum::Date(d) => Datum::DateTime(d.and_time(NaiveTime::MIN)),
+            other => other.clone(),
+        });
+    }
+    Some(exec::group_key(&canonical))
+}
+
+/// The rows a forward range access (primary-key or secondary-index range) finds for each of
+/// `prefixes`, the joined rows of an index nested-loop join, with the ranges of all of them
+/// read together (and, through an index, their rows with one batched read). None when
+/// `source` is not such an access; [`scan_source`] then reads row by row.
+fn range_lookups(
+    txn: &mut Transaction,
+    source: &TableSource,
+    prefixes: &[Vec<Datum>],
+    ctx: &Ctx,
+) -> Result<Option<Vec<Vec<Vec<Datum>>>>> {
+    let table = &*source.table;
+    if source.reverse {
+        return Ok(None);
+    }
+    let index = match &source.access {
+        Access::PkRange { .. } => None,
+        Access::Index { index, .. }
+            if txn.read_ts().0 >= table.indexes[*index].readable_from_ts =>
+        {
+            Some(&table.indexes[*index])
+        }
+        _ => return Ok(None),
+    };
+    let mut ranges = Vec::with_capacity(prefixes.len());
+    let mut of_row = Vec::with_capacity(prefixes.len());
+    for prefix in prefixes {
+        let lookup = ctx.with_prefix(prefix);
+        let range = match &source.access {
+            Access::PkRange { prefix, low, high } => pk_range(table, prefix, low, high, &lookup)?,
+            Access::Index {
+                prefix, low, high, ..
+            } => index_range(
+                table,
+                index.expect("an index access"),
+                prefix,
+                low,
+                high,
+                &lookup,
+            )?,
+            _ => unreachable!("checked above"),
+        };
+        of_row.push(range.is_some().then_some(ranges.len()));
+        ranges.extend(range);
+    }
+    let found = txn.scan_many(&ranges, SCAN_PAGE_ROWS)?;
+    let decoder =
+        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
+    // Row keys the index entries point at, with the row each belongs to.
+    let mut row_keys = Vec::new();
+    let mut out: Vec<Vec<Vec<Datum>>> = Vec::with_capacity(prefixes.len());
+    for (prefix, slot) in prefixes.iter().zip(of_row) {
+        let Some(entries) = slot.map(|i| &found[i]) else {
+            out.push(Vec::new());
+            continue;
+        };
+        if entries.len() >= SCAN_PAGE_ROWS {
+            // More than one page: this row's lookup reads on, page by page.
+            let mut rows = Vec::new();
+            exec::scan_source(txn, source, &ctx.with_prefix(prefix), None, &mut |_, r| {
+                rows.push(r);
+                Ok(true)
+            })?;
+            out.push(rows);
+            continue;
+        }
+        match index {
+            None => out.push(
+                entries
+                    .iter()
+                    .map(|(key, value)| decoder.decode_entry(key, value))
+                    .collect::<Result<_>>()?,
+            ),
+            Some(index) => {
+                for (key, value) in entries {
+                    let handle = rows::handle_from_index_entry(table, index, key, value)?;
+                    row_keys.push((out.len(), rows::row_key(table, &handle)));
+                }
+                out.push(Vec::new());
+            }
+        }
+    }
+    if !row_keys.is_empty() {
+        let keys: Vec<Key> = row_keys.iter().map(|(_, k)| k.clone()).collect();
+        let values = txn.batch_get(&keys)?;
+        for ((i, key), value) in row_keys.into_iter().zip(values) {
+            match value {
+                Some(v) => out[i].push(decoder.decode_entry(&key, &v)?),
+                None => return Err(error::internal("index entry points at a missing row")),
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The rows (none or one) a primary-key point access (`exprs`) finds for each of `prefixes`,
+/// the joined rows of an index nested-loop join, read together in one batched read: one round
+/// trip to the stores for many rows of the join, not one per row.
+fn point_lookups(
+    txn: &mut Transaction,
+    source: &TableSource,
+    exprs: &[Expr],
+    prefixes: &[Vec<Datum>],
+    ctx: &Ctx,
+) -> Result<Vec<Vec<Vec<Datum>>>> {
+    let table = &*source.table;
+    let pk = table.primary_columns();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut slots: HashMap<Key, usize> = HashMap::new();
+    let mut wanted = Vec::with_capacity(prefixes.len());
+    for prefix in prefixes {
+        let Some(handle) = eval_prefix(table, &pk, exprs, &ctx.with_prefix(prefix))? else {
+            wanted.push(None);
+            continue;
+        };
+        let key = rows::row_key(table, &handle);
+        let slot = *slots.entry(key).or_insert_with_key(|key| {
+            keys.push(key.clone());
+            keys.len() - 1
+        });
+        wanted.push(Some(slot));
+    }
+    let decoder =
+        rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
+    let found = txn
+        .batch_get(&keys)?
+        .into_iter()
+        .zip(&keys)
+        .map(|(value, key)| value.map(|v| decoder.decode_entry(key, &v)).transpose())
+        .collect::<Result<Vec<_>>>()?;
+    Ok(wanted
+        .into_iter()
+        .map(|slot| slot.and_then(|i| found[i].clone()).into_iter().collect())
+        .collect())
 }

@@ -14,12 +14,13 @@
 //! operators above split them off the end (they know how many there are).
 
 mod aggregate;
-mod apply;
+pub mod apply;
 pub mod describe;
 mod distinct;
 mod dual;
 mod filter;
-mod join;
+pub mod grouping;
+pub mod join;
 mod limit;
 mod project;
 pub mod scan;

@@ -1,9 +1,23 @@
 //! Window functions: every row is held, each call's value is computed over its partition, and
 //! the values follow the row's columns (and aggregate values).
+//!
+//! A call sorts the block's rows by its partition and order keys, and walks each partition:
+//! ranking functions and LAG / LEAD read positions and peers (rows equal in the order keys);
+//! FIRST_VALUE, LAST_VALUE, NTH_VALUE and aggregates read the frame of each row. A frame that
+//! starts at the partition's first row grows as the row moves on, so its aggregate is kept
+//! running; one that ends at the last row is run backwards the same way; any other frame is
+//! aggregated afresh for each row.
 
-use crate::error::Result;
-use crate::expr::EvalEnv;
-use crate::window::WindowCall;
+use std::cmp::Ordering;
+
+use strata_codec::Datum;
+
+use crate::error::{self, Result};
+use crate::exec::{compare_sort_keys, AggEnv, Ctx};
+use crate::executor::grouping::FrameAggregate;
+use crate::expr::{self, AggCall, BinaryOp, EvalEnv, Expr, Func, IntervalUnit};
+use crate::types::{self, sort_compare};
+use crate::window::{frame_illegal, Frame, FrameBound, FrameUnits, WindowCall, WindowFunc};
 
 use super::{drain, split_aggs, Batch, Exec, Node, Operator};
 
@@ -44,7 +58,7 @@ impl Operator for Window<'_> {
             exec.ctx.keep_row(row)?;
         }
         let stage: Vec<_> = rows.iter().map(|r| split_aggs(r, self.aggs)).collect();
-        let (values, order) = crate::window::compute(self.calls, &stage, exec.ctx)?;
+        let (values, order) = compute(self.calls, &stage, exec.ctx)?;
         drop(stage);
         let mut rows: Vec<_> = rows.into_iter().zip(values).map(Some).collect();
         let mut out = Vec::with_capacity(rows.len());
@@ -65,4 +79,439 @@ impl Operator for Window<'_> {
         let info = format!("{} calls", self.calls.len());
         Node::root("Window", info, vec![self.input.explain()])
     }
+}
+
+/// One row of a query block at the window stage: the row its expressions read, and its
+/// aggregate values.
+type StageRow<'r> = (&'r [Datum], &'r [Datum]);
+
+/// Every call's value for each row (`values[row][call]`), and the order the rows leave in
+/// when the query has no ORDER BY: the order of the last call.
+fn compute(
+    calls: &[WindowCall],
+    rows: &[StageRow<'_>],
+    ctx: &Ctx,
+) -> Result<(Vec<Vec<Datum>>, Vec<usize>)> {
+    let mut values = vec![vec![Datum::Null; calls.len()]; rows.len()];
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let mut sorted_for: Option<&WindowCall> = None;
+    let mut keys: Vec<Keys> = Vec::new();
+    for (c, call) in calls.iter().enumerate() {
+        let same_window = sorted_for.is_some_and(|previous| {
+            previous.partition_by == call.partition_by && previous.order_by == call.order_by
+        });
+        if !same_window {
+            keys = rows
+                .iter()
+                .map(|(row, aggs)| {
+                    let env = AggEnv::new(ctx, aggs);
+                    let eval = |e: &Expr| e.eval(row, &env);
+                    Ok(Keys {
+                        partition: call.partition_by.iter().map(eval).collect::<Result<_>>()?,
+                        order: call
+                            .order_by
+                            .iter()
+                            .map(|(e, _)| eval(e))
+                            .collect::<Result<_>>()?,
+                    })
+                })
+                .collect::<Result<_>>()?;
+            // Stable: rows equal in every key keep the order the previous window left.
+            order.sort_by(|&a, &b| {
+                compare_keys(&keys[a].partition, &keys[b].partition)
+                    .then_with(|| compare_sort_keys(&keys[a].order, &keys[b].order, &call.order_by))
+            });
+            sorted_for = Some(call);
+        }
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start + 1;
+            while end < order.len()
+                && compare_keys(&keys[order[start]].partition, &keys[order[end]].partition)
+                    == Ordering::Equal
+            {
+                end += 1;
+            }
+            let partition = Partition {
+                rows: &order[start..end],
+                keys: &keys,
+                descending: call.order_by.first().is_some_and(|(_, d)| *d),
+            };
+            let answers = partition.evaluate(call, rows, ctx)?;
+            for (&row, value) in order[start..end].iter().zip(answers) {
+                values[row][c] = value;
+            }
+            start = end;
+        }
+    }
+    Ok((values, order))
+}
+
+struct Keys {
+    partition: Vec<Datum>,
+    order: Vec<Datum>,
+}
+
+fn compare_keys(a: &[Datum], b: &[Datum]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = sort_compare(x, y);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// One partition's rows, in the window's order.
+struct Partition<'p> {
+    rows: &'p [usize],
+    keys: &'p [Keys],
+    /// Whether the window's first order key is descending.
+    descending: bool,
+}
+
+impl Partition<'_> {
+    fn order_key(&self, position: usize) -> &[Datum] {
+        &self.keys[self.rows[position]].order
+    }
+
+    fn peers(&self, a: usize, b: usize) -> bool {
+        compare_keys(self.order_key(a), self.order_key(b)) == Ordering::Equal
+    }
+
+    /// For each position, the first and one past the last position of its peers.
+    fn peer_groups(&self) -> Vec<(usize, usize)> {
+        let n = self.rows.len();
+        let mut groups = vec![(0, 0); n];
+        let mut start = 0;
+        while start < n {
+            let mut end = start + 1;
+            while end < n && self.peers(start, end) {
+                end += 1;
+            }
+            for slot in &mut groups[start..end] {
+                *slot = (start, end);
+            }
+            start = end;
+        }
+        groups
+    }
+
+    fn evaluate(&self, call: &WindowCall, rows: &[StageRow<'_>], ctx: &Ctx) -> Result<Vec<Datum>> {
+        let n = self.rows.len();
+        let peers = self.peer_groups();
+        // An argument of the call, for the row at `position`.
+        let arg = |i: usize, position: usize| -> Result<Datum> {
+            let (row, aggs) = rows[self.rows[position]];
+            call.args[i].eval(row, &AggEnv::new(ctx, aggs))
+        };
+        let count = |i: usize| -> Result<Option<i64>> {
+            let v = arg(i, 0)?;
+            Ok(match v {
+                Datum::Null => None,
+                Datum::Float(_) | Datum::Decimal(_) | Datum::Bytes(_) => None,
+                other => types::to_i64(&other),
+            })
+        };
+        Ok(match &call.func {
+            WindowFunc::RowNumber => (1..=n as i64).map(Datum::Int).collect(),
+            WindowFunc::Rank => peers
+                .iter()
+                .map(|(s, _)| Datum::Int(*s as i64 + 1))
+                .collect(),
+            WindowFunc::DenseRank => {
+                let mut rank = 0;
+                let mut out = Vec::with_capacity(n);
+                for (position, (s, _)) in peers.iter().enumerate() {
+                    if *s == position {
+                        rank += 1;
+                    }
+                    out.push(Datum::Int(rank));
+                }
+                out
+            }
+            WindowFunc::PercentRank => peers
+                .iter()
+                .map(|(s, _)| {
+                    Datum::Float(if n > 1 {
+                        *s as f64 / (n - 1) as f64
+                    } else {
+                        0.0
+                    })
+                })
+                .collect(),
+            WindowFunc::CumeDist => peers
+                .iter()
+                .map(|(_, e)| Datum::Float(*e as f64 / n as f64))
+                .collect(),
+            WindowFunc::Ntile => {
+                let buckets = match count(0)? {
+                    Some(b) if b > 0 => b as usize,
+                    _ => return Err(error::wrong_arguments("ntile")),
+                };
+                let (size, larger) = (n / buckets, n % buckets);
+                (0..n)
+                    .map(|p| {
+                        let bucket = if p < larger * (size + 1) {
+                            p / (size + 1)
+                        } else {
+                            larger + (p - larger * (size + 1)) / size.max(1)
+                        };
+                        Datum::Int(bucket as i64 + 1)
+                    })
+                    .collect()
+            }
+            WindowFunc::Lag | WindowFunc::Lead => {
+                let offset = if call.args.len() > 1 {
+                    match count(1)? {
+                        Some(o) if o >= 0 => o as usize,
+                        _ => {
+                            let name = if call.func == WindowFunc::Lag {
+                                "lag"
+                            } else {
+                                "lead"
+                            };
+                            return Err(error::wrong_arguments(name));
+                        }
+                    }
+                } else {
+                    1
+                };
+                let mut out = Vec::with_capacity(n);
+                for p in 0..n {
+                    let source = if call.func == WindowFunc::Lag {
+                        p.checked_sub(offset)
+                    } else {
+                        p.checked_add(offset).filter(|s| *s < n)
+                    };
+                    out.push(match source {
+                        Some(s) => arg(0, s)?,
+                        None if call.args.len() > 2 => arg(2, p)?,
+                        None => Datum::Null,
+                    });
+                }
+                out
+            }
+            WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
+                let nth = if call.func == WindowFunc::NthValue {
+                    match count(1)? {
+                        Some(k) if k > 0 => k as usize,
+                        _ => return Err(error::wrong_arguments("nth_value")),
+                    }
+                } else {
+                    1
+                };
+                let mut out = Vec::with_capacity(n);
+                for p in 0..n {
+                    let (lo, hi) = self.frame(&call.frame, p, &peers, &call.window, ctx)?;
+                    let pick = match call.func {
+                        WindowFunc::LastValue => hi.checked_sub(1).filter(|&h| h >= lo),
+                        _ => Some(lo + nth - 1).filter(|&q| q < hi),
+                    };
+                    out.push(match pick {
+                        Some(q) => arg(0, q)?,
+                        None => Datum::Null,
+                    });
+                }
+                out
+            }
+            WindowFunc::Aggregate(agg) => {
+                let values: Vec<Datum> = (0..n)
+                    .map(|p| {
+                        let (row, aggs) = rows[self.rows[p]];
+                        agg.arg.eval(row, &AggEnv::new(ctx, aggs))
+                    })
+                    .collect::<Result<_>>()?;
+                let frames: Vec<(usize, usize)> = (0..n)
+                    .map(|p| self.frame(&call.frame, p, &peers, &call.window, ctx))
+                    .collect::<Result<_>>()?;
+                aggregate_frames(agg, &values, &frames, &call.frame, ctx)
+            }
+        })
+    }
+
+    /// The frame of the row at `position`: its first position and one past its last (empty
+    /// when the first is not below the second).
+    fn frame(
+        &self,
+        frame: &Frame,
+        position: usize,
+        peers: &[(usize, usize)],
+        window: &str,
+        ctx: &Ctx,
+    ) -> Result<(usize, usize)> {
+        let n = self.rows.len();
+        let lo = self.bound(
+            &frame.start,
+            frame.units,
+            position,
+            peers,
+            false,
+            window,
+            ctx,
+        )?;
+        let hi = self.bound(&frame.end, frame.units, position, peers, true, window, ctx)?;
+        Ok((lo.min(n), hi.min(n).max(lo.min(n))))
+    }
+
+    /// A frame bound as a position: the first row in the frame (`end` false) or one past the
+    /// last (`end` true).
+    #[allow(clippy::too_many_arguments)]
+    fn bound(
+        &self,
+        bound: &FrameBound,
+        units: FrameUnits,
+        position: usize,
+        peers: &[(usize, usize)],
+        end: bool,
+        window: &str,
+        ctx: &Ctx,
+    ) -> Result<usize> {
+        let n = self.rows.len();
+        let (offset, following) = match bound {
+            FrameBound::UnboundedPreceding => return Ok(0),
+            FrameBound::UnboundedFollowing => return Ok(n),
+            FrameBound::CurrentRow => {
+                return Ok(match (units, end) {
+                    (FrameUnits::Rows, false) => position,
+                    (FrameUnits::Rows, true) => position + 1,
+                    (FrameUnits::Range, false) => peers[position].0,
+                    (FrameUnits::Range, true) => peers[position].1,
+                });
+            }
+            FrameBound::Preceding(o) => (o, false),
+            FrameBound::Following(o) => (o, true),
+        };
+        let amount = offset.amount.eval(&[], ctx)?;
+        if units == FrameUnits::Rows {
+            let rows = match amount {
+                Datum::Int(i) if i >= 0 => i as usize,
+                Datum::UInt(u) => usize::try_from(u).unwrap_or(usize::MAX),
+                _ => return Err(frame_illegal(window)),
+            };
+            let at = if following {
+                position.saturating_add(rows)
+            } else if rows > position {
+                // Before the partition's first row: an end there leaves the frame empty.
+                return Ok(0);
+            } else {
+                position - rows
+            };
+            return Ok(if end { at.saturating_add(1) } else { at });
+        }
+        if amount == Datum::Null || types::to_f64(&amount).is_none_or(|a| a < 0.0) {
+            return Err(frame_illegal(window));
+        }
+        let current = &self.order_key(position)[0];
+        if *current == Datum::Null {
+            // NULL ± N is NULL: the frame bound is the NULL peers'.
+            return Ok(if end {
+                peers[position].1
+            } else {
+                peers[position].0
+            });
+        }
+        let descending = self.descending;
+        // The key value the bound stands at: ahead in the order is `following`.
+        let add = following != descending;
+        let target = shift(current, &amount, offset.unit, add, ctx)?;
+        // Positions before the bound: rows whose key comes before `target` in the window's
+        // order (for an end, also those equal to it).
+        let before = |p: usize| {
+            // NULL keys come first in ascending order, last in descending order.
+            let o = sort_compare(&self.order_key(p)[0], &target);
+            let o = if descending { o.reverse() } else { o };
+            if end {
+                o != Ordering::Greater
+            } else {
+                o == Ordering::Less
+            }
+        };
+        Ok(self.partition_point(before))
+    }
+
+    fn partition_point(&self, before: impl Fn(usize) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.rows.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if before(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+/// `value` moved by `amount` (of `unit`, for a date) forward (`add`) or back.
+fn shift(
+    value: &Datum,
+    amount: &Datum,
+    unit: Option<IntervalUnit>,
+    add: bool,
+    ctx: &Ctx,
+) -> Result<Datum> {
+    let (value, amount) = (Expr::Literal(value.clone()), Expr::Literal(amount.clone()));
+    let moved = match unit {
+        None => Expr::Binary(
+            if add { BinaryOp::Plus } else { BinaryOp::Minus },
+            Box::new(value),
+            Box::new(amount),
+        ),
+        Some(unit) => {
+            let amount = if add {
+                amount
+            } else {
+                Expr::Neg(Box::new(amount))
+            };
+            Expr::Call(Func::Date(expr::DateFunc::Add(unit)), vec![value, amount])
+        }
+    };
+    moved.eval(&[], ctx)
+}
+
+/// An aggregate over each row's frame (`frames[p]`, positions into `values`).
+fn aggregate_frames(
+    call: &AggCall,
+    values: &[Datum],
+    frames: &[(usize, usize)],
+    frame: &Frame,
+    ctx: &Ctx,
+) -> Vec<Datum> {
+    let n = values.len();
+    let mut state = FrameAggregate::new(call, ctx);
+    let mut out = vec![Datum::Null; n];
+    if frame.start == FrameBound::UnboundedPreceding {
+        // Frames grow: [0, hi) with hi never shrinking.
+        let mut added = 0;
+        for (p, &(_, hi)) in frames.iter().enumerate() {
+            while added < hi {
+                state.add(&values[added]);
+                added += 1;
+            }
+            out[p] = state.value(false);
+        }
+    } else if frame.end == FrameBound::UnboundedFollowing {
+        // Frames grow backwards: [lo, n) with lo never rising as the row moves back.
+        let mut added = n;
+        for p in (0..n).rev() {
+            let lo = frames[p].0;
+            while added > lo {
+                added -= 1;
+                state.add(&values[added]);
+            }
+            out[p] = state.value(true);
+        }
+    } else {
+        for (p, &(lo, hi)) in frames.iter().enumerate() {
+            state.clear();
+            for value in &values[lo..hi] {
+                strata_fiber::yield_if_long();
+                state.add(value);
+            }
+            out[p] = state.value(false);
+        }
+    }
+    out
 }
