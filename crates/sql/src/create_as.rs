@@ -27,9 +27,9 @@ pub fn create_table_as(
 ) -> Result<Output> {
     session.implicit_commit()?;
     let database = session.current_database().map(str::to_string);
-    let (db, name) = crate::query::split_name(&create.name, database.as_deref())?;
+    let (db, name) = crate::planner::query::split_name(&create.name, database.as_deref())?;
     let schema = session.server().catalog().schema();
-    let plan = crate::query::plan_select(query, &schema, database.as_deref())?;
+    let plan = crate::planner::query::plan_select(query, &schema, database.as_deref())?;
     let declared = ast::CreateTable {
         query: None,
         ..create.clone()
@@ -58,7 +58,7 @@ pub fn create_table_as(
     {
         return Ok(ok(0));
     }
-    let insert = crate::synth::insert_select(
+    let insert = crate::parser::synth::insert_select(
         ast::ObjectName::from(vec![ast::Ident::new(&db), ast::Ident::new(&name)]),
         inserted.iter().map(ast::Ident::new).collect(),
         query.clone(),

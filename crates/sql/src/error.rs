@@ -152,8 +152,8 @@ pub fn too_deep() -> Error {
             "Thread stack overrun: the statement nests deeper than the server reads (at most \
              {} levels of parentheses and subqueries, and {} operators in a row that do not \
              associate)",
-            crate::dialect::MAX_NESTING,
-            crate::dialect::MAX_LEFT_DEEP
+            crate::parser::dialect::MAX_NESTING,
+            crate::parser::dialect::MAX_LEFT_DEEP
         ),
     )
 }

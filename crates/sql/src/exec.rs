@@ -9,7 +9,7 @@ use strata_types::Key;
 use crate::catalog::TableDef;
 use crate::error::{self, Result};
 use crate::expr::{EvalEnv, Expr, SessionValue};
-use crate::query::{Access, RangeBound, SelectPlan, TableSource};
+use crate::planner::query::{Access, RangeBound, SelectPlan, TableSource};
 use crate::rows;
 use crate::types::{self, to_f64, SqlType};
 

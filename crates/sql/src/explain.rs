@@ -6,7 +6,7 @@ use crate::api::Output;
 use crate::error::{self, Result};
 use crate::executor::scan::{source_node, table_filter};
 use crate::executor::{self, Node};
-use crate::query;
+use crate::planner::query;
 use crate::session::Session;
 use crate::show::{rows, text, text_column};
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::catalog::{DatabaseDef, Schema, TableDef};
-use crate::parse::{self, Batch};
-use crate::statement::Statement;
+use crate::parser::statement::Statement;
+use crate::parser::{self, Batch};
 use crate::types::{SqlType, TypeKind};
 
 /// A schema with database `d` and two tables, `t (a INT, b VARCHAR, c DECIMAL, d DOUBLE,
@@ -49,13 +49,13 @@ pub fn schema() -> Schema {
 /// Parses `sql` as a client allowed several statements, and plans every SELECT in it against
 /// `schema` in database `d`. Errors are the expected answer to most inputs and are dropped.
 pub fn parse_and_plan(sql: &str, schema: &Schema) {
-    let Ok(parsed) = parse::parse_batch(sql, Batch::Multiple) else {
+    let Ok(parsed) = parser::parse_batch(sql, Batch::Multiple) else {
         return;
     };
     for statement in &parsed.statements {
         if let Statement::Sql(tree, _) = statement {
             if let ast::Statement::Query(query) = &**tree {
-                let _ = crate::query::plan_select(query, schema, Some("d"));
+                let _ = crate::planner::query::plan_select(query, schema, Some("d"));
             }
         }
     }

@@ -21,7 +21,7 @@ pub const NAME: &str = "information_schema";
 
 /// Rows the SQL layer computes rather than reads from storage: an information_schema table's
 /// (fixed when the statement is planned) or a recursive CTE's rows of its last round
-/// (replaced each round, `crate::cte`). Clones share the rows.
+/// (replaced each round, `crate::planner::cte`). Clones share the rows.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryRows(Arc<parking_lot::RwLock<Arc<Vec<Vec<Datum>>>>>);
 
@@ -92,7 +92,7 @@ pub fn resolve(
     let ast::TableFactor::Table { name, alias, .. } = factor else {
         return None;
     };
-    let (db, table) = crate::query::split_name(name, database).ok()?;
+    let (db, table) = crate::planner::query::split_name(name, database).ok()?;
     is_information_schema(&db).then(|| (table, alias.as_ref().map(|a| a.name.value.clone())))
 }
 

@@ -7,30 +7,38 @@
 //!
 //! # The life of a statement
 //!
+//! The folders are the stages: [`parser`], [`planner`], [`executor`]; the session
+//! ([`session`]) routes between them, and the statements that are not queries have their
+//! handlers ([`dml`], [`ddl`], [`show`]).
+//!
 //! 1. **Wire.** strata-mysql reads a COM_QUERY or a COM_STMT_EXECUTE and calls
 //!    [`Session::execute_text`] or [`Session::execute_prepared`].
-//! 2. **Parse.** [`parse::parse`] tokenizes the text (executable comments run, optimizer hints
+//! 2. **Parse.** [`parser::parse`] tokenizes the text (executable comments run, optimizer hints
 //!    dropped), reads MySQL's own statements (the SHOW forms sqlparser lacks, ANALYZE, DO, …)
-//!    into [`statement::Statement`] variants ([`statement::parse_mysql_only`]) and the others
-//!    with sqlparser in [`dialect::StrataDialect`], keeping what sqlparser's tree has no place
-//!    for beside it ([`parse::Extras`]). Nothing is routed by matching text.
+//!    into [`parser::statement::Statement`] variants
+//!    ([`parser::statement::parse_mysql_only`]) and the others with sqlparser in
+//!    [`parser::dialect::StrataDialect`], keeping what sqlparser's tree has no place for
+//!    beside it ([`parser::Extras`]). Nothing is routed by matching text.
 //! 3. **Route.** A session runs each statement in the right transaction
 //!    ([`session::Session`]): queries and DML go to planning, SET, USE, DDL and the SHOW forms
 //!    sqlparser reads to [`show::execute_other`], Strata's own statements to
 //!    [`show::execute_mysql_only`].
-//! 4. **Plan.** [`query::plan_select`] resolves the FROM clause ([`join::from_relations`]),
-//!    binds names and subqueries against its scope ([`bind::Binder`], [`subquery`]), infers
-//!    result types ([`expr::typed`]), chooses each table's access path from statistics
-//!    ([`query::Access`]) and the join order ([`join`]), and returns a [`query::SelectPlan`]:
-//!    a record of the pipeline's parts. DML plans in [`dml`]. A prepared statement caches
-//!    its plan for its schema version.
+//! 4. **Plan.** [`planner::query::plan_select`] resolves the FROM clause
+//!    ([`planner::join::from_relations`]), binds names and subqueries against its scope
+//!    ([`planner::bind::Binder`], [`planner::subquery`]), infers result types
+//!    ([`expr::typed`]), chooses each table's access path from statistics
+//!    ([`planner::query::Access`]) and the join order ([`planner::join`]), and returns a
+//!    [`planner::query::SelectPlan`]: a record of the pipeline's parts. The state planning
+//!    keeps while it descends goes down in a [`planner::query::PlanContext`]. DML plans in
+//!    [`dml`]. A prepared statement caches its plan for its schema version.
 //! 5. **Execute.** [`executor::build`] turns the plan into a tree of physical operators, one
 //!    file each under [`executor`]: a scan of the access path through a
 //!    [`strata_txn::Transaction`] ([`executor::scan::Scan`], or a join of several,
-//!    [`executor::join::execute`]), then subqueries, grouping ([`executor::grouping::Grouping`]), HAVING, windows,
-//!    the projection (each value in its column's type, [`expr::conform`]), DISTINCT, sort and
-//!    limit. [`executor::execute`] pulls batches of rows from its root, so a LIMIT stops the
-//!    scan below it; EXPLAIN prints the same tree ([`executor::Node`]).
+//!    [`executor::join::execute`]), then subqueries, grouping
+//!    ([`executor::grouping::Grouping`]), HAVING, windows, the projection (each value in its
+//!    column's type, [`expr::conform`]), DISTINCT, sort and limit. [`executor::execute`] pulls
+//!    batches of rows from its root, so a LIMIT stops the scan below it; EXPLAIN prints the
+//!    same tree ([`executor::Node`]).
 //! 6. **Commit.** An autocommit statement commits at once (one-phase, async or two-phase
 //!    commit, chosen in strata-txn); one that meets a concurrent commit runs again from
 //!    scratch ([`error::Error::is_retryable`]). Inside a transaction a failed statement is
@@ -44,13 +52,10 @@
 
 mod api;
 mod autoid;
-mod bind;
 pub mod catalog;
 mod create_as;
-mod cte;
 mod datatype;
 mod ddl;
-mod dialect;
 mod dml;
 mod error;
 mod exec;
@@ -60,31 +65,23 @@ mod expr;
 #[doc(hidden)]
 pub mod fuzzing;
 mod infoschema;
-mod join;
 mod members;
 mod memory;
 mod names;
-mod parse;
-mod parse_alter;
-mod parse_sets;
+mod parser;
+mod planner;
 mod process;
-mod query;
 mod rows;
 mod schema_sync;
 mod session;
 mod show;
-mod statement;
-mod subquery;
-mod synth;
 pub mod types;
-mod union;
 mod vars;
 mod view;
-mod window;
 
 pub use api::*;
 pub use error::Error;
-pub use parse::Batch;
+pub use parser::Batch;
 pub use process::{Client, KillHook};
 pub use session::{Session, SqlServer};
 pub use strata_codec::Datum;

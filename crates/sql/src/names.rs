@@ -236,7 +236,7 @@ impl Namer<'_> {
 mod tests {
     use sqlparser::ast::{SelectItem, SetExpr, Statement};
 
-    use crate::parse::parse;
+    use crate::parser::parse;
 
     /// The names (aliases) of the first select list of `sql`, `-` for an item left unnamed.
     fn names(sql: &str) -> Vec<String> {

@@ -226,8 +226,10 @@ impl Draft {
                 let name = match table_name {
                     ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n) => n,
                 };
-                let (db, table) =
-                    crate::query::split_name(name, database.or(Some(&self.base.database)))?;
+                let (db, table) = crate::planner::query::split_name(
+                    name,
+                    database.or(Some(&self.base.database)),
+                )?;
                 check_identifier(&table)?;
                 self.rename = Some((db, table));
                 Ok(())
@@ -317,7 +319,7 @@ impl Draft {
         if origin.is_none() && !column.nullable {
             self.need_empty.push(column.id);
         }
-        column.origin_default = origin.as_ref().and_then(crate::bind::datum_text);
+        column.origin_default = origin.as_ref().and_then(crate::planner::bind::datum_text);
         let id = column.id;
         self.place(column, position)?;
         self.added.push(id);

@@ -3,9 +3,9 @@
 
 use sqlparser::ast;
 
-use crate::bind;
 use crate::catalog::{ColumnDef, DefaultValue, IndexDef, PrimaryKey, TableDef};
 use crate::error::{self, Result};
+use crate::planner::bind;
 
 /// Longest identifier MySQL accepts.
 const IDENTIFIER_MAX_CHARS: usize = 64;

@@ -290,13 +290,13 @@ impl Catalog {
     /// CREATE TABLE, and CREATE TABLE … LIKE (CREATE TABLE … AS is create_as.rs's, which
     /// calls [`Catalog::create_table_def`]).
     pub fn create_table(&self, create: &ast::CreateTable, database: Option<&str>) -> Result<()> {
-        let (db, name) = crate::query::split_name(&create.name, database)?;
+        let (db, name) = crate::planner::query::split_name(&create.name, database)?;
         let def = match &create.like {
             Some(
                 ast::CreateTableLikeKind::Plain(like)
                 | ast::CreateTableLikeKind::Parenthesized(like),
             ) => {
-                let (source_db, source) = crate::query::split_name(&like.name, database)?;
+                let (source_db, source) = crate::planner::query::split_name(&like.name, database)?;
                 let source = self.schema().table(&source_db, &source)?.clone();
                 define::like_definition(&source, &db, &name)
             }

@@ -12,12 +12,12 @@ use super::{
     assign, bind_assignments, check_not_null, delete_row, key_text, lock, object_table,
     primary_key_name, put_row, update_row, WriteCtx, WriteResult,
 };
-use crate::bind::{Binder, Reach, Scope, ScopeColumn};
 use crate::catalog::{PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec;
 use crate::expr::{Expr, ResultType};
-use crate::query::{self, SelectPlan};
+use crate::planner::bind::{Binder, Reach, Scope, ScopeColumn};
+use crate::planner::query::{self, SelectPlan};
 use crate::rows;
 use crate::types;
 
@@ -71,7 +71,7 @@ pub fn plan_insert(
         let rewritten = ast::Insert {
             columns,
             assignments: Vec::new(),
-            source: Some(Box::new(crate::synth::query(SetExpr::Values(
+            source: Some(Box::new(crate::parser::synth::query(SetExpr::Values(
                 ast::Values {
                     explicit_row: false,
                     rows: vec![values],

@@ -3,8 +3,8 @@
 //! - `UPDATE a JOIN b ON … SET a.x = b.y WHERE …`, `UPDATE a, b SET … WHERE …`;
 //! - `DELETE a, b FROM a JOIN b … WHERE …`, `DELETE FROM a, b USING a JOIN b … WHERE …`.
 //!
-//! The table references are planned as a query's FROM clause is (join.rs), and each target's
-//! row key is kept in a slot after the joined columns. The joined rows are read first; then
+//! The table references are planned as a query's FROM clause is (`planner::join`), and each
+//! target's row key is kept in a slot after the joined columns. The joined rows are read first; then
 //! every target row they reach is written once, from the first joined row it appears in, as
 //! MySQL does ("each matching row is updated once, even if it matches the conditions multiple
 //! times"). A table that is the target under two aliases is written from its latest value.
@@ -19,14 +19,14 @@ use strata_types::Key;
 
 use super::{delete_row, lock, update_row, WriteCtx, WriteResult};
 use crate::api::ColumnType;
-use crate::bind::{Binder, Reach, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef};
 use crate::error::{self, Error, Result};
 use crate::exec::holds;
 use crate::expr::{Expr, ResultType};
-use crate::join::{self, JoinPlan, Relation, RelationSource};
-use crate::query::PlanContext;
-use crate::subquery::{Collector, SubqueryPlan};
+use crate::planner::bind::{Binder, Reach, Scope, ScopeColumn};
+use crate::planner::join::{self, JoinPlan, Relation, RelationSource};
+use crate::planner::query::PlanContext;
+use crate::planner::subquery::{Collector, SubqueryPlan};
 
 /// A planned multiple-table UPDATE or DELETE.
 #[derive(Clone, Debug)]
@@ -301,7 +301,7 @@ pub fn plan_joined_delete(
     let (mut relations, mut scope) = relations_of(from, schema, database)?;
     let mut target_relations = Vec::with_capacity(names.len());
     for name in names {
-        let (db, table) = crate::query::qualified_name(name)?;
+        let (db, table) = crate::planner::query::qualified_name(name)?;
         let found = relations.iter().position(|r| {
             r.alias.eq_ignore_ascii_case(&table)
                 && match (&db, &r.source) {

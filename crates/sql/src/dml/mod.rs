@@ -17,14 +17,14 @@ use strata_txn::Transaction;
 use strata_types::Key;
 
 use crate::autoid::AutoIds;
-use crate::bind::{Binder, Scope};
 use crate::catalog::{IndexDef, PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec::{self, holds, scan_source, Ctx};
 use crate::expr::{EvalEnv, Expr};
-use crate::query::{self, PlanContext, TableSource};
+use crate::planner::bind::{Binder, Scope};
+use crate::planner::query::{self, PlanContext, TableSource};
+use crate::planner::subquery::{Collector, SubqueryPlan};
 use crate::rows;
-use crate::subquery::{Collector, SubqueryPlan};
 use crate::types;
 
 #[derive(Clone, Debug)]
@@ -34,7 +34,7 @@ pub struct UpdatePlan {
     pub assignments: Vec<(usize, Expr)>,
     pub order_by: Vec<(Expr, bool)>,
     pub limit: Option<Expr>,
-    /// Subqueries of the clauses; their results follow the row's columns (subquery.rs).
+    /// Subqueries of the clauses; their results follow the row's columns (`planner::subquery`).
     pub subqueries: Vec<SubqueryPlan>,
 }
 
@@ -105,7 +105,7 @@ pub(super) fn bind_assignments(
             a.value.clone()
         };
         let mut binder = Binder::new(scope, "field list");
-        binder.subqueries = subqueries.map(|c| c as &dyn crate::bind::SubqueryPlanner);
+        binder.subqueries = subqueries.map(|c| c as &dyn crate::planner::bind::SubqueryPlanner);
         out.push((column, binder.bind(&value)?));
     }
     Ok(out)

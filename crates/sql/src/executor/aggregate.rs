@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::executor::grouping::Grouping;
-use crate::query::SelectPlan;
+use crate::planner::query::SelectPlan;
 
 use super::describe;
 use super::{Batch, Exec, Node, Operator};

@@ -6,12 +6,12 @@ use std::cmp::Ordering;
 use strata_codec::Datum;
 use strata_txn::Transaction;
 
-use crate::bind::SubqueryKind;
 use crate::error::{self, Result};
 use crate::exec::{self, holds, Ctx};
 use crate::expr::Expr;
-use crate::query::SelectPlan;
-use crate::subquery::SubqueryPlan;
+use crate::planner::bind::SubqueryKind;
+use crate::planner::query::SelectPlan;
+use crate::planner::subquery::SubqueryPlan;
 use crate::types::compare;
 
 use super::describe;

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::exec::holds;
 use crate::expr::Expr;
-use crate::query::SelectPlan;
+use crate::planner::query::SelectPlan;
 
 use super::describe;
 use super::{grouped_env, split_aggs, Batch, Exec, Node, Operator};

@@ -1,5 +1,5 @@
 //! Joins: the joined rows of a FROM clause with several relations, computed by the plan's
-//! steps (`crate::join` chose them) when first pulled.
+//! steps (`crate::planner::join` chose them) when first pulled.
 //!
 //! The joined row has every relation's columns at fixed positions (FROM order). Each step
 //! fills its relation's slots:
@@ -23,8 +23,8 @@ use strata_types::Key;
 use crate::error::{self, Result};
 use crate::exec::{self, eval_prefix, holds, index_range, pk_range, Ctx};
 use crate::expr::{EvalEnv, Expr};
-use crate::join::{BuildSource, HashProbe, JoinItem, JoinPlan, JoinStep};
-use crate::query::{Access, SelectPlan, TableSource};
+use crate::planner::join::{BuildSource, HashProbe, JoinItem, JoinPlan, JoinStep};
+use crate::planner::query::{Access, SelectPlan, TableSource};
 use crate::rows;
 
 use super::describe;

@@ -35,7 +35,7 @@ use strata_types::Key;
 use crate::error::Result;
 use crate::exec::{AggEnv, Ctx};
 use crate::expr::EvalEnv;
-use crate::query::SelectPlan;
+use crate::planner::query::SelectPlan;
 
 pub use scan::Cursor;
 
@@ -126,7 +126,7 @@ pub fn build(plan: &SelectPlan) -> Box<dyn Operator + '_> {
         && plan.windows.is_empty()
         && sorted;
     let cap = streaming.then(|| limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()));
-    let lock = !joined && plan.lock == crate::query::RowLock::ForUpdate;
+    let lock = !joined && plan.lock == crate::planner::query::RowLock::ForUpdate;
     let mut input: Box<dyn Operator + '_> = match (&plan.join, &plan.source) {
         (Some(join), _) => Box::new(join::Join::new(plan, join)),
         (None, Some(source)) => Box::new(scan::Scan::new(

@@ -5,7 +5,7 @@ use strata_codec::Datum;
 
 use crate::error::Result;
 use crate::expr::{conform, Expr};
-use crate::query::SelectPlan;
+use crate::planner::query::SelectPlan;
 
 use super::describe;
 use super::{grouped_env, split_aggs, Batch, Exec, Node, Operator};

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::exec::compare_sort_keys;
 use crate::expr::{EvalEnv, Expr};
-use crate::query::SelectPlan;
+use crate::planner::query::SelectPlan;
 
 use super::describe;
 use super::{drain, Batch, Exec, Node, Operator};

@@ -1,5 +1,5 @@
 //! UNION, INTERSECT and EXCEPT of query blocks, and recursive CTEs (planned in
-//! `crate::union`).
+//! `crate::planner::union`).
 
 use std::collections::HashSet;
 
@@ -9,7 +9,7 @@ use strata_txn::Transaction;
 use crate::error::{Error, Result};
 use crate::exec::{self, group_key, Ctx};
 use crate::expr::{ResultType, SessionValue};
-use crate::union::{Combine, Recursion, UnionPlan};
+use crate::planner::union::{Combine, Recursion, UnionPlan};
 
 use super::{Batch, Exec, Node, Operator};
 

@@ -16,8 +16,10 @@ use crate::error::{self, Result};
 use crate::exec::{compare_sort_keys, AggEnv, Ctx};
 use crate::executor::grouping::FrameAggregate;
 use crate::expr::{self, AggCall, BinaryOp, EvalEnv, Expr, Func, IntervalUnit};
+use crate::planner::window::{
+    frame_illegal, Frame, FrameBound, FrameUnits, WindowCall, WindowFunc,
+};
 use crate::types::{self, sort_compare};
-use crate::window::{frame_illegal, Frame, FrameBound, FrameUnits, WindowCall, WindowFunc};
 
 use super::{drain, split_aggs, Batch, Exec, Node, Operator};
 

@@ -23,11 +23,11 @@ use crate::dml::{self, WriteCtx, WriteResult};
 use crate::error::{self, Error, Result};
 use crate::exec::{self, Ctx, SessionEnv};
 use crate::expr::SessionValue;
-use crate::parse::{self, Batch};
+use crate::parser::statement;
+use crate::parser::{self, Batch};
+use crate::planner::query::{self, SelectPlan};
 use crate::process::{Client, KillScope, Process, ProcessList};
-use crate::query::{self, SelectPlan};
 use crate::show;
-use crate::statement;
 use crate::vars;
 
 mod txn;
@@ -138,7 +138,7 @@ impl SqlServer {
             next_statement_id: 1,
             last_insert_id: 0,
             found_rows: 0,
-            extras: parse::Extras::default(),
+            extras: parser::Extras::default(),
             row_count: -1,
             process: self.processes.register(client, database),
         })
@@ -199,7 +199,7 @@ pub struct Session {
     found_rows: u64,
     /// What the parser kept beside the running statement (SQL_CALC_FOUND_ROWS, an UPDATE's
     /// ORDER BY, the mode of TiDB's `BEGIN PESSIMISTIC`, a view's CHECK OPTION).
-    extras: parse::Extras,
+    extras: parser::Extras,
     row_count: i64,
     process: Arc<Process>,
 }
@@ -301,7 +301,7 @@ impl Session {
     }
 
     fn run_batch(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output>> {
-        let parsed = match parse::parse_batch(sql, batch) {
+        let parsed = match parser::parse_batch(sql, batch) {
             Ok(p) => p,
             Err(e) => return vec![Err(e)],
         };
@@ -344,19 +344,19 @@ impl Session {
                 self.execute_statement(tree, params, cache)
             }
             other => {
-                self.take_extras(&parse::Extras::default());
+                self.take_extras(&parser::Extras::default());
                 show::execute_mysql_only(self, other)
             }
         }
     }
 
     /// Makes what the parser kept beside a statement the running statement's.
-    fn take_extras(&mut self, extras: &parse::Extras) {
+    fn take_extras(&mut self, extras: &parser::Extras) {
         self.extras.clone_from(extras);
     }
 
     /// What the parser kept beside the running statement.
-    pub(crate) fn extras(&self) -> &parse::Extras {
+    pub(crate) fn extras(&self) -> &parser::Extras {
         &self.extras
     }
 
@@ -372,7 +372,7 @@ impl Session {
         if self.prepared.len() >= limit {
             return Err(error::too_many_prepared(limit));
         }
-        let mut parsed = parse::parse_batch(sql, Batch::Single)?;
+        let mut parsed = parser::parse_batch(sql, Batch::Single)?;
         if parsed.statements.is_empty() {
             return Err(Error::new(1065, "42000", "Query was empty"));
         }
@@ -721,7 +721,7 @@ impl Session {
     /// The value of an expression that may hold subqueries (`SET @n = (SELECT …)`): it is
     /// run as `SELECT expr`, in the session's transaction if one is open.
     pub(crate) fn eval_query_value(&mut self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
-        let query = crate::synth::select_value(e.clone());
+        let query = crate::parser::synth::select_value(e.clone());
         let schema = self.server.catalog.schema();
         let plan = query::plan_select(&query, &schema, self.database.as_deref())?;
         match self.run_select(&plan, params)? {
@@ -737,11 +737,11 @@ impl Session {
     /// The rows of `rows`, laid out as `scope`, for which `condition` holds (a SHOW's WHERE).
     pub(crate) fn filter_rows(
         &self,
-        scope: &crate::bind::Scope,
+        scope: &crate::planner::bind::Scope,
         condition: &ast::Expr,
         rows: Vec<Vec<Datum>>,
     ) -> Result<Vec<Vec<Datum>>> {
-        let filter = crate::bind::Binder::new(scope, "where clause").bind(condition)?;
+        let filter = crate::planner::bind::Binder::new(scope, "where clause").bind(condition)?;
         let env = Env { session: self };
         let ctx = Ctx::new(&[], &env, false);
         let mut kept = Vec::with_capacity(rows.len());
@@ -754,8 +754,8 @@ impl Session {
     }
 
     pub(crate) fn eval_constant(&self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
-        let scope = crate::bind::Scope::default();
-        let expr = crate::bind::Binder::new(&scope, "field list").bind(e)?;
+        let scope = crate::planner::bind::Scope::default();
+        let expr = crate::planner::bind::Binder::new(&scope, "field list").bind(e)?;
         let env = Env { session: self };
         let ctx = Ctx::new(params, &env, false);
         expr.eval(&[], &ctx)

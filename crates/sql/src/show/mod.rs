@@ -10,7 +10,7 @@ use crate::api::{charsets, ColumnInfo, ColumnType, Output};
 use crate::catalog::{DefaultValue, PrimaryKey, TableDef};
 use crate::error::{self, Result};
 use crate::expr::like;
-use crate::query;
+use crate::planner::query;
 use crate::session::Session;
 use crate::types::{datum_to_text, TypeKind};
 
@@ -511,7 +511,7 @@ fn assign(
     variable: &ast::ObjectName,
     value: Datum,
 ) -> Result<()> {
-    let parts = crate::query::name_parts(variable);
+    let parts = crate::planner::query::name_parts(variable);
     let mut global = matches!(scope, Some(ast::ContextModifier::Global));
     let name = match parts.as_slice() {
         [one] => one.clone(),

@@ -1,4 +1,4 @@
-//! The handlers of MySQL's statements that Strata parses itself ([`crate::statement`]): the
+//! The handlers of MySQL's statements that Strata parses itself ([`crate::parser::statement`]): the
 //! SHOW forms sqlparser lacks, ANALYZE and OPTIMIZE TABLE, DO, and START TRANSACTION WITH
 //! CONSISTENT SNAPSHOT.
 
@@ -7,12 +7,12 @@ use strata_codec::Datum;
 
 use super::{int_column, matches_pattern, object_name, ok, rows, text, text_column};
 use crate::api::{charsets, ColumnInfo, Output};
-use crate::bind::{Reach, Scope, ScopeColumn};
 use crate::catalog::PrimaryKey;
 use crate::error::{self, Result};
 use crate::expr::ResultType;
+use crate::parser::statement::{Show, ShowFilter, Statement};
+use crate::planner::bind::{Reach, Scope, ScopeColumn};
 use crate::session::Session;
-use crate::statement::{Show, ShowFilter, Statement};
 
 /// Runs one of Strata's own statements.
 pub(crate) fn execute_mysql_only(session: &mut Session, statement: &Statement) -> Result<Output> {
@@ -250,7 +250,7 @@ pub(crate) fn analyze(
 ) -> Result<Output> {
     let mut out = Vec::new();
     for name in tables {
-        let (db, table) = crate::query::qualified_name(name)?;
+        let (db, table) = crate::planner::query::qualified_name(name)?;
         let db = match db {
             Some(db) => db,
             None => session

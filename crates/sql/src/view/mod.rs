@@ -16,8 +16,8 @@ use crate::api::Output;
 use crate::catalog::{PrimaryKey, Schema, TableDef, ViewDef};
 use crate::ddl::Existing;
 use crate::error::{self, Error, Result};
-use crate::join::RelationSource;
-use crate::query::{self, PlanContext, SelectPlan};
+use crate::planner::join::RelationSource;
+use crate::planner::query::{self, PlanContext, SelectPlan};
 use crate::session::Session;
 use crate::show::{ok, rows, text, text_column};
 
@@ -241,7 +241,7 @@ fn plan_definition(view: &ViewDef, cx: &PlanContext) -> Result<SelectPlan> {
 }
 
 fn parse_definition(definition: &str) -> Result<ast::Query> {
-    let mut statements = crate::parse::parse(definition)?.into_sql()?;
+    let mut statements = crate::parser::parse(definition)?.into_sql()?;
     match statements.pop() {
         Some(ast::Statement::Query(query)) if statements.is_empty() => Ok(*query),
         _ => Err(error::internal("a view's definition is not a SELECT")),

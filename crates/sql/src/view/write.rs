@@ -16,7 +16,7 @@ use sqlparser::ast::{
 
 use crate::catalog::{Schema, ViewDef};
 use crate::error::{Error, Result};
-use crate::query;
+use crate::planner::query;
 
 use super::{parse_definition, refuse_write, VIEW_NESTING_MAX};
 

@@ -12,10 +12,10 @@ use sqlparser::ast;
 use strata_codec::Datum;
 
 use crate::api::ColumnType;
-use crate::bind::{OuterScope, Scope, SubqueryKind, SubqueryPlanner};
 use crate::error::{self, Result};
 use crate::expr::{Expr, ResultType};
-use crate::query::{self, PlanContext, SelectPlan};
+use crate::planner::bind::{OuterScope, Scope, SubqueryKind, SubqueryPlanner};
+use crate::planner::query::{self, PlanContext, SelectPlan};
 
 /// A planned subquery of a query block.
 #[derive(Clone, Debug)]

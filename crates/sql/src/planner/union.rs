@@ -10,11 +10,11 @@ use std::sync::Arc;
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 
 use crate::api::ColumnInfo;
-use crate::bind::OuterScope;
 use crate::error::{self, Error, Result};
 use crate::expr::{Expr, ResultType};
 use crate::infoschema::MemoryRows;
-use crate::query::{self, PlanContext, RowLock, SelectPlan};
+use crate::planner::bind::OuterScope;
+use crate::planner::query::{self, PlanContext, RowLock, SelectPlan};
 
 /// The parts of a union, left to right.
 #[derive(Clone, Debug)]
@@ -109,7 +109,7 @@ pub fn plan(
 /// rather than with the whole union for every part.
 fn shell(query: &ast::Query) -> ast::Query {
     ast::Query {
-        body: Box::new(crate::synth::no_rows()),
+        body: Box::new(crate::parser::synth::no_rows()),
         ..query.clone()
     }
 }
@@ -182,11 +182,11 @@ fn plan_ordered(
     let mut inner = query.clone();
     inner.order_by = None;
     inner.limit_clause = None;
-    let mut wrapper = crate::synth::select(
+    let mut wrapper = crate::parser::synth::select(
         vec![ast::SelectItem::Wildcard(
             ast::WildcardAdditionalOptions::default(),
         )],
-        vec![crate::synth::derived(inner, UNION_ALIAS)],
+        vec![crate::parser::synth::derived(inner, UNION_ALIAS)],
     );
     wrapper.order_by = query.order_by.clone();
     wrapper.limit_clause = query.limit_clause.clone();

@@ -5,9 +5,9 @@ use sqlparser::ast;
 
 use super::{window_error, Frame, FrameBound, FrameUnits, Offset, WindowCall, WindowFunc};
 use crate::api::ColumnType;
-use crate::bind::{Binder, Scope};
 use crate::error::{self, Error, Result};
 use crate::expr::{self, AggFunc, Expr, IntervalUnit, ResultType};
+use crate::planner::bind::{Binder, Scope};
 
 /// The name MySQL gives a window written inside OVER (…) in its errors.
 const UNNAMED: &str = "<unnamed window>";

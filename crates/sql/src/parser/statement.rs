@@ -11,7 +11,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
-use crate::parse::Extras;
+use crate::parser::Extras;
 
 /// One parsed statement.
 #[derive(Clone, Debug)]
@@ -255,7 +255,7 @@ fn at_keyword(parser: &Parser, skip: usize, keyword: Keyword) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::StrataDialect;
+    use crate::parser::dialect::StrataDialect;
 
     fn parse(sql: &str) -> Option<Statement> {
         let dialect = StrataDialect::default();

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 /// DISTINCT and those after it all ALL, and each run of one operator associates. A chain of
 /// EXCEPT or INTERSECT stays left-deep, and may be at most [`MAX_LEFT_DEEP`] long.
 ///
-/// [`MAX_LEFT_DEEP`]: crate::dialect::MAX_LEFT_DEEP
+/// [`MAX_LEFT_DEEP`]: crate::parser::dialect::MAX_LEFT_DEEP
 pub fn balance_set_operations(statement: &mut Statement) -> Result<()> {
     struct Balancer;
     impl VisitorMut for Balancer {
@@ -59,7 +59,7 @@ fn balance_chain(body: &mut SetExpr) -> Result<()> {
     }
     let unions = operators.iter().all(|(op, _)| *op == SetOperator::Union);
     if !unions {
-        return if operators.len() > crate::dialect::MAX_LEFT_DEEP {
+        return if operators.len() > crate::parser::dialect::MAX_LEFT_DEEP {
             Err(crate::error::too_deep())
         } else {
             Ok(())
@@ -67,7 +67,7 @@ fn balance_chain(body: &mut SetExpr) -> Result<()> {
     }
     // Taken apart iteratively: the leftmost part, then each right part in order.
     let mut rights = Vec::with_capacity(operators.len());
-    let mut rest = std::mem::replace(body, crate::synth::no_rows());
+    let mut rest = std::mem::replace(body, crate::parser::synth::no_rows());
     while let SetExpr::SetOperation { left, right, .. } = rest {
         rights.push(*right);
         rest = *left;
@@ -98,7 +98,7 @@ fn balance_chain(body: &mut SetExpr) -> Result<()> {
 /// `parts` joined by one UNION as a balanced tree, parts in order.
 fn balanced_union(quantifier: SetQuantifier, parts: &mut [SetExpr]) -> SetExpr {
     if let [only] = parts {
-        return std::mem::replace(only, crate::synth::no_rows());
+        return std::mem::replace(only, crate::parser::synth::no_rows());
     }
     let (left, right) = parts.split_at_mut(parts.len() / 2);
     SetExpr::SetOperation {

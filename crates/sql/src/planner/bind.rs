@@ -135,7 +135,7 @@ pub struct Binder<'a> {
     pub aggs: Vec<AggCall>,
     pub allow_aggregates: bool,
     /// Window calls met so far; `Expr::Window(i)` refers to `windows[i]`.
-    pub windows: Vec<crate::window::WindowCall>,
+    pub windows: Vec<crate::planner::window::WindowCall>,
     /// Whether window functions may appear (the select list and ORDER BY of a query block).
     pub allow_windows: bool,
     /// The query block's WINDOW clause.
@@ -612,7 +612,7 @@ impl<'a> Binder<'a> {
             }
         };
         if f.over.is_some() {
-            return crate::window::bind_call(self, &name, f, &args, distinct, star);
+            return crate::planner::window::bind_call(self, &name, f, &args, distinct, star);
         }
         let agg = match name.as_str() {
             "COUNT" if star => Some(AggFunc::CountStar),

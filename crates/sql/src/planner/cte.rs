@@ -23,8 +23,8 @@ use crate::catalog::TableDef;
 use crate::error::{self, Error, Result};
 use crate::expr::ResultType;
 use crate::infoschema::MemoryRows;
-use crate::join::RelationSource;
-use crate::query::{self, PlanContext, SelectPlan};
+use crate::planner::join::RelationSource;
+use crate::planner::query::{self, PlanContext, SelectPlan};
 use crate::types::{SqlType, TypeKind};
 
 /// One CTE: its name, its query (references to earlier CTEs replaced), its column names.
@@ -300,7 +300,7 @@ fn plan_recursive(cte: &RecursiveCte, cx: &PlanContext) -> Result<SelectPlan> {
         return Err(error::unsupported("ORDER BY or LIMIT in a recursive CTE"));
     }
     let mut bodies = Vec::new();
-    crate::union::flatten(&cte.query.body, &mut bodies)?;
+    crate::planner::union::flatten(&cte.query.body, &mut bodies)?;
     let seeds = bodies
         .iter()
         .take_while(|(body, _)| !refers_to(*body, &cte.name))
@@ -352,9 +352,9 @@ fn plan_recursive(cte: &RecursiveCte, cx: &PlanContext) -> Result<SelectPlan> {
         parts.push(plan_part(body)?);
     }
     drop(in_scope);
-    let mut plan = crate::union::plan_parts(parts, 0)?;
+    let mut plan = crate::planner::union::plan_parts(parts, 0)?;
     if let Some(union) = plan.union.as_mut() {
-        union.recursion = Some(crate::union::Recursion {
+        union.recursion = Some(crate::planner::union::Recursion {
             seeds,
             working,
             distinct,

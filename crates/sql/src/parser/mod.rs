@@ -4,6 +4,16 @@
 //! executable comments (`/*! … */`, `/*!50100 … */`, TiDB's `/*T![feature] … */`) are replaced by
 //! the tokens inside them, and each `?` placeholder is numbered in textual order (`?1`, `?2`, …)
 //! so that parameters bind by position however the binder walks the tree.
+//!
+//! MySQL's own statements are read into [`statement::Statement`]; ALTER TABLE's and SET's
+//! clauses in [`alter`] and [`sets`]; [`dialect`] is sqlparser's MySQL dialect with Strata's
+//! hooks; [`synth`] builds the trees of statements Strata runs on the user's behalf.
+
+pub mod alter;
+pub mod dialect;
+pub mod sets;
+pub mod statement;
+pub mod synth;
 
 use sqlparser::ast::{
     Delete, FromTable, ObjectName, ObjectNamePart, OrderByExpr, Statement, UpdateTableFromKind,
@@ -14,8 +24,8 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whit
 
 use strata_txn::TxnMode;
 
-use crate::dialect::StrataDialect;
 use crate::error::{syntax, Error, Result};
+use crate::parser::dialect::StrataDialect;
 
 /// The most characters of the query a syntax error quotes, as in MySQL.
 const NEAR_CHARS_MAX: usize = 80;
@@ -27,7 +37,7 @@ const MAX_SET_OPERATORS: usize = 10_000;
 
 /// Parsed statements of one text, with the number of `?` placeholders.
 pub struct Parsed {
-    pub statements: Vec<crate::statement::Statement>,
+    pub statements: Vec<crate::parser::statement::Statement>,
     pub param_count: usize,
 }
 
@@ -38,7 +48,7 @@ impl Parsed {
         self.statements
             .into_iter()
             .map(|s| match s {
-                crate::statement::Statement::Sql(statement, _) => Ok(*statement),
+                crate::parser::statement::Statement::Sql(statement, _) => Ok(*statement),
                 other => Err(syntax(format!("near '{other:?}'"))),
             })
             .collect()
@@ -113,7 +123,7 @@ pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         parse_statements(
             &mut Parser::new(&dialect)
-                .with_recursion_limit(crate::dialect::MAX_NESTING)
+                .with_recursion_limit(crate::parser::dialect::MAX_NESTING)
                 .with_tokens_with_locations(tokens),
             batch,
         )
@@ -124,19 +134,19 @@ pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
         Err(_) => return Err(syntax("the statement could not be parsed")),
     };
     for statement in &mut statements {
-        if let crate::statement::Statement::Sql(s, _) = statement {
-            crate::parse_sets::balance_set_operations(s)?;
+        if let crate::parser::statement::Statement::Sql(s, _) = statement {
+            crate::parser::sets::balance_set_operations(s)?;
         }
     }
     if let Some(tokens) = kept {
         let trees = statements.iter_mut().filter_map(|s| match s {
-            crate::statement::Statement::Sql(statement, _) => Some(&mut **statement),
+            crate::parser::statement::Statement::Sql(statement, _) => Some(&mut **statement),
             _ => None,
         });
         crate::names::name_select_items(trees, &tokens, sql);
     }
     for (i, statement) in statements.iter_mut().enumerate() {
-        let crate::statement::Statement::Sql(s, extras) = statement else {
+        let crate::parser::statement::Statement::Sql(s, extras) = statement else {
             continue;
         };
         let select_at = match &**s {
@@ -170,12 +180,12 @@ pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
 }
 
 /// Reads `;`-separated statements, as sqlparser's `parse_statements` does, but MySQL's own
-/// statements as Strata's ([`crate::statement`]), and ALTER TABLE, UPDATE and DELETE in MySQL's
+/// statements as Strata's ([`crate::parser::statement`]), and ALTER TABLE, UPDATE and DELETE in MySQL's
 /// grammar (parse_alter.rs and below).
 fn parse_statements(
     parser: &mut Parser,
     batch: Batch,
-) -> std::result::Result<Vec<crate::statement::Statement>, ParserError> {
+) -> std::result::Result<Vec<crate::parser::statement::Statement>, ParserError> {
     let mut statements = Vec::new();
     let mut expecting_delimiter = false;
     loop {
@@ -188,13 +198,13 @@ fn parse_statements(
         if expecting_delimiter || (batch == Batch::Single && !statements.is_empty()) {
             return parser.expected("end of statement", parser.peek_token());
         }
-        if let Some(statement) = crate::statement::parse_mysql_only(parser)? {
+        if let Some(statement) = crate::parser::statement::parse_mysql_only(parser)? {
             statements.push(statement);
             expecting_delimiter = true;
             continue;
         }
-        let statement = if crate::parse_alter::at_alter_table(parser) {
-            crate::parse_alter::parse_alter_table(parser)?
+        let statement = if crate::parser::alter::at_alter_table(parser) {
+            crate::parser::alter::parse_alter_table(parser)?
         } else if parser.peek_keyword(Keyword::UPDATE) {
             parse_update(parser)?
         } else if parser.peek_keyword(Keyword::DELETE) {
@@ -202,7 +212,7 @@ fn parse_statements(
         } else {
             parser.parse_statement()?
         };
-        statements.push(crate::statement::Statement::Sql(
+        statements.push(crate::parser::statement::Statement::Sql(
             Box::new(statement),
             Extras::default(),
         ));
@@ -662,12 +672,12 @@ fn executable_body(body: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
-    fn sql_trees(parsed: &crate::parse::Parsed) -> Vec<Statement> {
+    fn sql_trees(parsed: &crate::parser::Parsed) -> Vec<Statement> {
         parsed
             .statements
             .iter()
             .filter_map(|s| match s {
-                crate::statement::Statement::Sql(tree, _) => Some((**tree).clone()),
+                crate::parser::statement::Statement::Sql(tree, _) => Some((**tree).clone()),
                 _ => None,
             })
             .collect()

@@ -21,9 +21,9 @@ use crate::error::{self, Result};
 use crate::expr::{BinaryOp, Expr};
 use crate::infoschema::MemoryRows;
 
-use crate::bind::{Reach, ScopeColumn};
 use crate::expr::ResultType;
-use crate::query::{self, Access, PlanContext, SelectPlan, TableSource};
+use crate::planner::bind::{Reach, ScopeColumn};
+use crate::planner::query::{self, Access, PlanContext, SelectPlan, TableSource};
 
 /// Rows assumed for a derived table when choosing the join order.
 const DERIVED_ROWS_GUESS: f64 = 1_000.0;
@@ -170,7 +170,7 @@ pub fn from_relations(from: &[ast::TableWithJoins], cx: &PlanContext) -> Result<
 /// relation's others in FROM order, but for a RIGHT JOIN … USING, whose right side comes first.
 pub fn star_columns(
     relations: &[Relation],
-    scope: &crate::bind::Scope,
+    scope: &crate::planner::bind::Scope,
     merged: &[usize],
 ) -> Vec<usize> {
     let mut order: Vec<usize> = (0..relations.len()).collect();
@@ -223,7 +223,7 @@ fn join_kind(operator: &ast::JoinOperator, position: usize) -> Result<(bool, boo
 /// the one an unqualified name reaches. Returns the merged columns, which `*` lists first.
 pub fn apply_using(
     relations: &mut [Relation],
-    scope: &mut crate::bind::Scope,
+    scope: &mut crate::planner::bind::Scope,
 ) -> Result<Vec<usize>> {
     let mut coalesced = Vec::new();
     for r in 0..relations.len() {
@@ -306,7 +306,7 @@ pub fn join_conditions(from: &[ast::TableWithJoins]) -> Vec<Option<&ast::Expr>> 
 
 pub fn relation_source(factor: &TableFactor, cx: &PlanContext) -> Result<(String, RelationSource)> {
     let (schema, database) = (cx.schema, cx.database);
-    if let Some(relation) = crate::cte::resolve(factor, cx)? {
+    if let Some(relation) = crate::planner::cte::resolve(factor, cx)? {
         return Ok(relation);
     }
     if let Some(relation) = crate::view::resolve(factor, cx)? {

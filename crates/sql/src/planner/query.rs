@@ -9,12 +9,12 @@ use sqlparser::ast::{self, GroupByExpr, SelectItem, SetExpr, TableFactor};
 use strata_codec::Datum;
 
 use crate::api::{column_flags, ColumnInfo};
-use crate::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
 use crate::catalog::{Schema, TableDef, TableStats};
 use crate::error::{self, Error, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, Func, ResultType};
-use crate::join::{self, JoinPlan, RelationSource};
-use crate::subquery::{Collector, SubqueryPlan};
+use crate::planner::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
+use crate::planner::join::{self, JoinPlan, RelationSource};
+use crate::planner::subquery::{Collector, SubqueryPlan};
 
 /// Rows assumed in a table never analyzed.
 const ROWS_UNKNOWN: f64 = 10_000.0;
@@ -161,7 +161,7 @@ pub struct SelectPlan {
     pub having: Option<Expr>,
     pub projection: Vec<Expr>,
     /// Window calls of the select list and ORDER BY, computed after grouping and HAVING.
-    pub windows: Vec<crate::window::WindowCall>,
+    pub windows: Vec<crate::planner::window::WindowCall>,
     pub result_types: Vec<ResultType>,
     pub columns: Arc<[ColumnInfo]>,
     pub distinct: bool,
@@ -178,7 +178,7 @@ pub struct SelectPlan {
     /// Columns of the FROM row.
     pub width: usize,
     /// A union of SELECTs, which this plan only carries (its other fields are empty).
-    pub union: Option<Box<crate::union::UnionPlan>>,
+    pub union: Option<Box<crate::planner::union::UnionPlan>>,
 }
 
 /// Builds the scope of one table's columns.
@@ -273,7 +273,7 @@ pub struct PlanContext<'a> {
     /// The database unqualified names are in.
     pub database: Option<&'a str>,
     /// Recursive CTEs in scope, and the working tables of those being planned.
-    pub ctes: crate::cte::CteScope,
+    pub ctes: crate::planner::cte::CteScope,
     /// Views whose definitions enclose what is being planned.
     pub view_depth: usize,
 }
@@ -283,7 +283,7 @@ impl<'a> PlanContext<'a> {
         PlanContext {
             schema,
             database,
-            ctes: crate::cte::CteScope::default(),
+            ctes: crate::planner::cte::CteScope::default(),
             view_depth: 0,
         }
     }
@@ -381,7 +381,7 @@ pub fn plan_select_in(
     cx: &PlanContext,
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
-    if let Some(inlined) = crate::cte::inline(query)? {
+    if let Some(inlined) = crate::planner::cte::inline(query)? {
         let _in_scope = inlined.enter(&cx.ctes);
         return plan_select_in(&inlined.query, cx, outer);
     }
@@ -389,7 +389,7 @@ pub fn plan_select_in(
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
         SetExpr::Query(q) => return plan_select_in(q, cx, outer),
-        SetExpr::SetOperation { .. } => return crate::union::plan(query, cx, outer),
+        SetExpr::SetOperation { .. } => return crate::planner::union::plan(query, cx, outer),
         _ => return Err(error::unsupported("set operations")),
     };
     // `FROM DUAL` names no table, as in MySQL.
@@ -426,7 +426,7 @@ pub fn plan_select_in(
     };
 
     // Select list, HAVING and ORDER BY share one binder so aggregates are numbered once.
-    crate::window::check_named(&select.named_window)?;
+    crate::planner::window::check_named(&select.named_window)?;
     let mut binder = binder("field list");
     binder.allow_aggregates = true;
     binder.allow_windows = true;
@@ -648,7 +648,11 @@ pub fn plan_select_in(
                 .chain(&having)
                 .chain(order_by.iter().map(|(e, _)| e))
                 .chain(aggs.iter().map(|a| &a.arg))
-                .chain(windows.iter().flat_map(crate::window::WindowCall::exprs));
+                .chain(
+                    windows
+                        .iter()
+                        .flat_map(crate::planner::window::WindowCall::exprs),
+                );
             columns_read(read, def.columns.len())
         } else {
             None
