@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../fuzz"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(codec sql_plan)
+[ ${#targets[@]} -gt 0 ] || targets=(codec sql_plan protocol_commands protocol_handshake)
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "scripts/fuzz.sh: installing cargo-fuzz"

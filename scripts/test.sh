@@ -25,7 +25,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 cargo test --release --workspace "$@"
-# The fuzz targets (packet-free: SQL text through parser and planner, the key and row codecs),
-# a minute each; scripts/fuzz.sh SECONDS runs them longer. Inputs that once crashed a target
-# are kept under fuzz/regressions/ and replayed by `cargo test` (crates/sql/tests/fuzz_corpus.rs).
+# The fuzz targets (SQL text through parser and planner, the key and row codecs, a client's
+# handshake and command packets through a connection), a minute each; scripts/fuzz.sh SECONDS
+# runs them longer. Inputs that once crashed a target are kept under fuzz/regressions/ and
+# replayed by `cargo test` (crates/sql/tests/fuzz_corpus.rs, crates/mysql/tests/fuzz_corpus.rs).
 scripts/fuzz.sh 60

@@ -58,6 +58,8 @@ mod backend;
 mod binary;
 mod conn;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handshake;
 pub mod memory;
 pub mod packet;
