@@ -3,27 +3,12 @@
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
-use strata_sql::{charsets, Client, ColumnInfo, ColumnType, Datum, Output};
+use strata_sql::{Client, ColumnType, Datum, Output};
 
 use super::*;
 use crate::backend::Backend;
-use crate::memory::{Execution, ScriptedBackend, ScriptedSession};
+use crate::memory::{column, Execution, ScriptedBackend, ScriptedSession};
 use crate::packet::PacketReader;
-
-fn column(name: &str, column_type: ColumnType) -> ColumnInfo {
-    ColumnInfo {
-        schema: "db".into(),
-        table: "t".into(),
-        org_table: "t".into(),
-        name: name.into(),
-        org_name: name.into(),
-        charset: charsets::BINARY,
-        column_length: 20,
-        column_type,
-        flags: 0,
-        decimals: 0,
-    }
-}
 
 fn backend() -> ScriptedBackend {
     let one = Output::ResultSet {

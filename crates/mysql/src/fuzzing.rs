@@ -6,12 +6,12 @@
 use std::io;
 use std::sync::Arc;
 
-use strata_sql::{charsets, Client, ColumnInfo, ColumnType, Datum, Output};
+use strata_sql::{Client, ColumnType, Datum, Output};
 
 use crate::backend::Backend;
 use crate::conn::{Connection, Flow};
 use crate::handshake::{authenticate, Greeting, HANDSHAKE_MAX_PAYLOAD_BYTES};
-use crate::memory::ScriptedBackend;
+use crate::memory::{column, ScriptedBackend};
 use crate::packet::{PacketReader, PacketWriter};
 use crate::server::ServerState;
 
@@ -78,21 +78,6 @@ pub fn commands(data: &[u8]) -> usize {
     COMMANDS_MAX
 }
 
-fn column(name: &str, column_type: ColumnType) -> ColumnInfo {
-    ColumnInfo {
-        schema: "fuzz".to_string(),
-        table: "t".to_string(),
-        org_table: "t".to_string(),
-        name: name.to_string(),
-        org_name: name.to_string(),
-        charset: charsets::BINARY,
-        column_length: 20,
-        column_type,
-        flags: 0,
-        decimals: 0,
-    }
-}
-
 /// Statements the fuzzer can reach: a query with a result set, and prepared statements of
 /// zero to three parameters (their texts are in the target's seeds).
 fn backend() -> ScriptedBackend {
@@ -117,5 +102,5 @@ fn backend() -> ScriptedBackend {
         )
         .with_statement("insert into t values (?, ?, ?)", 3, Vec::new())
         .with_table("t", vec![column("id", ColumnType::LongLong)])
-        .with_database("fuzz")
+        .with_database("db")
 }

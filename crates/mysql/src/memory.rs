@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use strata_sql::{Batch, Client, ColumnInfo, Datum, Output, PreparedInfo, SqlError};
+use strata_sql::{
+    charsets, Batch, Client, ColumnInfo, ColumnType, Datum, Output, PreparedInfo, SqlError,
+};
 
 use crate::backend::{Backend, BackendSession};
 
@@ -44,6 +46,22 @@ pub struct ScriptedBackend {
     executions: Arc<Mutex<Vec<Execution>>>,
     connection_ids: Arc<AtomicU32>,
     max_connections: Arc<AtomicUsize>,
+}
+
+/// A binary column `name` of table `db.t`, for canned results and statements.
+pub fn column(name: &str, column_type: ColumnType) -> ColumnInfo {
+    ColumnInfo {
+        schema: "db".into(),
+        table: "t".into(),
+        org_table: "t".into(),
+        name: name.into(),
+        org_name: name.into(),
+        charset: charsets::BINARY,
+        column_length: 20,
+        column_type,
+        flags: 0,
+        decimals: 0,
+    }
 }
 
 impl ScriptedBackend {

@@ -6,7 +6,7 @@ use crate::executor::grouping::Grouping;
 use crate::planner::query::SelectPlan;
 
 use super::describe;
-use super::{Batch, Exec, Node, Operator};
+use super::{once, Batch, Exec, Node, Operator};
 
 pub struct HashAgg<'p> {
     input: Box<dyn Operator + 'p>,
@@ -26,26 +26,26 @@ impl<'p> HashAgg<'p> {
 
 impl Operator for HashAgg<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        if std::mem::replace(&mut self.done, true) {
-            return Ok(None);
-        }
-        let plan = self.plan;
-        let mut grouping = Grouping::new(&plan.aggs, plan.group_by.len(), plan.rollup, exec.ctx);
-        while let Some(batch) = self.input.next(exec)? {
-            for row in &batch {
-                grouping.add(&plan.group_by, row, exec.ctx)?;
+        once(&mut self.done, || {
+            let plan = self.plan;
+            let mut grouping =
+                Grouping::new(&plan.aggs, plan.group_by.len(), plan.rollup, exec.ctx);
+            while let Some(batch) = self.input.next(exec)? {
+                for row in &batch {
+                    grouping.add(&plan.group_by, row, exec.ctx)?;
+                }
             }
-        }
-        let width = plan.width + plan.subqueries.len();
-        let groups = grouping.finish(width, &plan.group_by, exec.ctx)?;
-        let rows: Batch = groups
-            .into_iter()
-            .map(|(mut row, aggs)| {
-                row.extend(aggs);
-                row
-            })
-            .collect();
-        Ok((!rows.is_empty()).then_some(rows))
+            let width = plan.width + plan.subqueries.len();
+            let groups = grouping.finish(width, &plan.group_by, exec.ctx)?;
+            let rows: Batch = groups
+                .into_iter()
+                .map(|(mut row, aggs)| {
+                    row.extend(aggs);
+                    row
+                })
+                .collect();
+            Ok(rows)
+        })
     }
 
     fn explain(&self) -> Node {

@@ -107,9 +107,12 @@ fn write_expr(out: &mut String, e: &Expr, names: &Names, depth: usize) {
                 out.push(')');
             }
         }
-        Expr::IsTrue(a, truth) => {
-            let name = if *truth { "istrue" } else { "isfalse" };
+        Expr::IsTrue(a, negated) => {
+            let name = if *negated { "not(istrue" } else { "istrue" };
             call(out, name, &mut std::iter::once(&**a));
+            if *negated {
+                out.push(')');
+            }
         }
         Expr::Between {
             expr,

@@ -29,7 +29,7 @@ use crate::rows;
 
 use super::describe;
 use super::scan::{source_node, SCAN_PAGE_ROWS};
-use super::{Batch, Exec, Node, Operator};
+use super::{once, Batch, Exec, Node, Operator};
 
 pub struct Join<'p> {
     /// The query block, whose FROM row names the columns EXPLAIN shows.
@@ -50,11 +50,10 @@ impl<'p> Join<'p> {
 
 impl Operator for Join<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        if std::mem::replace(&mut self.done, true) {
-            return Ok(None);
-        }
-        let rows = execute(self.plan, exec.txn, exec.ctx)?;
-        Ok((!rows.is_empty()).then_some(rows))
+        once(&mut self.done, || {
+            let rows = execute(self.plan, exec.txn, exec.ctx)?;
+            Ok(rows)
+        })
     }
 
     fn explain(&self) -> Node {

@@ -204,6 +204,16 @@ pub fn execute(
     Ok((rows, exec.locked))
 }
 
+/// The batch of an operator that hands over all its rows at once: `compute` runs on the first
+/// call; None after it, and at once when it made no row.
+fn once(done: &mut bool, compute: impl FnOnce() -> Result<Batch>) -> Result<Option<Batch>> {
+    if std::mem::replace(done, true) {
+        return Ok(None);
+    }
+    let rows = compute()?;
+    Ok((!rows.is_empty()).then_some(rows))
+}
+
 /// Every batch `input` has left, as one.
 fn drain(input: &mut dyn Operator, exec: &mut Exec) -> Result<Batch> {
     let mut rows = Vec::new();

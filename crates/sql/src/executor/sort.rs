@@ -6,7 +6,7 @@ use crate::expr::{EvalEnv, Expr};
 use crate::planner::query::SelectPlan;
 
 use super::describe;
-use super::{drain, Batch, Exec, Node, Operator};
+use super::{drain, once, Batch, Exec, Node, Operator};
 
 pub struct Sort<'p> {
     input: Box<dyn Operator + 'p>,
@@ -36,19 +36,18 @@ impl<'p> Sort<'p> {
 
 impl Operator for Sort<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        if std::mem::replace(&mut self.done, true) {
-            return Ok(None);
-        }
-        let mut rows = drain(self.input.as_mut(), exec)?;
-        for row in &rows {
-            exec.ctx.keep_row(row)?;
-        }
-        let width = self.width;
-        rows.sort_by(|a, b| compare_sort_keys(&a[width..], &b[width..], self.order_by));
-        for row in &mut rows {
-            row.truncate(width);
-        }
-        Ok((!rows.is_empty()).then_some(rows))
+        once(&mut self.done, || {
+            let mut rows = drain(self.input.as_mut(), exec)?;
+            for row in &rows {
+                exec.ctx.keep_row(row)?;
+            }
+            let width = self.width;
+            rows.sort_by(|a, b| compare_sort_keys(&a[width..], &b[width..], self.order_by));
+            for row in &mut rows {
+                row.truncate(width);
+            }
+            Ok(rows)
+        })
     }
 
     fn explain(&self) -> Node {

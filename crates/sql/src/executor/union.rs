@@ -11,7 +11,7 @@ use crate::exec::{self, group_key, Ctx};
 use crate::expr::{ResultType, SessionValue};
 use crate::planner::union::{Combine, Recursion, UnionPlan};
 
-use super::{Batch, Exec, Node, Operator};
+use super::{once, Batch, Exec, Node, Operator};
 
 pub struct Union<'p> {
     plan: &'p UnionPlan,
@@ -31,11 +31,10 @@ impl<'p> Union<'p> {
 
 impl Operator for Union<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        if std::mem::replace(&mut self.done, true) {
-            return Ok(None);
-        }
-        let rows = execute(self.plan, self.types, exec.txn, exec.ctx)?;
-        Ok((!rows.is_empty()).then_some(rows))
+        once(&mut self.done, || {
+            let rows = execute(self.plan, self.types, exec.txn, exec.ctx)?;
+            Ok(rows)
+        })
     }
 
     fn explain(&self) -> Node {

@@ -21,7 +21,7 @@ use crate::planner::window::{
 };
 use crate::types::{self, sort_compare};
 
-use super::{drain, split_aggs, Batch, Exec, Node, Operator};
+use super::{drain, once, split_aggs, Batch, Exec, Node, Operator};
 
 pub struct Window<'p> {
     input: Box<dyn Operator + 'p>,
@@ -52,29 +52,28 @@ impl<'p> Window<'p> {
 
 impl Operator for Window<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        if std::mem::replace(&mut self.done, true) {
-            return Ok(None);
-        }
-        let rows = drain(self.input.as_mut(), exec)?;
-        for row in &rows {
-            exec.ctx.keep_row(row)?;
-        }
-        let stage: Vec<_> = rows.iter().map(|r| split_aggs(r, self.aggs)).collect();
-        let (values, order) = compute(self.calls, &stage, exec.ctx)?;
-        drop(stage);
-        let mut rows: Vec<_> = rows.into_iter().zip(values).map(Some).collect();
-        let mut out = Vec::with_capacity(rows.len());
-        for (position, in_order) in order.iter().enumerate() {
-            let k = if self.keep_window_order {
-                *in_order
-            } else {
-                position
-            };
-            let (mut row, values) = rows[k].take().expect("each row leaves once");
-            row.extend(values);
-            out.push(row);
-        }
-        Ok((!out.is_empty()).then_some(out))
+        once(&mut self.done, || {
+            let rows = drain(self.input.as_mut(), exec)?;
+            for row in &rows {
+                exec.ctx.keep_row(row)?;
+            }
+            let stage: Vec<_> = rows.iter().map(|r| split_aggs(r, self.aggs)).collect();
+            let (values, order) = compute(self.calls, &stage, exec.ctx)?;
+            drop(stage);
+            let mut rows: Vec<_> = rows.into_iter().zip(values).map(Some).collect();
+            let mut out = Vec::with_capacity(rows.len());
+            for (position, in_order) in order.iter().enumerate() {
+                let k = if self.keep_window_order {
+                    *in_order
+                } else {
+                    position
+                };
+                let (mut row, values) = rows[k].take().expect("each row leaves once");
+                row.extend(values);
+                out.push(row);
+            }
+            Ok(out)
+        })
     }
 
     fn explain(&self) -> Node {
