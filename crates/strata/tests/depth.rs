@@ -1,8 +1,9 @@
 //! No statement is too long or too deep for the server: chains of 100,000 ORs, ANDs, `+`s and
-//! `||`s, an IN list of 100,000 values and a UNION of 10,000 SELECTs are answered; nesting
-//! deeper than the server reads (parentheses, subqueries, a run of operators that must stay
-//! left-deep, a longer UNION) gets MySQL's thread stack overrun error (1436); and the server
-//! answers the next statement. Each statement goes through the real `mariadb` client.
+//! `||`s, a run of 100,001 NOTs, an IN list of 100,000 values and a UNION of 10,000 SELECTs
+//! are answered; nesting deeper than the server reads (parentheses, subqueries, a run of
+//! operators that must stay left-deep, a longer UNION) gets MySQL's thread stack overrun error
+//! (1436); and the server answers the next statement. Each statement goes through the real
+//! `mariadb` client.
 
 mod common;
 
@@ -66,6 +67,14 @@ fn long_and_deep_statements_are_answered_or_refused_and_the_server_lives_on() {
                 chain(", ", (0..n).map(|i| i.to_string()))
             ),
             "2",
+        ),
+        (
+            "NOT",
+            format!(
+                "SELECT COUNT(*) FROM t WHERE {}id = 1",
+                "NOT ".repeat(n + 1)
+            ),
+            "1",
         ),
         (
             "UNION",

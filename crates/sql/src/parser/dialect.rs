@@ -212,6 +212,24 @@ fn parse_extract(parser: &mut Parser) -> Result<Expr, ParserError> {
     })
 }
 
+fn is_not(token: &Token) -> bool {
+    matches!(token, Token::Word(w) if w.keyword == Keyword::NOT)
+}
+
+/// `count` negations of `expr`. NOT NOT x is x as a truth value (1, 0 or NULL), which a third
+/// NOT negates as it would x, so a run of any length is one negation (odd) or two (even).
+fn negations(op: UnaryOperator, count: usize, expr: Expr) -> Expr {
+    let once = |expr| Expr::UnaryOp {
+        op,
+        expr: Box::new(expr),
+    };
+    if count % 2 == 1 {
+        once(expr)
+    } else {
+        once(once(expr))
+    }
+}
+
 impl Dialect for StrataDialect {
     fn dialect(&self) -> std::any::TypeId {
         std::any::TypeId::of::<MySqlDialect>()
@@ -240,30 +258,54 @@ impl Dialect for StrataDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
-        let (op, precedence, twice) = match parser.peek_token().token {
+        let (op, precedence) = match parser.peek_token().token {
             Token::Word(w)
                 if w.keyword == Keyword::EXTRACT
                     && parser.peek_nth_token(1).token == Token::LParen =>
             {
                 return Some(parse_extract(parser));
             }
-            Token::ExclamationMark => (UnaryOperator::BangNot, PREC_BANG, false),
-            Token::DoubleExclamationMark => (UnaryOperator::BangNot, PREC_BANG, true),
-            Token::Tilde => (UnaryOperator::PGBitwiseNot, PREC_UNARY, false),
-            Token::Minus => (UnaryOperator::Minus, PREC_UNARY, false),
+            // A run of negations is read at once: its operand is parsed once, however long
+            // the run, instead of once more per NOT.
+            Token::Word(w)
+                if w.keyword == Keyword::NOT && is_not(&parser.peek_nth_token(1).token) =>
+            {
+                let mut count = 0;
+                while is_not(&parser.peek_token().token) {
+                    parser.next_token();
+                    count += 1;
+                }
+                let precedence = self.prec_value(Precedence::UnaryNot);
+                return Some(
+                    parser
+                        .parse_subexpr(precedence)
+                        .map(|expr| negations(UnaryOperator::Not, count, expr)),
+                );
+            }
+            Token::ExclamationMark | Token::DoubleExclamationMark => {
+                let mut count = 0;
+                loop {
+                    match parser.peek_token().token {
+                        Token::ExclamationMark => count += 1,
+                        Token::DoubleExclamationMark => count += 2,
+                        _ => break,
+                    }
+                    parser.next_token();
+                }
+                return Some(
+                    parser
+                        .parse_subexpr(PREC_BANG)
+                        .map(|expr| negations(UnaryOperator::BangNot, count, expr)),
+                );
+            }
+            Token::Tilde => (UnaryOperator::PGBitwiseNot, PREC_UNARY),
+            Token::Minus => (UnaryOperator::Minus, PREC_UNARY),
             _ => return None,
         };
         parser.next_token();
-        let apply = |expr| Expr::UnaryOp {
+        Some(parser.parse_subexpr(precedence).map(|expr| Expr::UnaryOp {
             op,
             expr: Box::new(expr),
-        };
-        Some(parser.parse_subexpr(precedence).map(|expr| {
-            if twice {
-                apply(apply(expr))
-            } else {
-                apply(expr)
-            }
         }))
     }
 
@@ -390,6 +432,31 @@ mod tests {
         assert_eq!(depth(&e), 11);
         // The leaves keep their order: the tree prints as the text it was read from.
         assert_eq!(e.to_string(), sql);
+    }
+
+    #[test]
+    fn runs_of_negations_are_one_or_two_however_long() {
+        let dialect = StrataDialect::default();
+        let parser = || Parser::new(&dialect).with_recursion_limit(MAX_NESTING);
+        for (sql, expected) in [
+            (format!("{}a = b", "NOT ".repeat(100_000)), "NOT NOT a = b"),
+            (format!("{}a = b", "NOT ".repeat(100_001)), "NOT a = b"),
+            (format!("{}1 = 2", "! ".repeat(99_999)), "!1 = 2"),
+            (format!("{}x", "!!".repeat(50_000)), "!!x"),
+            (
+                "NOT NOT EXISTS (SELECT 1)".to_string(),
+                "NOT NOT EXISTS (SELECT 1)",
+            ),
+        ] {
+            let e = parser().try_with_sql(&sql).unwrap().parse_expr().unwrap();
+            assert_eq!(e.to_string(), expected);
+        }
+        // One NOT is still sqlparser's (NOT EXISTS, NOT IN, …).
+        let e = parser()
+            .try_with_sql("NOT EXISTS (SELECT 1)")
+            .unwrap()
+            .parse_expr();
+        assert!(matches!(e, Ok(Expr::Exists { negated: true, .. })));
     }
 
     #[test]
