@@ -150,9 +150,9 @@ pub fn too_deep() -> Error {
         "HY000",
         format!(
             "Thread stack overrun: the statement nests deeper than the server reads (at most \
-             {} levels of parentheses and subqueries, and {} operators in a row that do not \
-             associate)",
-            crate::parser::dialect::MAX_NESTING,
+             {} levels of parentheses and CASE, fewer of subqueries, and {} operators in a row \
+             that do not associate)",
+            crate::parser::dialect::MAX_TEXT_NESTING,
             crate::parser::dialect::MAX_LEFT_DEEP
         ),
     )

@@ -1,9 +1,9 @@
 //! No statement is too long or too deep for the server: chains of 100,000 ORs, ANDs, `+`s and
 //! `||`s, a run of 100,001 NOTs, an IN list of 100,000 values and a UNION of 10,000 SELECTs
-//! are answered; nesting deeper than the server reads (parentheses, subqueries, a run of
-//! operators that must stay left-deep, a longer UNION) gets MySQL's thread stack overrun error
-//! (1436); and the server answers the next statement. Each statement goes through the real
-//! `mariadb` client.
+//! are answered; nesting deeper than the server reads (parentheses, subqueries, CASE in CASE,
+//! a run of operators that must stay left-deep, a longer UNION) gets MySQL's thread stack
+//! overrun error (1436); and the server answers the next statement. Each statement goes
+//! through the real `mariadb` client.
 
 mod common;
 
@@ -122,6 +122,14 @@ fn long_and_deep_statements_are_answered_or_refused_and_the_server_lives_on() {
             format!("SELECT {}1{}", "(SELECT ".repeat(1_000), ")".repeat(1_000)),
         ),
         ("unary minus", format!("SELECT {}1", "- ".repeat(10_000))),
+        (
+            "CASE in CASE",
+            format!(
+                "SELECT {}1{}",
+                "CASE WHEN 1 THEN ".repeat(1_000),
+                " END".repeat(1_000)
+            ),
+        ),
         (
             "UNION",
             chain(" UNION ALL ", (0..n).map(|i| format!("SELECT {i}"))),

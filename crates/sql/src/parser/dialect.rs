@@ -77,6 +77,10 @@ fn infix(token: &Token) -> Option<(BinaryOperator, u8)> {
 /// counts each level of its recursive descent.
 pub const MAX_NESTING: usize = 50;
 
+/// How deep parentheses and CASE … END may nest in a statement's text: what `MAX_NESTING`
+/// leaves once a statement and its select list took their levels (47 nest, 48 do not).
+pub const MAX_TEXT_NESTING: usize = MAX_NESTING - 3;
+
 /// Runs of one associative operator longer than this are grouped as a balanced tree.
 const BALANCE_FROM: usize = 32;
 

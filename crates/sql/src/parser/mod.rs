@@ -25,7 +25,7 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whit
 use strata_txn::TxnMode;
 
 use crate::error::{syntax, Error, Result};
-use crate::parser::dialect::StrataDialect;
+use crate::parser::dialect::{StrataDialect, MAX_TEXT_NESTING};
 
 /// The most characters of the query a syntax error quotes, as in MySQL.
 const NEAR_CHARS_MAX: usize = 80;
@@ -34,6 +34,25 @@ const EXECUTABLE_COMMENT_DEPTH_MAX: usize = 4;
 
 /// The most UNION, EXCEPT and INTERSECT operators one text may hold.
 const MAX_SET_OPERATORS: usize = 10_000;
+
+/// How deep parentheses and CASE … END nest in `tokens`. The parser recurses once per level;
+/// text that nests deeper than it reads is refused with MySQL's stack overrun error before it
+/// is parsed (a too-deep CASE inside the parser surfaces as a syntax error instead).
+fn nesting(tokens: &[TokenWithSpan]) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0;
+    for token in tokens {
+        match &token.token {
+            Token::LParen => depth += 1,
+            Token::Word(w) if w.keyword == Keyword::CASE => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::Word(w) if w.keyword == Keyword::END => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
 
 /// Parsed statements of one text, with the number of `?` placeholders.
 pub struct Parsed {
@@ -111,7 +130,7 @@ pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
         .iter()
         .filter(|t| matches!(&t.token, Token::Word(w) if matches!(w.keyword, Keyword::UNION | Keyword::EXCEPT | Keyword::INTERSECT)))
         .count();
-    if set_operators > MAX_SET_OPERATORS {
+    if set_operators > MAX_SET_OPERATORS || nesting(&tokens) > MAX_TEXT_NESTING {
         return Err(crate::error::too_deep());
     }
     let clauses = take_unparsed_clauses(&dialect, &mut tokens)
