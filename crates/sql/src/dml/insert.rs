@@ -15,8 +15,8 @@ use super::{
 use crate::catalog::{PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec;
-use crate::expr::{Expr, ResultType};
-use crate::planner::bind::{Binder, Reach, Scope, ScopeColumn};
+use crate::expr::Expr;
+use crate::planner::bind::{Binder, Scope};
 use crate::planner::query::{self, SelectPlan};
 use crate::rows;
 use crate::types;
@@ -125,21 +125,8 @@ pub fn plan_insert(
     let on_duplicate = match &insert.on {
         Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) => {
             let mut scope = query::table_scope(&table, &table.name);
-            let inserted: Vec<ScopeColumn> = table
-                .columns
-                .iter()
-                .map(|c| ScopeColumn {
-                    table: INSERTED_ALIAS.into(),
-                    name: c.name.clone(),
-                    ty: ResultType::from_sql(&c.ty, !c.nullable),
-                    reach: if c.write_only {
-                        Reach::Nothing
-                    } else {
-                        Reach::Any
-                    },
-                })
-                .collect();
-            scope.columns.extend(inserted);
+            let inserted = query::table_scope(&table, INSERTED_ALIAS);
+            scope.columns.extend(inserted.columns);
             Some(bind_assignments(&table, &scope, assignments, true, None)?)
         }
         Some(other) => return Err(error::unsupported(other)),
