@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use strata_sql::{
-    Batch, Client, ColumnInfo, Datum, Output, PreparedInfo, Session, SqlError, SqlServer,
+    Batch, Client, ColumnInfo, Datum, Login, Output, PreparedInfo, Session, SqlError, SqlServer,
 };
 
 /// What the server needs from the SQL layer: a way to open one session per connection.
@@ -23,6 +23,9 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Sets `@@global.max_connections` (from the server's configuration, when it starts).
     fn set_max_connections(&self, limit: usize);
+
+    /// The account a client named `user` connecting from `peer` (an IP address) logs in as.
+    fn find_login(&self, user: &str, peer: &str) -> Option<Login>;
 
     /// Opens the session of an authenticated client, optionally in a database (1049 if
     /// unknown).
@@ -89,6 +92,10 @@ impl Backend for Arc<SqlServer> {
 
     fn set_max_connections(&self, limit: usize) {
         SqlServer::set_max_connections(self, limit)
+    }
+
+    fn find_login(&self, user: &str, peer: &str) -> Option<Login> {
+        SqlServer::find_login(self, user, peer)
     }
 
     fn open_session(&self, client: Client, database: Option<&str>) -> Result<Session, SqlError> {

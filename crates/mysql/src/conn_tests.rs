@@ -44,6 +44,7 @@ fn connection(backend: &ScriptedBackend, capabilities: u32) -> Connection<Script
         user: "root".to_string(),
         host: "localhost".to_string(),
         on_kill: None,
+        ..Client::default()
     };
     let session = backend.open_session(client, None).unwrap();
     Connection::new(session, capabilities, 1 << 20, Arc::new(ServerState::new()))

@@ -29,11 +29,11 @@ pub fn handshake(data: &[u8]) -> bool {
     let mut reader = PacketReader::new(data, HANDSHAKE_MAX_PAYLOAD_BYTES);
     let mut writer = PacketWriter::new(io::sink());
     let greeting = Greeting::new(1, "8.0.11-strata-fuzz");
-    let users = [
-        ("root".to_string(), String::new()),
-        ("app".to_string(), "secret".to_string()),
-    ];
-    authenticate(&mut reader, &mut writer, &greeting, &users, "127.0.0.1").is_ok()
+    let backend = ScriptedBackend::new()
+        .with_user("root", "")
+        .with_user("app", "secret");
+    let find = |user: &str| backend.find_login(user, "127.0.0.1");
+    authenticate(&mut reader, &mut writer, &greeting, find, "127.0.0.1").is_ok()
 }
 
 /// The command phase: the first four bytes of `data` are the capabilities the client
@@ -51,6 +51,7 @@ pub fn commands(data: &[u8]) -> usize {
         user: "root".to_string(),
         host: "127.0.0.1".to_string(),
         on_kill: None,
+        ..Client::default()
     };
     let Ok(session) = backend.open_session(client, None) else {
         return 0;

@@ -20,7 +20,7 @@ use std::io::{Read, Write};
 
 use rand::Rng;
 use sha1::{Digest, Sha1};
-use strata_sql::{charsets, SqlError};
+use strata_sql::{charsets, Identity, Login, SqlError};
 
 use crate::error::{codes, ConnectionError};
 use crate::packet::{put_nul_bytes, Cursor, PacketReader, PacketWriter, Truncated};
@@ -43,6 +43,7 @@ pub mod capabilities {
     pub const PLUGIN_AUTH: u32 = 1 << 19;
     pub const CONNECT_ATTRS: u32 = 1 << 20;
     pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
+    pub const CAN_HANDLE_EXPIRED_PASSWORDS: u32 = 1 << 22;
     pub const DEPRECATE_EOF: u32 = 1 << 24;
     pub const QUERY_ATTRIBUTES: u32 = 1 << 27;
 
@@ -62,6 +63,7 @@ pub mod capabilities {
         | PLUGIN_AUTH
         | CONNECT_ATTRS
         | PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | CAN_HANDLE_EXPIRED_PASSWORDS
         | DEPRECATE_EOF;
 }
 
@@ -113,6 +115,10 @@ pub struct HandshakeResponse {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Authenticated {
     pub user: String,
+    /// The account it logged in as.
+    pub account: Identity,
+    /// The account's password expired: the session may only change it.
+    pub password_expired: bool,
     pub database: Option<String>,
     /// The capabilities both sides have.
     pub capabilities: u32,
@@ -221,40 +227,42 @@ fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Checks a `mysql_native_password` response: the client sends
+/// Checks a `mysql_native_password` response against the stored SHA1(SHA1(password)) (None
+/// for an account without a password). The client sends
 /// `SHA1(password) XOR SHA1(scramble + SHA1(SHA1(password)))`, and nothing for an empty
-/// password.
+/// password; unmasking it gives SHA1(password), whose SHA1 must be the stored hash.
 pub fn verify_native_password(
     scramble: &[u8; SCRAMBLE_BYTES],
     auth_response: &[u8],
-    password: &str,
+    stored: Option<&[u8; 20]>,
 ) -> bool {
-    if password.is_empty() {
+    let Some(stored) = stored else {
         return auth_response.is_empty();
-    }
+    };
     if auth_response.len() != 20 {
         return false;
     }
-    let stage1 = Sha1::digest(password.as_bytes());
-    let stage2 = Sha1::digest(stage1);
     let mut hasher = Sha1::new();
     hasher.update(scramble);
-    hasher.update(stage2);
+    hasher.update(stored);
     let mask = hasher.finalize();
+    let stage1: Vec<u8> = (0..20).map(|i| auth_response[i] ^ mask[i]).collect();
+    let candidate = Sha1::digest(&stage1);
     // Compares every byte so the time taken does not depend on where a mismatch is.
-    let difference = (0..20).fold(0u8, |acc, i| acc | (stage1[i] ^ mask[i] ^ auth_response[i]));
+    let difference = (0..20).fold(0u8, |acc, i| acc | (candidate[i] ^ stored[i]));
     difference == 0
 }
 
 /// Runs the connection phase up to (not including) the final OK: sends the greeting, reads the
 /// response, switches the client to `mysql_native_password` if it proposed another plugin, and
-/// checks the password against `users` (user, plain password). `host` names the peer in the
-/// "Access denied" message.
+/// checks the password against the account `find_login` names for the user (1045 for an
+/// unknown user or a wrong password alike, 3118 for a locked account, 1862 for an expired
+/// password when the client cannot handle one). `host` names the peer in the messages.
 pub fn authenticate<R: Read, W: Write>(
     reader: &mut PacketReader<R>,
     writer: &mut PacketWriter<W>,
     greeting: &Greeting,
-    users: &[(String, String)],
+    find_login: impl Fn(&str) -> Option<Login>,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
     writer.set_sequence(0);
@@ -286,25 +294,49 @@ pub fn authenticate<R: Read, W: Write>(
     if auth_response == [0] {
         auth_response.clear();
     }
-    let password = users
-        .iter()
-        .find(|(user, _)| *user == response.user)
-        .map(|(_, password)| password);
-    match password {
-        Some(password) if verify_native_password(&greeting.scramble, &auth_response, password) => {
-            Ok(Authenticated {
-                user: response.user,
-                database: response.database,
-                capabilities: response.capabilities,
-                attributes: response.attributes,
-            })
-        }
-        _ => Err(ConnectionError::Fatal(codes::access_denied(
+    let login = find_login(&response.user).filter(|login| {
+        verify_native_password(
+            &greeting.scramble,
+            &auth_response,
+            login.password_hash.as_ref(),
+        )
+    });
+    let Some(login) = login else {
+        tracing::info!(user = %response.user, host, "access denied: unknown user or wrong password");
+        return Err(ConnectionError::Fatal(codes::access_denied(
             &response.user,
             host,
             !auth_response.is_empty(),
-        ))),
+        )));
+    };
+    if login.locked {
+        tracing::info!(user = %response.user, host, "access denied: account locked");
+        return Err(ConnectionError::Fatal(SqlError::new(
+            3118,
+            "HY000",
+            format!(
+                "Access denied for user '{}'@'{host}'. Account is locked.",
+                response.user
+            ),
+        )));
     }
+    if login.password_expired
+        && response.capabilities & capabilities::CAN_HANDLE_EXPIRED_PASSWORDS == 0
+    {
+        return Err(ConnectionError::Fatal(SqlError::new(
+            1862,
+            "HY000",
+            "Your password has expired. To log in you must change it using a client that supports expired passwords.",
+        )));
+    }
+    Ok(Authenticated {
+        user: response.user,
+        account: login.identity,
+        password_expired: login.password_expired,
+        database: response.database,
+        capabilities: response.capabilities,
+        attributes: response.attributes,
+    })
 }
 
 #[cfg(test)]
@@ -321,20 +353,30 @@ mod tests {
         stage1.iter().zip(mask.iter()).map(|(a, b)| a ^ b).collect()
     }
 
+    /// What a catalog stores for `password`: SHA1(SHA1(password)).
+    fn stored(password: &str) -> [u8; 20] {
+        Sha1::digest(Sha1::digest(password.as_bytes())).into()
+    }
+
     #[test]
     fn native_password_verification() {
         let scramble = *b"abcdefghijklmnopqrst";
         let response = client_scramble(&scramble, "secret");
-        assert!(verify_native_password(&scramble, &response, "secret"));
-        assert!(!verify_native_password(&scramble, &response, "Secret"));
+        let secret = stored("secret");
+        assert!(verify_native_password(&scramble, &response, Some(&secret)));
+        assert!(!verify_native_password(
+            &scramble,
+            &response,
+            Some(&stored("Secret"))
+        ));
         assert!(!verify_native_password(
             &scramble,
             &response[..19],
-            "secret"
+            Some(&secret)
         ));
-        assert!(!verify_native_password(&scramble, b"", "secret"));
-        assert!(verify_native_password(&scramble, b"", ""));
-        assert!(!verify_native_password(&scramble, &response, ""));
+        assert!(!verify_native_password(&scramble, b"", Some(&secret)));
+        assert!(verify_native_password(&scramble, b"", None));
+        assert!(!verify_native_password(&scramble, &response, None));
     }
 
     /// A vector computed by an independent implementation (Python's `hashlib`) for the
@@ -343,7 +385,11 @@ mod tests {
     fn native_password_known_vector() {
         let scramble = *b"abcdefghijklmnopqrst";
         let response = hex("bfdd49584b917d42c758edd2a7a541f721843041");
-        assert!(verify_native_password(&scramble, &response, "password"));
+        assert!(verify_native_password(
+            &scramble,
+            &response,
+            Some(&stored("password"))
+        ));
         assert_eq!(client_scramble(&scramble, "password"), response);
     }
 
@@ -454,12 +500,12 @@ mod tests {
         assert!(verify_native_password(
             &scramble,
             &response.auth_response,
-            "secret"
+            Some(&stored("secret"))
         ));
         assert!(!verify_native_password(
             &scramble,
             &response.auth_response,
-            "secret2"
+            Some(&stored("secret2"))
         ));
     }
 
@@ -503,10 +549,12 @@ mod tests {
         wire: &[u8],
         greeting: &Greeting,
     ) -> (Result<Authenticated, ConnectionError>, Vec<u8>) {
-        let users = vec![("app".to_string(), "pw".to_string())];
+        let find = |user: &str| {
+            (user == "app").then(|| Login::with_password(Identity::new("app", "%"), "pw"))
+        };
         let mut reader = PacketReader::new(wire, HANDSHAKE_MAX_PAYLOAD_BYTES);
         let mut writer = PacketWriter::new(Vec::new());
-        let result = authenticate(&mut reader, &mut writer, greeting, &users, "10.0.0.1");
+        let result = authenticate(&mut reader, &mut writer, greeting, find, "10.0.0.1");
         writer.flush().unwrap();
         (result, writer.get_ref().clone())
     }

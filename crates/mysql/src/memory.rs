@@ -9,7 +9,8 @@
 //! whose affected-row count is the number of parameters when it has no columns. Every execution
 //! is recorded so a test can check what the protocol decoded. COM_PROCESS_KILL knows only the
 //! session's own connection (which it ends); any other id is unknown. `max_connections` is a
-//! number that the server sets.
+//! number that the server sets. Its accounts are `'user'@'%'` with a plain password, `root`
+//! without one unless others are given.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -17,7 +18,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use strata_sql::{
-    charsets, Batch, Client, ColumnInfo, ColumnType, Datum, Output, PreparedInfo, SqlError,
+    charsets, Batch, Client, ColumnInfo, ColumnType, Datum, Identity, Login, Output, PreparedInfo,
+    SqlError,
 };
 
 use crate::backend::{Backend, BackendSession};
@@ -43,6 +45,8 @@ pub struct ScriptedBackend {
     statements: HashMap<String, CannedStatement>,
     tables: HashMap<String, Vec<ColumnInfo>>,
     databases: BTreeSet<String>,
+    /// Users and their passwords; none means `root` without a password.
+    users: Vec<(String, String)>,
     executions: Arc<Mutex<Vec<Execution>>>,
     connection_ids: Arc<AtomicU32>,
     max_connections: Arc<AtomicUsize>,
@@ -103,6 +107,12 @@ impl ScriptedBackend {
         self
     }
 
+    /// Lets `user` log in from anywhere with `password` (empty for none).
+    pub fn with_user(mut self, user: &str, password: &str) -> ScriptedBackend {
+        self.users.push((user.to_string(), password.to_string()));
+        self
+    }
+
     /// Returns every prepared-statement execution so far, across sessions.
     pub fn executions(&self) -> Vec<Execution> {
         self.executions.lock().clone()
@@ -122,6 +132,18 @@ impl Backend for ScriptedBackend {
 
     fn set_max_connections(&self, limit: usize) {
         self.max_connections.store(limit, Ordering::Relaxed);
+    }
+
+    fn find_login(&self, user: &str, _peer: &str) -> Option<Login> {
+        let password = if self.users.is_empty() {
+            (user == "root").then_some("")
+        } else {
+            self.users
+                .iter()
+                .find(|(name, _)| name == user)
+                .map(|(_, password)| password.as_str())
+        };
+        password.map(|password| Login::with_password(Identity::new(user, "%"), password))
     }
 
     fn open_session(

@@ -82,8 +82,6 @@ pub struct ServerConfig {
     pub max_handshakes: usize,
     /// How long the whole handshake may take (MySQL's `connect_timeout`).
     pub connect_timeout: Duration,
-    /// Accepted users and their plain-text passwords.
-    pub users: Vec<(String, String)>,
     /// The largest command payload accepted; larger ones close the connection with 1153.
     pub max_allowed_packet: usize,
     /// The version announced in the greeting; clients parse its leading `8.0.11`.
@@ -97,7 +95,6 @@ impl Default for ServerConfig {
             max_connections: MAX_CONNECTIONS_DEFAULT,
             max_handshakes: MAX_HANDSHAKES_DEFAULT,
             connect_timeout: CONNECT_TIMEOUT,
-            users: vec![("root".to_string(), String::new())],
             max_allowed_packet: 64 << 20,
             server_version: strata_sql::SERVER_VERSION.to_string(),
         }
@@ -452,12 +449,13 @@ fn serve_phases<B: Backend, S: Socket>(
 ) -> Result<(), ConnectionError> {
     let config = &shared.config;
     let greeting = Greeting::new(connection_id, &config.server_version);
+    let host = peer.ip().to_string();
     let client = authenticate(
         reader,
         writer,
         &greeting,
-        &config.users,
-        &peer.ip().to_string(),
+        |user| shared.backend.find_login(user, &host),
+        &host,
     )?;
     match shared
         .state
@@ -478,7 +476,9 @@ fn serve_phases<B: Backend, S: Socket>(
             Client {
                 connection_id,
                 user: client.user.clone(),
-                host: peer.ip().to_string(),
+                host,
+                account: Some(client.account.clone()),
+                password_expired: client.password_expired,
                 on_kill: Some(Box::new(move || state.close(connection_id))),
             },
             client.database.as_deref(),

@@ -84,16 +84,9 @@ fn passwords_and_unknown_database() {
     if !installed(MARIADB) {
         return;
     }
-    let users = vec![
-        ("root".to_string(), String::new()),
-        ("app".to_string(), "secret".to_string()),
-    ];
     let server = TestServer::start(
-        ServerConfig {
-            users,
-            ..ServerConfig::default()
-        },
-        backend(),
+        ServerConfig::default(),
+        backend().with_user("root", "").with_user("app", "secret"),
     );
     assert_eq!(
         stdout(&mariadb(&server, &["-uapp", "-psecret", "-e", "select 1"])),

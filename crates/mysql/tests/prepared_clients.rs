@@ -104,16 +104,9 @@ fn sysbench_prepared_statements_reuse_bound_types() {
 
 #[tokio::test]
 async fn mysql_async_decodes_binary_and_text_results() {
-    let users = vec![
-        ("root".to_string(), String::new()),
-        ("app".to_string(), "secret".to_string()),
-    ];
     let server = TestServer::start(
-        ServerConfig {
-            users,
-            ..ServerConfig::default()
-        },
-        backend(),
+        ServerConfig::default(),
+        backend().with_user("root", "").with_user("app", "secret"),
     );
     let opts = OptsBuilder::default()
         .ip_or_hostname("127.0.0.1")

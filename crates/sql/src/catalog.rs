@@ -10,6 +10,8 @@
 //!   m/view/{db}\0{name}       -> ViewDef (JSON)
 //!   m/autoid/{table_id}       -> highest auto-increment / row id allocated
 //!   m/stats/{table_id}        -> TableStats (JSON)
+//!   m/users                   -> present once the accounts were created
+//!   m/user/{user}\0{host}     -> Account (JSON)
 //! ```
 
 use std::collections::HashMap;
@@ -20,6 +22,7 @@ use strata_codec::Datum;
 use strata_txn::{Transaction, TxnClient, TxnMode};
 use strata_types::TableId;
 
+use crate::account::{Account, Accounts, Identity};
 use crate::error::{self, Result};
 use crate::types::{SqlType, TypeKind};
 
@@ -28,6 +31,8 @@ pub const META_NEXT_ID_KEY: &[u8] = b"m/next_id";
 const META_DB_PREFIX: &[u8] = b"m/db/";
 const META_TABLE_PREFIX: &[u8] = b"m/table/";
 const META_VIEW_PREFIX: &[u8] = b"m/view/";
+pub const META_USERS_KEY: &[u8] = b"m/users";
+const META_USER_PREFIX: &[u8] = b"m/user/";
 /// Catalog reads in one go; more objects than this are read page by page.
 const META_SCAN_PAGE: usize = 4096;
 
@@ -251,6 +256,7 @@ pub struct Schema {
     pub tables: HashMap<(String, String), Arc<TableDef>>,
     pub views: HashMap<(String, String), Arc<ViewDef>>,
     pub stats: HashMap<i64, Arc<TableStats>>,
+    pub accounts: Arc<Accounts>,
 }
 
 impl Schema {
@@ -292,6 +298,37 @@ impl Schema {
         views
     }
 
+    /// The part of the catalog `account` may see (what information_schema lists to it): the
+    /// databases and the tables and views it holds some privilege on.
+    pub fn visible_to(&self, account: &Account) -> Schema {
+        let sees_all_databases = account
+            .global
+            .contains(crate::account::Privileges::SHOW_DATABASES);
+        Schema {
+            version: self.version,
+            databases: self
+                .databases
+                .iter()
+                .filter(|(name, _)| sees_all_databases || account.sees_database(name))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            tables: self
+                .tables
+                .iter()
+                .filter(|((db, name), _)| account.sees_table(db, name))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            views: self
+                .views
+                .iter()
+                .filter(|((db, name), _)| account.sees_table(db, name))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            stats: self.stats.clone(),
+            accounts: self.accounts.clone(),
+        }
+    }
+
     pub fn tables_of(&self, database: &str) -> Vec<&Arc<TableDef>> {
         let mut tables: Vec<_> = self
             .tables
@@ -318,6 +355,11 @@ pub fn view_key(database: &str, name: &str) -> Vec<u8> {
 /// The key of an object named `database.name` among those under `prefix`.
 fn object_key(prefix: &[u8], database: &str, name: &str) -> Vec<u8> {
     [prefix, database.as_bytes(), b"\0", name.as_bytes()].concat()
+}
+
+/// The key of the account `'user'@'host'`.
+pub fn user_key(identity: &Identity) -> Vec<u8> {
+    object_key(META_USER_PREFIX, &identity.user, &identity.host)
 }
 
 pub fn autoid_key(table_id: i64) -> Vec<u8> {
@@ -373,6 +415,12 @@ pub fn load_schema(client: &TxnClient) -> Result<Schema> {
             .views
             .insert((view.database.clone(), view.name.clone()), Arc::new(view));
     }
+    let initialized = txn.get(META_USERS_KEY)?.is_some();
+    let mut accounts = Vec::new();
+    for (_, value) in scan_all(&mut txn, META_USER_PREFIX)? {
+        accounts.push(decode_json::<Account>(&value)?);
+    }
+    schema.accounts = Arc::new(Accounts::from_accounts(initialized, accounts));
     txn.rollback();
     Ok(schema)
 }

@@ -19,9 +19,10 @@
 //!    ([`parser::statement::parse_mysql_only`]) and the others with sqlparser in
 //!    [`parser::dialect::StrataDialect`], keeping what sqlparser's tree has no place for
 //!    beside it ([`parser::Extras`]). Nothing is routed by matching text.
-//! 3. **Route.** A session runs each statement in the right transaction
-//!    ([`session::Session`]): queries and DML go to planning, SET, USE, DDL and the SHOW forms
-//!    sqlparser reads to [`show::execute_other`], Strata's own statements to
+//! 3. **Route.** A session first holds each statement against its account's privileges
+//!    ([`account::check`]; 1142, 1044 or 1227 before anything runs), then runs it in the right
+//!    transaction ([`session::Session`]): queries and DML go to planning, SET, USE, DDL and
+//!    the SHOW forms sqlparser reads to [`show::execute_other`], Strata's own statements to
 //!    [`show::execute_mysql_only`].
 //! 4. **Plan.** [`planner::query::plan_select`] resolves the FROM clause
 //!    ([`planner::join::from_relations`]), binds names and subqueries against its scope
@@ -50,6 +51,7 @@
 //! `cargo doc` when it goes stale.
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub mod account;
 mod api;
 mod autoid;
 pub mod catalog;
@@ -79,6 +81,7 @@ pub mod types;
 mod vars;
 mod view;
 
+pub use account::{Identity, Login};
 pub use api::*;
 pub use error::Error;
 pub use parser::Batch;

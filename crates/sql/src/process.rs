@@ -44,11 +44,20 @@ const CONNECTION_KILLED: u8 = 2;
 pub type KillHook = Box<dyn Fn() + Send + Sync>;
 
 /// Who a session serves, as the protocol layer knows it.
+#[derive(Default)]
 pub struct Client {
     /// The connection id announced in the handshake (from [`ProcessList::next_id`]).
     pub connection_id: u32,
+    /// The user name the client gave.
     pub user: String,
+    /// The client's address (`localhost` for an embedded session).
     pub host: String,
+    /// The account the client logged in as, whose privileges every statement is checked
+    /// against; None for a session of the embedded API, which may do anything.
+    pub account: Option<crate::account::Identity>,
+    /// The account's password expired: until it is changed, statements other than ALTER
+    /// USER and SET PASSWORD get 1820.
+    pub password_expired: bool,
     /// Ends the connection when it is killed.
     pub on_kill: Option<KillHook>,
 }
@@ -83,6 +92,10 @@ impl Process {
 
     pub fn user(&self) -> &str {
         &self.user
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
     }
 
     /// Marks the start of a statement: forgets a `KILL QUERY` aimed at an earlier one, as
@@ -307,6 +320,7 @@ mod tests {
             user: "root".into(),
             host: "localhost".into(),
             on_kill: None,
+            ..Client::default()
         }
     }
 

@@ -212,6 +212,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                     .iter()
                     .flat_map(|mib| ["--memory-limit-mib".to_string(), mib.to_string()]),
             )
+            .chain(args.access.to_args())
             .collect(),
             address,
             &logs,

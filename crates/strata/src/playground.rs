@@ -52,6 +52,8 @@ pub struct PlaygroundArgs {
     /// statement that would go past it gets error 8176. Default: half the machine's memory.
     #[arg(long)]
     pub memory_limit_mib: Option<u64>,
+    #[command(flatten)]
+    pub access: crate::roles::AccessArgs,
 }
 
 pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -85,7 +87,7 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     let what = format!("playground (data in {})", args.data_dir.display());
     let listen = SocketAddr::new(args.host, args.port);
-    crate::roles::serve_mysql(sql, listen, args.max_connections, &what, None)?;
+    crate::roles::serve_mysql(sql, listen, args.max_connections, &args.access, &what, None)?;
     gc.stop();
     engine.stop_background_work();
     eprintln!("Strata playground stopped");

@@ -128,6 +128,36 @@ pub struct KvArgs {
     pub gc_interval_secs: u64,
 }
 
+/// Who may log in to a SQL node whose cluster has no accounts yet, and whether it may listen
+/// beyond this machine without passwords.
+#[derive(Args, Clone, Debug, Default)]
+pub struct AccessArgs {
+    /// The password of `root` when the cluster has no accounts yet (a new data folder): root
+    /// is then `root`@`%`, and may log in from anywhere with it. Without it, root is
+    /// `root`@`localhost` without a password, who logs in only from this machine.
+    #[arg(long)]
+    pub root_password: Option<String>,
+    /// Allows listening on an address other than loopback while an account has no password;
+    /// on a new data folder without --root-password, root is then `root`@`%` without a
+    /// password. For trusted networks and tests only.
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+impl AccessArgs {
+    /// The arguments that pass these on to a child SQL node.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(password) = &self.root_password {
+            args.extend(["--root-password".to_string(), password.clone()]);
+        }
+        if self.insecure {
+            args.push("--insecure".to_string());
+        }
+        args
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ServerArgs {
     /// The placement drivers' addresses (host:port, separated by commas).
@@ -150,6 +180,8 @@ pub struct ServerArgs {
     /// would go past it gets error 8176. Default: half the machine's memory.
     #[arg(long)]
     pub memory_limit_mib: Option<u64>,
+    #[command(flatten)]
+    pub access: AccessArgs,
 }
 
 fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
@@ -295,6 +327,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         sql.clone(),
         listen,
         args.max_connections,
+        &args.access,
         &what,
         Some(fibers),
     )?;
@@ -324,6 +357,32 @@ fn report_snapshots(pd: PdClient, client: TxnClient) {
     }
 }
 
+/// Creates root on a cluster without accounts, as `access` says, and refuses to listen beyond
+/// loopback while an account has no password unless `--insecure` allows it.
+fn prepare_accounts(
+    sql: &SqlServer,
+    listen: SocketAddr,
+    access: &AccessArgs,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let result = match (&access.root_password, access.insecure) {
+        (Some(password), _) => sql.bootstrap_root("%", password),
+        (None, true) => sql.bootstrap_root("%", ""),
+        (None, false) => sql.bootstrap_root("localhost", ""),
+    };
+    result.map_err(|e| format!("creating the root account: {e}"))?;
+    if !listen.ip().is_loopback() && !access.insecure {
+        if let Some(open) = sql.accounts_without_password().first() {
+            return Err(format!(
+                "refusing to listen on {}: account {open} has no password. Give it one (ALTER \
+                 USER, or --root-password on a new data folder), or pass --insecure to allow it",
+                listen.ip()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// Serves the MySQL protocol on `listen` to at most `max_connections` authenticated clients
 /// until SIGTERM or Ctrl-C, after printing where it listens and how to connect. `what` names
 /// the process in that line. Connections run as fibers on `fibers` when given, else on threads
@@ -332,9 +391,11 @@ pub fn serve_mysql(
     sql: Arc<SqlServer>,
     listen: SocketAddr,
     max_connections: usize,
+    access: &AccessArgs,
     what: &str,
     fibers: Option<FiberPool>,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    prepare_accounts(&sql, listen, access)?;
     let config = ServerConfig {
         listen,
         max_connections,

@@ -123,6 +123,8 @@ fn a_leader_cut_off_from_the_majority_acknowledges_nothing_and_the_majority_serv
             &host_text,
             "--port",
             &port_text,
+            // Reached from other namespaces' addresses, as root without a password.
+            "--insecure",
         ];
         let log = dir.join(format!("{name}.log"));
         Process::spawn_in(netns, host, args.map(String::from).to_vec(), port, log)

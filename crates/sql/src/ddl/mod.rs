@@ -28,6 +28,7 @@ use crate::catalog::{
 use crate::error::{self, Result};
 use crate::rows;
 
+mod accounts;
 mod alter;
 mod define;
 mod view;

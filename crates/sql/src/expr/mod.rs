@@ -117,7 +117,10 @@ pub enum SessionValue {
     Database,
     LastInsertId,
     ConnectionId,
+    /// `USER()`: the user name the client gave and its host.
     User,
+    /// `CURRENT_USER()`: the account the client logged in as.
+    CurrentUser,
     Version,
     /// `NOW(fsp)`: the time with `fsp` (0 to 6) digits of its seconds' fraction.
     Now(u8),

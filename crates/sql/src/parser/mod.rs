@@ -9,6 +9,7 @@
 //! clauses in [`alter`] and [`sets`]; [`dialect`] is sqlparser's MySQL dialect with Strata's
 //! hooks; [`synth`] builds the trees of statements Strata runs on the user's behalf.
 
+pub mod account;
 pub mod alter;
 pub mod dialect;
 pub mod sets;

@@ -11,6 +11,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
+use crate::parser::account::{parse_account_statement, AccountStatement};
 use crate::parser::Extras;
 
 /// One parsed statement.
@@ -32,6 +33,8 @@ pub enum Statement {
     /// transaction reads one snapshot from its first statement on, which is what the clause
     /// asks for.
     BeginConsistent,
+    /// CREATE / ALTER / DROP / RENAME USER, SET PASSWORD, GRANT, REVOKE, SHOW GRANTS.
+    Account(AccountStatement),
 }
 
 /// The SHOW forms read here.
@@ -60,8 +63,6 @@ pub enum Show {
     Charset(Option<ShowFilter>),
     /// `SHOW [FULL] PROCESSLIST`: without FULL, statements are cut to 100 characters.
     Processlist { full: bool },
-    /// `SHOW GRANTS [FOR user]`.
-    Grants,
     /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`.
     CreateDatabase(ast::Ident),
 }
@@ -77,6 +78,9 @@ pub enum ShowFilter {
 /// Reads the statement at the parser's position if it is one of Strata's own forms; None
 /// (with nothing consumed) when sqlparser should read it.
 pub fn parse_mysql_only(parser: &mut Parser) -> Result<Option<Statement>, ParserError> {
+    if let Some(account) = parse_account_statement(parser)? {
+        return Ok(Some(Statement::Account(account)));
+    }
     if parser.parse_keyword(Keyword::SHOW) {
         return match parse_show(parser)? {
             Some(show) => Ok(Some(Statement::Show(show))),
@@ -173,15 +177,6 @@ fn parse_show(parser: &mut Parser) -> Result<Option<Show>, ParserError> {
         parser.expect_keyword_is(Keyword::FULL)?;
         expect_word(parser, "PROCESSLIST")?;
         Show::Processlist { full: true }
-    } else if parser.parse_keyword(Keyword::GRANTS) {
-        if parser.parse_keyword(Keyword::FOR) {
-            // The account named: only one exists here.
-            parser.parse_identifier()?;
-            if parser.consume_token(&Token::AtSign) {
-                parser.parse_identifier()?;
-            }
-        }
-        Show::Grants
     } else if parser.peek_keyword(Keyword::CREATE)
         && (at_keyword(parser, 1, Keyword::DATABASE) || at_keyword(parser, 1, Keyword::SCHEMA))
     {

@@ -462,7 +462,7 @@ impl<'a> Binder<'a> {
                     }
                     "CURRENT_DATE" => return Ok(Expr::Session(SessionValue::CurDate)),
                     "CURRENT_TIME" => return Ok(Expr::Session(SessionValue::CurTime(0))),
-                    "CURRENT_USER" => return Ok(Expr::Session(SessionValue::User)),
+                    "CURRENT_USER" => return Ok(Expr::Session(SessionValue::CurrentUser)),
                     _ => {}
                 }
             }
@@ -697,9 +697,8 @@ impl<'a> Binder<'a> {
             "DATABASE" | "SCHEMA" => return session(SessionValue::Database),
             "LAST_INSERT_ID" if args.is_empty() => return session(SessionValue::LastInsertId),
             "CONNECTION_ID" => return session(SessionValue::ConnectionId),
-            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
-                return session(SessionValue::User)
-            }
+            "USER" | "SESSION_USER" | "SYSTEM_USER" => return session(SessionValue::User),
+            "CURRENT_USER" => return session(SessionValue::CurrentUser),
             "VERSION" => return session(SessionValue::Version),
             "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE"
             | "CURTIME" | "CURRENT_TIME" => {

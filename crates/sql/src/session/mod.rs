@@ -17,6 +17,7 @@ use sqlparser::ast::{self, Statement};
 use strata_codec::Datum;
 use strata_txn::{KvError, Transaction, TxnClient, TxnError, TxnMode};
 
+use crate::account::{self, Identity};
 use crate::api::{ColumnInfo, Output, PreparedInfo, SqlError};
 use crate::ddl::{ActiveTxn, Catalog};
 use crate::dml::{self, WriteCtx, WriteResult};
@@ -30,7 +31,10 @@ use crate::process::{Client, KillScope, Process, ProcessList};
 use crate::show;
 use crate::vars;
 
+mod access;
 mod txn;
+
+use access::check_account;
 
 /// Attempts of an autocommit write that meets concurrent commits.
 const AUTOCOMMIT_ATTEMPTS_MAX: usize = 64;
@@ -83,6 +87,7 @@ impl SqlServer {
             user: user.to_string(),
             host: "localhost".to_string(),
             on_kill: None,
+            ..Client::default()
         };
         self.open_session(client, database)
     }
@@ -123,13 +128,20 @@ impl SqlServer {
         database: Option<&str>,
     ) -> std::result::Result<Session, SqlError> {
         if let Some(db) = database {
-            if !self.catalog.schema().databases.contains_key(db) {
+            let schema = self.catalog.schema();
+            if let Some(identity) = &client.account {
+                let needs = [account::check::Need::AnyOnDatabase(db.to_string())];
+                check_account(&schema, identity, &needs).map_err(Error::into_packet)?;
+            }
+            if !schema.databases.contains_key(db) {
                 return Err(error::unknown_database(db).into_packet());
             }
         }
         Ok(Session {
             server: self.clone(),
             user: client.user.clone(),
+            account: client.account.clone(),
+            password_expired: client.password_expired,
             database: database.map(str::to_string),
             vars: HashMap::new(),
             user_vars: RefCell::new(HashMap::new()),
@@ -146,6 +158,36 @@ impl SqlServer {
 
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
+    }
+
+    /// The account a client named `user` connecting from `peer` (an IP address) logs in as.
+    pub fn find_login(&self, user: &str, peer: &str) -> Option<account::Login> {
+        self.catalog
+            .schema()
+            .accounts
+            .find(user, peer)
+            .map(|a| a.login())
+    }
+
+    /// The accounts anyone may log in as without a password.
+    pub fn accounts_without_password(&self) -> Vec<Identity> {
+        self.catalog
+            .schema()
+            .accounts
+            .iter()
+            .filter(|a| a.auth_string.is_empty() && !a.locked)
+            .map(|a| a.identity())
+            .collect()
+    }
+
+    /// Creates the first account of a catalog that has none (a new data folder): `root` on
+    /// `host` with `password` (empty for none) and every privilege. A catalog with accounts
+    /// keeps them.
+    pub fn bootstrap_root(&self, host: &str, password: &str) -> Result<()> {
+        let mut root = account::Account::new(&Identity::new("root", host));
+        root.auth_string = account::native_password_hash(password);
+        root.global = account::Privileges::all_global().union(account::Privileges::GRANT_OPTION);
+        self.catalog.bootstrap_accounts(root)
     }
 }
 
@@ -187,6 +229,11 @@ struct OpenTxn {
 pub struct Session {
     server: Arc<SqlServer>,
     user: String,
+    /// The account whose privileges every statement is checked against; None for a session
+    /// of the embedded API.
+    account: Option<Identity>,
+    /// The account's password expired and was not changed yet (1820 for other statements).
+    password_expired: bool,
     database: Option<String>,
     vars: HashMap<String, Datum>,
     /// User variables (`@name`); `@name := value` in a query assigns one while the query
@@ -241,7 +288,16 @@ impl SessionEnv for Env<'_> {
                 .unwrap_or(Datum::Null),
             SessionValue::LastInsertId => Datum::UInt(s.last_insert_id),
             SessionValue::ConnectionId => Datum::UInt(u64::from(s.process.id())),
-            SessionValue::User => Datum::Bytes(format!("{}@127.0.0.1", s.user).into_bytes()),
+            SessionValue::User => {
+                Datum::Bytes(format!("{}@{}", s.user, s.process.host()).into_bytes())
+            }
+            SessionValue::CurrentUser => Datum::Bytes(
+                match &s.account {
+                    Some(account) => format!("{}@{}", account.user, account.host),
+                    None => format!("{}@localhost", s.user),
+                }
+                .into_bytes(),
+            ),
             SessionValue::Version => Datum::Bytes(vars::SERVER_VERSION.as_bytes().to_vec()),
             SessionValue::Now(fsp) => {
                 use chrono::Timelike;
@@ -338,6 +394,7 @@ impl Session {
         params: &[Datum],
         cache: Option<&mut Option<CachedPlan>>,
     ) -> Result<Output> {
+        self.check_privileges(statement)?;
         match statement {
             statement::Statement::Sql(tree, extras) => {
                 self.take_extras(extras);
@@ -487,7 +544,12 @@ impl Session {
 
     /// [`Session::use_database`] with the SQL layer's errors (USE).
     pub(crate) fn switch_database(&mut self, name: &str) -> Result<()> {
-        if !self.server.catalog.schema().databases.contains_key(name) {
+        let schema = self.server.catalog.schema();
+        if let Some(identity) = &self.account {
+            let needs = [account::check::Need::AnyOnDatabase(name.to_string())];
+            check_account(&schema, identity, &needs)?;
+        }
+        if !schema.databases.contains_key(name) {
             return Err(error::unknown_database(name));
         }
         self.database = Some(name.to_string());
@@ -577,7 +639,7 @@ impl Session {
             .processes
             .get(id)
             .ok_or_else(|| Error::new(1094, "HY000", format!("Unknown thread id: {id}")))?;
-        if process.user() != self.user && self.user != "root" {
+        if process.user() != self.user && !self.has_global(account::Privileges::SUPER) {
             return Err(Error::new(
                 1095,
                 "HY000",
@@ -603,8 +665,14 @@ impl Session {
     }
 
     /// The server's sessions, for SHOW PROCESSLIST.
+    /// The processes SHOW PROCESSLIST lists: all of them with the PROCESS privilege, else the
+    /// session's user's own.
     pub(crate) fn processes(&self) -> Vec<crate::process::ProcessRow> {
-        self.server.processes.rows()
+        let mut rows = self.server.processes.rows();
+        if !self.has_global(account::Privileges::PROCESS) {
+            rows.retain(|p| p.user == self.user);
+        }
+        rows
     }
 
     /// The time limit of `statement` in milliseconds (0 for none): its MAX_EXECUTION_TIME hint,
@@ -772,6 +840,7 @@ impl Session {
                 return Ok(Some(cached.plan.clone()));
             }
         }
+        let schema = self.schema_for(statement, schema);
         let db = self.database.as_deref();
         if let Some(on_table) = crate::view::through_view(statement, &schema, db)? {
             return self.plan(&on_table, None);

@@ -273,7 +273,12 @@ pub fn execute_other(
         | Statement::ShowSchemas { show_options, .. } => {
             let pattern = like_pattern(show_options);
             let schema = session.server().catalog().schema();
-            let mut names: Vec<&str> = schema.databases.keys().map(String::as_str).collect();
+            let mut names: Vec<&str> = schema
+                .databases
+                .keys()
+                .map(String::as_str)
+                .filter(|db| session.sees_database(&schema, db))
+                .collect();
             names.push(crate::infoschema::NAME);
             names.sort();
             let out = names
@@ -318,6 +323,7 @@ pub fn execute_other(
                         .map(|v| (v.name.as_str(), "VIEW")),
                 )
                 .filter(|(name, _)| matches_pattern(name, pattern.as_deref()))
+                .filter(|(name, _)| session.sees_table(&schema, &db, name))
                 .collect();
             names.sort_unstable();
             let out: Vec<Vec<Datum>> = names

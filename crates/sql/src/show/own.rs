@@ -30,6 +30,7 @@ pub(crate) fn execute_mysql_only(session: &mut Session, statement: &Statement) -
             Ok(ok())
         }
         Statement::BeginConsistent => session.begin(),
+        Statement::Account(account) => crate::account::statement::execute(session, account),
     }
 }
 
@@ -175,12 +176,6 @@ fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
                     ]
                 })
                 .collect(),
-        ),
-        Show::Grants => rows(
-            vec![text_column("Grants for root@%")],
-            vec![vec![text(
-                "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION",
-            )]],
         ),
         Show::CreateDatabase(name) => {
             let name = &name.value;
@@ -414,7 +409,16 @@ fn table_status(session: &Session, database: Option<&ast::Ident>) -> Result<Outp
         .rows()
         .iter()
         .filter(|row| crate::types::datum_to_text(&row[in_database]) == database.as_bytes())
-        .map(|row| positions.iter().map(|&p| row[p].clone()).collect())
+        .map(|row| {
+            positions
+                .iter()
+                .map(|&p| row[p].clone())
+                .collect::<Vec<Datum>>()
+        })
+        .filter(|row| {
+            let name = crate::types::datum_to_text(&row[0]);
+            session.sees_table(&schema, &database, &String::from_utf8_lossy(&name))
+        })
         .collect();
     out.sort_by(|a, b| crate::types::sort_compare(&a[0], &b[0]));
     let columns = TABLE_STATUS_COLUMNS

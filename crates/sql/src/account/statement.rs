@@ -1,0 +1,555 @@
+//! Running the account statements: each checks what its own account may do, edits a copy of
+//! the accounts, and has the catalog write the accounts that changed (ddl/accounts.rs).
+
+use strata_codec::Datum;
+
+use super::check::{database_denied, global_denied, table_denied};
+use super::{is_native_hash, native_password_hash, Account, Accounts, Identity, Privileges};
+use crate::api::Output;
+use crate::error::{self, Error, Result};
+use crate::parser::account::{
+    AccountOptions, AccountStatement, Auth, Level, PrivilegeList, Secret, UserRef,
+};
+use crate::session::Session;
+use crate::show::{ok, rows, text, text_column};
+
+/// Runs one account statement.
+pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Result<Output> {
+    if let AccountStatement::ShowGrants(user) = statement {
+        return show_grants(session, user);
+    }
+    session.implicit_commit()?;
+    let me = session.account_identity();
+    let catalog = session.server().catalog().clone();
+    let schema = catalog.schema();
+    let mine = own_account(session, &schema.accounts);
+    let mut password_changed = false;
+    match statement {
+        AccountStatement::CreateUser {
+            if_not_exists,
+            users,
+            options,
+        } => {
+            require(&mine, Privileges::CREATE_USER)?;
+            refuse_unsupported(options)?;
+            catalog.edit_accounts(|accounts| {
+                let mut failed = Vec::new();
+                for (identity, auth) in users {
+                    if accounts.get(identity).is_some() {
+                        failed.push(identity);
+                        continue;
+                    }
+                    let mut account = Account::new(identity);
+                    if let Some(auth) = auth {
+                        apply_auth(&mut account, auth)?;
+                    }
+                    apply_options(&mut account, options);
+                    accounts.insert(account);
+                }
+                if !failed.is_empty() && !if_not_exists {
+                    return Err(operation_failed("CREATE USER", &failed));
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::AlterUser {
+            if_exists,
+            users,
+            options,
+        } => {
+            refuse_unsupported(options)?;
+            for (user, _) in users {
+                let own_password_only = Some(&resolve(user, &me)) == me.as_ref()
+                    && *options == AccountOptions::default();
+                if !own_password_only {
+                    require(&mine, Privileges::CREATE_USER)?;
+                }
+            }
+            catalog.edit_accounts(|accounts| {
+                let mut failed = Vec::new();
+                for (user, auth) in users {
+                    let identity = resolve(user, &me);
+                    let Some(existing) = accounts.get(&identity) else {
+                        failed.push(identity);
+                        continue;
+                    };
+                    let mut account = (**existing).clone();
+                    if let Some(auth) = auth {
+                        apply_auth(&mut account, auth)?;
+                        password_changed |= Some(&identity) == me.as_ref();
+                    }
+                    apply_options(&mut account, options);
+                    accounts.insert(account);
+                }
+                if !failed.is_empty() && !if_exists {
+                    let failed: Vec<&Identity> = failed.iter().collect();
+                    return Err(operation_failed("ALTER USER", &failed));
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::DropUser { if_exists, users } => {
+            require(&mine, Privileges::CREATE_USER)?;
+            catalog.edit_accounts(|accounts| {
+                let failed: Vec<&Identity> = users
+                    .iter()
+                    .filter(|identity| accounts.remove(identity).is_none())
+                    .collect();
+                if !failed.is_empty() && !if_exists {
+                    return Err(operation_failed("DROP USER", &failed));
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::RenameUser(renames) => {
+            require(&mine, Privileges::CREATE_USER)?;
+            catalog.edit_accounts(|accounts| {
+                let mut failed = Vec::new();
+                for (old, new) in renames {
+                    if accounts.get(new).is_some() {
+                        failed.push(old);
+                        continue;
+                    }
+                    match accounts.remove(old) {
+                        Some(account) => {
+                            let mut account = (*account).clone();
+                            account.user.clone_from(&new.user);
+                            account.host.clone_from(&new.host);
+                            accounts.insert(account);
+                        }
+                        None => failed.push(old),
+                    }
+                }
+                if !failed.is_empty() {
+                    return Err(operation_failed("RENAME USER", &failed));
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::SetPassword { user, password } => {
+            let identity = resolve(user, &me);
+            if Some(&identity) != me.as_ref() {
+                require(&mine, Privileges::CREATE_USER)?;
+            }
+            catalog.edit_accounts(|accounts| {
+                let Some(existing) = accounts.get(&identity) else {
+                    return Err(Error::new(
+                        1133,
+                        "28000",
+                        "Can't find any matching row in the user table",
+                    ));
+                };
+                let mut account = (**existing).clone();
+                account.auth_string = native_password_hash(password);
+                account.password_expired = false;
+                accounts.insert(account);
+                Ok(())
+            })?;
+            password_changed = Some(&identity) == me.as_ref();
+        }
+        AccountStatement::Grant {
+            privileges,
+            level,
+            users,
+            grant_option,
+        } => {
+            let level = resolve_level(session, level)?;
+            let mut granted = level.expand(privileges)?;
+            if *grant_option {
+                granted = granted.union(Privileges::GRANT_OPTION);
+            }
+            level.check_grantor(&mine, granted, &schema)?;
+            catalog.edit_accounts(|accounts| {
+                for identity in users {
+                    let Some(existing) = accounts.get(identity) else {
+                        return Err(Error::new(
+                            1410,
+                            "42000",
+                            "You are not allowed to create a user with GRANT",
+                        ));
+                    };
+                    let mut account = (**existing).clone();
+                    level.grant(&mut account, granted);
+                    accounts.insert(account);
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::Revoke {
+            privileges,
+            level,
+            users,
+        } => {
+            let level = match level {
+                None => {
+                    require(&mine, Privileges::CREATE_USER)?;
+                    None
+                }
+                Some(level) => {
+                    let level = resolve_level(session, level)?;
+                    let revoked = level.expand(privileges)?;
+                    level.check_grantor(&mine, revoked, &schema)?;
+                    Some((level, revoked))
+                }
+            };
+            catalog.edit_accounts(|accounts| {
+                for identity in users {
+                    let Some(existing) = accounts.get(identity) else {
+                        return Err(no_such_grant(identity, None));
+                    };
+                    let mut account = (**existing).clone();
+                    match &level {
+                        None => {
+                            account.global = Privileges::NONE;
+                            account.databases.clear();
+                            account.tables.clear();
+                        }
+                        Some((level, revoked)) => level.revoke(&mut account, *revoked)?,
+                    }
+                    accounts.insert(account);
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::ShowGrants(_) => unreachable!("answered above"),
+    }
+    if password_changed {
+        session.password_was_changed();
+    }
+    Ok(ok())
+}
+
+/// The session's own account as it stands now, or None for an embedded session (which may do
+/// anything).
+fn own_account(session: &Session, accounts: &Accounts) -> Option<Account> {
+    let identity = session.account_identity()?;
+    Some(
+        accounts
+            .get(&identity)
+            .map(|a| (**a).clone())
+            .unwrap_or_else(|| Account::new(&identity)),
+    )
+}
+
+/// 1227 unless `mine` (None: an embedded session) holds the global privilege `needed`.
+fn require(mine: &Option<Account>, needed: Privileges) -> Result<()> {
+    match mine {
+        Some(account) if !account.global.contains(needed) => Err(global_denied(needed)),
+        _ => Ok(()),
+    }
+}
+
+fn resolve(user: &UserRef, me: &Option<Identity>) -> Identity {
+    match (user, me) {
+        (UserRef::Named(identity), _) => identity.clone(),
+        (UserRef::Current, Some(me)) => me.clone(),
+        (UserRef::Current, None) => Identity::new("root", "localhost"),
+    }
+}
+
+fn refuse_unsupported(options: &AccountOptions) -> Result<()> {
+    match &options.unsupported {
+        Some(option) => Err(error::unsupported(option)),
+        None => Ok(()),
+    }
+}
+
+fn apply_auth(account: &mut Account, auth: &Auth) -> Result<()> {
+    if let Some(plugin) = &auth.plugin {
+        if plugin != super::NATIVE_PASSWORD {
+            return Err(Error::new(
+                1524,
+                "HY000",
+                format!("Plugin '{plugin}' is not loaded"),
+            ));
+        }
+        account.plugin.clone_from(plugin);
+    }
+    account.auth_string = match &auth.secret {
+        Secret::None => String::new(),
+        Secret::Password(password) => native_password_hash(password),
+        Secret::Hash(hash) if is_native_hash(hash) => hash.to_ascii_uppercase(),
+        Secret::Hash(_) => {
+            return Err(Error::new(
+                1827,
+                "HY000",
+                "The password hash doesn't have the expected format.",
+            ))
+        }
+    };
+    account.password_expired = false;
+    Ok(())
+}
+
+fn apply_options(account: &mut Account, options: &AccountOptions) {
+    if let Some(lock) = options.lock {
+        account.locked = lock;
+    }
+    if let Some(expire) = options.expire {
+        account.password_expired = expire;
+    }
+}
+
+/// 1396: `Operation CREATE USER failed for 'a'@'%','b'@'%'`.
+fn operation_failed(operation: &str, failed: &[&Identity]) -> Error {
+    let names: Vec<String> = failed.iter().map(|i| i.to_string()).collect();
+    Error::new(
+        1396,
+        "HY000",
+        format!("Operation {operation} failed for {}", names.join(",")),
+    )
+}
+
+/// 1141 (no grant at all for the account) or 1147 (none on the table).
+fn no_such_grant(identity: &Identity, table: Option<&str>) -> Error {
+    match table {
+        None => Error::new(
+            1141,
+            "42000",
+            format!(
+                "There is no such grant defined for user '{}' on host '{}'",
+                identity.user, identity.host
+            ),
+        ),
+        Some(table) => Error::new(
+            1147,
+            "42000",
+            format!(
+                "There is no such grant defined for user '{}' on host '{}' on table '{table}'",
+                identity.user, identity.host
+            ),
+        ),
+    }
+}
+
+/// A grant's level with the current database filled in.
+enum Resolved {
+    Global,
+    Database(String),
+    Table(String, String),
+}
+
+fn resolve_level(session: &Session, level: &Level) -> Result<Resolved> {
+    let current = || {
+        session
+            .current_database()
+            .map(str::to_string)
+            .ok_or_else(error::no_database)
+    };
+    Ok(match level {
+        Level::Global => Resolved::Global,
+        Level::Database(db) => Resolved::Database(match db {
+            Some(db) => db.clone(),
+            None => current()?,
+        }),
+        Level::Table(db, table) => {
+            let db = match db {
+                Some(db) => db.clone(),
+                None => current()?,
+            };
+            Resolved::Table(db, table.clone())
+        }
+    })
+}
+
+impl Resolved {
+    /// What `ALL` means here.
+    fn all(&self) -> Privileges {
+        match self {
+            Resolved::Global => Privileges::all_global(),
+            Resolved::Database(_) => Privileges::all_database(),
+            Resolved::Table(..) => Privileges::all_table(),
+        }
+    }
+
+    /// The privileges a GRANT or REVOKE names at this level; 1221 or 1144 for one that does
+    /// not exist at it.
+    fn expand(&self, list: &PrivilegeList) -> Result<Privileges> {
+        let named = match list {
+            PrivilegeList::All { grant_option } => {
+                let all = self.all();
+                return Ok(if *grant_option {
+                    all.union(Privileges::GRANT_OPTION)
+                } else {
+                    all
+                });
+            }
+            PrivilegeList::Some(named) => *named,
+        };
+        let beyond = named.plain().without(self.all());
+        if !beyond.is_empty() {
+            return Err(match self {
+                Resolved::Database(_) => Error::new(
+                    1221,
+                    "HY000",
+                    "Incorrect usage of DB GRANT and GLOBAL PRIVILEGES",
+                ),
+                _ => Error::new(
+                    1144,
+                    "42000",
+                    "Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used",
+                ),
+            });
+        }
+        Ok(named)
+    }
+
+    /// The grantor must hold what it grants, and GRANT OPTION, at this level; a table must
+    /// exist (1146).
+    fn check_grantor(
+        &self,
+        mine: &Option<Account>,
+        granted: Privileges,
+        schema: &crate::catalog::Schema,
+    ) -> Result<()> {
+        if let Resolved::Table(db, table) = self {
+            if schema.table(db, table).is_err() && schema.view(db, table).is_none() {
+                return Err(error::unknown_table(db, table));
+            }
+        }
+        let Some(account) = mine else {
+            return Ok(());
+        };
+        let needed = granted.union(Privileges::GRANT_OPTION);
+        let identity = account.identity();
+        match self {
+            Resolved::Global if !account.global.contains(needed) => Err(Error::new(
+                1045,
+                "28000",
+                format!("Access denied for user {identity} (using password: YES)"),
+            )),
+            Resolved::Database(db) if !account.has(needed, db, None) => {
+                Err(database_denied(&identity, db))
+            }
+            Resolved::Table(db, table) if !account.has(needed, db, Some(table)) => {
+                Err(table_denied("GRANT", &identity, table))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn grant(&self, account: &mut Account, granted: Privileges) {
+        match self {
+            Resolved::Global => account.global = account.global.union(granted),
+            Resolved::Database(db) => {
+                let entry = account.databases.entry(db.clone()).or_default();
+                *entry = entry.union(granted);
+            }
+            Resolved::Table(db, table) => {
+                let tables = account.tables.entry(db.clone()).or_default();
+                let key = tables
+                    .keys()
+                    .find(|t| t.eq_ignore_ascii_case(table))
+                    .cloned()
+                    .unwrap_or_else(|| table.clone());
+                let entry = tables.entry(key).or_default();
+                *entry = entry.union(granted);
+            }
+        }
+    }
+
+    fn revoke(&self, account: &mut Account, revoked: Privileges) -> Result<()> {
+        let identity = account.identity();
+        match self {
+            Resolved::Global => account.global = account.global.without(revoked),
+            Resolved::Database(db) => {
+                let Some(held) = account.databases.get_mut(db) else {
+                    return Err(no_such_grant(&identity, None));
+                };
+                *held = held.without(revoked);
+                if held.is_empty() {
+                    account.databases.remove(db);
+                }
+            }
+            Resolved::Table(db, table) => {
+                let tables = account.tables.get_mut(db);
+                let key = tables
+                    .as_ref()
+                    .and_then(|t| t.keys().find(|t| t.eq_ignore_ascii_case(table)).cloned());
+                let (Some(tables), Some(key)) = (tables, key) else {
+                    return Err(no_such_grant(&identity, Some(table)));
+                };
+                let held = tables.get_mut(&key).expect("found above");
+                *held = held.without(revoked);
+                if held.is_empty() {
+                    tables.remove(&key);
+                }
+                if tables.is_empty() {
+                    account.tables.remove(db);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `SHOW GRANTS [FOR user]`: one GRANT statement per level the account holds something at,
+/// as MySQL prints them.
+fn show_grants(session: &Session, user: &UserRef) -> Result<Output> {
+    let me = session.account_identity();
+    let schema = session.server().catalog().schema();
+    let identity = resolve(user, &me);
+    let account = match schema.accounts.get(&identity) {
+        Some(account) => (**account).clone(),
+        // An embedded session answers as an account with every privilege.
+        None if me.is_none() && matches!(user, UserRef::Current) => {
+            let mut account = Account::new(&Identity::new(session.user_name(), "localhost"));
+            account.global = Privileges::all_global().union(Privileges::GRANT_OPTION);
+            account
+        }
+        None => return Err(no_such_grant(&identity, None)),
+    };
+    if me.as_ref().is_some_and(|me| *me != identity) {
+        let mine = own_account(session, &schema.accounts);
+        if let Some(mine) = mine {
+            if !mine.has(Privileges::SELECT, "mysql", None) {
+                return Err(database_denied(&mine.identity(), "mysql"));
+            }
+        }
+    }
+    Ok(rows(
+        vec![text_column(&format!(
+            "Grants for {}@{}",
+            identity.user, identity.host
+        ))],
+        grant_lines(&account)
+            .into_iter()
+            .map(|line| vec![text(line)])
+            .collect::<Vec<Vec<Datum>>>(),
+    ))
+}
+
+/// The GRANT statements that recreate an account's privileges.
+pub fn grant_lines(account: &Account) -> Vec<String> {
+    let to = format!("`{}`@`{}`", account.user, account.host);
+    let line = |privileges: Privileges, all: Privileges, on: String| {
+        let option = if privileges.contains(Privileges::GRANT_OPTION) {
+            " WITH GRANT OPTION"
+        } else {
+            ""
+        };
+        format!("GRANT {} ON {on} TO {to}{option}", privileges.describe(all))
+    };
+    let mut lines = vec![line(
+        account.global,
+        Privileges::all_global(),
+        "*.*".to_string(),
+    )];
+    for (db, privileges) in &account.databases {
+        lines.push(line(
+            *privileges,
+            Privileges::all_database(),
+            format!("`{db}`.*"),
+        ));
+    }
+    for (db, tables) in &account.tables {
+        for (table, privileges) in tables {
+            lines.push(line(
+                *privileges,
+                Privileges::all_table(),
+                format!("`{db}`.`{table}`"),
+            ));
+        }
+    }
+    lines
+}

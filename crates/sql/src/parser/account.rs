@@ -1,0 +1,623 @@
+//! The account statements: CREATE / ALTER / DROP / RENAME USER, SET PASSWORD, GRANT, REVOKE
+//! and SHOW GRANTS, read from sqlparser's tokens in MySQL's grammar (sqlparser's own forms of
+//! these follow other databases).
+
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
+
+use crate::account::{Identity, Privileges};
+
+/// One account statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AccountStatement {
+    /// `CREATE USER [IF NOT EXISTS] user [auth] [, user [auth]]… [options]`.
+    CreateUser {
+        if_not_exists: bool,
+        users: Vec<(Identity, Option<Auth>)>,
+        options: AccountOptions,
+    },
+    /// `ALTER USER [IF EXISTS] user [auth] [, user [auth]]… [options]`.
+    AlterUser {
+        if_exists: bool,
+        users: Vec<(UserRef, Option<Auth>)>,
+        options: AccountOptions,
+    },
+    /// `DROP USER [IF EXISTS] user [, user]…`.
+    DropUser {
+        if_exists: bool,
+        users: Vec<Identity>,
+    },
+    /// `RENAME USER old TO new [, old TO new]…`.
+    RenameUser(Vec<(Identity, Identity)>),
+    /// `SET PASSWORD [FOR user] = 'password'`.
+    SetPassword { user: UserRef, password: String },
+    /// `GRANT privileges ON level TO user [, user]… [WITH GRANT OPTION]`.
+    Grant {
+        privileges: PrivilegeList,
+        level: Level,
+        users: Vec<Identity>,
+        grant_option: bool,
+    },
+    /// `REVOKE privileges ON level FROM user [, user]…`, or `REVOKE ALL [PRIVILEGES], GRANT
+    /// OPTION FROM user [, user]…` (level None: every level).
+    Revoke {
+        privileges: PrivilegeList,
+        level: Option<Level>,
+        users: Vec<Identity>,
+    },
+    /// `SHOW GRANTS [FOR user]`.
+    ShowGrants(UserRef),
+}
+
+/// An account named in a statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UserRef {
+    Named(Identity),
+    /// `CURRENT_USER[()]` or `USER()`, or no `FOR`: the session's account.
+    Current,
+}
+
+/// How an account authenticates: `IDENTIFIED [WITH plugin] [BY 'password' | AS 'hash']`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Auth {
+    pub plugin: Option<String>,
+    pub secret: Secret,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Secret {
+    /// No BY or AS: no password.
+    None,
+    /// `BY 'password'`.
+    Password(String),
+    /// `AS 'stored form'`.
+    Hash(String),
+}
+
+/// The options after the accounts of CREATE USER and ALTER USER.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AccountOptions {
+    /// `ACCOUNT LOCK` (true) or `ACCOUNT UNLOCK` (false).
+    pub lock: Option<bool>,
+    /// `PASSWORD EXPIRE` (true) or `PASSWORD EXPIRE NEVER | DEFAULT` (false).
+    pub expire: Option<bool>,
+    /// An option read but not implemented, named for the error.
+    pub unsupported: Option<String>,
+}
+
+/// What GRANT or REVOKE names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrivilegeList {
+    /// `ALL [PRIVILEGES]`: everything the level allows.
+    All { grant_option: bool },
+    /// Named privileges (`GRANT OPTION` among them possibly; USAGE is none).
+    Some(Privileges),
+}
+
+/// The level of a grant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Level {
+    /// `*.*`
+    Global,
+    /// `db.*`, or `*` (None: the current database).
+    Database(Option<String>),
+    /// `db.table`, or `table` in the current database.
+    Table(Option<String>, String),
+}
+
+/// Reads an account statement at the parser's position; None (nothing consumed) for any other.
+pub fn parse_account_statement(
+    parser: &mut Parser,
+) -> Result<Option<AccountStatement>, ParserError> {
+    let first = parser.peek_token().token;
+    let second = parser.peek_nth_token(1).token;
+    let is = |token: &Token, word: &str| matches!(token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
+    let statement = if is(&first, "CREATE") && is(&second, "USER") {
+        advance(parser, 2);
+        let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+        let users = parser.parse_comma_separated(|p| Ok((parse_user(p)?, parse_auth(p)?)))?;
+        AccountStatement::CreateUser {
+            if_not_exists,
+            users,
+            options: parse_options(parser)?,
+        }
+    } else if is(&first, "ALTER") && is(&second, "USER") {
+        advance(parser, 2);
+        let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+        let users = parser.parse_comma_separated(|p| Ok((parse_user_ref(p)?, parse_auth(p)?)))?;
+        AccountStatement::AlterUser {
+            if_exists,
+            users,
+            options: parse_options(parser)?,
+        }
+    } else if is(&first, "DROP") && is(&second, "USER") {
+        advance(parser, 2);
+        let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+        AccountStatement::DropUser {
+            if_exists,
+            users: parser.parse_comma_separated(parse_user)?,
+        }
+    } else if is(&first, "RENAME") && is(&second, "USER") {
+        advance(parser, 2);
+        AccountStatement::RenameUser(parser.parse_comma_separated(|p| {
+            let old = parse_user(p)?;
+            p.expect_keyword_is(Keyword::TO)?;
+            Ok((old, parse_user(p)?))
+        })?)
+    } else if is(&first, "SET") && is(&second, "PASSWORD") {
+        advance(parser, 2);
+        let user = if parser.parse_keyword(Keyword::FOR) {
+            parse_user_ref(parser)?
+        } else {
+            UserRef::Current
+        };
+        parser.expect_token(&Token::Eq)?;
+        let password = if parser.parse_keyword(Keyword::PASSWORD) {
+            // The old `= PASSWORD('text')` form.
+            parser.expect_token(&Token::LParen)?;
+            let text = parser.parse_literal_string()?;
+            parser.expect_token(&Token::RParen)?;
+            text
+        } else {
+            parser.parse_literal_string()?
+        };
+        AccountStatement::SetPassword { user, password }
+    } else if is(&first, "GRANT") {
+        advance(parser, 1);
+        let privileges = parse_privileges(parser)?;
+        parser.expect_keyword_is(Keyword::ON)?;
+        let level = parse_level(parser)?;
+        parser.expect_keyword_is(Keyword::TO)?;
+        let users = parser.parse_comma_separated(parse_user)?;
+        let grant_option = parser.parse_keywords(&[Keyword::WITH, Keyword::GRANT, Keyword::OPTION]);
+        AccountStatement::Grant {
+            privileges,
+            level,
+            users,
+            grant_option,
+        }
+    } else if is(&first, "REVOKE") {
+        advance(parser, 1);
+        let privileges = parse_privileges(parser)?;
+        let level = if parser.parse_keyword(Keyword::ON) {
+            Some(parse_level(parser)?)
+        } else {
+            match privileges {
+                PrivilegeList::All { grant_option: true } => None,
+                _ => return parser.expected("ON", parser.peek_token()),
+            }
+        };
+        parser.expect_keyword_is(Keyword::FROM)?;
+        AccountStatement::Revoke {
+            privileges,
+            level,
+            users: parser.parse_comma_separated(parse_user)?,
+        }
+    } else if is(&first, "SHOW") && is(&second, "GRANTS") {
+        advance(parser, 2);
+        let user = if parser.parse_keyword(Keyword::FOR) {
+            parse_user_ref(parser)?
+        } else {
+            UserRef::Current
+        };
+        AccountStatement::ShowGrants(user)
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(statement))
+}
+
+/// Whether the token `skip` places ahead is the unquoted word `word`.
+fn word_at(parser: &Parser, skip: usize, word: &str) -> bool {
+    matches!(&parser.peek_nth_token(skip).token,
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+fn consume_word(parser: &mut Parser, word: &str) -> bool {
+    let found = word_at(parser, 0, word);
+    if found {
+        parser.next_token();
+    }
+    found
+}
+
+fn advance(parser: &mut Parser, tokens: usize) {
+    for _ in 0..tokens {
+        parser.next_token();
+    }
+}
+
+/// `'user'@'host'`, `user@host`, `"user"@"host"` or `user` (host `%`).
+fn parse_user(parser: &mut Parser) -> Result<Identity, ParserError> {
+    let token = parser.next_token();
+    let (user, mut host) = match &token.token {
+        Token::Word(w) if w.quote_style.is_none() => match w.value.split_once('@') {
+            Some((user, host)) => (user.to_string(), Some(host.to_string())),
+            None => (w.value.clone(), None),
+        },
+        Token::Word(w) => (w.value.clone(), None),
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => (s.clone(), None),
+        _ => return parser.expected("a user name", token),
+    };
+    if host.is_none() {
+        match parser.peek_token().token {
+            Token::AtSign => {
+                parser.next_token();
+                host = Some(String::new());
+            }
+            Token::Word(w) if w.quote_style.is_none() && w.value.starts_with('@') => {
+                parser.next_token();
+                host = Some(w.value[1..].to_string());
+            }
+            _ => {}
+        }
+    }
+    let host = match host {
+        None => "%".to_string(),
+        Some(host) if !host.is_empty() => host,
+        Some(_) => parse_name_part(parser, "a host name")?,
+    };
+    if user.chars().count() > 32 {
+        return Err(ParserError::ParserError(format!(
+            "String '{user}' is too long for user name (should be no longer than 32)"
+        )));
+    }
+    if host.chars().count() > 255 {
+        return Err(ParserError::ParserError(format!(
+            "String '{host}' is too long for host name (should be no longer than 255)"
+        )));
+    }
+    Ok(Identity::new(user, host))
+}
+
+/// A host or name written as a word or a quoted string.
+fn parse_name_part(parser: &mut Parser, what: &str) -> Result<String, ParserError> {
+    let token = parser.next_token();
+    match token.token {
+        Token::Word(w) => Ok(w.value),
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s),
+        _ => parser.expected(what, token),
+    }
+}
+
+/// A user, or `CURRENT_USER[()]` / `USER()` for the session's own account.
+fn parse_user_ref(parser: &mut Parser) -> Result<UserRef, ParserError> {
+    if parser.parse_keyword(Keyword::CURRENT_USER)
+        || (parser.peek_keyword(Keyword::USER) && parser.peek_nth_token(1).token == Token::LParen)
+    {
+        if parser.peek_keyword(Keyword::USER) {
+            parser.next_token();
+        }
+        if parser.consume_token(&Token::LParen) {
+            parser.expect_token(&Token::RParen)?;
+        }
+        return Ok(UserRef::Current);
+    }
+    Ok(UserRef::Named(parse_user(parser)?))
+}
+
+/// An optional `IDENTIFIED [WITH plugin] [BY 'password' | AS 'hash']`.
+fn parse_auth(parser: &mut Parser) -> Result<Option<Auth>, ParserError> {
+    if !consume_word(parser, "IDENTIFIED") {
+        return Ok(None);
+    }
+    let plugin = if parser.parse_keyword(Keyword::WITH) {
+        Some(parse_name_part(parser, "a plugin name")?.to_ascii_lowercase())
+    } else {
+        None
+    };
+    let secret = if parser.parse_keyword(Keyword::BY) {
+        if consume_word(parser, "RANDOM") {
+            return Err(ParserError::ParserError(
+                "IDENTIFIED BY RANDOM PASSWORD is not supported".into(),
+            ));
+        }
+        Secret::Password(parser.parse_literal_string()?)
+    } else if parser.parse_keyword(Keyword::AS) {
+        Secret::Hash(parser.parse_literal_string()?)
+    } else if plugin.is_some() {
+        Secret::None
+    } else {
+        return parser.expected("BY or WITH", parser.peek_token());
+    };
+    Ok(Some(Auth { plugin, secret }))
+}
+
+/// The options after CREATE USER's or ALTER USER's accounts.
+fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
+    let mut options = AccountOptions::default();
+    loop {
+        if parser.parse_keyword(Keyword::ACCOUNT) {
+            options.lock = Some(
+                parser.expect_one_of_keywords(&[Keyword::LOCK, Keyword::UNLOCK])? == Keyword::LOCK,
+            );
+        } else if parser.peek_keyword(Keyword::PASSWORD) && word_at(parser, 1, "EXPIRE") {
+            advance(parser, 2);
+            if parser.parse_keyword(Keyword::INTERVAL) {
+                parser.parse_literal_uint()?;
+                parser.expect_keyword_is(Keyword::DAY)?;
+                options.unsupported = Some("PASSWORD EXPIRE INTERVAL".into());
+            } else if parser.parse_keyword(Keyword::DEFAULT) || consume_word(parser, "NEVER") {
+                options.expire = Some(false);
+            } else {
+                options.expire = Some(true);
+            }
+        } else if parser.parse_keyword(Keyword::REQUIRE) {
+            if !parser.parse_keyword(Keyword::NONE) {
+                // SSL, X509, SUBJECT …: a TLS requirement this server cannot check yet.
+                while !matches!(parser.peek_token().token, Token::EOF | Token::SemiColon)
+                    && !parser.peek_keyword(Keyword::WITH)
+                    && !parser.peek_keyword(Keyword::PASSWORD)
+                    && !parser.peek_keyword(Keyword::ACCOUNT)
+                {
+                    parser.next_token();
+                }
+                options.unsupported = Some("REQUIRE".into());
+            }
+        } else if parser.parse_keyword(Keyword::COMMENT) || consume_word(parser, "ATTRIBUTE") {
+            parser.parse_literal_string()?;
+        } else if parser.parse_keyword(Keyword::WITH) {
+            // Resource limits: MAX_QUERIES_PER_HOUR n …
+            while let Token::Word(_) = parser.peek_token().token {
+                let name = parser.next_token().to_string();
+                parser.parse_literal_uint()?;
+                options.unsupported = Some(name);
+            }
+        } else if let Token::Word(w) = parser.peek_token().token {
+            let upper = w.value.to_ascii_uppercase();
+            if matches!(
+                upper.as_str(),
+                "FAILED_LOGIN_ATTEMPTS" | "PASSWORD_LOCK_TIME"
+            ) {
+                parser.next_token();
+                if !parser.parse_keyword(Keyword::UNBOUNDED) {
+                    parser.parse_literal_uint()?;
+                }
+                options.unsupported = Some(upper);
+            } else {
+                return Ok(options);
+            }
+        } else {
+            return Ok(options);
+        }
+    }
+}
+
+/// The privileges of GRANT or REVOKE, up to ON (or, for REVOKE ALL, GRANT OPTION, FROM).
+fn parse_privileges(parser: &mut Parser) -> Result<PrivilegeList, ParserError> {
+    if parser.parse_keyword(Keyword::ALL) {
+        let _ = parser.parse_keyword(Keyword::PRIVILEGES);
+        let grant_option = if parser.consume_token(&Token::Comma) {
+            parser.expect_keywords(&[Keyword::GRANT, Keyword::OPTION])?;
+            true
+        } else {
+            false
+        };
+        return Ok(PrivilegeList::All { grant_option });
+    }
+    let mut privileges = Privileges::NONE;
+    loop {
+        let mut words = Vec::new();
+        while let Token::Word(w) = parser.peek_token().token {
+            if w.quote_style.is_some() || (w.keyword == Keyword::ON && !words.is_empty()) {
+                break;
+            }
+            if w.keyword == Keyword::ON {
+                break;
+            }
+            parser.next_token();
+            words.push(w.value.to_ascii_uppercase());
+        }
+        if words.is_empty() {
+            return parser.expected("a privilege", parser.peek_token());
+        }
+        if parser.peek_token().token == Token::LParen {
+            return Err(ParserError::ParserError(
+                "column-level privileges are not supported yet".into(),
+            ));
+        }
+        let name = words.join(" ");
+        if name != "USAGE" {
+            match Privileges::named(&name) {
+                Some(p) => privileges = privileges.union(p),
+                None => {
+                    return Err(ParserError::ParserError(format!(
+                        "Illegal privilege level specified for {name}"
+                    )))
+                }
+            }
+        }
+        if !parser.consume_token(&Token::Comma) {
+            return Ok(PrivilegeList::Some(privileges));
+        }
+    }
+}
+
+/// `*.*`, `*`, `db.*`, `db.table` or `table`, after an optional TABLE.
+fn parse_level(parser: &mut Parser) -> Result<Level, ParserError> {
+    let _ = parser.parse_keyword(Keyword::TABLE);
+    let first = if parser.consume_token(&Token::Mul) {
+        None
+    } else {
+        Some(parser.parse_identifier()?.value)
+    };
+    if !parser.consume_token(&Token::Period) {
+        return Ok(match first {
+            None => Level::Database(None),
+            Some(table) => Level::Table(None, table),
+        });
+    }
+    let second = if parser.consume_token(&Token::Mul) {
+        None
+    } else {
+        Some(parser.parse_identifier()?.value)
+    };
+    match (first, second) {
+        (None, None) => Ok(Level::Global),
+        (Some(db), None) => Ok(Level::Database(Some(db))),
+        (Some(db), Some(table)) => Ok(Level::Table(Some(db), table)),
+        (None, Some(_)) => parser.expected("a database name", parser.peek_token()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parser::dialect::StrataDialect;
+
+    fn parse(sql: &str) -> AccountStatement {
+        let dialect = StrataDialect::default();
+        let mut parser = Parser::new(&dialect).try_with_sql(sql).unwrap();
+        let statement = parse_account_statement(&mut parser)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .unwrap_or_else(|| panic!("{sql}: not an account statement"));
+        assert_eq!(parser.peek_token().token, Token::EOF, "{sql}");
+        statement
+    }
+
+    fn bob(host: &str) -> Identity {
+        Identity::new("bob", host)
+    }
+
+    #[test]
+    fn users_are_written_every_way_mysql_reads_them() {
+        for (sql, host) in [
+            ("DROP USER 'bob'@'localhost'", "localhost"),
+            ("DROP USER bob@localhost", "localhost"),
+            ("DROP USER \"bob\"@\"10.0.%\"", "10.0.%"),
+            ("DROP USER `bob`@`%`", "%"),
+            ("DROP USER bob", "%"),
+            ("DROP USER 'bob'", "%"),
+            ("DROP USER bob@'127.0.0.1'", "127.0.0.1"),
+        ] {
+            assert_eq!(
+                parse(sql),
+                AccountStatement::DropUser {
+                    if_exists: false,
+                    users: vec![bob(host)]
+                },
+                "{sql}"
+            );
+        }
+    }
+
+    #[test]
+    fn create_alter_and_set_password_parse() {
+        assert_eq!(
+            parse("CREATE USER IF NOT EXISTS 'bob'@'%' IDENTIFIED BY 'pw', amy IDENTIFIED WITH mysql_native_password AS '' ACCOUNT LOCK PASSWORD EXPIRE"),
+            AccountStatement::CreateUser {
+                if_not_exists: true,
+                users: vec![
+                    (bob("%"), Some(Auth { plugin: None, secret: Secret::Password("pw".into()) })),
+                    (
+                        Identity::new("amy", "%"),
+                        Some(Auth {
+                            plugin: Some("mysql_native_password".into()),
+                            secret: Secret::Hash(String::new())
+                        })
+                    ),
+                ],
+                options: AccountOptions {
+                    lock: Some(true),
+                    expire: Some(true),
+                    unsupported: None
+                },
+            }
+        );
+        assert_eq!(
+            parse("ALTER USER USER() IDENTIFIED BY 'new'"),
+            AccountStatement::AlterUser {
+                if_exists: false,
+                users: vec![(
+                    UserRef::Current,
+                    Some(Auth {
+                        plugin: None,
+                        secret: Secret::Password("new".into())
+                    })
+                )],
+                options: AccountOptions::default(),
+            }
+        );
+        assert_eq!(
+            parse("SET PASSWORD FOR 'bob'@'%' = 'x'"),
+            AccountStatement::SetPassword {
+                user: UserRef::Named(bob("%")),
+                password: "x".into()
+            }
+        );
+        assert_eq!(
+            parse("RENAME USER bob TO 'rob'@'localhost'"),
+            AccountStatement::RenameUser(vec![(bob("%"), Identity::new("rob", "localhost"))])
+        );
+    }
+
+    #[test]
+    fn grants_parse_at_every_level() {
+        assert_eq!(
+            parse("GRANT SELECT, INSERT, CREATE VIEW ON shop.* TO 'bob'@'%' WITH GRANT OPTION"),
+            AccountStatement::Grant {
+                privileges: PrivilegeList::Some(
+                    Privileges::SELECT
+                        .union(Privileges::INSERT)
+                        .union(Privileges::CREATE_VIEW)
+                ),
+                level: Level::Database(Some("shop".into())),
+                users: vec![bob("%")],
+                grant_option: true,
+            }
+        );
+        assert_eq!(
+            parse("GRANT ALL PRIVILEGES ON *.* TO bob"),
+            AccountStatement::Grant {
+                privileges: PrivilegeList::All {
+                    grant_option: false
+                },
+                level: Level::Global,
+                users: vec![bob("%")],
+                grant_option: false,
+            }
+        );
+        assert!(matches!(
+            parse("GRANT UPDATE ON TABLE `shop`.`orders` TO bob"),
+            AccountStatement::Grant { level: Level::Table(Some(d), t), .. } if d == "shop" && t == "orders"
+        ));
+        assert!(matches!(
+            parse("REVOKE ALL PRIVILEGES, GRANT OPTION FROM bob"),
+            AccountStatement::Revoke { level: None, .. }
+        ));
+        assert!(matches!(
+            parse("REVOKE DELETE ON * FROM bob"),
+            AccountStatement::Revoke {
+                level: Some(Level::Database(None)),
+                ..
+            }
+        ));
+        assert_eq!(
+            parse("SHOW GRANTS FOR CURRENT_USER()"),
+            AccountStatement::ShowGrants(UserRef::Current)
+        );
+        assert_eq!(
+            parse("SHOW GRANTS FOR bob@localhost"),
+            AccountStatement::ShowGrants(UserRef::Named(bob("localhost")))
+        );
+    }
+
+    #[test]
+    fn other_statements_are_left_alone() {
+        for sql in [
+            "CREATE TABLE user (a INT)",
+            "SET @a = 1",
+            "SHOW TABLES",
+            "DROP TABLE user",
+        ] {
+            let dialect = StrataDialect::default();
+            let mut parser = Parser::new(&dialect).try_with_sql(sql).unwrap();
+            assert!(
+                parse_account_statement(&mut parser).unwrap().is_none(),
+                "{sql}"
+            );
+            assert!(parser.parse_statement().is_ok(), "{sql}");
+        }
+    }
+}

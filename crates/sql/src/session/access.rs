@@ -1,0 +1,147 @@
+//! What a session's account may do: the check before each statement, what it may see, and the
+//! catalog a statement is planned against.
+
+use std::sync::Arc;
+
+use sqlparser::ast::{self, Statement};
+
+use super::Session;
+use crate::account::{self, Identity};
+use crate::catalog::Schema;
+use crate::error::{Error, Result};
+use crate::parser::statement;
+
+impl Session {
+    /// Refuses a statement the session's account may not run (1142, 1044, 1227), and every
+    /// statement but a password change while its password is expired (1820).
+    pub(super) fn check_privileges(&self, statement: &statement::Statement) -> Result<()> {
+        let Some(identity) = &self.account else {
+            return Ok(());
+        };
+        if self.password_expired {
+            use crate::parser::account::AccountStatement;
+            let changes_password = matches!(
+                statement,
+                statement::Statement::Account(
+                    AccountStatement::AlterUser { .. } | AccountStatement::SetPassword { .. }
+                )
+            );
+            if !changes_password {
+                return Err(Error::new(
+                    1820,
+                    "HY000",
+                    "You must reset your password using ALTER USER statement before executing this statement.",
+                ));
+            }
+        }
+        let schema = self.server.catalog.schema();
+        if let Some(account) = schema.accounts.get(identity) {
+            // An account with every global privilege may run anything: no need to read the
+            // statement (the common case of root, and the one that must cost nothing).
+            if account.global.contains(account::Privileges::all_global()) {
+                return Ok(());
+            }
+        }
+        let needs = account::check::needs(statement, self.database.as_deref());
+        check_account(&schema, identity, &needs)
+    }
+
+    /// The catalog a statement is planned against: all of it, but for an account without
+    /// every global privilege reading information_schema, only what the account may see.
+    pub(super) fn schema_for(&self, statement: &Statement, schema: Arc<Schema>) -> Arc<Schema> {
+        let Some(account) = self
+            .account
+            .as_ref()
+            .and_then(|identity| schema.accounts.get(identity))
+        else {
+            return schema;
+        };
+        if account.global.contains(account::Privileges::all_global()) {
+            return schema;
+        }
+        let reads_information_schema = ast::visit_relations(statement, |name| {
+            match name.0.first().and_then(|part| part.as_ident()) {
+                Some(db)
+                    if name.0.len() > 1 && crate::infoschema::is_information_schema(&db.value) =>
+                {
+                    std::ops::ControlFlow::Break(())
+                }
+                _ => std::ops::ControlFlow::Continue(()),
+            }
+        })
+        .is_break()
+            || self
+                .database
+                .as_deref()
+                .is_some_and(crate::infoschema::is_information_schema);
+        if reads_information_schema {
+            Arc::new(schema.visible_to(account))
+        } else {
+            schema
+        }
+    }
+
+    /// The account the session logged in as (None for an embedded session).
+    pub(crate) fn account_identity(&self) -> Option<Identity> {
+        self.account.clone()
+    }
+
+    /// The user name the client gave.
+    pub(crate) fn user_name(&self) -> &str {
+        &self.user
+    }
+
+    /// The session's own expired password was changed: statements may run again.
+    pub(crate) fn password_was_changed(&mut self) {
+        self.password_expired = false;
+    }
+
+    /// Whether the session's account may see `database` (SHOW DATABASES, information_schema).
+    pub(crate) fn sees_database(&self, schema: &Schema, database: &str) -> bool {
+        match &self.account {
+            None => true,
+            Some(identity) => schema.accounts.get(identity).is_some_and(|a| {
+                a.sees_database(database) || a.global.contains(account::Privileges::SHOW_DATABASES)
+            }),
+        }
+    }
+
+    /// Whether the session's account may see `database.table` (SHOW TABLES,
+    /// information_schema).
+    pub(crate) fn sees_table(&self, schema: &Schema, database: &str, table: &str) -> bool {
+        match &self.account {
+            None => true,
+            Some(identity) => schema
+                .accounts
+                .get(identity)
+                .is_some_and(|a| a.sees_table(database, table)),
+        }
+    }
+
+    /// Whether the session's account holds `privileges` globally (PROCESS, SUPER).
+    pub(crate) fn has_global(&self, privileges: account::Privileges) -> bool {
+        match &self.account {
+            None => true,
+            Some(identity) => self
+                .server
+                .catalog
+                .schema()
+                .accounts
+                .get(identity)
+                .is_some_and(|a| a.global.intersects(privileges)),
+        }
+    }
+}
+
+/// Checks `needs` against the account `identity` as `schema` has it; a dropped account holds
+/// nothing.
+pub(super) fn check_account(
+    schema: &Schema,
+    identity: &Identity,
+    needs: &[account::check::Need],
+) -> Result<()> {
+    match schema.accounts.get(identity) {
+        Some(account) => account::check::check(account, needs),
+        None => account::check::check(&account::Account::new(identity), needs),
+    }
+}

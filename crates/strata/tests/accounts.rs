@@ -1,0 +1,323 @@
+//! Accounts and privileges with the real clients: CREATE USER / GRANT / REVOKE / DROP USER
+//! round trips through the `mariadb` client, each refusal with MySQL's code; wrong passwords,
+//! locked and expired accounts; what a limited account sees; accounts kept across a restart and
+//! shared by the SQL nodes of a cluster; and a server that will not listen beyond loopback
+//! while root has no password.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::cluster::Cluster;
+use common::{free_port, mariadb_binary, pymysql, Playground};
+
+/// Runs `sql` through the `mariadb` client as `user` with `password` (None: no -p).
+fn mariadb_as(port: u16, user: &str, password: Option<&str>, sql: &str) -> Output {
+    let mut command = Command::new(mariadb_binary());
+    command.args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", user]);
+    if let Some(password) = password {
+        command.arg(format!("-p{password}"));
+    }
+    command
+        .args(["--batch", "--skip-column-names", "-e", sql])
+        .output()
+        .expect("run the mariadb client")
+}
+
+/// The output of a statement that must succeed.
+fn ok_as(port: u16, user: &str, password: Option<&str>, sql: &str) -> String {
+    let out = mariadb_as(port, user, password, sql);
+    assert!(
+        out.status.success(),
+        "{sql} as {user}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The error of a statement (or login) that must fail, e.g. `ERROR 1142 (42000) …`.
+fn refused_as(port: u16, user: &str, password: Option<&str>, sql: &str) -> String {
+    let out = mariadb_as(port, user, password, sql);
+    assert!(
+        !out.status.success(),
+        "{sql} as {user} succeeded: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_code(error: &str, code: &str) {
+    assert!(
+        error.contains(&format!("ERROR {code}")),
+        "expected {code}, got: {error}"
+    );
+}
+
+#[test]
+fn accounts_and_privileges_round_trip() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut playground = Playground::start_in(data.path(), port);
+    let root = |sql: &str| ok_as(port, "root", None, sql);
+
+    // A new data folder has root@localhost without a password, with every privilege.
+    assert_eq!(
+        root("SELECT USER(), CURRENT_USER()"),
+        "root@127.0.0.1\troot@localhost\n"
+    );
+    assert_eq!(
+        root("SHOW GRANTS"),
+        "GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION\n"
+    );
+
+    root(
+        "CREATE DATABASE shop; CREATE DATABASE hr; \
+         CREATE TABLE shop.orders (id INT PRIMARY KEY, total INT); \
+         CREATE TABLE shop.items (id INT PRIMARY KEY); CREATE TABLE hr.pay (id INT PRIMARY KEY); \
+         INSERT INTO shop.orders VALUES (1, 10); \
+         CREATE USER 'bob'@'%' IDENTIFIED BY 'bobpw'; \
+         GRANT SELECT ON shop.* TO 'bob'@'%'",
+    );
+    assert_code(&refused_as(port, "root", None, "CREATE USER bob"), "1396");
+    root("CREATE USER IF NOT EXISTS bob");
+    assert_eq!(
+        root("SHOW GRANTS FOR bob"),
+        "GRANT USAGE ON *.* TO `bob`@`%`\nGRANT SELECT ON `shop`.* TO `bob`@`%`\n"
+    );
+
+    // Logging in: the password is checked, unknown users look the same as wrong passwords.
+    let bob = |sql: &str| ok_as(port, "bob", Some("bobpw"), sql);
+    assert_eq!(bob("SELECT CURRENT_USER()"), "bob@%\n");
+    let wrong = refused_as(port, "bob", Some("nope"), "SELECT 1");
+    assert_code(&wrong, "1045");
+    assert!(wrong.contains("Access denied for user 'bob'"), "{wrong}");
+    assert_code(&refused_as(port, "bob", None, "SELECT 1"), "1045");
+    assert_code(&refused_as(port, "nobody", Some("x"), "SELECT 1"), "1045");
+
+    // What bob may and may not do, each refusal with MySQL's code.
+    assert_eq!(bob("SELECT id, total FROM shop.orders"), "1\t10\n");
+    assert_code(
+        &refused_as(
+            port,
+            "bob",
+            Some("bobpw"),
+            "INSERT INTO shop.orders VALUES (2, 20)",
+        ),
+        "1142",
+    );
+    assert_code(
+        &refused_as(port, "bob", Some("bobpw"), "SELECT * FROM hr.pay"),
+        "1142",
+    );
+    assert_code(&refused_as(port, "bob", Some("bobpw"), "USE hr"), "1044");
+    assert_code(
+        &refused_as(port, "bob", Some("bobpw"), "DROP DATABASE shop"),
+        "1044",
+    );
+    assert_code(
+        &refused_as(port, "bob", Some("bobpw"), "CREATE USER eve"),
+        "1227",
+    );
+    assert_code(
+        &refused_as(
+            port,
+            "bob",
+            Some("bobpw"),
+            "SET GLOBAL max_connections = 10",
+        ),
+        "1227",
+    );
+    assert_code(
+        &refused_as(port, "bob", Some("bobpw"), "GRANT SELECT ON shop.* TO bob"),
+        "1044",
+    );
+    // Only what bob may see is listed.
+    assert_eq!(bob("SHOW DATABASES"), "information_schema\nshop\n");
+    assert_eq!(
+        bob(
+            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA <> 'information_schema' ORDER BY 1, 2"
+        ),
+        "shop\titems\nshop\torders\n"
+    );
+
+    // Table-level grants, REVOKE, and a change seen by the next statement.
+    root("GRANT INSERT ON shop.orders TO bob; REVOKE SELECT ON shop.* FROM bob");
+    bob("INSERT INTO shop.orders VALUES (2, 20)");
+    assert_code(
+        &refused_as(port, "bob", Some("bobpw"), "SELECT * FROM shop.orders"),
+        "1142",
+    );
+    assert_eq!(bob("SHOW TABLES FROM shop"), "orders\n");
+    assert_code(
+        &refused_as(port, "root", None, "REVOKE DELETE ON hr.* FROM bob"),
+        "1141",
+    );
+    assert_code(
+        &refused_as(port, "root", None, "GRANT SUPER ON shop.* TO bob"),
+        "1221",
+    );
+    assert_code(
+        &refused_as(port, "root", None, "GRANT SELECT ON shop.* TO ghost"),
+        "1410",
+    );
+
+    // Locked and expired accounts.
+    root("CREATE USER amy IDENTIFIED BY 'amypw' ACCOUNT LOCK");
+    assert_code(&refused_as(port, "amy", Some("amypw"), "SELECT 1"), "3118");
+    root("ALTER USER amy ACCOUNT UNLOCK PASSWORD EXPIRE");
+    assert_code(&refused_as(port, "amy", Some("amypw"), "SELECT 1"), "1862");
+    let sandboxed = Command::new(mariadb_binary())
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &port.to_string(),
+            "-u",
+            "amy",
+            "-pamypw",
+        ])
+        .args(["--connect-expired-password", "--batch", "-e", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_code(&String::from_utf8_lossy(&sandboxed.stderr), "1820");
+    let changed = Command::new(mariadb_binary())
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &port.to_string(),
+            "-u",
+            "amy",
+            "-pamypw",
+        ])
+        .args([
+            "--connect-expired-password",
+            "--batch",
+            "--skip-column-names",
+        ])
+        .args([
+            "-e",
+            "ALTER USER USER() IDENTIFIED BY 'newpw'; SELECT CURRENT_USER()",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&changed.stdout), "amy@%\n");
+    assert_eq!(ok_as(port, "amy", Some("newpw"), "SELECT 1"), "1\n");
+
+    // PyMySQL logs in with a password too.
+    let out = pymysql(
+        port,
+        "import sys, pymysql\n\
+         c = pymysql.connect(host='127.0.0.1', port=int(sys.argv[1]), user='bob', password='bobpw')\n\
+         cur = c.cursor(); cur.execute('SELECT CURRENT_USER()'); print(cur.fetchone()[0])\n\
+         try:\n    pymysql.connect(host='127.0.0.1', port=int(sys.argv[1]), user='bob', password='x')\n\
+         except pymysql.err.OperationalError as e:\n    print(e.args[0])\n",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "bob@%\n1045\n",
+        "{out:?}"
+    );
+
+    // Accounts and grants survive a restart; renamed and dropped accounts stay so.
+    root("RENAME USER amy TO 'amy2'@'localhost'");
+    playground.kill9();
+    drop(playground);
+    let _playground = Playground::start_in(data.path(), port);
+    assert_eq!(
+        ok_as(port, "bob", Some("bobpw"), "SELECT CURRENT_USER()"),
+        "bob@%\n"
+    );
+    assert_code(
+        &refused_as(port, "bob", Some("bobpw"), "SELECT * FROM shop.orders"),
+        "1142",
+    );
+    assert_eq!(
+        ok_as(port, "amy2", Some("newpw"), "SELECT CURRENT_USER()"),
+        "amy2@localhost\n"
+    );
+    ok_as(port, "root", None, "DROP USER bob, 'amy2'@'localhost'");
+    assert_code(&refused_as(port, "bob", Some("bobpw"), "SELECT 1"), "1045");
+    assert_code(&refused_as(port, "root", None, "DROP USER bob"), "1396");
+}
+
+#[test]
+fn a_grant_on_one_sql_node_holds_on_the_other() {
+    let cluster = Cluster::start(1, 2);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    ok_as(
+        a,
+        "root",
+        None,
+        "CREATE DATABASE app; CREATE TABLE app.t (id INT PRIMARY KEY); \
+         INSERT INTO app.t VALUES (7); CREATE USER carol IDENTIFIED BY 'cpw'",
+    );
+    // Within a second of the change on node a, node b lets carol in and then serves her grant.
+    let within = |what: &str, check: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !check() {
+            assert!(
+                Instant::now() < deadline,
+                "{what} not seen on the other node in 1 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    within("CREATE USER", &|| {
+        mariadb_as(b, "carol", Some("cpw"), "SELECT 1")
+            .status
+            .success()
+    });
+    assert_code(
+        &refused_as(b, "carol", Some("cpw"), "SELECT * FROM app.t"),
+        "1142",
+    );
+    ok_as(a, "root", None, "GRANT SELECT ON app.t TO carol");
+    within("GRANT", &|| {
+        mariadb_as(b, "carol", Some("cpw"), "SELECT id FROM app.t")
+            .status
+            .success()
+    });
+    ok_as(a, "root", None, "REVOKE SELECT ON app.t FROM carol");
+    within("REVOKE", &|| {
+        !mariadb_as(b, "carol", Some("cpw"), "SELECT id FROM app.t")
+            .status
+            .success()
+    });
+}
+
+#[test]
+fn a_passwordless_root_is_not_served_beyond_loopback() {
+    // Listening on every address with root@localhost and no password: refused, with what to do.
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["playground", "--data-dir"])
+        .arg(data.path())
+        .args(["--host", "0.0.0.0", "--port", &free_port().to_string()])
+        .args(["--block-cache-mib", "64"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run strata playground");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        text.contains("has no password") && text.contains("--insecure"),
+        "{text}"
+    );
+
+    // With a root password on a new data folder, root is 'root'@'%' and needs it.
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _playground = Playground::start_in_with(
+        data.path(),
+        port,
+        &["--host", "0.0.0.0", "--root-password", "s3cret"],
+    );
+    assert_code(&refused_as(port, "root", None, "SELECT 1"), "1045");
+    assert_eq!(
+        ok_as(port, "root", Some("s3cret"), "SELECT CURRENT_USER()"),
+        "root@%\n"
+    );
+}
