@@ -4,23 +4,29 @@
 //!   server                                   client
 //!   Handshake v10 (seq 0, scramble) ───────▶
 //!                                   ◀─────── HandshakeResponse41 (seq 1: user, auth, db, plugin)
-//!   [plugin ≠ mysql_native_password]
+//!   [plugin ≠ the account's]
 //!   AuthSwitchRequest (seq 2) ─────────────▶
 //!                                   ◀─────── auth response (seq 3)
+//!   [caching_sha2_password]
+//!   AuthMoreData 0x03 (fast auth) ─────────▶
 //!   OK or ERR ─────────────────────────────▶  (sent by the caller, after it opens the session)
 //! ```
 //!
-//! Only `mysql_native_password` is implemented: a MySQL 8 client that proposes
-//! `caching_sha2_password` is switched to it. TLS and compression are never advertised, so a
-//! client that asks for either anyway is refused with 1043 "Bad handshake". Parsing and password
-//! verification are pure functions; [`authenticate`] sequences them over a packet reader and
-//! writer.
+//! Accounts use `mysql_native_password` or `caching_sha2_password`. The greeting proposes
+//! `caching_sha2_password`, as MySQL 8 does, so a client logs in to such an account in one
+//! round trip (PyMySQL before 1.1 cannot follow a switch to it), and one of a native account
+//! is switched over. The stored SHA256(SHA256(password)) always allows the fast path, so no
+//! full authentication (TLS or RSA) is ever asked for. TLS and compression are never
+//! advertised, so a client that asks for either anyway is refused with 1043 "Bad handshake".
+//! Parsing and password verification are pure functions; [`authenticate`] sequences them over
+//! a packet reader and writer.
 
 use std::io::{Read, Write};
 
 use rand::Rng;
 use sha1::{Digest, Sha1};
-use strata_sql::{charsets, Identity, Login, SqlError};
+use sha2::Sha256;
+use strata_sql::{charsets, Credential, Identity, Login, SqlError};
 
 use crate::error::{codes, ConnectionError};
 use crate::packet::{put_nul_bytes, Cursor, PacketReader, PacketWriter, Truncated};
@@ -67,8 +73,16 @@ pub mod capabilities {
         | DEPRECATE_EOF;
 }
 
-/// The one authentication method implemented.
+/// The authentication method announced in the greeting, and every account's unless it has
+/// another.
 pub const NATIVE_PASSWORD_PLUGIN: &str = "mysql_native_password";
+
+/// MySQL 8's default method: a SHA-256 scramble, answered with "fast authentication
+/// succeeded" before the OK.
+pub const CACHING_SHA2_PLUGIN: &str = "caching_sha2_password";
+
+/// AuthMoreData of `caching_sha2_password`: the scramble matched the cached hash.
+const FAST_AUTH_SUCCESS: [u8; 2] = [0x01, 0x03];
 
 /// The length of the random challenge sent to the client.
 pub const SCRAMBLE_BYTES: usize = 20;
@@ -156,13 +170,13 @@ pub fn encode_greeting(buffer: &mut Vec<u8>, greeting: &Greeting) {
     buffer.push(SCRAMBLE_BYTES as u8 + 1);
     buffer.extend_from_slice(&[0; 10]);
     put_nul_bytes(buffer, &greeting.scramble[8..]);
-    put_nul_bytes(buffer, NATIVE_PASSWORD_PLUGIN.as_bytes());
+    put_nul_bytes(buffer, CACHING_SHA2_PLUGIN.as_bytes());
 }
 
-/// Appends an AuthSwitchRequest to `mysql_native_password`.
-pub fn encode_auth_switch(buffer: &mut Vec<u8>, scramble: &[u8; SCRAMBLE_BYTES]) {
+/// Appends an AuthSwitchRequest to `plugin` with the scramble.
+pub fn encode_auth_switch(buffer: &mut Vec<u8>, plugin: &str, scramble: &[u8; SCRAMBLE_BYTES]) {
     buffer.push(0xFE);
-    put_nul_bytes(buffer, NATIVE_PASSWORD_PLUGIN.as_bytes());
+    put_nul_bytes(buffer, plugin.as_bytes());
     put_nul_bytes(buffer, scramble);
 }
 
@@ -253,9 +267,39 @@ pub fn verify_native_password(
     difference == 0
 }
 
+/// Checks a `caching_sha2_password` response against the stored SHA256(SHA256(password)):
+/// the client sends `SHA256(password) XOR SHA256(SHA256(SHA256(password)) + scramble)`.
+pub fn verify_caching_sha2(
+    scramble: &[u8; SCRAMBLE_BYTES],
+    auth_response: &[u8],
+    stored: &[u8; 32],
+) -> bool {
+    if auth_response.len() != 32 {
+        return false;
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(stored);
+    hasher.update(scramble);
+    let mask = hasher.finalize();
+    let stage1: Vec<u8> = (0..32).map(|i| auth_response[i] ^ mask[i]).collect();
+    let candidate = Sha256::digest(&stage1);
+    let difference = (0..32).fold(0u8, |acc, i| acc | (candidate[i] ^ stored[i]));
+    difference == 0
+}
+
+/// Whether the client's scramble proves it knows the password of `credential`.
+fn verify(scramble: &[u8; SCRAMBLE_BYTES], auth_response: &[u8], credential: &Credential) -> bool {
+    match credential {
+        Credential::None => auth_response.is_empty(),
+        Credential::Native(stored) => verify_native_password(scramble, auth_response, Some(stored)),
+        Credential::CachingSha2(stored) => verify_caching_sha2(scramble, auth_response, stored),
+    }
+}
+
 /// Runs the connection phase up to (not including) the final OK: sends the greeting, reads the
-/// response, switches the client to `mysql_native_password` if it proposed another plugin, and
-/// checks the password against the account `find_login` names for the user (1045 for an
+/// response, switches the client to its account's method (`mysql_native_password` or
+/// `caching_sha2_password`) if it proposed another, and checks the scramble against the
+/// account `find_login` names for the user (1045 for an
 /// unknown user or a wrong password alike, 3118 for a locked account, 1862 for an expired
 /// password when the client cannot handle one). `host` names the peer in the messages.
 pub fn authenticate<R: Read, W: Write>(
@@ -275,13 +319,27 @@ pub fn authenticate<R: Read, W: Write>(
     }
     let response = parse_handshake_response(&payload).map_err(ConnectionError::Fatal)?;
     let mut auth_response = response.auth_response;
-    let plugin = response
+    // A client without plugin authentication speaks mysql_native_password.
+    let proposed = response
         .auth_plugin
         .as_deref()
         .unwrap_or(NATIVE_PASSWORD_PLUGIN);
-    if plugin != NATIVE_PASSWORD_PLUGIN {
+    let found = find_login(&response.user);
+    // The account's method; an account without a password takes an empty answer in either.
+    let method = match &found {
+        Some(login)
+            if login.credential == Credential::None
+                && auth_response.is_empty()
+                && (proposed == CACHING_SHA2_PLUGIN || proposed == NATIVE_PASSWORD_PLUGIN) =>
+        {
+            proposed
+        }
+        Some(login) if login.plugin == CACHING_SHA2_PLUGIN => CACHING_SHA2_PLUGIN,
+        _ => NATIVE_PASSWORD_PLUGIN,
+    };
+    if proposed != method {
         writer.set_sequence(reader.sequence());
-        writer.write_with(|buffer| encode_auth_switch(buffer, &greeting.scramble))?;
+        writer.write_with(|buffer| encode_auth_switch(buffer, method, &greeting.scramble))?;
         writer.flush()?;
         reader.set_sequence(writer.sequence());
         if !reader.read_payload(&mut payload)? {
@@ -294,13 +352,7 @@ pub fn authenticate<R: Read, W: Write>(
     if auth_response == [0] {
         auth_response.clear();
     }
-    let login = find_login(&response.user).filter(|login| {
-        verify_native_password(
-            &greeting.scramble,
-            &auth_response,
-            login.password_hash.as_ref(),
-        )
-    });
+    let login = found.filter(|login| verify(&greeting.scramble, &auth_response, &login.credential));
     let Some(login) = login else {
         tracing::info!(user = %response.user, host, "access denied: unknown user or wrong password");
         return Err(ConnectionError::Fatal(codes::access_denied(
@@ -328,6 +380,9 @@ pub fn authenticate<R: Read, W: Write>(
             "HY000",
             "Your password has expired. To log in you must change it using a client that supports expired passwords.",
         )));
+    }
+    if method == CACHING_SHA2_PLUGIN && !auth_response.is_empty() {
+        writer.write_with(|buffer| buffer.extend_from_slice(&FAST_AUTH_SUCCESS))?;
     }
     Ok(Authenticated {
         user: response.user,
@@ -439,7 +494,7 @@ mod tests {
         assert_eq!(cursor.u8(), Ok(21));
         assert_eq!(cursor.take(10), Ok(&[0u8; 10][..]));
         assert_eq!(cursor.nul_bytes(), Ok(&b"IJKLMNOPQRST"[..]));
-        assert_eq!(cursor.nul_bytes(), Ok(NATIVE_PASSWORD_PLUGIN.as_bytes()));
+        assert_eq!(cursor.nul_bytes(), Ok(CACHING_SHA2_PLUGIN.as_bytes()));
         assert!(cursor.is_empty());
     }
 
@@ -573,7 +628,7 @@ mod tests {
     }
 
     #[test]
-    fn caching_sha2_client_is_switched_to_native_password() {
+    fn caching_sha2_client_of_a_native_account_is_switched_to_native_password() {
         let greeting = Greeting::new(2, "8.0.11");
         let auth = client_scramble(&greeting.scramble, "pw");
         let wire = client_packets(&[&response_with("caching_sha2_password", &[9; 32]), &auth]);
@@ -585,6 +640,54 @@ mod tests {
         assert_eq!(switch.u8(), Ok(0xFE));
         assert_eq!(switch.nul_bytes(), Ok(NATIVE_PASSWORD_PLUGIN.as_bytes()));
         assert_eq!(switch.nul_bytes(), Ok(&greeting.scramble[..]));
+    }
+
+    /// The client side of `caching_sha2_password`, as PyMySQL computes it.
+    fn client_sha2_scramble(scramble: &[u8], password: &str) -> Vec<u8> {
+        let stage1 = Sha256::digest(password.as_bytes());
+        let stage2 = Sha256::digest(stage1);
+        let mut seeded = stage2.to_vec();
+        seeded.extend_from_slice(scramble);
+        let mask = Sha256::digest(&seeded);
+        stage1.iter().zip(mask.iter()).map(|(a, b)| a ^ b).collect()
+    }
+
+    #[test]
+    fn caching_sha2_accounts_take_the_fast_path() {
+        let mut account = strata_sql::account::Account::new(&Identity::new("app", "%"));
+        account.plugin = CACHING_SHA2_PLUGIN.into();
+        account.auth_string = strata_sql::account::stored_secret(CACHING_SHA2_PLUGIN, "pw");
+        let login = account.login();
+        let run = |wire: &[u8], greeting: &Greeting| {
+            let mut reader = PacketReader::new(wire, HANDSHAKE_MAX_PAYLOAD_BYTES);
+            let mut writer = PacketWriter::new(Vec::new());
+            let find = |_: &str| Some(login.clone());
+            let result = authenticate(&mut reader, &mut writer, greeting, find, "10.0.0.1");
+            writer.flush().unwrap();
+            (result, writer.get_ref().clone())
+        };
+        // Proposed directly: the scramble is checked and fast authentication announced.
+        let greeting = Greeting::new(4, "8.0.11");
+        let auth = client_sha2_scramble(&greeting.scramble, "pw");
+        let wire = client_packets(&[&response_with(CACHING_SHA2_PLUGIN, &auth)]);
+        let (result, written) = run(&wire, &greeting);
+        assert!(result.is_ok());
+        let more = 4 + written[0] as usize;
+        assert_eq!(&written[more..], &[2, 0, 0, 2, 0x01, 0x03]);
+        // A native client is switched to caching_sha2_password.
+        let wire = client_packets(&[&response_with(NATIVE_PASSWORD_PLUGIN, &[1; 20]), &auth]);
+        let (result, written) = run(&wire, &greeting);
+        assert!(result.is_ok());
+        let mut switch = Cursor::new(&written[4 + written[0] as usize + 4..]);
+        assert_eq!(switch.u8(), Ok(0xFE));
+        assert_eq!(switch.nul_bytes(), Ok(CACHING_SHA2_PLUGIN.as_bytes()));
+        // A wrong password is 1045.
+        let wrong = client_sha2_scramble(&greeting.scramble, "pW");
+        let wire = client_packets(&[&response_with(CACHING_SHA2_PLUGIN, &wrong)]);
+        let Err(ConnectionError::Fatal(error)) = run(&wire, &greeting).0 else {
+            panic!("accepted")
+        };
+        assert_eq!(error.code, 1045);
     }
 
     #[test]

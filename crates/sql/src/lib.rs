@@ -81,7 +81,7 @@ pub mod types;
 mod vars;
 mod view;
 
-pub use account::{Identity, Login};
+pub use account::{Credential, Identity, Login};
 pub use api::*;
 pub use error::Error;
 pub use parser::Batch;

@@ -321,3 +321,90 @@ fn a_passwordless_root_is_not_served_beyond_loopback() {
         "root@%\n"
     );
 }
+
+#[test]
+fn both_authentication_plugins_log_in_with_every_client() {
+    let playground = Playground::start();
+    let port = playground.port;
+    ok_as(
+        port,
+        "root",
+        None,
+        "CREATE DATABASE sbtest; \
+         CREATE USER nat IDENTIFIED WITH mysql_native_password BY 'natpw'; \
+         CREATE USER sha IDENTIFIED WITH caching_sha2_password BY 'shapw'; \
+         CREATE USER open_sha IDENTIFIED WITH caching_sha2_password; \
+         GRANT ALL ON sbtest.* TO nat; GRANT ALL ON sbtest.* TO sha",
+    );
+    let accounts = [("nat", "natpw"), ("sha", "shapw"), ("open_sha", "")];
+
+    // The mariadb client (Connector/C and its caching_sha2_password plugin).
+    for (user, password) in accounts {
+        let password = (!password.is_empty()).then_some(password);
+        assert_eq!(
+            ok_as(port, user, password, "SELECT CURRENT_USER()"),
+            format!("{user}@%\n")
+        );
+        assert_code(&refused_as(port, user, Some("wrong"), "SELECT 1"), "1045");
+    }
+
+    // PyMySQL.
+    let out = pymysql(
+        port,
+        "import sys, pymysql\n\
+         port = int(sys.argv[1])\n\
+         for user, password in [('nat', 'natpw'), ('sha', 'shapw'), ('open_sha', ''), ('root', '')]:\n\
+         \x20   c = pymysql.connect(host='127.0.0.1', port=port, user=user, password=password)\n\
+         \x20   cur = c.cursor(); cur.execute('SELECT CURRENT_USER()'); print(cur.fetchone()[0])\n\
+         for user in ['nat', 'sha']:\n\
+         \x20   try:\n\
+         \x20       pymysql.connect(host='127.0.0.1', port=port, user=user, password='wrong')\n\
+         \x20   except pymysql.err.OperationalError as e:\n\
+         \x20       print(e.args[0])\n",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "nat@%\nsha@%\nopen_sha@%\nroot@localhost\n1045\n1045\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // sysbench prepares and runs with each password account.
+    for (user, password) in &accounts[..2] {
+        for command in ["cleanup", "prepare", "run"] {
+            let out = Command::new(common::sysbench_binary())
+                .args(["--db-driver=mysql", "--mysql-host=127.0.0.1"])
+                .arg(format!("--mysql-port={port}"))
+                .arg(format!("--mysql-user={user}"))
+                .arg(format!("--mysql-password={password}"))
+                .args(["--mysql-db=sbtest", "--tables=1", "--table-size=200"])
+                .args(["--threads=2", "--time=1", "oltp_point_select", command])
+                .output()
+                .expect("run sysbench");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && !text.contains("FATAL"),
+                "sysbench {command} as {user}: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
+    // mysql_async, the Rust client.
+    common::runtime(1).block_on(async {
+        use mysql_async::prelude::Queryable;
+        for (user, password) in accounts {
+            let url = format!("mysql://{user}:{password}@127.0.0.1:{port}");
+            let mut conn = mysql_async::Conn::from_url(url).await.expect(user);
+            let me: Option<String> = conn.query_first("SELECT CURRENT_USER()").await.unwrap();
+            assert_eq!(me, Some(format!("{user}@%")));
+            conn.disconnect().await.unwrap();
+        }
+        let url = format!("mysql://sha:wrong@127.0.0.1:{port}");
+        let refused = mysql_async::Conn::from_url(url)
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        assert!(refused.to_string().contains("1045"), "{refused}");
+    });
+}

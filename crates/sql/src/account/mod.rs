@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
+use sha2::Sha256;
 
 pub mod check;
 pub mod privilege;
@@ -23,6 +24,25 @@ pub use privilege::Privileges;
 
 /// The authentication plugin accounts get when none is named.
 pub const NATIVE_PASSWORD: &str = "mysql_native_password";
+/// MySQL 8's default plugin: a SHA-256 scramble.
+pub const CACHING_SHA2_PASSWORD: &str = "caching_sha2_password";
+
+/// The prefix of a stored `caching_sha2_password` secret. MySQL stores a salted SHA-256 crypt
+/// and keeps SHA256(SHA256(password)) in a memory cache for its fast path; Strata stores
+/// that double hash itself (as `mysql_native_password` stores SHA1(SHA1(password))), so every
+/// login takes the fast path, on any SQL node, without TLS or an RSA key exchange.
+const SHA2_PREFIX: &str = "$S$";
+
+/// What a password check compares the client's scramble with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Credential {
+    /// No password: the client sends nothing.
+    None,
+    /// `mysql_native_password`: SHA1(SHA1(password)).
+    Native([u8; 20]),
+    /// `caching_sha2_password`: SHA256(SHA256(password)).
+    CachingSha2([u8; 32]),
+}
 
 /// The names an account is known by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -51,8 +71,9 @@ impl fmt::Display for Identity {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Login {
     pub identity: Identity,
-    /// SHA1(SHA1(password)); None for an account without a password.
-    pub password_hash: Option<[u8; 20]>,
+    /// The account's authentication plugin.
+    pub plugin: String,
+    pub credential: Credential,
     pub locked: bool,
     pub password_expired: bool,
 }
@@ -62,7 +83,7 @@ impl Login {
     /// their accounts outside a catalog.
     pub fn with_password(identity: Identity, password: &str) -> Login {
         let mut account = Account::new(&identity);
-        account.auth_string = native_password_hash(password);
+        account.auth_string = stored_secret(NATIVE_PASSWORD, password);
         account.login()
     }
 }
@@ -72,10 +93,9 @@ impl Login {
 pub struct Account {
     pub user: String,
     pub host: String,
-    /// `mysql_native_password`.
+    /// `mysql_native_password` or `caching_sha2_password`.
     pub plugin: String,
-    /// The stored form of the password: `*` and the upper-case hex of SHA1(SHA1(password)),
-    /// as MySQL's `authentication_string`; empty for no password.
+    /// The stored form of the password ([`stored_secret`]); empty for no password.
     pub auth_string: String,
     /// `ACCOUNT LOCK`: no one logs in as it.
     pub locked: bool,
@@ -113,20 +133,28 @@ impl Account {
     pub fn login(&self) -> Login {
         Login {
             identity: self.identity(),
-            password_hash: self.password_hash(),
+            plugin: self.plugin.clone(),
+            credential: self.credential(),
             locked: self.locked,
             password_expired: self.password_expired,
         }
     }
 
-    /// The stored hash of the password, SHA1(SHA1(password)); None for an empty password.
-    pub fn password_hash(&self) -> Option<[u8; 20]> {
-        let hex = self.auth_string.strip_prefix('*')?;
-        let mut hash = [0u8; 20];
-        for (i, byte) in hash.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    /// What a login's scramble is checked against; an unreadable stored secret (which no
+    /// statement writes) lets no one in.
+    pub fn credential(&self) -> Credential {
+        if self.auth_string.is_empty() {
+            return Credential::None;
         }
-        Some(hash)
+        if let Some(hex) = self.auth_string.strip_prefix(SHA2_PREFIX) {
+            if let Some(hash) = unhex::<32>(hex) {
+                return Credential::CachingSha2(hash);
+            }
+        } else if let Some(hash) = self.auth_string.strip_prefix('*').and_then(unhex::<20>) {
+            return Credential::Native(hash);
+        }
+        // Matches no scramble a client can send for it.
+        Credential::Native([0; 20])
     }
 
     /// Whether the account has every privilege of `needed` on `database.table` (a table of
@@ -178,27 +206,50 @@ impl Account {
     }
 }
 
-/// The stored form of `password` for `mysql_native_password`: `*` and the upper-case hex of
-/// SHA1(SHA1(password)); empty for an empty password.
-pub fn native_password_hash(password: &str) -> String {
+/// The stored form of `password` for `plugin`: for `mysql_native_password` `*` and the
+/// upper-case hex of SHA1(SHA1(password)), as MySQL's `authentication_string`; for
+/// `caching_sha2_password` `$S$` and the hex of SHA256(SHA256(password)); empty for an empty
+/// password.
+pub fn stored_secret(plugin: &str, password: &str) -> String {
     if password.is_empty() {
         return String::new();
     }
-    let stage2 = Sha1::digest(Sha1::digest(password.as_bytes()));
-    let mut text = String::with_capacity(41);
-    text.push('*');
-    for byte in stage2 {
-        text.push_str(&format!("{byte:02X}"));
+    if plugin == CACHING_SHA2_PASSWORD {
+        let stage2 = Sha256::digest(Sha256::digest(password.as_bytes()));
+        format!("{SHA2_PREFIX}{}", hex(&stage2))
+    } else {
+        let stage2 = Sha1::digest(Sha1::digest(password.as_bytes()));
+        format!("*{}", hex(&stage2))
     }
-    text
 }
 
-/// Whether `text` is a stored `mysql_native_password` hash (`IDENTIFIED … AS '*…'`).
-pub fn is_native_hash(text: &str) -> bool {
-    text.is_empty()
-        || (text.len() == 41
-            && text.starts_with('*')
-            && text[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+/// Whether `text` is a stored secret of `plugin` (`IDENTIFIED WITH plugin AS '…'`).
+pub fn is_stored_secret(plugin: &str, text: &str) -> bool {
+    if text.is_empty() {
+        return true;
+    }
+    if plugin == CACHING_SHA2_PASSWORD {
+        text.strip_prefix(SHA2_PREFIX)
+            .and_then(unhex::<32>)
+            .is_some()
+    } else {
+        text.len() == 41 && text.strip_prefix('*').and_then(unhex::<20>).is_some()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02X}")).collect()
+}
+
+fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    if text.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
 }
 
 /// Every account, in the order MySQL matches a login against them: the most specific host
@@ -421,19 +472,26 @@ mod tests {
         // MySQL: SELECT PASSWORD('secret') before 8.0, the authentication_string of
         // mysql_native_password.
         assert_eq!(
-            native_password_hash("secret"),
+            stored_secret(NATIVE_PASSWORD, "secret"),
             "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7"
         );
-        assert_eq!(native_password_hash(""), "");
+        assert_eq!(stored_secret(NATIVE_PASSWORD, ""), "");
         let mut bob = account("bob", "%");
-        bob.auth_string = native_password_hash("secret");
-        let stage2 = Sha1::digest(Sha1::digest(b"secret"));
-        assert_eq!(
-            bob.password_hash().map(|h| h.to_vec()),
-            Some(stage2.to_vec())
-        );
-        assert!(is_native_hash(&bob.auth_string));
-        assert!(!is_native_hash("*14E65567"));
+        bob.auth_string = stored_secret(NATIVE_PASSWORD, "secret");
+        let stage2: [u8; 20] = Sha1::digest(Sha1::digest(b"secret")).into();
+        assert_eq!(bob.credential(), Credential::Native(stage2));
+        assert!(is_stored_secret(NATIVE_PASSWORD, &bob.auth_string));
+        assert!(!is_stored_secret(NATIVE_PASSWORD, "*14E65567"));
+        bob.plugin = CACHING_SHA2_PASSWORD.into();
+        bob.auth_string = stored_secret(CACHING_SHA2_PASSWORD, "secret");
+        let stage2: [u8; 32] = Sha256::digest(Sha256::digest(b"secret")).into();
+        assert_eq!(bob.credential(), Credential::CachingSha2(stage2));
+        assert!(is_stored_secret(CACHING_SHA2_PASSWORD, &bob.auth_string));
+        assert!(!is_stored_secret(NATIVE_PASSWORD, &bob.auth_string));
+        bob.auth_string = "garbage".into();
+        assert_eq!(bob.credential(), Credential::Native([0; 20]));
+        bob.auth_string.clear();
+        assert_eq!(bob.credential(), Credential::None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use strata_codec::Datum;
 
 use super::check::{database_denied, global_denied, table_denied};
-use super::{is_native_hash, native_password_hash, Account, Accounts, Identity, Privileges};
+use super::{is_stored_secret, stored_secret, Account, Accounts, Identity, Privileges};
 use crate::api::Output;
 use crate::error::{self, Error, Result};
 use crate::parser::account::{
@@ -140,7 +140,7 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
                     ));
                 };
                 let mut account = (**existing).clone();
-                account.auth_string = native_password_hash(password);
+                account.auth_string = stored_secret(&account.plugin, password);
                 account.password_expired = false;
                 accounts.insert(account);
                 Ok(())
@@ -256,7 +256,7 @@ fn refuse_unsupported(options: &AccountOptions) -> Result<()> {
 
 fn apply_auth(account: &mut Account, auth: &Auth) -> Result<()> {
     if let Some(plugin) = &auth.plugin {
-        if plugin != super::NATIVE_PASSWORD {
+        if plugin != super::NATIVE_PASSWORD && plugin != super::CACHING_SHA2_PASSWORD {
             return Err(Error::new(
                 1524,
                 "HY000",
@@ -267,8 +267,8 @@ fn apply_auth(account: &mut Account, auth: &Auth) -> Result<()> {
     }
     account.auth_string = match &auth.secret {
         Secret::None => String::new(),
-        Secret::Password(password) => native_password_hash(password),
-        Secret::Hash(hash) if is_native_hash(hash) => hash.to_ascii_uppercase(),
+        Secret::Password(password) => stored_secret(&account.plugin, password),
+        Secret::Hash(hash) if is_stored_secret(&account.plugin, hash) => hash.to_ascii_uppercase(),
         Secret::Hash(_) => {
             return Err(Error::new(
                 1827,

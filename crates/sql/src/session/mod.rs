@@ -12,14 +12,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use parking_lot::RwLock;
 use sqlparser::ast::{self, Statement};
 use strata_codec::Datum;
-use strata_txn::{KvError, Transaction, TxnClient, TxnError, TxnMode};
+use strata_txn::{KvError, Transaction, TxnError, TxnMode};
 
 use crate::account::{self, Identity};
 use crate::api::{ColumnInfo, Output, PreparedInfo, SqlError};
-use crate::ddl::{ActiveTxn, Catalog};
+use crate::ddl::ActiveTxn;
 use crate::dml::{self, WriteCtx, WriteResult};
 use crate::error::{self, Error, Result};
 use crate::exec::{self, Ctx, SessionEnv};
@@ -27,12 +26,15 @@ use crate::expr::SessionValue;
 use crate::parser::statement;
 use crate::parser::{self, Batch};
 use crate::planner::query::{self, SelectPlan};
-use crate::process::{Client, KillScope, Process, ProcessList};
+use crate::process::{KillScope, Process};
 use crate::show;
 use crate::vars;
 
 mod access;
+mod server;
 mod txn;
+
+pub use server::SqlServer;
 
 use access::check_account;
 
@@ -42,154 +44,6 @@ const AUTOCOMMIT_ATTEMPTS_MAX: usize = 64;
 const AUTOCOMMIT_OPTIMISTIC_ATTEMPTS: usize = 4;
 /// Attempts of a pessimistic statement whose locked rows changed after it read them.
 const STATEMENT_ATTEMPTS_MAX: usize = 64;
-
-/// The SQL layer shared by every connection of one server.
-pub struct SqlServer {
-    catalog: Arc<Catalog>,
-    client: TxnClient,
-    globals: RwLock<HashMap<String, Datum>>,
-    processes: ProcessList,
-}
-
-impl SqlServer {
-    /// Opens the SQL layer over a transaction client, loading the catalog.
-    pub fn open(client: TxnClient) -> Result<Arc<SqlServer>> {
-        let catalog = Catalog::open(client.clone())?;
-        Ok(Arc::new(SqlServer {
-            catalog,
-            client,
-            globals: RwLock::new(HashMap::new()),
-            processes: ProcessList::default(),
-        }))
-    }
-
-    /// Starts a thread that picks up schema changes made by other SQL nodes of the cluster
-    /// and reports this node's schema versions to them (see schema_sync.rs); it ends when the
-    /// server is dropped.
-    pub fn start_schema_sync(self: &Arc<Self>) -> Result<std::thread::JoinHandle<()>> {
-        self.catalog.start_sync()
-    }
-
-    /// Withdraws this node's schema report when it stops serving (see schema_sync.rs).
-    pub fn leave_schema_sync(&self) {
-        self.catalog.leave_sync();
-    }
-
-    /// Opens a session of this process for `user`, optionally in a database (1049 if
-    /// unknown).
-    pub fn new_session(
-        self: &Arc<Self>,
-        user: &str,
-        database: Option<&str>,
-    ) -> std::result::Result<Session, SqlError> {
-        let client = Client {
-            connection_id: self.next_connection_id(),
-            user: user.to_string(),
-            host: "localhost".to_string(),
-            on_kill: None,
-            ..Client::default()
-        };
-        self.open_session(client, database)
-    }
-
-    /// `@@global.max_connections`: how many authenticated connections the protocol server
-    /// serves at once.
-    pub fn max_connections(&self) -> usize {
-        match self.globals.read().get("max_connections") {
-            Some(Datum::Int(n)) => usize::try_from(*n).unwrap_or(0),
-            _ => vars::MAX_CONNECTIONS_DEFAULT,
-        }
-    }
-
-    /// Sets `@@global.max_connections` (from the protocol server's configuration).
-    pub fn set_max_connections(&self, limit: usize) {
-        let value = vars::normalize("max_connections", Datum::UInt(limit as u64))
-            .unwrap_or(Datum::Int(vars::MAX_CONNECTIONS_DEFAULT as i64));
-        self.globals
-            .write()
-            .insert("max_connections".to_string(), value);
-    }
-
-    /// Sets how many bytes the statements of all sessions may hold together (8176 beyond).
-    pub fn set_memory_limit(&self, bytes: u64) {
-        self.processes.memory().set_limit(bytes);
-    }
-
-    /// A fresh connection id, for the handshake of a connection whose session opens later.
-    pub fn next_connection_id(&self) -> u32 {
-        self.processes.next_id()
-    }
-
-    /// Opens the session of an authenticated client, optionally in a database (1049 if
-    /// unknown).
-    pub fn open_session(
-        self: &Arc<Self>,
-        client: Client,
-        database: Option<&str>,
-    ) -> std::result::Result<Session, SqlError> {
-        if let Some(db) = database {
-            let schema = self.catalog.schema();
-            if let Some(identity) = &client.account {
-                let needs = [account::check::Need::AnyOnDatabase(db.to_string())];
-                check_account(&schema, identity, &needs).map_err(Error::into_packet)?;
-            }
-            if !schema.databases.contains_key(db) {
-                return Err(error::unknown_database(db).into_packet());
-            }
-        }
-        Ok(Session {
-            server: self.clone(),
-            user: client.user.clone(),
-            account: client.account.clone(),
-            password_expired: client.password_expired,
-            database: database.map(str::to_string),
-            vars: HashMap::new(),
-            user_vars: RefCell::new(HashMap::new()),
-            txn: None,
-            prepared: HashMap::new(),
-            next_statement_id: 1,
-            last_insert_id: 0,
-            found_rows: 0,
-            extras: parser::Extras::default(),
-            row_count: -1,
-            process: self.processes.register(client, database),
-        })
-    }
-
-    pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.catalog
-    }
-
-    /// The account a client named `user` connecting from `peer` (an IP address) logs in as.
-    pub fn find_login(&self, user: &str, peer: &str) -> Option<account::Login> {
-        self.catalog
-            .schema()
-            .accounts
-            .find(user, peer)
-            .map(|a| a.login())
-    }
-
-    /// The accounts anyone may log in as without a password.
-    pub fn accounts_without_password(&self) -> Vec<Identity> {
-        self.catalog
-            .schema()
-            .accounts
-            .iter()
-            .filter(|a| a.auth_string.is_empty() && !a.locked)
-            .map(|a| a.identity())
-            .collect()
-    }
-
-    /// Creates the first account of a catalog that has none (a new data folder): `root` on
-    /// `host` with `password` (empty for none) and every privilege. A catalog with accounts
-    /// keeps them.
-    pub fn bootstrap_root(&self, host: &str, password: &str) -> Result<()> {
-        let mut root = account::Account::new(&Identity::new("root", host));
-        root.auth_string = account::native_password_hash(password);
-        root.global = account::Privileges::all_global().union(account::Privileges::GRANT_OPTION);
-        self.catalog.bootstrap_accounts(root)
-    }
-}
 
 /// A planned statement, cached per prepared statement (behind an `Arc`, so its size matters
 /// little).
