@@ -2,7 +2,8 @@
 # Runs Strata's whole test suite on a fresh Debian machine with Rust: installs what the build and
 # the end-to-end tests need (clang and libclang for RocksDB, the real sysbench and mariadb client,
 # headless Chromium to load the benchmark report, iproute2 for the partition test's network
-# namespaces, PyMySQL for the system Python, cargo-fuzz from crates.io) when missing, then runs
+# namespaces, openssl for client certificates of the TLS tests, PyMySQL for the system Python,
+# cargo-fuzz from crates.io) when missing, then runs
 # every test of the workspace with the one cargo profile (release), so RocksDB's C++ build
 # happens once, and the fuzz targets for a minute each.
 set -euo pipefail
@@ -15,6 +16,7 @@ command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}"

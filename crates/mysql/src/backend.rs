@@ -27,6 +27,11 @@ pub trait Backend: Send + Sync + 'static {
     /// The account a client named `user` connecting from `peer` (an IP address) logs in as.
     fn find_login(&self, user: &str, peer: &str) -> Option<Login>;
 
+    /// Whether plain (not TLS) connections are refused (`@@global.require_secure_transport`).
+    fn require_secure_transport(&self) -> bool {
+        false
+    }
+
     /// Opens the session of an authenticated client, optionally in a database (1049 if
     /// unknown).
     fn open_session(
@@ -96,6 +101,10 @@ impl Backend for Arc<SqlServer> {
 
     fn find_login(&self, user: &str, peer: &str) -> Option<Login> {
         SqlServer::find_login(self, user, peer)
+    }
+
+    fn require_secure_transport(&self) -> bool {
+        SqlServer::require_secure_transport(self)
     }
 
     fn open_session(&self, client: Client, database: Option<&str>) -> Result<Session, SqlError> {

@@ -48,6 +48,15 @@ pub mod codes {
         )
     }
 
+    /// 3159: a plain connection while `require_secure_transport` is ON.
+    pub fn insecure_transport() -> SqlError {
+        SqlError::new(
+            3159,
+            "HY000",
+            "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
+        )
+    }
+
     /// 1047: a command byte this server does not implement.
     pub fn unknown_command() -> SqlError {
         SqlError::new(1047, "08S01", "Unknown command")

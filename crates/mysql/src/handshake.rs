@@ -99,6 +99,8 @@ pub struct Greeting {
     pub connection_id: u32,
     pub server_version: String,
     pub scramble: [u8; SCRAMBLE_BYTES],
+    /// What the server advertises: [`capabilities::SERVER`], and `SSL` when it offers TLS.
+    pub capabilities: u32,
 }
 
 impl Greeting {
@@ -108,7 +110,14 @@ impl Greeting {
             connection_id,
             server_version: server_version.to_string(),
             scramble: new_scramble(),
+            capabilities: capabilities::SERVER,
         }
+    }
+
+    /// The greeting of a server that offers TLS.
+    pub fn offering_tls(mut self) -> Greeting {
+        self.capabilities |= capabilities::SSL;
+        self
     }
 }
 
@@ -157,7 +166,7 @@ pub fn new_scramble() -> [u8; SCRAMBLE_BYTES] {
 
 /// Appends the Handshake v10 payload.
 pub fn encode_greeting(buffer: &mut Vec<u8>, greeting: &Greeting) {
-    let capabilities = capabilities::SERVER.to_le_bytes();
+    let capabilities = greeting.capabilities.to_le_bytes();
     buffer.push(10);
     put_nul_bytes(buffer, greeting.server_version.as_bytes());
     buffer.extend_from_slice(&greeting.connection_id.to_le_bytes());
@@ -180,16 +189,30 @@ pub fn encode_auth_switch(buffer: &mut Vec<u8>, plugin: &str, scramble: &[u8; SC
     put_nul_bytes(buffer, scramble);
 }
 
-/// Parses a HandshakeResponse41; anything else (protocol 3.20, an SSL request) is 1043.
-pub fn parse_handshake_response(payload: &[u8]) -> Result<HandshakeResponse, SqlError> {
-    parse_response_fields(payload).map_err(|Truncated| codes::bad_handshake())
+/// Parses a HandshakeResponse41; anything else (protocol 3.20, compression, or the SSL flag
+/// on a connection that is not `secure`) is 1043.
+pub fn parse_handshake_response(
+    payload: &[u8],
+    secure: bool,
+) -> Result<HandshakeResponse, SqlError> {
+    parse_response_fields(payload, secure).map_err(|Truncated| codes::bad_handshake())
 }
 
-fn parse_response_fields(payload: &[u8]) -> Result<HandshakeResponse, Truncated> {
+/// Whether a client's first packet is an SSLRequest: the fixed part of a HandshakeResponse41
+/// alone, with the SSL flag.
+pub fn is_ssl_request(payload: &[u8]) -> bool {
+    payload.len() == 32
+        && payload[..4]
+            .try_into()
+            .map(u32::from_le_bytes)
+            .is_ok_and(|client| client & capabilities::SSL != 0)
+}
+
+fn parse_response_fields(payload: &[u8], secure: bool) -> Result<HandshakeResponse, Truncated> {
     use capabilities::*;
     let mut cursor = Cursor::new(payload);
     let client = cursor.u32()?;
-    if client & PROTOCOL_41 == 0 || client & (SSL | COMPRESS) != 0 {
+    if client & PROTOCOL_41 == 0 || client & COMPRESS != 0 || (client & SSL != 0 && !secure) {
         return Err(Truncated);
     }
     let capabilities = client & SERVER;
@@ -309,6 +332,17 @@ pub fn authenticate<R: Read, W: Write>(
     find_login: impl Fn(&str) -> Option<Login>,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
+    let payload = greet(reader, writer, greeting)?;
+    authenticate_response(reader, writer, greeting, payload, false, find_login, host)
+}
+
+/// Sends the greeting and reads the client's first packet: its HandshakeResponse41, or an
+/// SSLRequest ([`is_ssl_request`]).
+pub fn greet<R: Read, W: Write>(
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<W>,
+    greeting: &Greeting,
+) -> Result<Vec<u8>, ConnectionError> {
     writer.set_sequence(0);
     writer.write_with(|buffer| encode_greeting(buffer, greeting))?;
     writer.flush()?;
@@ -317,7 +351,21 @@ pub fn authenticate<R: Read, W: Write>(
     if !reader.read_payload(&mut payload)? {
         return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
     }
-    let response = parse_handshake_response(&payload).map_err(ConnectionError::Fatal)?;
+    Ok(payload)
+}
+
+/// [`authenticate`] from the client's HandshakeResponse41 on, which arrived over TLS when
+/// `secure`.
+pub fn authenticate_response<R: Read, W: Write>(
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<W>,
+    greeting: &Greeting,
+    mut payload: Vec<u8>,
+    secure: bool,
+    find_login: impl Fn(&str) -> Option<Login>,
+    host: &str,
+) -> Result<Authenticated, ConnectionError> {
+    let response = parse_handshake_response(&payload, secure).map_err(ConnectionError::Fatal)?;
     let mut auth_response = response.auth_response;
     // A client without plugin authentication speaks mysql_native_password.
     let proposed = response
@@ -361,6 +409,14 @@ pub fn authenticate<R: Read, W: Write>(
             !auth_response.is_empty(),
         )));
     };
+    if login.require_secure && !secure {
+        tracing::info!(user = %response.user, host, "access denied: the account requires TLS");
+        return Err(ConnectionError::Fatal(codes::access_denied(
+            &response.user,
+            host,
+            !auth_response.is_empty(),
+        )));
+    }
     if login.locked {
         tracing::info!(user = %response.user, host, "access denied: account locked");
         return Err(ConnectionError::Fatal(SqlError::new(
@@ -471,6 +527,7 @@ mod tests {
             connection_id: 7,
             server_version: "8.0.11-x".into(),
             scramble: *b"ABCDEFGHIJKLMNOPQRST",
+            capabilities: capabilities::SERVER,
         };
         let mut buffer = Vec::new();
         encode_greeting(&mut buffer, &greeting);
@@ -522,7 +579,7 @@ mod tests {
 
     #[test]
     fn parses_a_real_client_response() {
-        let response = parse_handshake_response(&captured(MARIADB_ROOT_SBTEST)).unwrap();
+        let response = parse_handshake_response(&captured(MARIADB_ROOT_SBTEST), false).unwrap();
         assert_eq!(response.user, "root");
         assert!(response.auth_response.is_empty());
         assert_eq!(response.database.as_deref(), Some("sbtest"));
@@ -548,7 +605,7 @@ mod tests {
 
     #[test]
     fn verifies_a_real_client_password() {
-        let response = parse_handshake_response(&captured(MARIADB_APP_SECRET)).unwrap();
+        let response = parse_handshake_response(&captured(MARIADB_APP_SECRET), false).unwrap();
         assert_eq!(response.user, "app");
         assert_eq!(response.database, None);
         let scramble = *b"ABCDEFGHIJKLMNOPQRST";
@@ -568,11 +625,15 @@ mod tests {
     fn every_truncation_of_a_response_is_an_error_not_a_panic() {
         let payload = captured(MARIADB_APP_SECRET);
         for end in 0..payload.len() {
-            let _ = parse_handshake_response(&payload[..end]);
+            let _ = parse_handshake_response(&payload[..end], false);
         }
         let mut ssl = payload.clone();
         ssl[1] |= (capabilities::SSL >> 8) as u8;
-        assert_eq!(parse_handshake_response(&ssl).unwrap_err().code, 1043);
+        assert_eq!(
+            parse_handshake_response(&ssl, false).unwrap_err().code,
+            1043
+        );
+        assert!(parse_handshake_response(&ssl, true).is_ok());
     }
 
     fn client_packets(packets: &[&[u8]]) -> Vec<u8> {

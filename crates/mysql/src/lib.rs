@@ -7,8 +7,8 @@
 //!
 //! ```text
 //!   TcpListener ── accept ──▶ one OS thread per connection (server.rs)
-//!                              │  handshake.rs   greeting, HandshakeResponse41, auth switch,
-//!                              │                 mysql_native_password check
+//!                              │  handshake.rs   greeting, [TLS (tls.rs)], HandshakeResponse41,
+//!                              │                 auth switch, native / caching_sha2 check
 //!                              │  Backend::open_session(user, database)
 //!                              ▼
 //!                 loop { PacketReader::read_payload          (packet.rs: framing, limits)
@@ -67,9 +67,11 @@ mod reply;
 pub mod server;
 mod socket;
 mod text;
+pub mod tls;
 
 pub use backend::{Backend, BackendSession};
 pub use conn::MAX_PREPARED_STATEMENTS;
 pub use error::{codes, ConnectionError};
 pub use handshake::capabilities;
 pub use server::{MysqlServer, ServerConfig, ShutdownHandle};
+pub use tls::TlsConfig;

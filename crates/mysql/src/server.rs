@@ -37,10 +37,13 @@ use tracing::{debug, error, warn};
 use crate::backend::{Backend, BackendSession};
 use crate::conn::{Connection, Flow};
 use crate::error::{codes, ConnectionError};
-use crate::handshake::{authenticate, Greeting, HANDSHAKE_MAX_PAYLOAD_BYTES};
+use crate::handshake::{
+    authenticate_response, greet, is_ssl_request, Greeting, HANDSHAKE_MAX_PAYLOAD_BYTES,
+};
 use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
 use crate::socket::{FiberSocket, Socket};
+use crate::tls::{TlsConfig, TlsSocket};
 
 /// Default [`ServerConfig::connect_timeout`].
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -86,6 +89,8 @@ pub struct ServerConfig {
     pub max_allowed_packet: usize,
     /// The version announced in the greeting; clients parse its leading `8.0.11`.
     pub server_version: String,
+    /// What a client that asks for TLS gets; None: TLS is not offered.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ServerConfig {
@@ -97,6 +102,7 @@ impl Default for ServerConfig {
             connect_timeout: CONNECT_TIMEOUT,
             max_allowed_packet: 64 << 20,
             server_version: strata_sql::SERVER_VERSION.to_string(),
+            tls: None,
         }
     }
 }
@@ -431,7 +437,68 @@ fn serve<B: Backend, S: Socket>(
         HANDSHAKE_MAX_PAYLOAD_BYTES,
     );
     let mut writer = PacketWriter::new(stream);
-    let result = serve_phases(shared, &mut reader, &mut writer, peer, connection_id);
+    let mut greeting = Greeting::new(connection_id, &shared.config.server_version);
+    if shared.config.tls.is_some() {
+        greeting = greeting.offering_tls();
+    }
+    let first = match greet(&mut reader, &mut writer, &greeting) {
+        Ok(first) => first,
+        Err(error) => return report(&mut reader, &mut writer, Err(error)),
+    };
+    if !is_ssl_request(&first) {
+        let result = if shared.backend.require_secure_transport() {
+            Err(ConnectionError::Fatal(codes::insecure_transport()))
+        } else {
+            serve_phases(
+                shared,
+                &mut reader,
+                &mut writer,
+                &greeting,
+                first,
+                None,
+                peer,
+            )
+        };
+        return report(&mut reader, &mut writer, result);
+    }
+    let Some(tls) = &shared.config.tls else {
+        let refused = Err(ConnectionError::Fatal(codes::bad_handshake()));
+        return report(&mut reader, &mut writer, refused);
+    };
+    let socket = TlsSocket::accept(tls, stream, reader.get_ref().buffer())?;
+    let sequence = reader.sequence();
+    let mut reader = PacketReader::new(
+        BufReader::with_capacity(READ_BUFFER_BYTES, &socket),
+        HANDSHAKE_MAX_PAYLOAD_BYTES,
+    );
+    reader.set_sequence(sequence);
+    let mut writer = PacketWriter::new(&socket);
+    let mut response = Vec::new();
+    let result = match reader.read_payload(&mut response) {
+        Ok(true) => {
+            let secure = Some(socket.describe());
+            serve_phases(
+                shared,
+                &mut reader,
+                &mut writer,
+                &greeting,
+                response,
+                secure,
+                peer,
+            )
+        }
+        Ok(false) => Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
+        Err(error) => Err(error),
+    };
+    report(&mut reader, &mut writer, result)
+}
+
+/// Sends a [`ConnectionError::Fatal`] to the client before the connection ends.
+fn report<R: io::Read, S: Socket>(
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<S>,
+    result: Result<(), ConnectionError>,
+) -> Result<(), ConnectionError> {
     if let Err(ConnectionError::Fatal(error)) = &result {
         writer.set_sequence(reader.sequence());
         let _ = writer.write_with(|buffer| encode_err(buffer, error));
@@ -440,20 +507,31 @@ fn serve<B: Backend, S: Socket>(
     result
 }
 
+/// The connection from the client's HandshakeResponse41 (`first`) on: authentication, a slot,
+/// the session, the command loop. `secure` is the TLS protocol and cipher when the connection
+/// runs over TLS.
 fn serve_phases<B: Backend, S: Socket>(
     shared: &Shared<B>,
     reader: &mut PacketReader<BufReader<S>>,
     writer: &mut PacketWriter<S>,
+    greeting: &Greeting,
+    first: Vec<u8>,
+    secure: Option<(String, String)>,
     peer: SocketAddr,
-    connection_id: u32,
 ) -> Result<(), ConnectionError> {
     let config = &shared.config;
-    let greeting = Greeting::new(connection_id, &config.server_version);
+    let connection_id = greeting.connection_id;
     let host = peer.ip().to_string();
-    let client = authenticate(
+    let secure_label = secure
+        .as_ref()
+        .map_or("", |(version, _)| version.as_str())
+        .to_string();
+    let client = authenticate_response(
         reader,
         writer,
-        &greeting,
+        greeting,
+        first,
+        secure.is_some(),
         |user| shared.backend.find_login(user, &host),
         &host,
     )?;
@@ -479,12 +557,13 @@ fn serve_phases<B: Backend, S: Socket>(
                 host,
                 account: Some(client.account.clone()),
                 password_expired: client.password_expired,
+                tls: secure,
                 on_kill: Some(Box::new(move || state.close(connection_id))),
             },
             client.database.as_deref(),
         )
         .map_err(ConnectionError::Fatal)?;
-    debug!(connection_id, user = %client.user, database = ?client.database, "authenticated");
+    debug!(connection_id, user = %client.user, database = ?client.database, tls = secure_label, "authenticated");
     let mut connection = Connection::new(
         session,
         client.capabilities,

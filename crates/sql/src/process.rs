@@ -58,6 +58,8 @@ pub struct Client {
     /// The account's password expired: until it is changed, statements other than ALTER
     /// USER and SET PASSWORD get 1820.
     pub password_expired: bool,
+    /// The TLS protocol version and cipher of the connection; None for a plain one.
+    pub tls: Option<(String, String)>,
     /// Ends the connection when it is killed.
     pub on_kill: Option<KillHook>,
 }

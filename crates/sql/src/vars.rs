@@ -11,7 +11,7 @@ pub const MAX_CONNECTIONS_DEFAULT: usize = 1024;
 /// The largest `max_connections` (MySQL's bound).
 const MAX_CONNECTIONS_MAX: i64 = 100_000;
 /// Variables that only `SET GLOBAL` may change (1229 otherwise).
-const GLOBAL_ONLY: &[&str] = &["max_connections"];
+const GLOBAL_ONLY: &[&str] = &["max_connections", "require_secure_transport"];
 /// Default `max_prepared_stmt_count` (per session here).
 pub const MAX_PREPARED_STMT_COUNT_DEFAULT: i64 = 1_048_576;
 
@@ -62,6 +62,7 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("port", i(4000)),
         ("query_cache_size", i(0)),
         ("query_cache_type", s("OFF")),
+        ("require_secure_transport", i(0)),
         ("sql_auto_is_null", i(0)),
         ("sql_quote_show_create", i(1)),
         ("sql_notes", i(1)),
@@ -137,6 +138,7 @@ pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
             | "unique_checks"
             | "foreign_key_checks"
             | "tx_read_only"
+            | "require_secure_transport"
             | "transaction_read_only"
     );
     if boolean {

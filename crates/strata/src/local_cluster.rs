@@ -126,6 +126,14 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&logs)?;
     let dir = |name: &str| root.join(name).display().to_string();
     let host = args.host;
+    // The SQL nodes show one certificate, generated in the cluster's folder unless given.
+    let mut access = args.access.clone();
+    if !access.skip_ssl && access.ssl_cert.is_none() {
+        let tls_dir = root.join("tls");
+        strata_mysql::TlsConfig::load_or_generate(&tls_dir)?;
+        access.ssl_cert = Some(tls_dir.join(strata_mysql::tls::GENERATED_CERT));
+        access.ssl_key = Some(tls_dir.join(strata_mysql::tls::GENERATED_KEY));
+    }
     let pd_nodes = args.pd.unwrap_or(1);
     let pds: Vec<SocketAddr> = (0..pd_nodes)
         .map(|i| SocketAddr::new(host, args.pd_port + i))
@@ -212,7 +220,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                     .iter()
                     .flat_map(|mib| ["--memory-limit-mib".to_string(), mib.to_string()]),
             )
-            .chain(args.access.to_args())
+            .chain(access.to_args())
             .collect(),
             address,
             &logs,

@@ -87,7 +87,16 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     let what = format!("playground (data in {})", args.data_dir.display());
     let listen = SocketAddr::new(args.host, args.port);
-    crate::roles::serve_mysql(sql, listen, args.max_connections, &args.access, &what, None)?;
+    let tls_dir = args.data_dir.join("tls");
+    crate::roles::serve_mysql(
+        sql,
+        listen,
+        args.max_connections,
+        &args.access,
+        Some(&tls_dir),
+        &what,
+        None,
+    )?;
     gc.stop();
     engine.stop_background_work();
     eprintln!("Strata playground stopped");

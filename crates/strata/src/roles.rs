@@ -1,14 +1,14 @@
 //! The cluster's roles as processes: `strata pd`, `strata kv` and `strata server`.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use strata_engine::{RocksOptions, WRITE_BUFFER_BYTES_DEFAULT};
 use strata_fiber::FiberPool;
-use strata_mysql::{MysqlServer, ServerConfig};
+use strata_mysql::{MysqlServer, ServerConfig, TlsConfig};
 use strata_node::{GcConfig, KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdConfig, PdService, SNAPSHOT_REPORT_INTERVAL};
 use strata_pd_client::PdClient;
@@ -142,6 +142,20 @@ pub struct AccessArgs {
     /// password. For trusted networks and tests only.
     #[arg(long)]
     pub insecure: bool,
+    /// The certificate (PEM) a client that asks for TLS is shown. Without it, the playground
+    /// generates a self-signed one in its data folder on first start, and a SQL node of a
+    /// cluster offers no TLS.
+    #[arg(long, requires = "ssl_key")]
+    pub ssl_cert: Option<PathBuf>,
+    /// The private key (PEM) of --ssl-cert.
+    #[arg(long, requires = "ssl_cert")]
+    pub ssl_key: Option<PathBuf>,
+    /// Offers no TLS.
+    #[arg(long, conflicts_with = "ssl_cert")]
+    pub skip_ssl: bool,
+    /// Refuses plain connections (MySQL's `require_secure_transport`; 3159).
+    #[arg(long, conflicts_with = "skip_ssl")]
+    pub require_secure_transport: bool,
 }
 
 impl AccessArgs {
@@ -154,7 +168,30 @@ impl AccessArgs {
         if self.insecure {
             args.push("--insecure".to_string());
         }
+        if let (Some(cert), Some(key)) = (&self.ssl_cert, &self.ssl_key) {
+            args.extend(["--ssl-cert".to_string(), cert.display().to_string()]);
+            args.extend(["--ssl-key".to_string(), key.display().to_string()]);
+        }
+        if self.skip_ssl {
+            args.push("--skip-ssl".to_string());
+        }
+        if self.require_secure_transport {
+            args.push("--require-secure-transport".to_string());
+        }
         args
+    }
+
+    /// What a client that asks for TLS gets: the given certificate, else one generated in
+    /// `generate_in` (None: no TLS), unless TLS is skipped.
+    pub fn tls(&self, generate_in: Option<&Path>) -> Result<Option<TlsConfig>, String> {
+        if self.skip_ssl {
+            return Ok(None);
+        }
+        match (&self.ssl_cert, &self.ssl_key, generate_in) {
+            (Some(cert), Some(key), _) => TlsConfig::load(cert, key).map(Some),
+            (_, _, Some(dir)) => TlsConfig::load_or_generate(dir).map(Some),
+            _ => Ok(None),
+        }
     }
 }
 
@@ -328,6 +365,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         listen,
         args.max_connections,
         &args.access,
+        None,
         &what,
         Some(fibers),
     )?;
@@ -392,13 +430,27 @@ pub fn serve_mysql(
     listen: SocketAddr,
     max_connections: usize,
     access: &AccessArgs,
+    tls_dir: Option<&Path>,
     what: &str,
     fibers: Option<FiberPool>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     prepare_accounts(&sql, listen, access)?;
+    let tls = access.tls(tls_dir)?;
+    if tls.is_some() {
+        sql.set_tls_offered();
+    }
+    if access.require_secure_transport {
+        if tls.is_none() {
+            return Err(
+                "--require-secure-transport needs TLS: give --ssl-cert and --ssl-key".into(),
+            );
+        }
+        sql.set_require_secure_transport(true);
+    }
     let config = ServerConfig {
         listen,
         max_connections,
+        tls,
         ..ServerConfig::default()
     };
     let mut server = MysqlServer::bind(config, sql)?;

@@ -76,6 +76,8 @@ pub struct Login {
     pub credential: Credential,
     pub locked: bool,
     pub password_expired: bool,
+    /// Only a connection over TLS may log in (`REQUIRE SSL`).
+    pub require_secure: bool,
 }
 
 impl Login {
@@ -101,6 +103,9 @@ pub struct Account {
     pub locked: bool,
     /// `PASSWORD EXPIRE`: a login may only change the password.
     pub password_expired: bool,
+    /// `REQUIRE SSL`: only a connection over TLS may log in.
+    #[serde(default)]
+    pub require_secure: bool,
     /// Privileges on `*.*`.
     pub global: Privileges,
     /// Privileges on `db.*`, by database name (a pattern, as MySQL's `mysql.db`).
@@ -119,6 +124,7 @@ impl Account {
             auth_string: String::new(),
             locked: false,
             password_expired: false,
+            require_secure: false,
             global: Privileges::NONE,
             databases: BTreeMap::new(),
             tables: BTreeMap::new(),
@@ -137,6 +143,7 @@ impl Account {
             credential: self.credential(),
             locked: self.locked,
             password_expired: self.password_expired,
+            require_secure: self.require_secure,
         }
     }
 

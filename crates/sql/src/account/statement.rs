@@ -288,6 +288,9 @@ fn apply_options(account: &mut Account, options: &AccountOptions) {
     if let Some(expire) = options.expire {
         account.password_expired = expire;
     }
+    if let Some(require) = options.require_secure {
+        account.require_secure = require;
+    }
 }
 
 /// 1396: `Operation CREATE USER failed for 'a'@'%','b'@'%'`.

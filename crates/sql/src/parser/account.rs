@@ -82,6 +82,8 @@ pub struct AccountOptions {
     pub lock: Option<bool>,
     /// `PASSWORD EXPIRE` (true) or `PASSWORD EXPIRE NEVER | DEFAULT` (false).
     pub expire: Option<bool>,
+    /// `REQUIRE SSL` (true) or `REQUIRE NONE` (false).
+    pub require_secure: Option<bool>,
     /// An option read but not implemented, named for the error.
     pub unsupported: Option<String>,
 }
@@ -344,8 +346,12 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
                 options.expire = Some(true);
             }
         } else if parser.parse_keyword(Keyword::REQUIRE) {
-            if !parser.parse_keyword(Keyword::NONE) {
-                // SSL, X509, SUBJECT …: a TLS requirement this server cannot check yet.
+            if parser.parse_keyword(Keyword::NONE) {
+                options.require_secure = Some(false);
+            } else if consume_word(parser, "SSL") {
+                options.require_secure = Some(true);
+            } else {
+                // X509, SUBJECT, ISSUER, CIPHER: client certificates, not checked here.
                 while !matches!(parser.peek_token().token, Token::EOF | Token::SemiColon)
                     && !parser.peek_keyword(Keyword::WITH)
                     && !parser.peek_keyword(Keyword::PASSWORD)
@@ -353,7 +359,7 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
                 {
                     parser.next_token();
                 }
-                options.unsupported = Some("REQUIRE".into());
+                options.unsupported = Some("REQUIRE X509".into());
             }
         } else if parser.parse_keyword(Keyword::COMMENT) || consume_word(parser, "ATTRIBUTE") {
             parser.parse_literal_string()?;
@@ -521,6 +527,7 @@ mod tests {
                 options: AccountOptions {
                     lock: Some(true),
                     expire: Some(true),
+                    require_secure: None,
                     unsupported: None
                 },
             }

@@ -86,6 +86,11 @@ impl Session {
         self.account.clone()
     }
 
+    /// The TLS protocol version and cipher of the connection; None for a plain one.
+    pub(crate) fn tls(&self) -> Option<&(String, String)> {
+        self.tls.as_ref()
+    }
+
     /// The user name the client gave.
     pub(crate) fn user_name(&self) -> &str {
         &self.user

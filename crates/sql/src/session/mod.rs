@@ -86,6 +86,8 @@ pub struct Session {
     /// The account whose privileges every statement is checked against; None for a session
     /// of the embedded API.
     account: Option<Identity>,
+    /// The TLS protocol version and cipher of the connection (`Ssl_version`, `Ssl_cipher`).
+    tls: Option<(String, String)>,
     /// The account's password expired and was not changed yet (1820 for other statements).
     password_expired: bool,
     database: Option<String>,

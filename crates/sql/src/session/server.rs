@@ -86,6 +86,29 @@ impl SqlServer {
             .insert("max_connections".to_string(), value);
     }
 
+    /// Records that the protocol server offers TLS (`@@have_ssl` is YES).
+    pub fn set_tls_offered(&self) {
+        self.globals
+            .write()
+            .insert("have_ssl".to_string(), Datum::Bytes(b"YES".to_vec()));
+    }
+
+    /// `@@global.require_secure_transport`: whether plain connections are refused (3159).
+    pub fn require_secure_transport(&self) -> bool {
+        matches!(
+            self.globals.read().get("require_secure_transport"),
+            Some(Datum::Int(n)) if *n != 0
+        )
+    }
+
+    /// Sets `@@global.require_secure_transport` (from the server's configuration).
+    pub fn set_require_secure_transport(&self, on: bool) {
+        self.globals.write().insert(
+            "require_secure_transport".to_string(),
+            Datum::Int(i64::from(on)),
+        );
+    }
+
     /// Sets how many bytes the statements of all sessions may hold together (8176 beyond).
     pub fn set_memory_limit(&self, bytes: u64) {
         self.processes.memory().set_limit(bytes);
@@ -117,6 +140,7 @@ impl SqlServer {
             server: self.clone(),
             user: client.user.clone(),
             account: client.account.clone(),
+            tls: client.tls.clone(),
             password_expired: client.password_expired,
             database: database.map(str::to_string),
             vars: HashMap::new(),

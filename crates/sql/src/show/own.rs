@@ -129,10 +129,16 @@ fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
                 text("YES"),
             ]],
         ),
-        Show::Status(_) => rows(
-            vec![text_column("Variable_name"), text_column("Value")],
-            Vec::new(),
-        ),
+        Show::Status(_) => {
+            let (version, cipher) = session.tls().cloned().unwrap_or_default();
+            rows(
+                vec![text_column("Variable_name"), text_column("Value")],
+                vec![
+                    vec![text("Ssl_cipher"), text(cipher)],
+                    vec![text("Ssl_version"), text(version)],
+                ],
+            )
+        }
         Show::Collation(_) => collations(),
         Show::Charset(_) => rows(
             ["Charset", "Description", "Default collation", "Maxlen"]

@@ -1,0 +1,182 @@
+//! TLS on the MySQL port with the real clients: the playground generates a certificate in its
+//! data folder; the mariadb client, PyMySQL (checking the certificate) and sysbench
+//! `--mysql-ssl=on` connect over TLS 1.3; `REQUIRE SSL` accounts and
+//! `--require-secure-transport` refuse plain connections; `--skip-ssl` offers no TLS.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{free_port, mariadb_binary, pymysql, Playground};
+
+/// Runs `sql` through the mariadb client as `user` (password `password` unless empty), over
+/// TLS when `tls`, else plain.
+fn mariadb(port: u16, user: &str, password: &str, tls: bool, sql: &str) -> Output {
+    let mut command = Command::new(mariadb_binary());
+    command.args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", user]);
+    if !password.is_empty() {
+        command.arg(format!("-p{password}"));
+    }
+    command
+        .arg(if tls { "--ssl" } else { "--skip-ssl" })
+        .args(["--batch", "--skip-column-names", "-e", sql])
+        .output()
+        .expect("run the mariadb client")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const SSL_STATUS: &str = "SHOW STATUS LIKE 'Ssl_version'";
+
+#[test]
+fn clients_connect_over_tls_with_a_generated_certificate() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _playground = Playground::start_in(data.path(), port);
+    let cert = data.path().join("tls").join("server-cert.pem");
+    assert!(cert.exists(), "no certificate generated in the data folder");
+
+    assert_eq!(
+        stdout(&mariadb(port, "root", "", true, SSL_STATUS)),
+        "Ssl_version\tTLSv1.3\n"
+    );
+    assert_eq!(
+        stdout(&mariadb(port, "root", "", false, SSL_STATUS)),
+        "Ssl_version\t\n"
+    );
+    assert_eq!(
+        stdout(&mariadb(port, "root", "", true, "SELECT @@have_ssl")),
+        "YES\n"
+    );
+
+    // An account that requires TLS: refused in plain, served over TLS.
+    stdout(&mariadb(
+        port,
+        "root",
+        "",
+        true,
+        "CREATE USER tess IDENTIFIED WITH caching_sha2_password BY 'tpw' REQUIRE SSL; \
+         CREATE DATABASE sbtest; GRANT ALL ON sbtest.* TO tess",
+    ));
+    assert!(stderr(&mariadb(port, "tess", "tpw", false, "SELECT 1")).contains("ERROR 1045"));
+    assert_eq!(
+        stdout(&mariadb(port, "tess", "tpw", true, "SELECT CURRENT_USER()")),
+        "tess@%\n"
+    );
+
+    // PyMySQL checks the certificate against the generated one, by address and by name.
+    let script = format!(
+        "import sys, pymysql\n\
+         for host in ['127.0.0.1', 'localhost']:\n\
+         \x20   c = pymysql.connect(host=host, port=int(sys.argv[1]), user='tess', password='tpw', ssl={{'ca': '{}'}})\n\
+         \x20   cur = c.cursor(); cur.execute(\"{SSL_STATUS}\"); print(cur.fetchone()[1])\n",
+        cert.display()
+    );
+    let out = pymysql(port, &script);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "TLSv1.3\nTLSv1.3\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // sysbench --mysql-ssl=on reads cacert.pem, client-cert.pem and client-key.pem from its
+    // working folder.
+    let work = tempfile::tempdir().unwrap();
+    std::fs::copy(&cert, work.path().join("cacert.pem")).unwrap();
+    client_certificate(work.path());
+    for command in ["prepare", "run"] {
+        let out = Command::new(common::sysbench_binary())
+            .current_dir(work.path())
+            .args([
+                "--db-driver=mysql",
+                "--mysql-host=127.0.0.1",
+                "--mysql-ssl=on",
+            ])
+            .arg(format!("--mysql-port={port}"))
+            .args([
+                "--mysql-user=tess",
+                "--mysql-password=tpw",
+                "--mysql-db=sbtest",
+            ])
+            .args(["--tables=1", "--table-size=200", "--threads=2", "--time=1"])
+            .args(["oltp_point_select", command])
+            .output()
+            .expect("run sysbench");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !text.contains("FATAL"),
+            "sysbench {command} over TLS: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A client certificate and key, made with the openssl command.
+fn client_certificate(dir: &Path) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-keyout", "client-key.pem", "-out", "client-cert.pem"])
+        .args(["-subj", "/CN=strata-test-client"])
+        .output()
+        .expect("openssl is required: run scripts/test.sh, which installs it");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn plain_connections_are_refused_where_tls_is_required() {
+    let playground = Playground::start_with(&["--require-secure-transport"]);
+    let port = playground.port;
+    let refused = stderr(&mariadb(port, "root", "", false, "SELECT 1"));
+    assert!(refused.contains("ERROR 3159"), "{refused}");
+    assert_eq!(
+        stdout(&mariadb(
+            port,
+            "root",
+            "",
+            true,
+            "SELECT @@require_secure_transport"
+        )),
+        "1\n"
+    );
+}
+
+#[test]
+fn a_server_without_tls_says_so() {
+    let playground = Playground::start_with(&["--skip-ssl"]);
+    let port = playground.port;
+    assert_eq!(
+        stdout(&mariadb(port, "root", "", false, "SELECT @@have_ssl")),
+        "DISABLED\n"
+    );
+    // A client that asks for TLS (without insisting) gets a plain connection.
+    assert_eq!(
+        stdout(&mariadb(port, "root", "", true, SSL_STATUS)),
+        "Ssl_version\t\n"
+    );
+    assert!(!playground.data_dir.join("tls").exists());
+}
