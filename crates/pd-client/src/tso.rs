@@ -71,6 +71,11 @@ impl<C: Clock> TsoWindow<C> {
         self.limit_ms.load(Ordering::SeqCst)
     }
 
+    /// The last timestamp issued (or, before any, the one the window started below).
+    pub fn last_issued(&self) -> Timestamp {
+        Timestamp(self.last.load(Ordering::SeqCst))
+    }
+
     /// Lets the window issue below `limit_ms` (a durable limit at least that high exists).
     pub fn raise(&self, limit_ms: u64) {
         self.limit_ms.fetch_max(limit_ms, Ordering::SeqCst);

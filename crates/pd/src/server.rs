@@ -459,6 +459,23 @@ fn region_to_pb(region: &RegionRecord, leader_peer_id: u64) -> pb::GetRegionResp
     }
 }
 
+/// Refuses a safe point request whose floors lie beyond the timestamps issued: honest callers
+/// derive them from a timestamp they were given, and a safe point moved past every timestamp
+/// would break every snapshot for good.
+fn check_floors(
+    issued: Timestamp,
+    life_floor: Timestamp,
+    wait_floor: Timestamp,
+) -> Result<(), Status> {
+    if life_floor > issued || wait_floor > issued {
+        return Err(Status::invalid_argument(format!(
+            "garbage collection floors ({}, {}) lie beyond the last timestamp issued ({})",
+            life_floor.0, wait_floor.0, issued.0
+        )));
+    }
+    Ok(())
+}
+
 /// The gRPC face of a [`PdService`].
 pub struct Handler(Arc<PdService>);
 
@@ -731,6 +748,11 @@ impl pd_server::Pd for Handler {
     ) -> Result<Response<pb::GcSafePointResponse>, Status> {
         let r = request.into_inner();
         self.0.lead()?;
+        let issued = match &*self.0.tso.read() {
+            Some((_, window)) => window.last_issued(),
+            None => return Err(self.0.not_leader(self.0.group.role())),
+        };
+        check_floors(issued, Timestamp(r.life_floor), Timestamp(r.wait_floor))?;
         // A member that just started leading has not heard every SQL node's report yet: until
         // it has, the safe point stays where it is.
         let candidate = if self.0.leader_since.lock().elapsed() < SNAPSHOT_REPORT_GRACE {

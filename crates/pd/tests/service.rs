@@ -278,3 +278,27 @@ fn the_first_store_bootstraps_one_region_that_survives_a_restart() {
     assert_eq!(client.all_stores().unwrap().len(), 2);
     assert!(client.alloc_id().unwrap() > second, "ids are not reissued");
 }
+
+#[test]
+fn a_safe_point_beyond_the_timestamps_issued_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _runtime) = start_pd(dir.path());
+    let client = PdClient::connect(&address).unwrap();
+    let now = client.get_ts().unwrap();
+    let forged = strata_types::Timestamp(u64::MAX);
+    let refused = client.advance_gc_safe_point(forged, forged);
+    assert!(
+        format!("{:?}", refused.as_ref().unwrap_err()).contains("beyond the last timestamp"),
+        "{refused:?}"
+    );
+    let refused = client.advance_gc_safe_point(strata_types::Timestamp(now.0 - 1), forged);
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(client.gc_safe_point().unwrap() < now);
+    // Floors below the timestamps issued are accepted.
+    assert!(client
+        .advance_gc_safe_point(
+            strata_types::Timestamp(now.0 - 1),
+            strata_types::Timestamp(0)
+        )
+        .is_ok());
+}

@@ -408,3 +408,67 @@ fn both_authentication_plugins_log_in_with_every_client() {
         assert!(refused.to_string().contains("1045"), "{refused}");
     });
 }
+
+#[test]
+fn roles_lend_their_privileges_while_in_use() {
+    let playground = Playground::start();
+    let port = playground.port;
+    let root = |sql: &str| ok_as(port, "root", None, sql);
+    root(
+        "CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY); \
+         INSERT INTO shop.t VALUES (1); \
+         CREATE ROLE reader, 'auditor'; GRANT SELECT ON shop.* TO reader; \
+         GRANT PROCESS ON *.* TO auditor; GRANT reader TO auditor; \
+         CREATE USER dave IDENTIFIED BY 'dpw'; GRANT auditor TO dave",
+    );
+    assert_code(
+        &refused_as(port, "root", None, "CREATE ROLE reader"),
+        "1396",
+    );
+    assert_code(
+        &refused_as(port, "root", None, "GRANT ghost TO dave"),
+        "3523",
+    );
+    assert_eq!(
+        root("SHOW GRANTS FOR dave"),
+        "GRANT USAGE ON *.* TO `dave`@`%`\nGRANT `auditor`@`%` TO `dave`@`%`\n"
+    );
+    // A role is an account no one logs in as.
+    assert_code(&refused_as(port, "reader", None, "SELECT 1"), "3118");
+
+    let dave = |sql: &str| ok_as(port, "dave", Some("dpw"), sql);
+    // Granted but not in use: nothing.
+    assert_eq!(dave("SELECT CURRENT_ROLE()"), "NONE\n");
+    assert_code(
+        &refused_as(port, "dave", Some("dpw"), "SELECT * FROM shop.t"),
+        "1142",
+    );
+    // In use, with the role granted to it.
+    assert_eq!(
+        dave("SET ROLE auditor; SELECT CURRENT_ROLE(); SELECT id FROM shop.t"),
+        "`auditor`@`%`\n1\n"
+    );
+    assert_eq!(dave("SET ROLE ALL; SELECT COUNT(*) FROM shop.t"), "1\n");
+    assert_code(
+        &refused_as(port, "dave", Some("dpw"), "SET ROLE reader"),
+        "3530",
+    );
+    // Default roles are in use from the login on.
+    dave("SET DEFAULT ROLE ALL TO CURRENT_USER");
+    assert_eq!(
+        dave("SELECT CURRENT_ROLE(); SELECT id FROM shop.t"),
+        "`auditor`@`%`\n1\n"
+    );
+    assert_eq!(dave("SET ROLE NONE; SELECT CURRENT_ROLE()"), "NONE\n");
+    // Dropping a role takes it away from everyone.
+    root("DROP ROLE auditor");
+    assert_eq!(dave("SELECT CURRENT_ROLE()"), "NONE\n");
+    assert_code(
+        &refused_as(port, "dave", Some("dpw"), "SELECT * FROM shop.t"),
+        "1142",
+    );
+    assert_eq!(
+        root("SHOW GRANTS FOR dave"),
+        "GRANT USAGE ON *.* TO `dave`@`%`\n"
+    );
+}

@@ -7,7 +7,7 @@
 //! [`Account::auth_string`], and opens the session under that account's [`Identity`]; the
 //! session checks every statement against the account's grants ([`check`]) before it runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -112,6 +112,12 @@ pub struct Account {
     pub databases: BTreeMap<String, Privileges>,
     /// Privileges on `db.table`, by database and then table name.
     pub tables: BTreeMap<String, BTreeMap<String, Privileges>>,
+    /// The roles granted to it (roles are accounts).
+    #[serde(default)]
+    pub roles: BTreeSet<Identity>,
+    /// The roles a session of it starts with (`SET DEFAULT ROLE`).
+    #[serde(default)]
+    pub default_roles: BTreeSet<Identity>,
 }
 
 impl Account {
@@ -128,6 +134,24 @@ impl Account {
             global: Privileges::NONE,
             databases: BTreeMap::new(),
             tables: BTreeMap::new(),
+            roles: BTreeSet::new(),
+            default_roles: BTreeSet::new(),
+        }
+    }
+
+    /// Adds `other`'s privileges to this account's (an active role's).
+    fn absorb(&mut self, other: &Account) {
+        self.global = self.global.union(other.global);
+        for (db, privileges) in &other.databases {
+            let held = self.databases.entry(db.clone()).or_default();
+            *held = held.union(*privileges);
+        }
+        for (db, tables) in &other.tables {
+            let mine = self.tables.entry(db.clone()).or_default();
+            for (table, privileges) in tables {
+                let held = mine.entry(table.clone()).or_default();
+                *held = held.union(*privileges);
+            }
         }
     }
 
@@ -312,6 +336,32 @@ impl Accounts {
 
     pub fn is_empty(&self) -> bool {
         self.by_identity.is_empty()
+    }
+
+    /// What the account `identity` may do with the roles `active` in use: its own privileges
+    /// and those of each active role granted to it, and of the roles granted to those. An
+    /// account that does not exist (dropped while its session lives) holds nothing.
+    pub fn effective(&self, identity: &Identity, active: &[Identity]) -> Account {
+        let mut merged = self
+            .get(identity)
+            .map(|a| (**a).clone())
+            .unwrap_or_else(|| Account::new(identity));
+        let mut pending: Vec<Identity> = active
+            .iter()
+            .filter(|role| merged.roles.contains(role))
+            .cloned()
+            .collect();
+        let mut seen = BTreeSet::new();
+        while let Some(role) = pending.pop() {
+            if !seen.insert(role.clone()) {
+                continue;
+            }
+            if let Some(granted) = self.get(&role) {
+                merged.absorb(granted);
+                pending.extend(granted.roles.iter().cloned());
+            }
+        }
+        merged
     }
 
     /// The account a client named `user` connecting from `peer` logs in as: the first, in
@@ -499,6 +549,28 @@ mod tests {
         assert_eq!(bob.credential(), Credential::Native([0; 20]));
         bob.auth_string.clear();
         assert_eq!(bob.credential(), Credential::None);
+    }
+
+    #[test]
+    fn active_roles_add_their_privileges() {
+        let mut reader = account("reader", "%");
+        reader.databases.insert("shop".into(), Privileges::SELECT);
+        let mut auditor = account("auditor", "%");
+        auditor.global = Privileges::PROCESS;
+        auditor.roles.insert(reader.identity());
+        let mut bob = account("bob", "%");
+        bob.roles.insert(auditor.identity());
+        let accounts = Accounts::from_accounts(true, vec![reader.clone(), auditor.clone(), bob]);
+        let bob = Identity::new("bob", "%");
+        let none = accounts.effective(&bob, &[]);
+        assert!(!none.has(Privileges::SELECT, "shop", Some("t")));
+        // A role granted to an active role is active too.
+        let active = accounts.effective(&bob, &[auditor.identity()]);
+        assert!(active.has(Privileges::SELECT, "shop", Some("t")));
+        assert!(active.global.contains(Privileges::PROCESS));
+        // A role that is not granted does nothing.
+        let stranger = accounts.effective(&reader.identity(), &[auditor.identity()]);
+        assert!(!stranger.global.contains(Privileges::PROCESS));
     }
 
     #[test]

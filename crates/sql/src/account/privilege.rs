@@ -78,6 +78,8 @@ impl Privileges {
     pub const CREATE_VIEW: Privileges = Privileges(1 << 20);
     pub const SHOW_VIEW: Privileges = Privileges(1 << 21);
     pub const CREATE_USER: Privileges = Privileges(1 << 24);
+    pub const CREATE_ROLE: Privileges = Privileges(1 << 28);
+    pub const DROP_ROLE: Privileges = Privileges(1 << 29);
     pub const GRANT_OPTION: Privileges = Privileges(GRANT_OPTION_BIT);
 
     /// Every privilege grantable at `*.*` (`ALL [PRIVILEGES]`), without GRANT OPTION.

@@ -6,9 +6,10 @@ use strata_codec::Datum;
 use super::check::{database_denied, global_denied, table_denied};
 use super::{is_stored_secret, stored_secret, Account, Accounts, Identity, Privileges};
 use crate::api::Output;
+use crate::catalog::Schema;
 use crate::error::{self, Error, Result};
 use crate::parser::account::{
-    AccountOptions, AccountStatement, Auth, Level, PrivilegeList, Secret, UserRef,
+    AccountOptions, AccountStatement, Auth, Level, PrivilegeList, RoleChoice, Secret, UserRef,
 };
 use crate::session::Session;
 use crate::show::{ok, rows, text, text_column};
@@ -22,7 +23,7 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
     let me = session.account_identity();
     let catalog = session.server().catalog().clone();
     let schema = catalog.schema();
-    let mine = own_account(session, &schema.accounts);
+    let mine = own_account(session, &schema);
     let mut password_changed = false;
     match statement {
         AccountStatement::CreateUser {
@@ -91,12 +92,112 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
         AccountStatement::DropUser { if_exists, users } => {
             require(&mine, Privileges::CREATE_USER)?;
             catalog.edit_accounts(|accounts| {
-                let failed: Vec<&Identity> = users
-                    .iter()
-                    .filter(|identity| accounts.remove(identity).is_none())
-                    .collect();
-                if !failed.is_empty() && !if_exists {
-                    return Err(operation_failed("DROP USER", &failed));
+                drop_accounts(accounts, "DROP USER", users, *if_exists)
+            })?;
+        }
+        AccountStatement::CreateRole {
+            if_not_exists,
+            roles,
+        } => {
+            require_any(
+                &mine,
+                Privileges::CREATE_USER.union(Privileges::CREATE_ROLE),
+            )?;
+            catalog.edit_accounts(|accounts| {
+                let mut failed = Vec::new();
+                for identity in roles {
+                    if accounts.get(identity).is_some() {
+                        failed.push(identity);
+                        continue;
+                    }
+                    // A role is an account no one logs in as.
+                    let mut role = Account::new(identity);
+                    role.locked = true;
+                    accounts.insert(role);
+                }
+                if !failed.is_empty() && !if_not_exists {
+                    return Err(operation_failed("CREATE ROLE", &failed));
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::DropRole { if_exists, roles } => {
+            require_any(&mine, Privileges::CREATE_USER.union(Privileges::DROP_ROLE))?;
+            catalog.edit_accounts(|accounts| {
+                drop_accounts(accounts, "DROP ROLE", roles, *if_exists)
+            })?;
+        }
+        AccountStatement::GrantRoles { roles, users } => {
+            require_any(&mine, Privileges::CREATE_USER.union(Privileges::SUPER))?;
+            catalog.edit_accounts(|accounts| {
+                for identity in roles.iter().chain(users) {
+                    if accounts.get(identity).is_none() {
+                        return Err(unknown_authorization_id(identity));
+                    }
+                }
+                for identity in users {
+                    let mut account = (**accounts.get(identity).expect("checked above")).clone();
+                    account.roles.extend(roles.iter().cloned());
+                    accounts.insert(account);
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::RevokeRoles { roles, users } => {
+            require_any(&mine, Privileges::CREATE_USER.union(Privileges::SUPER))?;
+            catalog.edit_accounts(|accounts| {
+                for identity in users {
+                    let Some(existing) = accounts.get(identity) else {
+                        return Err(unknown_authorization_id(identity));
+                    };
+                    let mut account = (**existing).clone();
+                    for role in roles {
+                        account.roles.remove(role);
+                        account.default_roles.remove(role);
+                    }
+                    accounts.insert(account);
+                }
+                Ok(())
+            })?;
+        }
+        AccountStatement::SetRole(choice) => {
+            let Some(me) = &me else {
+                return Ok(ok());
+            };
+            let granted = schema
+                .accounts
+                .get(me)
+                .map(|a| a.roles.clone())
+                .unwrap_or_default();
+            let active = match choice {
+                RoleChoice::Default => schema
+                    .accounts
+                    .get(me)
+                    .map(|a| a.default_roles.iter().cloned().collect())
+                    .unwrap_or_default(),
+                other => choose_roles(other, &granted, me)?,
+            };
+            session.set_active_roles(active);
+        }
+        AccountStatement::SetDefaultRole { roles, users } => {
+            for user in users {
+                if Some(&resolve(user, &me)) != me.as_ref() {
+                    require(&mine, Privileges::CREATE_USER)?;
+                }
+            }
+            catalog.edit_accounts(|accounts| {
+                for user in users {
+                    let identity = resolve(user, &me);
+                    let Some(existing) = accounts.get(&identity) else {
+                        return Err(unknown_authorization_id(&identity));
+                    };
+                    let mut account = (**existing).clone();
+                    let chosen = match roles {
+                        RoleChoice::Default => account.default_roles.iter().cloned().collect(),
+                        other => choose_roles(other, &account.roles, &identity)?,
+                    };
+                    account.default_roles = chosen.into_iter().collect();
+                    accounts.insert(account);
                 }
                 Ok(())
             })?;
@@ -219,16 +320,89 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
     Ok(ok())
 }
 
-/// The session's own account as it stands now, or None for an embedded session (which may do
-/// anything).
-fn own_account(session: &Session, accounts: &Accounts) -> Option<Account> {
-    let identity = session.account_identity()?;
-    Some(
-        accounts
-            .get(&identity)
-            .map(|a| (**a).clone())
-            .unwrap_or_else(|| Account::new(&identity)),
+/// What the session's account may do as it stands now, with its active roles, or None for an
+/// embedded session (which may do anything).
+fn own_account(session: &Session, schema: &Schema) -> Option<Account> {
+    session.effective_account(schema)
+}
+
+/// Removes `identities` and every grant of them as a role (1396 for one that does not exist,
+/// unless `if_exists`; then nothing is removed).
+fn drop_accounts(
+    accounts: &mut Accounts,
+    operation: &str,
+    identities: &[Identity],
+    if_exists: bool,
+) -> Result<()> {
+    let failed: Vec<&Identity> = identities
+        .iter()
+        .filter(|identity| accounts.remove(identity).is_none())
+        .collect();
+    if !failed.is_empty() && !if_exists {
+        return Err(operation_failed(operation, &failed));
+    }
+    let holders: Vec<Account> = accounts
+        .iter()
+        .filter(|a| identities.iter().any(|i| a.roles.contains(i)))
+        .map(|a| (**a).clone())
+        .collect();
+    for mut holder in holders {
+        for identity in identities {
+            holder.roles.remove(identity);
+            holder.default_roles.remove(identity);
+        }
+        accounts.insert(holder);
+    }
+    Ok(())
+}
+
+/// The roles a `SET ROLE` or `SET DEFAULT ROLE` names, each granted to `owner` (3530).
+fn choose_roles(
+    choice: &RoleChoice,
+    granted: &std::collections::BTreeSet<Identity>,
+    owner: &Identity,
+) -> Result<Vec<Identity>> {
+    Ok(match choice {
+        RoleChoice::Default | RoleChoice::None => Vec::new(),
+        RoleChoice::AllExcept(except) => granted
+            .iter()
+            .filter(|r| !except.contains(r))
+            .cloned()
+            .collect(),
+        RoleChoice::These(roles) => {
+            if let Some(missing) = roles.iter().find(|r| !granted.contains(r)) {
+                return Err(Error::new(
+                    3530,
+                    "HY000",
+                    format!(
+                        "`{}`@`{}` is not granted to `{}`@`{}`",
+                        missing.user, missing.host, owner.user, owner.host
+                    ),
+                ));
+            }
+            roles.clone()
+        }
+    })
+}
+
+/// 3523: a role or user that does not exist.
+fn unknown_authorization_id(identity: &Identity) -> Error {
+    Error::new(
+        3523,
+        "HY000",
+        format!(
+            "Unknown authorization ID `{}`@`{}`",
+            identity.user, identity.host
+        ),
     )
+}
+
+/// 1227 unless `mine` holds one of the global privileges `any_of`.
+fn require_any(mine: &Option<Account>, any_of: Privileges) -> Result<()> {
+    match mine {
+        Some(account) if !account.global.intersects(any_of) => Err(global_denied(any_of)),
+        _ => Ok(()),
+    }
 }
 
 /// 1227 unless `mine` (None: an embedded session) holds the global privilege `needed`.
@@ -503,7 +677,7 @@ fn show_grants(session: &Session, user: &UserRef) -> Result<Output> {
         None => return Err(no_such_grant(&identity, None)),
     };
     if me.as_ref().is_some_and(|me| *me != identity) {
-        let mine = own_account(session, &schema.accounts);
+        let mine = own_account(session, &schema);
         if let Some(mine) = mine {
             if !mine.has(Privileges::SELECT, "mysql", None) {
                 return Err(database_denied(&mine.identity(), "mysql"));
@@ -554,5 +728,14 @@ pub fn grant_lines(account: &Account) -> Vec<String> {
             ));
         }
     }
+    if !account.roles.is_empty() {
+        let roles: Vec<String> = account.roles.iter().map(quoted).collect();
+        lines.push(format!("GRANT {} TO {to}", roles.join(",")));
+    }
     lines
+}
+
+/// `` `user`@`host` ``, as SHOW GRANTS and CURRENT_ROLE() write an account.
+pub fn quoted(identity: &Identity) -> String {
+    format!("`{}`@`{}`", identity.user, identity.host)
 }

@@ -121,6 +121,8 @@ pub enum SessionValue {
     User,
     /// `CURRENT_USER()`: the account the client logged in as.
     CurrentUser,
+    /// `CURRENT_ROLE()`: the roles in use, or `NONE`.
+    CurrentRole,
     Version,
     /// `NOW(fsp)`: the time with `fsp` (0 to 6) digits of its seconds' fraction.
     Now(u8),

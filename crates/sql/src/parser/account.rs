@@ -48,6 +48,44 @@ pub enum AccountStatement {
     },
     /// `SHOW GRANTS [FOR user]`.
     ShowGrants(UserRef),
+    /// `CREATE ROLE [IF NOT EXISTS] role [, role]…`.
+    CreateRole {
+        if_not_exists: bool,
+        roles: Vec<Identity>,
+    },
+    /// `DROP ROLE [IF EXISTS] role [, role]…`.
+    DropRole {
+        if_exists: bool,
+        roles: Vec<Identity>,
+    },
+    /// `GRANT role [, role]… TO user [, user]… [WITH ADMIN OPTION]`.
+    GrantRoles {
+        roles: Vec<Identity>,
+        users: Vec<Identity>,
+    },
+    /// `REVOKE role [, role]… FROM user [, user]…`.
+    RevokeRoles {
+        roles: Vec<Identity>,
+        users: Vec<Identity>,
+    },
+    /// `SET ROLE {DEFAULT | NONE | ALL [EXCEPT role, …] | role, …}`.
+    SetRole(RoleChoice),
+    /// `SET DEFAULT ROLE {NONE | ALL | role, …} TO user [, user]…`.
+    SetDefaultRole {
+        roles: RoleChoice,
+        users: Vec<UserRef>,
+    },
+}
+
+/// Which of its granted roles a session uses.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RoleChoice {
+    /// The account's default roles.
+    Default,
+    None,
+    /// Every granted role but these.
+    AllExcept(Vec<Identity>),
+    These(Vec<Identity>),
 }
 
 /// An account named in a statement.
@@ -165,6 +203,49 @@ pub fn parse_account_statement(
             parser.parse_literal_string()?
         };
         AccountStatement::SetPassword { user, password }
+    } else if is(&first, "CREATE") && is(&second, "ROLE") {
+        advance(parser, 2);
+        let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+        AccountStatement::CreateRole {
+            if_not_exists,
+            roles: parser.parse_comma_separated(parse_user)?,
+        }
+    } else if is(&first, "DROP") && is(&second, "ROLE") {
+        advance(parser, 2);
+        let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+        AccountStatement::DropRole {
+            if_exists,
+            roles: parser.parse_comma_separated(parse_user)?,
+        }
+    } else if is(&first, "SET") && is(&second, "ROLE") {
+        advance(parser, 2);
+        AccountStatement::SetRole(parse_role_choice(parser, true)?)
+    } else if is(&first, "SET") && is(&second, "DEFAULT") && word_at(parser, 2, "ROLE") {
+        advance(parser, 3);
+        let roles = parse_role_choice(parser, false)?;
+        parser.expect_keyword_is(Keyword::TO)?;
+        AccountStatement::SetDefaultRole {
+            roles,
+            users: parser.parse_comma_separated(parse_user_ref)?,
+        }
+    } else if is(&first, "GRANT") && at_role_list(parser, Keyword::TO) {
+        advance(parser, 1);
+        let roles = parser.parse_comma_separated(parse_user)?;
+        parser.expect_keyword_is(Keyword::TO)?;
+        let users = parser.parse_comma_separated(parse_user)?;
+        if parser.parse_keyword(Keyword::WITH) {
+            expect_word(parser, "ADMIN")?;
+            parser.expect_keyword_is(Keyword::OPTION)?;
+        }
+        AccountStatement::GrantRoles { roles, users }
+    } else if is(&first, "REVOKE") && at_role_list(parser, Keyword::FROM) {
+        advance(parser, 1);
+        let roles = parser.parse_comma_separated(parse_user)?;
+        parser.expect_keyword_is(Keyword::FROM)?;
+        AccountStatement::RevokeRoles {
+            roles,
+            users: parser.parse_comma_separated(parse_user)?,
+        }
     } else if is(&first, "GRANT") {
         advance(parser, 1);
         let privileges = parse_privileges(parser)?;
@@ -222,6 +303,50 @@ fn consume_word(parser: &mut Parser, word: &str) -> bool {
         parser.next_token();
     }
     found
+}
+
+fn expect_word(parser: &mut Parser, word: &str) -> Result<(), ParserError> {
+    if consume_word(parser, word) {
+        Ok(())
+    } else {
+        parser.expected(word, parser.peek_token())
+    }
+}
+
+/// Whether the GRANT or REVOKE at the parser names roles: a list of accounts followed by
+/// `keyword` (TO or FROM) with no ON before it. Reads ahead without consuming.
+fn at_role_list(parser: &mut Parser, keyword: Keyword) -> bool {
+    let start = parser.index();
+    parser.next_token();
+    let roles = parser
+        .parse_comma_separated(parse_user)
+        .is_ok_and(|_| parser.peek_keyword(keyword));
+    while parser.index() > start {
+        parser.prev_token();
+    }
+    roles
+}
+
+/// `DEFAULT` (when `default_allowed`), `NONE`, `ALL [EXCEPT role, …]` or a list of roles.
+fn parse_role_choice(
+    parser: &mut Parser,
+    default_allowed: bool,
+) -> Result<RoleChoice, ParserError> {
+    if default_allowed && parser.parse_keyword(Keyword::DEFAULT) {
+        return Ok(RoleChoice::Default);
+    }
+    if parser.parse_keyword(Keyword::NONE) {
+        return Ok(RoleChoice::None);
+    }
+    if parser.parse_keyword(Keyword::ALL) {
+        let except = if parser.parse_keyword(Keyword::EXCEPT) {
+            parser.parse_comma_separated(parse_user)?
+        } else {
+            Vec::new()
+        };
+        return Ok(RoleChoice::AllExcept(except));
+    }
+    Ok(RoleChoice::These(parser.parse_comma_separated(parse_user)?))
 }
 
 fn advance(parser: &mut Parser, tokens: usize) {
@@ -607,6 +732,65 @@ mod tests {
         assert_eq!(
             parse("SHOW GRANTS FOR bob@localhost"),
             AccountStatement::ShowGrants(UserRef::Named(bob("localhost")))
+        );
+    }
+
+    #[test]
+    fn roles_parse() {
+        assert_eq!(
+            parse("CREATE ROLE IF NOT EXISTS 'reader', writer@localhost"),
+            AccountStatement::CreateRole {
+                if_not_exists: true,
+                roles: vec![
+                    Identity::new("reader", "%"),
+                    Identity::new("writer", "localhost")
+                ],
+            }
+        );
+        assert_eq!(
+            parse("GRANT reader, 'writer' TO bob WITH ADMIN OPTION"),
+            AccountStatement::GrantRoles {
+                roles: vec![Identity::new("reader", "%"), Identity::new("writer", "%")],
+                users: vec![bob("%")],
+            }
+        );
+        assert_eq!(
+            parse("REVOKE reader FROM bob"),
+            AccountStatement::RevokeRoles {
+                roles: vec![Identity::new("reader", "%")],
+                users: vec![bob("%")],
+            }
+        );
+        // Privileges are still privileges.
+        assert!(matches!(
+            parse("GRANT SELECT ON t TO bob"),
+            AccountStatement::Grant { .. }
+        ));
+        assert!(matches!(
+            parse("REVOKE ALL PRIVILEGES, GRANT OPTION FROM bob"),
+            AccountStatement::Revoke { .. }
+        ));
+        assert_eq!(
+            parse("SET ROLE ALL EXCEPT reader"),
+            AccountStatement::SetRole(RoleChoice::AllExcept(vec![Identity::new("reader", "%")]))
+        );
+        assert_eq!(
+            parse("SET ROLE DEFAULT"),
+            AccountStatement::SetRole(RoleChoice::Default)
+        );
+        assert_eq!(
+            parse("SET DEFAULT ROLE reader TO bob, CURRENT_USER"),
+            AccountStatement::SetDefaultRole {
+                roles: RoleChoice::These(vec![Identity::new("reader", "%")]),
+                users: vec![UserRef::Named(bob("%")), UserRef::Current],
+            }
+        );
+        assert_eq!(
+            parse("DROP ROLE IF EXISTS reader"),
+            AccountStatement::DropRole {
+                if_exists: true,
+                roles: vec![Identity::new("reader", "%")],
+            }
         );
     }
 

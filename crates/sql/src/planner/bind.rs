@@ -699,6 +699,7 @@ impl<'a> Binder<'a> {
             "CONNECTION_ID" => return session(SessionValue::ConnectionId),
             "USER" | "SESSION_USER" | "SYSTEM_USER" => return session(SessionValue::User),
             "CURRENT_USER" => return session(SessionValue::CurrentUser),
+            "CURRENT_ROLE" => return session(SessionValue::CurrentRole),
             "VERSION" => return session(SessionValue::Version),
             "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE"
             | "CURTIME" | "CURRENT_TIME" => {

@@ -35,25 +35,27 @@ impl Session {
             }
         }
         let schema = self.server.catalog.schema();
-        if let Some(account) = schema.accounts.get(identity) {
-            // An account with every global privilege may run anything: no need to read the
-            // statement (the common case of root, and the one that must cost nothing).
-            if account.global.contains(account::Privileges::all_global()) {
-                return Ok(());
-            }
+        // An account with every global privilege may run anything: no need to read the
+        // statement (the common case of root, and the one that must cost nothing).
+        if schema
+            .accounts
+            .get(identity)
+            .is_some_and(|a| a.global.contains(account::Privileges::all_global()))
+        {
+            return Ok(());
+        }
+        let account = schema.accounts.effective(identity, &self.active_roles);
+        if account.global.contains(account::Privileges::all_global()) {
+            return Ok(());
         }
         let needs = account::check::needs(statement, self.database.as_deref());
-        check_account(&schema, identity, &needs)
+        account::check::check(&account, &needs)
     }
 
     /// The catalog a statement is planned against: all of it, but for an account without
     /// every global privilege reading information_schema, only what the account may see.
     pub(super) fn schema_for(&self, statement: &Statement, schema: Arc<Schema>) -> Arc<Schema> {
-        let Some(account) = self
-            .account
-            .as_ref()
-            .and_then(|identity| schema.accounts.get(identity))
-        else {
+        let Some(account) = self.effective_account(&schema) else {
             return schema;
         };
         if account.global.contains(account::Privileges::all_global()) {
@@ -75,7 +77,7 @@ impl Session {
                 .as_deref()
                 .is_some_and(crate::infoschema::is_information_schema);
         if reads_information_schema {
-            Arc::new(schema.visible_to(account))
+            Arc::new(schema.visible_to(&account))
         } else {
             schema
         }
@@ -101,52 +103,45 @@ impl Session {
         self.password_expired = false;
     }
 
+    /// What the session's account may do with its active roles; None for an embedded
+    /// session, which may do anything.
+    pub(crate) fn effective_account(&self, schema: &Schema) -> Option<account::Account> {
+        let identity = self.account.as_ref()?;
+        Some(schema.accounts.effective(identity, &self.active_roles))
+    }
+
+    pub(crate) fn set_active_roles(&mut self, roles: Vec<Identity>) {
+        self.active_roles = roles;
+    }
+
     /// Whether the session's account may see `database` (SHOW DATABASES, information_schema).
     pub(crate) fn sees_database(&self, schema: &Schema, database: &str) -> bool {
-        match &self.account {
-            None => true,
-            Some(identity) => schema.accounts.get(identity).is_some_and(|a| {
-                a.sees_database(database) || a.global.contains(account::Privileges::SHOW_DATABASES)
-            }),
-        }
+        self.effective_account(schema).is_none_or(|a| {
+            a.sees_database(database) || a.global.contains(account::Privileges::SHOW_DATABASES)
+        })
     }
 
     /// Whether the session's account may see `database.table` (SHOW TABLES,
     /// information_schema).
     pub(crate) fn sees_table(&self, schema: &Schema, database: &str, table: &str) -> bool {
-        match &self.account {
-            None => true,
-            Some(identity) => schema
-                .accounts
-                .get(identity)
-                .is_some_and(|a| a.sees_table(database, table)),
-        }
+        self.effective_account(schema)
+            .is_none_or(|a| a.sees_table(database, table))
     }
 
     /// Whether the session's account holds `privileges` globally (PROCESS, SUPER).
     pub(crate) fn has_global(&self, privileges: account::Privileges) -> bool {
-        match &self.account {
-            None => true,
-            Some(identity) => self
-                .server
-                .catalog
-                .schema()
-                .accounts
-                .get(identity)
-                .is_some_and(|a| a.global.intersects(privileges)),
-        }
+        self.effective_account(&self.server.catalog.schema())
+            .is_none_or(|a| a.global.intersects(privileges))
     }
 }
 
-/// Checks `needs` against the account `identity` as `schema` has it; a dropped account holds
-/// nothing.
+/// Checks `needs` against the account `identity` with the roles `active`, as `schema` has
+/// them; a dropped account holds nothing.
 pub(super) fn check_account(
     schema: &Schema,
     identity: &Identity,
+    active: &[Identity],
     needs: &[account::check::Need],
 ) -> Result<()> {
-    match schema.accounts.get(identity) {
-        Some(account) => account::check::check(account, needs),
-        None => account::check::check(&account::Account::new(identity), needs),
-    }
+    account::check::check(&schema.accounts.effective(identity, active), needs)
 }

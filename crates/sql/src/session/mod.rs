@@ -88,6 +88,8 @@ pub struct Session {
     account: Option<Identity>,
     /// The TLS protocol version and cipher of the connection (`Ssl_version`, `Ssl_cipher`).
     tls: Option<(String, String)>,
+    /// The roles in use (`SET ROLE`): the account's default roles at first.
+    active_roles: Vec<Identity>,
     /// The account's password expired and was not changed yet (1820 for other statements).
     password_expired: bool,
     database: Option<String>,
@@ -146,6 +148,19 @@ impl SessionEnv for Env<'_> {
             SessionValue::ConnectionId => Datum::UInt(u64::from(s.process.id())),
             SessionValue::User => {
                 Datum::Bytes(format!("{}@{}", s.user, s.process.host()).into_bytes())
+            }
+            SessionValue::CurrentRole => {
+                let roles: Vec<String> = s
+                    .active_roles
+                    .iter()
+                    .map(account::statement::quoted)
+                    .collect();
+                let text = if roles.is_empty() {
+                    "NONE".to_string()
+                } else {
+                    roles.join(",")
+                };
+                Datum::Bytes(text.into_bytes())
             }
             SessionValue::CurrentUser => Datum::Bytes(
                 match &s.account {
@@ -292,6 +307,9 @@ impl Session {
         let param_count =
             u16::try_from(parsed.param_count).map_err(|_| error::too_many_placeholders())?;
         let statement = parsed.statements.pop().expect("one statement");
+        // As MySQL, a statement the account may not run cannot be prepared either (its
+        // result columns would describe tables it may not see).
+        self.check_privileges(&statement)?;
         let columns = match &statement {
             statement::Statement::Sql(tree, _) => self.prepared_columns(tree)?,
             // MySQL's own statements describe their columns when they run.
@@ -403,7 +421,7 @@ impl Session {
         let schema = self.server.catalog.schema();
         if let Some(identity) = &self.account {
             let needs = [account::check::Need::AnyOnDatabase(name.to_string())];
-            check_account(&schema, identity, &needs)?;
+            check_account(&schema, identity, &self.active_roles, &needs)?;
         }
         if !schema.databases.contains_key(name) {
             return Err(error::unknown_database(name));
@@ -421,6 +439,13 @@ impl Session {
     fn describe_table(&mut self, table: &str) -> Result<Vec<ColumnInfo>> {
         let db = self.database.clone().ok_or_else(error::no_database)?;
         let schema = self.server.catalog.schema();
+        if let Some(identity) = &self.account {
+            let needs = [account::check::Need::AnyOnTable {
+                database: db.clone(),
+                table: table.to_string(),
+            }];
+            check_account(&schema, identity, &self.active_roles, &needs)?;
+        }
         let def = schema.table(&db, table)?;
         let scope = query::table_scope(def, &def.name);
         let plan_columns: Vec<ColumnInfo> = def

@@ -126,11 +126,18 @@ impl SqlServer {
         client: Client,
         database: Option<&str>,
     ) -> std::result::Result<Session, SqlError> {
+        let schema = self.catalog.schema();
+        let active_roles: Vec<Identity> = client
+            .account
+            .as_ref()
+            .and_then(|identity| schema.accounts.get(identity))
+            .map(|a| a.default_roles.iter().cloned().collect())
+            .unwrap_or_default();
         if let Some(db) = database {
-            let schema = self.catalog.schema();
             if let Some(identity) = &client.account {
                 let needs = [account::check::Need::AnyOnDatabase(db.to_string())];
-                check_account(&schema, identity, &needs).map_err(Error::into_packet)?;
+                check_account(&schema, identity, &active_roles, &needs)
+                    .map_err(Error::into_packet)?;
             }
             if !schema.databases.contains_key(db) {
                 return Err(error::unknown_database(db).into_packet());
@@ -141,6 +148,7 @@ impl SqlServer {
             user: client.user.clone(),
             account: client.account.clone(),
             tls: client.tls.clone(),
+            active_roles,
             password_expired: client.password_expired,
             database: database.map(str::to_string),
             vars: HashMap::new(),
