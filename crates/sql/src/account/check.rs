@@ -49,7 +49,7 @@ fn is_open_database(database: &str) -> bool {
 
 /// Checks `needs` against `account`; the first missing one is MySQL's error.
 pub fn check(account: &Account, needs: &[Need]) -> Result<()> {
-    let identity = account.identity();
+    let identity = || account.identity();
     for need in needs {
         match need {
             Need::Table {
@@ -64,12 +64,12 @@ pub fn check(account: &Account, needs: &[Need]) -> Result<()> {
                 if !held.contains(*privileges) {
                     let missing = privileges.without(held);
                     let command = missing.names().first().copied().unwrap_or("SELECT");
-                    return Err(table_denied(command, &identity, table));
+                    return Err(table_denied(command, &identity(), table));
                 }
             }
             Need::AnyOnTable { database, table } => {
                 if !is_open_database(database) && !account.sees_table(database, table) {
-                    return Err(table_denied("SHOW", &identity, table));
+                    return Err(table_denied("SHOW", &identity(), table));
                 }
             }
             Need::Database {
@@ -77,12 +77,12 @@ pub fn check(account: &Account, needs: &[Need]) -> Result<()> {
                 database,
             } => {
                 if !account.has(*privileges, database, None) {
-                    return Err(database_denied(&identity, database));
+                    return Err(database_denied(&identity(), database));
                 }
             }
             Need::AnyOnDatabase(database) => {
                 if !is_open_database(database) && !account.sees_database(database) {
-                    return Err(database_denied(&identity, database));
+                    return Err(database_denied(&identity(), database));
                 }
             }
             Need::Global(any_of) => {

@@ -425,6 +425,14 @@ pub fn database_matches(pattern: &str, database: &str) -> bool {
 
 /// LIKE-style matching of `%` (any run) and `_` (one character), `\` escaping either.
 fn like_matches(pattern: &str, text: &str, ignore_case: bool) -> bool {
+    // Most patterns are plain names: compared without collecting characters.
+    if !pattern.contains(['%', '_', '\\']) {
+        return if ignore_case {
+            pattern.eq_ignore_ascii_case(text)
+        } else {
+            pattern == text
+        };
+    }
     let pattern: Vec<char> = pattern.chars().collect();
     let text: Vec<char> = text.chars().collect();
     let same = |a: char, b: char| {

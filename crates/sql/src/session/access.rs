@@ -11,10 +11,19 @@ use crate::catalog::Schema;
 use crate::error::{Error, Result};
 use crate::parser::statement;
 
+/// What a prepared statement needs of its account ([`account::check::needs`]), with the
+/// database it was read in.
+pub(super) type CachedNeeds = Option<(Option<String>, Arc<[account::check::Need]>)>;
+
 impl Session {
     /// Refuses a statement the session's account may not run (1142, 1044, 1227), and every
-    /// statement but a password change while its password is expired (1820).
-    pub(super) fn check_privileges(&self, statement: &statement::Statement) -> Result<()> {
+    /// statement but a password change while its password is expired (1820). A prepared
+    /// statement keeps what it needs in `cached`, read again only when the database changes.
+    pub(super) fn check_privileges(
+        &self,
+        statement: &statement::Statement,
+        cached: Option<&mut CachedNeeds>,
+    ) -> Result<()> {
         let Some(identity) = &self.account else {
             return Ok(());
         };
@@ -44,12 +53,38 @@ impl Session {
         {
             return Ok(());
         }
-        let account = schema.accounts.effective(identity, &self.active_roles);
+        let account = self.cached_effective(&schema, identity);
         if account.global.contains(account::Privileges::all_global()) {
             return Ok(());
         }
-        let needs = account::check::needs(statement, self.database.as_deref());
+        let Some(cached) = cached else {
+            let needs = account::check::needs(statement, self.database.as_deref());
+            return account::check::check(&account, &needs);
+        };
+        let needs = match cached {
+            Some((database, needs)) if *database == self.database => needs.clone(),
+            _ => {
+                let needs: Arc<[account::check::Need]> =
+                    account::check::needs(statement, self.database.as_deref()).into();
+                *cached = Some((self.database.clone(), needs.clone()));
+                needs
+            }
+        };
         account::check::check(&account, &needs)
+    }
+
+    /// [`Session::effective_account`] for the hot path: read once per schema version (every
+    /// account change makes a new one) and per `SET ROLE`.
+    fn cached_effective(&self, schema: &Schema, identity: &Identity) -> Arc<account::Account> {
+        let mut cache = self.effective.borrow_mut();
+        match &*cache {
+            Some((version, account)) if *version == schema.version => account.clone(),
+            _ => {
+                let account = Arc::new(schema.accounts.effective(identity, &self.active_roles));
+                *cache = Some((schema.version, account.clone()));
+                account
+            }
+        }
     }
 
     /// The catalog a statement is planned against: all of it, but for an account without
@@ -112,6 +147,7 @@ impl Session {
 
     pub(crate) fn set_active_roles(&mut self, roles: Vec<Identity>) {
         self.active_roles = roles;
+        *self.effective.get_mut() = None;
     }
 
     /// Whether the session's account may see `database` (SHOW DATABASES, information_schema).

@@ -70,6 +70,8 @@ struct Prepared {
     text: Arc<str>,
     param_count: usize,
     plan: Option<CachedPlan>,
+    /// What the statement needs of its account, read once per current database.
+    needs: access::CachedNeeds,
 }
 
 struct OpenTxn {
@@ -90,6 +92,8 @@ pub struct Session {
     tls: Option<(String, String)>,
     /// The roles in use (`SET ROLE`): the account's default roles at first.
     active_roles: Vec<Identity>,
+    /// What the account may do with those roles, for the schema version it was read at.
+    effective: RefCell<Option<(u64, Arc<account::Account>)>>,
     /// The account's password expired and was not changed yet (1820 for other statements).
     password_expired: bool,
     database: Option<String>,
@@ -246,7 +250,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_statement(statement, &[], None);
+            let result = self.run_statement(statement, &[], None, None);
             let failed = result.is_err();
             outputs.push(result);
             if failed {
@@ -264,8 +268,9 @@ impl Session {
         statement: &statement::Statement,
         params: &[Datum],
         cache: Option<&mut Option<CachedPlan>>,
+        needs: Option<&mut access::CachedNeeds>,
     ) -> Result<Output> {
-        self.check_privileges(statement)?;
+        self.check_privileges(statement, needs)?;
         match statement {
             statement::Statement::Sql(tree, extras) => {
                 self.take_extras(extras);
@@ -309,7 +314,7 @@ impl Session {
         let statement = parsed.statements.pop().expect("one statement");
         // As MySQL, a statement the account may not run cannot be prepared either (its
         // result columns would describe tables it may not see).
-        self.check_privileges(&statement)?;
+        self.check_privileges(&statement, None)?;
         let columns = match &statement {
             statement::Statement::Sql(tree, _) => self.prepared_columns(tree)?,
             // MySQL's own statements describe their columns when they run.
@@ -324,6 +329,7 @@ impl Session {
                 text: crate::process::info_text(sql),
                 param_count: parsed.param_count,
                 plan: None,
+                needs: None,
             },
         );
         Ok(PreparedInfo {
@@ -391,6 +397,7 @@ impl Session {
                 statement,
                 plan,
                 text,
+                needs,
                 ..
             } = &mut prepared;
             self.process.begin_statement(
@@ -398,7 +405,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_statement(statement, &params, Some(plan));
+            let result = self.run_statement(statement, &params, Some(plan), Some(needs));
             self.process.end_statement();
             result
         };

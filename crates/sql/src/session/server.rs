@@ -149,6 +149,7 @@ impl SqlServer {
             account: client.account.clone(),
             tls: client.tls.clone(),
             active_roles,
+            effective: RefCell::new(None),
             password_expired: client.password_expired,
             database: database.map(str::to_string),
             vars: HashMap::new(),
