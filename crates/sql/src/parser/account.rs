@@ -7,6 +7,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
 use crate::account::{Identity, Privileges};
+use crate::parser::statement::{at_words, consume_word, expect_word};
 
 /// One account statement.
 #[derive(Clone, Debug, PartialEq)]
@@ -220,7 +221,7 @@ pub fn parse_account_statement(
     } else if is(&first, "SET") && is(&second, "ROLE") {
         advance(parser, 2);
         AccountStatement::SetRole(parse_role_choice(parser, true)?)
-    } else if is(&first, "SET") && is(&second, "DEFAULT") && word_at(parser, 2, "ROLE") {
+    } else if is(&first, "SET") && is(&second, "DEFAULT") && at_words(parser, 2, &["ROLE"]) {
         advance(parser, 3);
         let roles = parse_role_choice(parser, false)?;
         parser.expect_keyword_is(Keyword::TO)?;
@@ -289,28 +290,6 @@ pub fn parse_account_statement(
         return Ok(None);
     };
     Ok(Some(statement))
-}
-
-/// Whether the token `skip` places ahead is the unquoted word `word`.
-fn word_at(parser: &Parser, skip: usize, word: &str) -> bool {
-    matches!(&parser.peek_nth_token(skip).token,
-        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
-}
-
-fn consume_word(parser: &mut Parser, word: &str) -> bool {
-    let found = word_at(parser, 0, word);
-    if found {
-        parser.next_token();
-    }
-    found
-}
-
-fn expect_word(parser: &mut Parser, word: &str) -> Result<(), ParserError> {
-    if consume_word(parser, word) {
-        Ok(())
-    } else {
-        parser.expected(word, parser.peek_token())
-    }
 }
 
 /// Whether the GRANT or REVOKE at the parser names roles: a list of accounts followed by
@@ -459,7 +438,7 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
             options.lock = Some(
                 parser.expect_one_of_keywords(&[Keyword::LOCK, Keyword::UNLOCK])? == Keyword::LOCK,
             );
-        } else if parser.peek_keyword(Keyword::PASSWORD) && word_at(parser, 1, "EXPIRE") {
+        } else if parser.peek_keyword(Keyword::PASSWORD) && at_words(parser, 1, &["EXPIRE"]) {
             advance(parser, 2);
             if parser.parse_keyword(Keyword::INTERVAL) {
                 parser.parse_literal_uint()?;

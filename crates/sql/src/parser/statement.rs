@@ -218,7 +218,7 @@ fn word_is(parser: &Parser, word: &str) -> bool {
     matches!(&parser.peek_token().token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
 }
 
-fn consume_word(parser: &mut Parser, word: &str) -> bool {
+pub(super) fn consume_word(parser: &mut Parser, word: &str) -> bool {
     let found = word_is(parser, word);
     if found {
         parser.next_token();
@@ -226,7 +226,7 @@ fn consume_word(parser: &mut Parser, word: &str) -> bool {
     found
 }
 
-fn expect_word(parser: &mut Parser, word: &str) -> Result<(), ParserError> {
+pub(super) fn expect_word(parser: &mut Parser, word: &str) -> Result<(), ParserError> {
     if consume_word(parser, word) {
         Ok(())
     } else {
@@ -235,7 +235,7 @@ fn expect_word(parser: &mut Parser, word: &str) -> Result<(), ParserError> {
 }
 
 /// Whether the tokens `skip` places ahead are the unquoted words `words`.
-fn at_words(parser: &Parser, skip: usize, words: &[&str]) -> bool {
+pub(super) fn at_words(parser: &Parser, skip: usize, words: &[&str]) -> bool {
     words.iter().enumerate().all(|(i, word)| {
         matches!(&parser.peek_nth_token(skip + i).token,
             Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
