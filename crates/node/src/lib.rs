@@ -14,6 +14,7 @@
 //! lease), and keys inside their ranges, and answers anything else with a region error so
 //! that the client refreshes its routing.
 
+mod oracle_bound;
 pub mod read_stream;
 mod replication;
 mod service;
@@ -30,7 +31,9 @@ use std::time::Duration;
 use strata_engine::{RocksEngine, RocksOptions};
 use strata_kv::gc::{GcWorker, QuietCompactions, SafePoint};
 use strata_kv::Storage;
-use strata_pd_client::{PdClient, PdError, TimestampOracle};
+use strata_pd_client::{PdClient, PdError, Security, TimestampOracle};
+
+use crate::oracle_bound::OracleBound;
 use strata_raftstore::{PeerChange, PeerMeta, RaftLog, RaftStore, RegionMeta, Router, StoreIo};
 use tracing::{info, warn};
 
@@ -75,6 +78,8 @@ pub struct NodeConfig {
     pub split: SplitConfig,
     pub store: strata_raftstore::StoreConfig,
     pub gc: GcConfig,
+    /// How the node reaches the other roles (and, in the process that serves it, admits them).
+    pub security: Security,
 }
 
 /// A started KV node: storage open, registered, raftstore, heartbeats and GC running.
@@ -100,7 +105,7 @@ impl KvNode {
             &config.rocks,
         )?);
         let log = Arc::new(RaftLog::open(&config.data_dir.join("raft"))?);
-        let pd = PdClient::connect(&config.pd)?;
+        let pd = PdClient::connect_with(&config.pd, config.security.clone())?;
 
         let store_id = retry_until(PD_STARTUP_DEADLINE, || {
             load_or_alloc_store_id(&config.data_dir, &pd)
@@ -134,11 +139,15 @@ impl KvNode {
         storage.set_deadlock_detector(Arc::new(replication::PdDeadlockDetector::new(pd.clone())));
 
         let stop = Arc::new(AtomicBool::new(false));
+        let oracle = Arc::new(OracleBound::new(retry_until(PD_STARTUP_DEADLINE, || {
+            Ok(pd.get_ts()?)
+        })?));
         let heartbeat = {
             let (pd, router, stop) = (pd.clone(), router.clone(), stop.clone());
+            let oracle = oracle.clone();
             std::thread::Builder::new()
                 .name("heartbeat".into())
-                .spawn(move || heartbeat_loop(&pd, store_id, &router, &stop))?
+                .spawn(move || heartbeat_loop(&pd, store_id, &router, &oracle, &stop))?
         };
         let split_check = split::start(
             pd.clone(),
@@ -172,7 +181,7 @@ impl KvNode {
         );
         Ok(KvNode {
             store_id,
-            service: KvService::new(storage, router.clone(), store_id),
+            service: KvService::new(storage, router.clone(), store_id, oracle),
             raft_service: RaftService::new(router),
             raftstore: Some(raftstore),
             stop,
@@ -277,8 +286,19 @@ fn region_from_pb(region: &strata_proto::pd::Region) -> RegionMeta {
     }
 }
 
-fn heartbeat_loop(pd: &PdClient, store_id: u64, router: &Router, stop: &AtomicBool) {
+fn heartbeat_loop(
+    pd: &PdClient,
+    store_id: u64,
+    router: &Router,
+    oracle: &OracleBound,
+    stop: &AtomicBool,
+) {
     while !stop.load(Ordering::SeqCst) {
+        // The oracle's progress, which bounds the timestamps the node accepts.
+        match pd.get_ts() {
+            Ok(ts) => oracle.learn(ts),
+            Err(error) => warn!(%error, "no timestamp from the placement driver"),
+        }
         let held = router.regions();
         if let Err(error) = pd.store_heartbeat(store_id, held.len() as u64) {
             warn!(%error, "heartbeat to the placement driver failed");

@@ -6,15 +6,18 @@
 //! batch is read; a read that waits for a commit in flight answers alone, later.
 
 use std::io;
+use std::net::SocketAddr;
 use std::time::Duration;
 
+use strata_pd_client::Security;
 use strata_proto::frame::{decode_frame, encode_frame, READ_STREAM_PREFACE};
 use strata_proto::kv as pb;
+use strata_proto::security::Conn;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::KvService;
 
@@ -22,20 +25,23 @@ use crate::KvService;
 pub const GET_STREAM_ANSWERS_QUEUED: usize = 1024;
 /// Accepted gRPC connections queued for the gRPC server.
 pub const GRPC_CONNECTIONS_QUEUED: usize = 128;
-/// How long a new connection may take to show which kind it is.
+/// How long a new connection may take to finish its TLS handshake (under TLS) and show which
+/// kind it is.
 pub const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the listener pauses after a failed accept (say, out of file descriptors).
 const ACCEPT_RETRY: Duration = Duration::from_millis(10);
 /// Room kept free in a connection's buffer for each read from the socket.
 const READ_CHUNK_BYTES: usize = 64 << 10;
 
-/// Accepts connections on `listener` (with `TCP_NODELAY`), serves the point-read ones with
-/// `service`, and yields the others, for `tonic`'s `serve_with_incoming`. It runs on the
-/// calling runtime until the returned stream is dropped.
+/// Accepts connections on `listener` (with `TCP_NODELAY`, through the TLS handshake under
+/// `security`), serves the point-read ones with `service`, and yields the others, for
+/// `tonic`'s `serve_with_incoming`. It runs on the calling runtime until the returned stream
+/// is dropped.
 pub fn split_incoming(
     listener: TcpListener,
+    security: Security,
     service: KvService,
-) -> ReceiverStream<io::Result<TcpStream>> {
+) -> ReceiverStream<io::Result<Conn>> {
     let (grpc, incoming) = mpsc::channel(GRPC_CONNECTIONS_QUEUED);
     tokio::spawn(async move {
         loop {
@@ -44,9 +50,14 @@ pub fn split_incoming(
                 () = grpc.closed() => return,
             };
             match accepted {
-                Ok((stream, _)) => {
-                    let _ = stream.set_nodelay(true);
-                    tokio::spawn(sort_connection(stream, service.clone(), grpc.clone()));
+                Ok((stream, peer)) => {
+                    tokio::spawn(sort_connection(
+                        stream,
+                        peer,
+                        security.clone(),
+                        service.clone(),
+                        grpc.clone(),
+                    ));
                 }
                 Err(e) => {
                     warn!(error = %e, "accepting a connection failed");
@@ -62,43 +73,31 @@ pub fn split_incoming(
 /// the gRPC server if it does not.
 async fn sort_connection(
     stream: TcpStream,
+    peer: SocketAddr,
+    security: Security,
     service: KvService,
-    grpc: mpsc::Sender<io::Result<TcpStream>>,
+    grpc: mpsc::Sender<io::Result<Conn>>,
 ) {
-    match tokio::time::timeout(PREFACE_TIMEOUT, opens_with_preface(&stream)).await {
-        Ok(Ok(true)) => serve_reads(stream, service).await,
-        Ok(Ok(false)) => {
-            let _ = grpc.send(Ok(stream)).await;
+    let sorted = tokio::time::timeout(PREFACE_TIMEOUT, async {
+        let mut conn = security.accept(stream).await?;
+        let reads = conn.opens_with(READ_STREAM_PREFACE).await?;
+        Ok::<_, io::Error>((conn, reads))
+    });
+    match sorted.await {
+        Ok(Ok((conn, true))) => serve_reads(conn, service).await,
+        Ok(Ok((conn, false))) => {
+            let _ = grpc.send(Ok(conn)).await;
         }
-        // Closed, failed or silent before it said anything: dropped.
-        Ok(Err(_)) | Err(_) => {}
-    }
-}
-
-/// Whether the first bytes of `stream` are [`READ_STREAM_PREFACE`], without consuming them.
-async fn opens_with_preface(stream: &TcpStream) -> io::Result<bool> {
-    let mut seen = [0u8; READ_STREAM_PREFACE.len()];
-    loop {
-        let n = stream.peek(&mut seen).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        if seen[..n] != READ_STREAM_PREFACE[..n] {
-            return Ok(false);
-        }
-        if n == seen.len() {
-            return Ok(true);
-        }
-        // Part of the preface came: the rest is on its way (a peek would find the same bytes
-        // at once rather than wait for more).
-        tokio::time::sleep(Duration::from_millis(1)).await;
+        // Refused by TLS, closed, or silent before it said anything: dropped.
+        Ok(Err(e)) => info!(%peer, error = %e, "dropped a connection"),
+        Err(_) => info!(%peer, "dropped a connection that said nothing"),
     }
 }
 
 /// Answers the point reads of one connection until the client closes it or sends what is
 /// not a batch.
-async fn serve_reads(stream: TcpStream, service: KvService) {
-    let (mut reader, mut writer) = stream.into_split();
+async fn serve_reads(conn: Conn, service: KvService) {
+    let (mut reader, mut writer) = conn.into_split();
     let mut preface = [0u8; READ_STREAM_PREFACE.len()];
     if reader.read_exact(&mut preface).await.is_err() {
         return;

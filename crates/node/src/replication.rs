@@ -199,7 +199,7 @@ async fn connect(pd: &PdClient, store: u64) -> Option<RaftClient<Channel>> {
     let lookup = pd.clone();
     let address = tokio::task::spawn_blocking(move || lookup.store_address(store)).await;
     match address {
-        Ok(Ok(address)) => match strata_pd_client::channel(&address, pd.runtime()) {
+        Ok(Ok(address)) => match strata_pd_client::channel(&address, pd.runtime(), pd.security()) {
             Ok(channel) => Some(
                 RaftClient::new(channel)
                     .max_decoding_message_size(RAFT_MESSAGE_MAX_BYTES)

@@ -10,6 +10,8 @@ use strata_proto::kv::{self as pb, kv_server};
 use strata_proto::{key_error_to_pb, mutation_from_pb, secondary_locks_to_pb, txn_status_to_pb};
 use strata_raftstore::{NotServing, Router};
 use strata_types::{Key, Timestamp};
+
+use crate::oracle_bound::OracleBound;
 use tonic::{Request, Response, Status};
 
 /// Checks that a request's region is served here, its epoch is current and `keys` (and the
@@ -87,7 +89,37 @@ pub struct KvService {
     storage: Arc<Storage>,
     router: Router,
     store_id: u64,
+    oracle: Arc<OracleBound>,
 }
+
+/// A response that can carry only an error.
+trait ErrorAnswer: Default {
+    fn with_error(error: Option<pb::Error>) -> Self;
+}
+
+macro_rules! error_answers {
+    ($($response:ty),*) => {
+        $(impl ErrorAnswer for $response {
+            // WriteResponse has no other field.
+            #[allow(clippy::needless_update)]
+            fn with_error(error: Option<pb::Error>) -> Self {
+                Self { error, ..Default::default() }
+            }
+        })*
+    };
+}
+
+error_answers!(
+    pb::GetResponse,
+    pb::BatchGetResponse,
+    pb::ScanResponse,
+    pb::BatchScanResponse,
+    pb::WriteResponse,
+    pb::PrewriteResponse,
+    pb::CheckTxnStatusResponse,
+    pb::CheckSecondaryLocksResponse,
+    pb::TxnHeartBeatResponse
+);
 
 fn region_error(error: pb::RegionError) -> Option<pb::Error> {
     Some(pb::Error {
@@ -149,6 +181,9 @@ impl KvService {
     /// worker also receives the Raft messages that commit waits for.
     // Hot path: every point read of a cluster.
     pub(crate) fn get_now(&self, r: pb::GetRequest) -> Result<pb::GetResponse, pb::GetRequest> {
+        if let Some(refused) = self.beyond_oracle(&[r.ts], &[]) {
+            return Ok(refused);
+        }
         if let Err(e) = check(&self.router, &r.context, [&r.key[..]], None) {
             return Ok(pb::GetResponse {
                 error: region_error(e),
@@ -193,12 +228,26 @@ impl KvService {
             })
     }
 
-    pub fn new(storage: Arc<Storage>, router: Router, store_id: u64) -> KvService {
+    pub fn new(
+        storage: Arc<Storage>,
+        router: Router,
+        store_id: u64,
+        oracle: Arc<OracleBound>,
+    ) -> KvService {
         KvService {
             storage,
             router,
             store_id,
+            oracle,
         }
+    }
+
+    /// The refusal of a request with a read timestamp in `reads` or a write timestamp in
+    /// `writes` beyond the timestamp oracle (see [`OracleBound`]).
+    fn beyond_oracle<R: ErrorAnswer>(&self, reads: &[u64], writes: &[u64]) -> Option<R> {
+        let refused = self.oracle.admit_all(reads, writes).err()?;
+        tracing::warn!(error = %refused, "refused a request");
+        Some(R::with_error(key_error(&refused)))
     }
 
     pub fn store_id(&self) -> u64 {
@@ -254,6 +303,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::BatchGetRequest>,
     ) -> Result<Response<pb::BatchGetResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[r.ts], &[]) {
+            return Ok(Response::new(refused));
+        }
         if let Err(e) = check(
             &self.router,
             &r.context,
@@ -304,6 +356,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::ScanRequest>,
     ) -> Result<Response<pb::ScanResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[r.ts], &[]) {
+            return Ok(Response::new(refused));
+        }
         if let Err(e) = check(&self.router, &r.context, [&r.start[..]], Some(&r.end)) {
             return Ok(Response::new(pb::ScanResponse {
                 error: region_error(e),
@@ -346,6 +401,10 @@ impl kv_server::Kv for KvService {
         request: Request<pb::BatchScanRequest>,
     ) -> Result<Response<pb::BatchScanResponse>, Status> {
         let r = request.into_inner();
+        let reads: Vec<u64> = r.scans.iter().map(|scan| scan.ts).collect();
+        if let Some(refused) = self.beyond_oracle(&reads, &[]) {
+            return Ok(Response::new(refused));
+        }
         let refused = |e| {
             Ok(Response::new(pb::BatchScanResponse {
                 error: region_error(e),
@@ -414,6 +473,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::PessimisticLockRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.for_update_ts]) {
+            return Ok(Response::new(refused));
+        }
         if let Some(refused) = self.refuse(&r.context, &r.keys) {
             return Ok(refused);
         }
@@ -437,6 +499,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::KeysRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
+            return Ok(Response::new(refused));
+        }
         if let Some(refused) = self.refuse(&r.context, &r.keys) {
             return Ok(refused);
         }
@@ -449,6 +514,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::PrewriteRequest>,
     ) -> Result<Response<pb::PrewriteResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.for_update_ts]) {
+            return Ok(Response::new(refused));
+        }
         let keys: Vec<&[u8]> = r.mutations.iter().map(|m| &m.key[..]).collect();
         if let Err(e) = check(&self.router, &r.context, keys, None) {
             return Ok(Response::new(pb::PrewriteResponse {
@@ -508,6 +576,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.commit_ts]) {
+            return Ok(Response::new(refused));
+        }
         if let Some(refused) = self.refuse(&r.context, &r.keys) {
             return Ok(refused);
         }
@@ -520,6 +591,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::KeysRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
+            return Ok(Response::new(refused));
+        }
         if let Some(refused) = self.refuse(&r.context, &r.keys) {
             return Ok(refused);
         }
@@ -532,6 +606,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::CheckTxnStatusRequest>,
     ) -> Result<Response<pb::CheckTxnStatusResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[r.current_ts], &[r.start_ts]) {
+            return Ok(Response::new(refused));
+        }
         if let Err(e) = check(&self.router, &r.context, [&r.primary[..]], None) {
             return Ok(Response::new(pb::CheckTxnStatusResponse {
                 error: region_error(e),
@@ -562,6 +639,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::CheckSecondaryLocksRequest>,
     ) -> Result<Response<pb::CheckSecondaryLocksResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
+            return Ok(Response::new(refused));
+        }
         let keys = r.keys.iter().map(|k| &k[..]);
         if let Err(e) = check(&self.router, &r.context, keys, None) {
             return Ok(Response::new(pb::CheckSecondaryLocksResponse {
@@ -586,6 +666,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::TxnHeartBeatRequest>,
     ) -> Result<Response<pb::TxnHeartBeatResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
+            return Ok(Response::new(refused));
+        }
         if let Err(e) = check(&self.router, &r.context, [&r.primary[..]], None) {
             return Ok(Response::new(pb::TxnHeartBeatResponse {
                 error: region_error(e),
@@ -614,6 +697,9 @@ impl kv_server::Kv for KvService {
         request: Request<pb::ResolveLockRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
         let r = request.into_inner();
+        if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.commit_ts]) {
+            return Ok(Response::new(refused));
+        }
         if let Some(refused) = self.refuse(&r.context, &r.keys) {
             return Ok(refused);
         }

@@ -17,10 +17,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use strata_proto::pd::{self as pb, pd_client::PdClient as RawClient};
+pub use strata_proto::security::Security;
 use strata_types::Timestamp;
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::{PdError, TimestampOracle};
 
@@ -52,6 +53,7 @@ pub struct PdClient {
     _own_runtime: Option<Arc<OwnRuntime>>,
     members: Arc<Members>,
     tso_queue: mpsc::Sender<TsoWaiter>,
+    security: Security,
 }
 
 /// A runtime that a client made for itself. The last clone of the client may go with a task of
@@ -247,10 +249,12 @@ fn retryable(status: &tonic::Status) -> bool {
     )
 }
 
-/// Opens a lazily connected channel to `address` (host:port); it reconnects by itself.
-pub fn channel(address: &str, runtime: &Handle) -> Result<Channel, PdError> {
-    let endpoint = Endpoint::from_shared(format!("http://{address}"))
-        .map_err(|e| PdError::Rpc(format!("bad address {address}: {e}")))?
+/// Opens a lazily connected channel to `address` (host:port), TLS as `security` says; it
+/// reconnects by itself.
+pub fn channel(address: &str, runtime: &Handle, security: &Security) -> Result<Channel, PdError> {
+    let endpoint = security
+        .endpoint(address)
+        .map_err(PdError::Rpc)?
         .connect_timeout(PD_CONNECT_TIMEOUT)
         .tcp_nodelay(true);
     let _guard = runtime.enter();
@@ -261,18 +265,32 @@ impl PdClient {
     /// Creates a client of the placement drivers at `addresses` (host:port, separated by
     /// commas). Nothing is sent yet.
     pub fn connect(addresses: &str) -> Result<PdClient, PdError> {
+        PdClient::connect_with(addresses, Security::plain())
+    }
+
+    /// As [`PdClient::connect`], reaching the cluster as `security` says.
+    pub fn connect_with(addresses: &str, security: Security) -> Result<PdClient, PdError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(RPC_RUNTIME_THREADS)
             .thread_name("rpc")
             .enable_all()
             .build()?;
-        let mut client = PdClient::connect_on(addresses, runtime.handle().clone())?;
+        let mut client = PdClient::connect_on_with(addresses, runtime.handle().clone(), security)?;
         client._own_runtime = Some(Arc::new(OwnRuntime(Some(runtime))));
         Ok(client)
     }
 
     /// As [`PdClient::connect`], with the RPCs on `runtime` (which must be running).
     pub fn connect_on(addresses: &str, runtime: Handle) -> Result<PdClient, PdError> {
+        PdClient::connect_on_with(addresses, runtime, Security::plain())
+    }
+
+    /// As [`PdClient::connect_on`], reaching the cluster as `security` says.
+    pub fn connect_on_with(
+        addresses: &str,
+        runtime: Handle,
+        security: Security,
+    ) -> Result<PdClient, PdError> {
         let addresses: Vec<String> = addresses
             .split(',')
             .map(str::trim)
@@ -285,7 +303,7 @@ impl PdClient {
         let clients = addresses
             .iter()
             .map(|address| {
-                Ok(RawClient::new(channel(address, &runtime)?)
+                Ok(RawClient::new(channel(address, &runtime, &security)?)
                     .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES))
             })
             .collect::<Result<Vec<_>, PdError>>()?;
@@ -301,12 +319,18 @@ impl PdClient {
             _own_runtime: None,
             members,
             tso_queue,
+            security,
         })
     }
 
     /// The runtime that carries this client's RPCs; other clients of the process share it.
     pub fn runtime(&self) -> &Handle {
         &self.runtime
+    }
+
+    /// How this client reaches the cluster; channels to other roles use the same.
+    pub fn security(&self) -> &Security {
+        &self.security
     }
 
     fn call<T, F>(&self, call: impl Fn(RawClient<Channel>) -> F) -> Result<T, PdError>

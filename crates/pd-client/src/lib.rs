@@ -21,7 +21,7 @@
 mod client;
 mod tso;
 
-pub use client::{channel, PdClient, PD_REQUEST_TIMEOUT, RPC_RUNTIME_THREADS};
+pub use client::{channel, PdClient, Security, PD_REQUEST_TIMEOUT, RPC_RUNTIME_THREADS};
 pub use tso::TSO_SAVE_INTERVAL_MS;
 pub use tso::{replace_file, Clock, LocalTso, SystemClock, TimestampOracle, TsoWindow};
 

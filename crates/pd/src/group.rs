@@ -42,7 +42,7 @@ use strata_raftstore::{
 use tracing::{info, warn};
 
 use crate::meta::ClusterMeta;
-use strata_pd_client::PdError;
+use strata_pd_client::{PdError, Security};
 
 /// The placement drivers' log in raft-engine (one group per data folder).
 const GROUP: u64 = 1;
@@ -134,8 +134,13 @@ pub(crate) struct Group {
 
 impl Group {
     /// Opens member `id` of the group `members` (id, address) over the state in `dir`.
-    /// With one member it leads at once.
-    pub fn open(dir: &Path, id: u64, members: Vec<(u64, String)>) -> Result<Group, PdError> {
+    /// With one member it leads at once. It reaches the other members as `security` says.
+    pub fn open(
+        dir: &Path,
+        id: u64,
+        members: Vec<(u64, String)>,
+        security: Security,
+    ) -> Result<Group, PdError> {
         let voters: Vec<u64> = members.iter().map(|(id, _)| *id).collect();
         if !voters.contains(&id) {
             return Err(PdError::Storage(format!(
@@ -214,6 +219,7 @@ impl Group {
             let client = RawClient::new(strata_pd_client::channel(
                 address,
                 transport_runtime.handle(),
+                &security,
             )?)
             .max_encoding_message_size(strata_proto::MAX_MESSAGE_BYTES);
             transport_runtime.spawn(deliver(client, receiver));

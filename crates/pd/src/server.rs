@@ -31,7 +31,9 @@ use crate::gc::{gc_safe_point, SnapshotsInUse, SNAPSHOT_REPORT_GRACE};
 use crate::group::{Command, Group, ProposeFailure, Role};
 use crate::meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
 use crate::schedule::{LeaderBalancer, Operator, ReplicaChecker, StoreView};
-use strata_pd_client::{PdError, SystemClock, TsoWindow, PD_LEADER_HEADER, TSO_SAVE_INTERVAL_MS};
+use strata_pd_client::{
+    PdError, Security, SystemClock, TsoWindow, PD_LEADER_HEADER, TSO_SAVE_INTERVAL_MS,
+};
 
 /// The most timestamps one TSO request may ask for.
 pub const TSO_MAX_BATCH: u32 = 1 << 16;
@@ -68,6 +70,8 @@ pub struct PdConfig {
     /// The placement drivers of the cluster (id, host:port), the same list on each; empty:
     /// this one alone.
     pub members: Vec<(u64, String)>,
+    /// How this member reaches the other placement drivers.
+    pub security: Security,
 }
 
 impl Default for PdConfig {
@@ -79,6 +83,7 @@ impl Default for PdConfig {
             max_store_down: std::time::Duration::from_secs(30 * 60),
             id: 1,
             members: Vec::new(),
+            security: Security::plain(),
         }
     }
 }
@@ -117,7 +122,7 @@ impl PdService {
         } else {
             config.members.clone()
         };
-        let group = Group::open(dir, config.id, members)?;
+        let group = Group::open(dir, config.id, members, config.security.clone())?;
         let service = Arc::new(PdService {
             group,
             tso: RwLock::new(None),

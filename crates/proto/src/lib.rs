@@ -11,6 +11,7 @@
 
 mod convert;
 pub mod frame;
+pub mod security;
 
 pub use convert::{
     key_error_from_pb, key_error_to_pb, mutation_from_pb, mutation_to_pb, secondary_locks_from_pb,

@@ -3,7 +3,7 @@
 //! the data folder. Ctrl-C or SIGTERM stops them all (SQL nodes first, placement drivers
 //! last).
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process, Pid, Signal};
 
+use strata_proto::security;
+
 use crate::playground::PlaygroundArgs;
+use crate::roles::ClusterTlsArgs;
 
 /// How long a child may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
@@ -114,6 +117,38 @@ impl Drop for Roles {
     }
 }
 
+/// The name of placement driver `i` of `count`.
+fn pd_name(i: usize, count: u16) -> String {
+    if count == 1 {
+        "pd".to_string()
+    } else {
+        format!("pd{}", i + 1)
+    }
+}
+
+/// The TLS arguments of each role: certificates for `names` generated in `dir` (kept there
+/// across restarts), valid for loopback and `host`; none without a folder.
+fn cluster_tls(
+    dir: Option<PathBuf>,
+    names: &[String],
+    host: IpAddr,
+) -> Result<impl Fn(&str) -> Vec<String>, String> {
+    if let Some(dir) = &dir {
+        let mut hosts = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        if !hosts.contains(&host.to_string()) {
+            hosts.push(host.to_string());
+        }
+        security::generate_local(dir, names, &hosts)?;
+    }
+    Ok(move |name: &str| match &dir {
+        Some(dir) => ClusterTlsArgs::args_for(
+            &dir.join(security::CA_FILE),
+            security::node_files(dir, name),
+        ),
+        None => Vec::new(),
+    })
+}
+
 pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let kv_nodes = args.kv.unwrap_or(1);
     let sql_nodes = args.sql.unwrap_or(1);
@@ -146,6 +181,12 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let peers = peers.join(",");
     let pd: Vec<String> = pds.iter().map(SocketAddr::to_string).collect();
     let pd = pd.join(",");
+    let names: Vec<String> = (0..usize::from(pd_nodes))
+        .map(|i| pd_name(i, pd_nodes))
+        .chain((1..=kv_nodes).map(|i| format!("kv{i}")))
+        .chain((1..=sql_nodes).map(|i| format!("sql{i}")))
+        .collect();
+    let tls_args = cluster_tls(args.tls.then(|| root.join("cluster-tls")), &names, host)?;
 
     let mut roles = Roles(Vec::new());
     let mut start = |role: Role| -> Result<(), Box<dyn std::error::Error>> {
@@ -154,11 +195,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     };
     for (i, address) in pds.iter().enumerate() {
-        let name = if pd_nodes == 1 {
-            "pd".to_string()
-        } else {
-            format!("pd{}", i + 1)
-        };
+        let name = pd_name(i, pd_nodes);
         start(Role::spawn(
             name.clone(),
             vec![
@@ -173,7 +210,10 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 (i + 1).to_string(),
                 "--peers".into(),
                 peers.clone(),
-            ],
+            ]
+            .into_iter()
+            .chain(tls_args(&name))
+            .collect(),
             *address,
             &logs,
         )?)?;
@@ -194,7 +234,10 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 args.block_cache_mib.to_string(),
                 "--write-buffer-mib".into(),
                 args.write_buffer_mib.to_string(),
-            ],
+            ]
+            .into_iter()
+            .chain(tls_args(&format!("kv{}", i + 1)))
+            .collect(),
             address,
             &logs,
         )?)?;
@@ -221,13 +264,22 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                     .flat_map(|mib| ["--memory-limit-mib".to_string(), mib.to_string()]),
             )
             .chain(access.to_args())
+            .chain(tls_args(&format!("sql{}", i + 1)))
             .collect(),
             address,
             &logs,
         )?)?;
     }
 
-    println!("Strata playground cluster (data in {}):", root.display());
+    println!(
+        "Strata playground cluster (data in {}{}):",
+        root.display(),
+        if args.tls {
+            ", mutual TLS between the roles"
+        } else {
+            ""
+        }
+    );
     for role in &roles.0 {
         println!(
             "  {:<5} {:<21} log {}",

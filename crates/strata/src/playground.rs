@@ -52,6 +52,11 @@ pub struct PlaygroundArgs {
     /// statement that would go past it gets error 8176. Default: half the machine's memory.
     #[arg(long)]
     pub memory_limit_mib: Option<u64>,
+    /// Mutual TLS between the local cluster's processes: a CA and a certificate per process
+    /// are generated under the data folder (`cluster/cluster-tls/`), and each role serves only
+    /// callers that show one of them.
+    #[arg(long)]
+    pub tls: bool,
     #[command(flatten)]
     pub access: crate::roles::AccessArgs,
 }
@@ -59,6 +64,13 @@ pub struct PlaygroundArgs {
 pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.kv.is_some() || args.sql.is_some() || args.pd.is_some() {
         return crate::local_cluster::run(&args);
+    }
+    if args.tls {
+        return Err(
+            "--tls secures the connections between the processes of a local cluster, \
+                    which the single-process playground does not have; add --kv N for a cluster"
+                .into(),
+        );
     }
     std::fs::create_dir_all(&args.data_dir)?;
     let options = RocksOptions {

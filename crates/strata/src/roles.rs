@@ -11,11 +11,11 @@ use strata_fiber::FiberPool;
 use strata_mysql::{MysqlServer, ServerConfig, TlsConfig};
 use strata_node::{GcConfig, KvNode, NodeConfig, SplitConfig, StoreConfig};
 use strata_pd::{PdConfig, PdService, SNAPSHOT_REPORT_INTERVAL};
-use strata_pd_client::PdClient;
+use strata_pd_client::{PdClient, Security};
+use strata_proto::security::{ClusterTls, Conn};
 use strata_sql::SqlServer;
 use strata_txn::{RemoteKv, TxnClient};
 use tokio::net::TcpListener;
-use tonic::transport::server::TcpIncoming;
 
 use crate::signals;
 
@@ -58,6 +58,8 @@ pub struct PdArgs {
     /// Without it this placement driver runs alone.
     #[arg(long, value_parser = parse_peers)]
     pub peers: Option<Peers>,
+    #[command(flatten)]
+    pub cluster_tls: ClusterTlsArgs,
 }
 
 /// The `--peers` list of the placement drivers.
@@ -126,6 +128,8 @@ pub struct KvArgs {
     /// Seconds between passes of the garbage collector over the regions the node leads.
     #[arg(long, default_value_t = GcConfig::default().interval.as_secs())]
     pub gc_interval_secs: u64,
+    #[command(flatten)]
+    pub cluster_tls: ClusterTlsArgs,
 }
 
 /// Who may log in to a SQL node whose cluster has no accounts yet, and whether it may listen
@@ -195,6 +199,47 @@ impl AccessArgs {
     }
 }
 
+/// Mutual TLS between the roles of a cluster (TiDB's `[security]` cluster-ssl-*): every
+/// connection a role opens or accepts shows a certificate issued by the cluster's CA.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ClusterTlsArgs {
+    /// The cluster's CA certificate (PEM): only callers with a certificate it issued are served.
+    #[arg(long, requires_all = ["cluster_ssl_cert", "cluster_ssl_key"])]
+    pub cluster_ssl_ca: Option<PathBuf>,
+    /// This node's certificate (PEM), issued by --cluster-ssl-ca for the address others dial.
+    #[arg(long, requires = "cluster_ssl_ca")]
+    pub cluster_ssl_cert: Option<PathBuf>,
+    /// The private key (PEM) of --cluster-ssl-cert.
+    #[arg(long, requires = "cluster_ssl_ca")]
+    pub cluster_ssl_key: Option<PathBuf>,
+}
+
+impl ClusterTlsArgs {
+    /// Mutual TLS with the given files, or plain TCP without them.
+    pub fn security(&self) -> Result<Security, String> {
+        match (
+            &self.cluster_ssl_ca,
+            &self.cluster_ssl_cert,
+            &self.cluster_ssl_key,
+        ) {
+            (Some(ca), Some(cert), Some(key)) => ClusterTls::load(ca, cert, key).map(Security::tls),
+            _ => Ok(Security::plain()),
+        }
+    }
+
+    /// The arguments that give a child role `ca` and its `cert` and `key`.
+    pub fn args_for(ca: &Path, (cert, key): (PathBuf, PathBuf)) -> Vec<String> {
+        vec![
+            "--cluster-ssl-ca".into(),
+            ca.display().to_string(),
+            "--cluster-ssl-cert".into(),
+            cert.display().to_string(),
+            "--cluster-ssl-key".into(),
+            key.display().to_string(),
+        ]
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ServerArgs {
     /// The placement drivers' addresses (host:port, separated by commas).
@@ -219,6 +264,8 @@ pub struct ServerArgs {
     pub memory_limit_mib: Option<u64>,
     #[command(flatten)]
     pub access: AccessArgs,
+    #[command(flatten)]
+    pub cluster_tls: ClusterTlsArgs,
 }
 
 fn grpc_runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
@@ -240,7 +287,7 @@ fn serve_until_signal<I>(
     incoming: impl FnOnce(TcpListener) -> I,
 ) -> Result<(), Box<dyn std::error::Error>>
 where
-    I: tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>>,
+    I: tokio_stream::Stream<Item = std::io::Result<Conn>>,
 {
     let listener = runtime.block_on(TcpListener::bind(listen))?;
     println!("Strata {role} listening on {}", listener.local_addr()?);
@@ -265,6 +312,7 @@ where
 }
 
 pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let security = args.cluster_tls.security()?;
     let service = PdService::open(
         &args.data_dir,
         PdConfig {
@@ -275,6 +323,7 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
                 Some(Peers(peers)) => peers,
                 None => vec![(args.id, args.listen.to_string())],
             },
+            security: security.clone(),
         },
     )?;
     let runtime = grpc_runtime("pd")?;
@@ -283,14 +332,15 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
         &runtime,
         args.listen,
         router,
-        "placement driver",
-        |listener| TcpIncoming::from(listener).with_nodelay(Some(true)),
+        &format!("placement driver{}", tls_note(&security)),
+        |listener| security.incoming(listener),
     )?;
     eprintln!("Strata placement driver stopped");
     Ok(())
 }
 
 pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let security = args.cluster_tls.security()?;
     let node = KvNode::start(&NodeConfig {
         pd: args.pd.clone(),
         data_dir: args.data_dir.clone(),
@@ -311,20 +361,22 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
             interval: Duration::from_secs(args.gc_interval_secs.max(1)),
             max_wait: Duration::from_secs(args.gc_max_wait_secs),
         },
+        security: security.clone(),
     })?;
     let runtime = grpc_runtime("kv")?;
     let router = tonic::transport::Server::builder()
         .add_service(node.service().into_server())
         .add_service(node.raft_service().into_server());
     let role = format!(
-        "KV node (store {}, data in {})",
+        "KV node (store {}, data in {}){}",
         node.store_id,
-        args.data_dir.display()
+        args.data_dir.display(),
+        tls_note(&security)
     );
     // Point reads from SQL nodes come on connections of their own to the same port.
     let reads = node.service();
     serve_until_signal(&runtime, args.listen, router, &role, |listener| {
-        strata_node::read_stream::split_incoming(listener, reads)
+        strata_node::read_stream::split_incoming(listener, security, reads)
     })?;
     node.stop();
     eprintln!("Strata KV node stopped");
@@ -335,7 +387,8 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     // A connection and the RPCs that carry its reads share a thread (crates/fiber).
     let threads = args.threads.unwrap_or_else(grpc_worker_threads);
     let fibers = FiberPool::start("sql", threads)?;
-    let pd = PdClient::connect_on(&args.pd, fibers.handle().clone())?;
+    let security = args.cluster_tls.security()?;
+    let pd = PdClient::connect_on_with(&args.pd, fibers.handle().clone(), security.clone())?;
     let pd_for_reports = pd.clone();
     let kv = Arc::new(RemoteKv::new(pd.clone()));
     let client = TxnClient::new(kv, Arc::new(pd));
@@ -358,7 +411,11 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         sql.set_memory_limit(mib << 20);
     }
     report_snapshots(pd_for_reports, client.clone());
-    let what = format!("SQL node (placement drivers {})", args.pd);
+    let what = format!(
+        "SQL node (placement drivers {}{})",
+        args.pd,
+        tls_note(&security)
+    );
     let listen = SocketAddr::new(args.host, args.port);
     serve_mysql(
         sql.clone(),
@@ -372,6 +429,15 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     sql.leave_schema_sync();
     eprintln!("Strata SQL node stopped");
     Ok(())
+}
+
+/// How a role's start line says that the cluster's connections are TLS.
+fn tls_note(security: &Security) -> &'static str {
+    if security.is_tls() {
+        ", cluster TLS"
+    } else {
+        ""
+    }
 }
 
 /// Reports this SQL node's oldest open snapshot to the placement driver every

@@ -2,7 +2,7 @@
 //! framed as `strata_proto::frame` says): reads queued by any fiber of a thread go out as many
 //! per message as are waiting, and each answer goes back to its caller.
 //!
-//! It is a plain TCP connection, not a gRPC stream: a point read is the cluster's hottest
+//! It is a TCP connection of its own (TLS under the cluster's TLS), not a gRPC stream: a point read is the cluster's hottest
 //! request, and HTTP/2's framing and the tasks behind a gRPC stream cost more CPU per message
 //! than the read itself (`docs/benchmarks.md`, "A cluster point select"). One task writes the
 //! batches, one reads the answers, so that neither side can stall the other.
@@ -14,9 +14,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use strata_proto::frame::{decode_frame, encode_frame, READ_STREAM_PREFACE};
 use strata_proto::kv as pb;
+use strata_proto::security::{ReadHalf, Security};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedReadHalf;
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
 /// Point reads queued for one store's connection, each with where its answer goes.
@@ -43,23 +42,20 @@ type Waiting = Arc<Mutex<Result<HashMap<u64, GetReply>, String>>>;
 /// more; the queue closes with it.
 pub(crate) async fn drive_get_stream(
     address: String,
+    security: Security,
     mut callers: mpsc::Receiver<(pb::GetRequest, GetReply)>,
 ) {
     // Connect only once there is a read to send.
     let Some(first) = callers.recv().await else {
         return;
     };
-    let connected = tokio::time::timeout(GET_STREAM_CONNECT_TIMEOUT, TcpStream::connect(&address))
-        .await
-        .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()));
-    let stream = match connected.and_then(|s| s.set_nodelay(true).map(|()| s)) {
-        Ok(stream) => stream,
+    let (reader, mut writer) = match security.connect(&address, GET_STREAM_CONNECT_TIMEOUT).await {
+        Ok(halves) => halves,
         Err(e) => {
             let _ = first.1.send(Err(format!("connecting to {address}: {e}")));
             return;
         }
     };
-    let (reader, mut writer) = stream.into_split();
     let waiting: Waiting = Arc::new(Mutex::new(Ok(HashMap::new())));
     let mut answers = tokio::spawn(read_answers(reader, waiting.clone()));
     let mut out = READ_STREAM_PREFACE.to_vec();
@@ -123,7 +119,7 @@ fn take_batch(
 }
 
 /// Reads answers until the connection ends, handing each to its caller.
-async fn read_answers(mut reader: OwnedReadHalf, waiting: Waiting) {
+async fn read_answers(mut reader: ReadHalf, waiting: Waiting) {
     let mut buffer: Vec<u8> = Vec::with_capacity(READ_CHUNK_BYTES);
     let why = 'reading: loop {
         buffer.reserve(READ_CHUNK_BYTES);

@@ -328,7 +328,7 @@ impl RemoteKv {
             .pd
             .store_address(store_id)
             .map_err(|e| Retry::Unreachable(e.to_string()))?;
-        let channel = strata_pd_client::channel(&address, &runtime)
+        let channel = strata_pd_client::channel(&address, &runtime, self.pd.security())
             .map_err(|e| Retry::Unreachable(e.to_string()))?;
         let client = KvClient::new(channel)
             .max_decoding_message_size(strata_proto::MAX_MESSAGE_BYTES)
@@ -360,7 +360,11 @@ impl RemoteKv {
             }
         }
         let (queue, callers) = mpsc::channel(GET_STREAM_QUEUE);
-        runtime.spawn(drive_get_stream(address, callers));
+        runtime.spawn(drive_get_stream(
+            address,
+            self.pd.security().clone(),
+            callers,
+        ));
         streams.insert(key, queue.clone());
         Ok(queue)
     }
