@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use strata_sql::{
-    Batch, Client, ColumnInfo, Datum, Login, Output, PreparedInfo, Session, SqlError, SqlServer,
+    Batch, Blocked, Client, ColumnInfo, Datum, Login, Output, PreparedInfo, Session, SqlError,
+    SqlServer,
 };
 
 /// What the server needs from the SQL layer: a way to open one session per connection.
@@ -30,6 +31,12 @@ pub trait Backend: Send + Sync + 'static {
     /// Whether plain (not TLS) connections are refused (`@@global.require_secure_transport`).
     fn require_secure_transport(&self) -> bool {
         false
+    }
+
+    /// Notes a login as `login` whose password was right or wrong; `Some` refuses it (the
+    /// account is blocked after too many wrong passwords, error 3955).
+    fn login_outcome(&self, _login: &Login, _password_ok: bool) -> Option<Blocked> {
+        None
     }
 
     /// Opens the session of an authenticated client, optionally in a database (1049 if
@@ -105,6 +112,10 @@ impl Backend for Arc<SqlServer> {
 
     fn require_secure_transport(&self) -> bool {
         SqlServer::require_secure_transport(self)
+    }
+
+    fn login_outcome(&self, login: &Login, password_ok: bool) -> Option<Blocked> {
+        SqlServer::login_outcome(self, login, password_ok)
     }
 
     fn open_session(&self, client: Client, database: Option<&str>) -> Result<Session, SqlError> {

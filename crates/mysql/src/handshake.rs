@@ -26,7 +26,7 @@ use std::io::{Read, Write};
 use rand::Rng;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
-use strata_sql::{charsets, Credential, Identity, Login, SqlError};
+use strata_sql::{charsets, Blocked, Credential, Identity, Login, SqlError};
 
 use crate::error::{codes, ConnectionError};
 use crate::packet::{put_nul_bytes, Cursor, PacketReader, PacketWriter, Truncated};
@@ -333,7 +333,30 @@ pub fn authenticate<R: Read, W: Write>(
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
     let payload = greet(reader, writer, greeting)?;
-    authenticate_response(reader, writer, greeting, payload, false, find_login, host)
+    authenticate_response(
+        reader,
+        writer,
+        greeting,
+        payload,
+        false,
+        Logins {
+            find: find_login,
+            outcome: |_: &Login, _: bool| None,
+        },
+        host,
+    )
+}
+
+/// How the connection phase learns of accounts: `find` names the account a user logs in as,
+/// `outcome` is told whether its password was right and may refuse the login (an account
+/// blocked after too many wrong passwords).
+pub struct Logins<F, O>
+where
+    F: Fn(&str) -> Option<Login>,
+    O: Fn(&Login, bool) -> Option<Blocked>,
+{
+    pub find: F,
+    pub outcome: O,
 }
 
 /// Sends the greeting and reads the client's first packet: its HandshakeResponse41, or an
@@ -362,7 +385,7 @@ pub fn authenticate_response<R: Read, W: Write>(
     greeting: &Greeting,
     mut payload: Vec<u8>,
     secure: bool,
-    find_login: impl Fn(&str) -> Option<Login>,
+    logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
     let response = parse_handshake_response(&payload, secure).map_err(ConnectionError::Fatal)?;
@@ -372,7 +395,7 @@ pub fn authenticate_response<R: Read, W: Write>(
         .auth_plugin
         .as_deref()
         .unwrap_or(NATIVE_PASSWORD_PLUGIN);
-    let found = find_login(&response.user);
+    let found = (logins.find)(&response.user);
     // The account's method; an account without a password takes an empty answer in either.
     let method = match &found {
         Some(login)
@@ -400,7 +423,21 @@ pub fn authenticate_response<R: Read, W: Write>(
     if auth_response == [0] {
         auth_response.clear();
     }
-    let login = found.filter(|login| verify(&greeting.scramble, &auth_response, &login.credential));
+    let checked = found.map(|login| {
+        let right = verify(&greeting.scramble, &auth_response, &login.credential);
+        (login, right)
+    });
+    if let Some((login, right)) = &checked {
+        if let Some(blocked) = (logins.outcome)(login, *right) {
+            tracing::info!(user = %response.user, host, "access denied: blocked after failed logins");
+            return Err(ConnectionError::Fatal(SqlError::new(
+                3955,
+                "HY000",
+                blocked.message(&response.user, host),
+            )));
+        }
+    }
+    let login = checked.and_then(|(login, right)| right.then_some(login));
     let Some(login) = login else {
         tracing::info!(user = %response.user, host, "access denied: unknown user or wrong password");
         return Err(ConnectionError::Fatal(codes::access_denied(

@@ -31,14 +31,14 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use strata_fiber::FiberPool;
-use strata_sql::{Client, MAX_CONNECTIONS_DEFAULT};
+use strata_sql::{Client, Login, MAX_CONNECTIONS_DEFAULT};
 use tracing::{debug, error, warn};
 
 use crate::backend::{Backend, BackendSession};
 use crate::conn::{Connection, Flow};
 use crate::error::{codes, ConnectionError};
 use crate::handshake::{
-    authenticate_response, greet, is_ssl_request, Greeting, HANDSHAKE_MAX_PAYLOAD_BYTES,
+    authenticate_response, greet, is_ssl_request, Greeting, Logins, HANDSHAKE_MAX_PAYLOAD_BYTES,
 };
 use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
@@ -532,7 +532,10 @@ fn serve_phases<B: Backend, S: Socket>(
         greeting,
         first,
         secure.is_some(),
-        |user| shared.backend.find_login(user, &host),
+        Logins {
+            find: |user: &str| shared.backend.find_login(user, &host),
+            outcome: |login: &Login, right: bool| shared.backend.login_outcome(login, right),
+        },
         &host,
     )?;
     match shared

@@ -96,14 +96,15 @@ pub fn resolve(
     is_information_schema(&db).then(|| (table, alias.as_ref().map(|a| a.name.value.clone())))
 }
 
+/// The type of a computed column: text or an unsigned number.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(crate) enum Kind {
     Text,
     Int,
 }
 
 impl Kind {
-    fn sql_type(self) -> SqlType {
+    pub(crate) fn sql_type(self) -> SqlType {
         match self {
             Kind::Text => SqlType {
                 length: 512,

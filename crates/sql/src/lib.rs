@@ -69,6 +69,7 @@ pub mod fuzzing;
 mod infoschema;
 mod members;
 mod memory;
+mod mysqlschema;
 mod names;
 mod parser;
 mod planner;
@@ -81,7 +82,7 @@ pub mod types;
 mod vars;
 mod view;
 
-pub use account::{Credential, Identity, Login};
+pub use account::{Blocked, Credential, Identity, Login};
 pub use api::*;
 pub use error::Error;
 pub use parser::Batch;

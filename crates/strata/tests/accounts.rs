@@ -464,3 +464,131 @@ fn roles_lend_their_privileges_while_in_use() {
         "GRANT USAGE ON *.* TO `dave`@`%`\n"
     );
 }
+
+#[test]
+fn failed_logins_block_an_account_until_it_is_unlocked() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _playground = Playground::start_in(data.path(), port);
+    let root = |sql: &str| ok_as(port, "root", None, sql);
+    root(
+        "CREATE USER amy IDENTIFIED BY 'right' FAILED_LOGIN_ATTEMPTS 2 PASSWORD_LOCK_TIME UNBOUNDED; \
+         CREATE USER ben IDENTIFIED BY 'right' FAILED_LOGIN_ATTEMPTS 1 PASSWORD_LOCK_TIME 3",
+    );
+    assert_eq!(
+        root("SELECT User_attributes FROM mysql.user WHERE user = 'amy'"),
+        "{\"Password_locking\": {\"failed_login_attempts\": 2, \"password_lock_time_days\": -1}}\n"
+    );
+
+    // A wrong password, a right one (which resets the count), then two wrong ones in a row.
+    assert_code(&refused_as(port, "amy", Some("wrong"), "SELECT 1"), "1045");
+    assert_eq!(ok_as(port, "amy", Some("right"), "SELECT 1"), "1\n");
+    assert_code(&refused_as(port, "amy", Some("wrong"), "SELECT 1"), "1045");
+    let blocked = refused_as(port, "amy", Some("wrong"), "SELECT 1");
+    assert_code(&blocked, "3955");
+    assert!(
+        blocked.contains("Account is blocked for unlimited day(s) (unlimited day(s) remaining) due to 2 consecutive failed logins"),
+        "{blocked}"
+    );
+    // Blocked: even the right password is refused.
+    assert_code(&refused_as(port, "amy", Some("right"), "SELECT 1"), "3955");
+    let ben = refused_as(port, "ben", Some("wrong"), "SELECT 1");
+    assert!(
+        ben.contains("blocked for 3 day(s) (3 day(s) remaining) due to 1 consecutive"),
+        "{ben}"
+    );
+    // Other accounts are unaffected; an unlock forgets the failures.
+    root("ALTER USER amy ACCOUNT UNLOCK");
+    assert_eq!(
+        ok_as(port, "amy", Some("right"), "SELECT CURRENT_USER()"),
+        "amy@%\n"
+    );
+    assert_code(&refused_as(port, "ben", Some("right"), "SELECT 1"), "3955");
+    // Turning the locking off (PASSWORD_LOCK_TIME 0) lets ben in as well.
+    root("ALTER USER ben PASSWORD_LOCK_TIME 0");
+    assert_eq!(ok_as(port, "ben", Some("right"), "SELECT 1"), "1\n");
+    for _ in 0..3 {
+        assert_code(&refused_as(port, "ben", Some("wrong"), "SELECT 1"), "1045");
+    }
+    assert_code(
+        &refused_as(
+            port,
+            "root",
+            None,
+            "CREATE USER cy FAILED_LOGIN_ATTEMPTS 40000",
+        ),
+        "1064",
+    );
+}
+
+#[test]
+fn the_grant_tables_show_the_accounts() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _playground = Playground::start_in(data.path(), port);
+    let root = |sql: &str| ok_as(port, "root", None, sql);
+    root(
+        "CREATE DATABASE shop; CREATE TABLE shop.items (id INT PRIMARY KEY); \
+         CREATE USER 'dee'@'10.0.%' IDENTIFIED WITH mysql_native_password BY 'pw' REQUIRE SSL; \
+         GRANT SELECT, INSERT ON shop.* TO 'dee'@'10.0.%'; \
+         GRANT UPDATE, DELETE ON shop.items TO 'dee'@'10.0.%'; \
+         CREATE USER eve IDENTIFIED BY 'pw' ACCOUNT LOCK; CREATE ROLE reader; \
+         GRANT reader TO eve; SET DEFAULT ROLE reader TO eve; \
+         GRANT SELECT ON *.* TO eve WITH GRANT OPTION",
+    );
+    // Tools read mysql.user by column name; passwords show as their stored hashes.
+    assert_eq!(
+        root(
+            "SELECT User, Host, Select_priv, Insert_priv, Grant_priv, Super_priv, ssl_type, \
+             account_locked, plugin, LENGTH(authentication_string) FROM mysql.user \
+             WHERE User IN ('dee', 'eve', 'reader') ORDER BY User"
+        ),
+        "dee\t10.0.%\tN\tN\tN\tN\tANY\tN\tmysql_native_password\t41\n\
+         eve\t%\tY\tN\tY\tN\t\tY\tmysql_native_password\t41\n\
+         reader\t%\tN\tN\tN\tN\t\tY\tmysql_native_password\t0\n"
+    );
+    assert_eq!(
+        root("SELECT Host, Db, User, Select_priv, Insert_priv, Update_priv FROM mysql.db"),
+        "10.0.%\tshop\tdee\tY\tY\tN\n"
+    );
+    assert_eq!(
+        root("SELECT Db, User, Table_name, Table_priv, Column_priv FROM mysql.tables_priv"),
+        "shop\tdee\titems\tUpdate,Delete\t\n"
+    );
+    assert_eq!(
+        root("SELECT * FROM mysql.role_edges"),
+        "%\treader\t%\teve\tN\n"
+    );
+    assert_eq!(
+        root("SELECT USER, DEFAULT_ROLE_USER FROM mysql.default_roles"),
+        "eve\treader\n"
+    );
+    assert_eq!(
+        root("SELECT COUNT(*) FROM mysql.user WHERE User = 'root'"),
+        "1\n"
+    );
+
+    // They are read-only, and reading them takes SELECT on them.
+    assert_code(
+        &refused_as(
+            port,
+            "root",
+            None,
+            "INSERT INTO mysql.user (User) VALUES ('x')",
+        ),
+        "1036",
+    );
+    assert_code(
+        &refused_as(
+            port,
+            "root",
+            None,
+            "DELETE FROM mysql.user WHERE User = 'eve'",
+        ),
+        "1036",
+    );
+    root("CREATE USER fay IDENTIFIED BY 'pw'; GRANT SELECT ON shop.* TO fay");
+    let denied = refused_as(port, "fay", Some("pw"), "SELECT User FROM mysql.user");
+    assert_code(&denied, "1142");
+    assert!(denied.contains("for table 'user'"), "{denied}");
+}

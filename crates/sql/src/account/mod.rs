@@ -17,9 +17,11 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 pub mod check;
+pub mod locking;
 pub mod privilege;
 pub(crate) mod statement;
 
+pub use locking::{Blocked, FailedLogins, LoginLocking};
 pub use privilege::Privileges;
 
 /// The authentication plugin accounts get when none is named.
@@ -78,6 +80,8 @@ pub struct Login {
     pub password_expired: bool,
     /// Only a connection over TLS may log in (`REQUIRE SSL`).
     pub require_secure: bool,
+    /// FAILED_LOGIN_ATTEMPTS and PASSWORD_LOCK_TIME.
+    pub locking: LoginLocking,
 }
 
 impl Login {
@@ -118,6 +122,9 @@ pub struct Account {
     /// The roles a session of it starts with (`SET DEFAULT ROLE`).
     #[serde(default)]
     pub default_roles: BTreeSet<Identity>,
+    /// FAILED_LOGIN_ATTEMPTS and PASSWORD_LOCK_TIME.
+    #[serde(default)]
+    pub locking: LoginLocking,
 }
 
 impl Account {
@@ -136,6 +143,7 @@ impl Account {
             tables: BTreeMap::new(),
             roles: BTreeSet::new(),
             default_roles: BTreeSet::new(),
+            locking: LoginLocking::default(),
         }
     }
 
@@ -168,6 +176,7 @@ impl Account {
             locked: self.locked,
             password_expired: self.password_expired,
             require_secure: self.require_secure,
+            locking: self.locking,
         }
     }
 

@@ -459,6 +459,17 @@ fn apply_options(account: &mut Account, options: &AccountOptions) {
     if let Some(lock) = options.lock {
         account.locked = lock;
     }
+    // An unlock, or new locking options, forget the failed logins counted so far.
+    let before = account.locking;
+    if let Some(attempts) = options.failed_login_attempts {
+        account.locking.attempts = attempts;
+    }
+    if let Some(days) = options.password_lock_days {
+        account.locking.lock_days = days;
+    }
+    if options.lock == Some(false) || account.locking != before {
+        account.locking.epoch = before.epoch.wrapping_add(1);
+    }
     if let Some(expire) = options.expire {
         account.password_expired = expire;
     }

@@ -74,6 +74,9 @@ pub(super) fn object_table(
     if crate::infoschema::is_information_schema(&db) {
         return Err(error::access_denied_database(&db));
     }
+    if crate::mysqlschema::is_grant_table(&db, &table) {
+        return Err(crate::mysqlschema::read_only(&table));
+    }
     if let Some(e) = crate::view::refuse_write(schema, &db, &table, statement) {
         return Err(e);
     }
@@ -121,6 +124,9 @@ fn single_table(
         [one] if one.joins.is_empty() => {
             if let Some((_, _)) = crate::infoschema::resolve(&one.relation, database) {
                 return Err(error::access_denied_database(crate::infoschema::NAME));
+            }
+            if let Some((table, _)) = crate::mysqlschema::resolve(&one.relation, database) {
+                return Err(crate::mysqlschema::read_only(&table));
             }
             if let ast::TableFactor::Table { name, .. } = &one.relation {
                 object_table(schema, database, name, statement)?;

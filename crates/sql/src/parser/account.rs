@@ -123,6 +123,10 @@ pub struct AccountOptions {
     pub expire: Option<bool>,
     /// `REQUIRE SSL` (true) or `REQUIRE NONE` (false).
     pub require_secure: Option<bool>,
+    /// `FAILED_LOGIN_ATTEMPTS n`.
+    pub failed_login_attempts: Option<u32>,
+    /// `PASSWORD_LOCK_TIME days` (`UNBOUNDED`: [`crate::account::locking::UNBOUNDED`]).
+    pub password_lock_days: Option<i32>,
     /// An option read but not implemented, named for the error.
     pub unsupported: Option<String>,
 }
@@ -476,15 +480,16 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
             }
         } else if let Token::Word(w) = parser.peek_token().token {
             let upper = w.value.to_ascii_uppercase();
-            if matches!(
-                upper.as_str(),
-                "FAILED_LOGIN_ATTEMPTS" | "PASSWORD_LOCK_TIME"
-            ) {
+            if upper == "FAILED_LOGIN_ATTEMPTS" {
                 parser.next_token();
-                if !parser.parse_keyword(Keyword::UNBOUNDED) {
-                    parser.parse_literal_uint()?;
-                }
-                options.unsupported = Some(upper);
+                options.failed_login_attempts = Some(parse_locking_number(parser)?);
+            } else if upper == "PASSWORD_LOCK_TIME" {
+                parser.next_token();
+                options.password_lock_days = Some(if parser.parse_keyword(Keyword::UNBOUNDED) {
+                    crate::account::locking::UNBOUNDED
+                } else {
+                    parse_locking_number(parser)? as i32
+                });
             } else {
                 return Ok(options);
             }
@@ -492,6 +497,20 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
             return Ok(options);
         }
     }
+}
+
+/// A number of FAILED_LOGIN_ATTEMPTS or PASSWORD_LOCK_TIME, 0 to 32767 as in MySQL.
+fn parse_locking_number(parser: &mut Parser) -> Result<u32, ParserError> {
+    let number = parser.parse_literal_uint()?;
+    u32::try_from(number)
+        .ok()
+        .filter(|n| *n <= crate::account::locking::LOCKING_MAX)
+        .ok_or_else(|| {
+            ParserError::ParserError(format!(
+                "{number} is out of range (0 to {})",
+                crate::account::locking::LOCKING_MAX
+            ))
+        })
 }
 
 /// The privileges of GRANT or REVOKE, up to ON (or, for REVOKE ALL, GRANT OPTION, FROM).
@@ -631,8 +650,20 @@ mod tests {
                 options: AccountOptions {
                     lock: Some(true),
                     expire: Some(true),
-                    require_secure: None,
-                    unsupported: None
+                    ..AccountOptions::default()
+                },
+            }
+        );
+        assert_eq!(
+            parse("ALTER USER bob FAILED_LOGIN_ATTEMPTS 3 PASSWORD_LOCK_TIME UNBOUNDED ACCOUNT UNLOCK"),
+            AccountStatement::AlterUser {
+                if_exists: false,
+                users: vec![(UserRef::Named(bob("%")), None)],
+                options: AccountOptions {
+                    lock: Some(false),
+                    failed_login_attempts: Some(3),
+                    password_lock_days: Some(crate::account::locking::UNBOUNDED),
+                    ..AccountOptions::default()
                 },
             }
         );

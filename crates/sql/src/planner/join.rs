@@ -317,6 +317,11 @@ pub fn relation_source(factor: &TableFactor, cx: &PlanContext) -> Result<(String
         let alias = alias.unwrap_or_else(|| def.name.clone());
         return Ok((alias, RelationSource::Table(def, Some(rows))));
     }
+    if let Some((name, alias)) = crate::mysqlschema::resolve(factor, database) {
+        let (def, rows) = crate::mysqlschema::table(schema, &name)?;
+        let alias = alias.unwrap_or_else(|| def.name.clone());
+        return Ok((alias, RelationSource::Table(def, Some(rows))));
+    }
     match factor {
         TableFactor::Derived {
             lateral: false,

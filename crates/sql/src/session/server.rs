@@ -25,6 +25,8 @@ pub struct SqlServer {
     pub(super) client: TxnClient,
     pub(super) globals: RwLock<HashMap<String, Datum>>,
     pub(super) processes: ProcessList,
+    /// Failed logins of accounts with FAILED_LOGIN_ATTEMPTS.
+    failed_logins: account::FailedLogins,
 }
 
 impl SqlServer {
@@ -36,6 +38,7 @@ impl SqlServer {
             client,
             globals: RwLock::new(HashMap::new()),
             processes: ProcessList::default(),
+            failed_logins: account::FailedLogins::default(),
         }))
     }
 
@@ -176,6 +179,16 @@ impl SqlServer {
             .accounts
             .find(user, peer)
             .map(|a| a.login())
+    }
+
+    /// Notes a login as `login` with a right or wrong password; `Some` refuses it, the
+    /// account being blocked by FAILED_LOGIN_ATTEMPTS (error 3955).
+    pub fn login_outcome(
+        &self,
+        login: &account::Login,
+        password_ok: bool,
+    ) -> Option<account::Blocked> {
+        self.failed_logins.outcome(login, password_ok)
     }
 
     /// The accounts anyone may log in as without a password.
