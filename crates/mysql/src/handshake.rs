@@ -338,13 +338,29 @@ pub fn authenticate<R: Read, W: Write>(
         writer,
         greeting,
         payload,
-        false,
+        Transport::Plain,
         Logins {
             find: find_login,
             outcome: |_: &Login, _: bool| None,
         },
         host,
     )
+}
+
+/// What carries a client's handshake response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Plain,
+    /// TLS, without a client certificate.
+    Tls,
+    /// TLS with a client certificate that the server's CA issued (`REQUIRE X509`).
+    TlsWithClientCertificate,
+}
+
+impl Transport {
+    pub fn is_tls(self) -> bool {
+        self != Transport::Plain
+    }
 }
 
 /// How the connection phase learns of accounts: `find` names the account a user logs in as,
@@ -377,18 +393,18 @@ pub fn greet<R: Read, W: Write>(
     Ok(payload)
 }
 
-/// [`authenticate`] from the client's HandshakeResponse41 on, which arrived over TLS when
-/// `secure`.
+/// [`authenticate`] from the client's HandshakeResponse41 on, which arrived over `transport`.
 pub fn authenticate_response<R: Read, W: Write>(
     reader: &mut PacketReader<R>,
     writer: &mut PacketWriter<W>,
     greeting: &Greeting,
     mut payload: Vec<u8>,
-    secure: bool,
+    transport: Transport,
     logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
-    let response = parse_handshake_response(&payload, secure).map_err(ConnectionError::Fatal)?;
+    let response =
+        parse_handshake_response(&payload, transport.is_tls()).map_err(ConnectionError::Fatal)?;
     let mut auth_response = response.auth_response;
     // A client without plugin authentication speaks mysql_native_password.
     let proposed = response
@@ -446,8 +462,14 @@ pub fn authenticate_response<R: Read, W: Write>(
             !auth_response.is_empty(),
         )));
     };
-    if login.require_secure && !secure {
-        tracing::info!(user = %response.user, host, "access denied: the account requires TLS");
+    let refused_transport = (login.require_secure && !transport.is_tls())
+        || (login.require_x509 && transport != Transport::TlsWithClientCertificate);
+    if refused_transport {
+        tracing::info!(
+            user = %response.user,
+            host,
+            "access denied: the account requires TLS (or a client certificate)"
+        );
         return Err(ConnectionError::Fatal(codes::access_denied(
             &response.user,
             host,

@@ -38,7 +38,8 @@ use crate::backend::{Backend, BackendSession};
 use crate::conn::{Connection, Flow};
 use crate::error::{codes, ConnectionError};
 use crate::handshake::{
-    authenticate_response, greet, is_ssl_request, Greeting, Logins, HANDSHAKE_MAX_PAYLOAD_BYTES,
+    authenticate_response, greet, is_ssl_request, Greeting, Logins, Transport,
+    HANDSHAKE_MAX_PAYLOAD_BYTES,
 };
 use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
@@ -476,14 +477,18 @@ fn serve<B: Backend, S: Socket>(
     let mut response = Vec::new();
     let result = match reader.read_payload(&mut response) {
         Ok(true) => {
-            let secure = Some(socket.describe());
+            let transport = if socket.client_certified() {
+                Transport::TlsWithClientCertificate
+            } else {
+                Transport::Tls
+            };
             serve_phases(
                 shared,
                 &mut reader,
                 &mut writer,
                 &greeting,
                 response,
-                secure,
+                Some((socket.describe(), transport)),
                 peer,
             )
         }
@@ -508,17 +513,21 @@ fn report<R: io::Read, S: Socket>(
 }
 
 /// The connection from the client's HandshakeResponse41 (`first`) on: authentication, a slot,
-/// the session, the command loop. `secure` is the TLS protocol and cipher when the connection
-/// runs over TLS.
+/// the session, the command loop. `secure` is the TLS protocol and cipher, and whether the
+/// client showed a certificate, when the connection runs over TLS.
 fn serve_phases<B: Backend, S: Socket>(
     shared: &Shared<B>,
     reader: &mut PacketReader<BufReader<S>>,
     writer: &mut PacketWriter<S>,
     greeting: &Greeting,
     first: Vec<u8>,
-    secure: Option<(String, String)>,
+    secure: Option<((String, String), Transport)>,
     peer: SocketAddr,
 ) -> Result<(), ConnectionError> {
+    let (secure, transport) = match secure {
+        Some((described, transport)) => (Some(described), transport),
+        None => (None, Transport::Plain),
+    };
     let config = &shared.config;
     let connection_id = greeting.connection_id;
     let host = peer.ip().to_string();
@@ -531,7 +540,7 @@ fn serve_phases<B: Backend, S: Socket>(
         writer,
         greeting,
         first,
-        secure.is_some(),
+        transport,
         Logins {
             find: |user: &str| shared.backend.find_login(user, &host),
             outcome: |login: &Login, right: bool| shared.backend.login_outcome(login, right),

@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::{ServerConfig, ServerConnection};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig, ServerConnection};
 
 use crate::socket::Socket;
 
@@ -32,8 +33,9 @@ pub struct TlsConfig {
 }
 
 impl TlsConfig {
-    /// Loads a PEM certificate chain and its private key.
-    pub fn load(cert: &Path, key: &Path) -> Result<TlsConfig, String> {
+    /// Loads a PEM certificate chain and its private key. With `client_ca` (PEM), a client may
+    /// show a certificate, which must be issued by that CA (for `REQUIRE X509` accounts).
+    pub fn load(cert: &Path, key: &Path, client_ca: Option<&Path>) -> Result<TlsConfig, String> {
         let chain = CertificateDer::pem_file_iter(cert)
             .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
             .map_err(|e| format!("reading the certificate {}: {e}", cert.display()))?;
@@ -47,17 +49,43 @@ impl TlsConfig {
         // and MySQL clients negotiate classical groups anyway.
         #[allow(deprecated)]
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = ServerConfig::builder_with_provider(provider)
+        let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .and_then(|builder| builder.with_no_client_auth().with_single_cert(chain, key))
+            .map_err(|e| e.to_string())?;
+        let builder = match client_ca {
+            None => builder.with_no_client_auth(),
+            Some(ca) => {
+                let mut roots = RootCertStore::empty();
+                for certificate in CertificateDer::pem_file_iter(ca)
+                    .map_err(|e| format!("reading the CA {}: {e}", ca.display()))?
+                {
+                    let certificate =
+                        certificate.map_err(|e| format!("reading the CA {}: {e}", ca.display()))?;
+                    roots
+                        .add(certificate)
+                        .map_err(|e| format!("the CA {}: {e}", ca.display()))?;
+                }
+                let verifier =
+                    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                        .allow_unauthenticated()
+                        .build()
+                        .map_err(|e| {
+                            format!("the CA {} cannot check clients: {e}", ca.display())
+                        })?;
+                builder.with_client_cert_verifier(verifier)
+            }
+        };
+        let config = builder
+            .with_single_cert(chain, key)
             .map_err(|e| format!("the certificate and key do not make a TLS server: {e}"))?;
         Ok(TlsConfig {
             config: Arc::new(config),
         })
     }
 
-    /// The certificate in `dir`, generated (self-signed, for `localhost`) on first use.
-    pub fn load_or_generate(dir: &Path) -> Result<TlsConfig, String> {
+    /// The certificate in `dir`, generated (self-signed, for `localhost`) on first use;
+    /// `client_ca` as in [`TlsConfig::load`].
+    pub fn load_or_generate(dir: &Path, client_ca: Option<&Path>) -> Result<TlsConfig, String> {
         let (cert, key) = (dir.join(GENERATED_CERT), dir.join(GENERATED_KEY));
         if !cert.exists() || !key.exists() {
             let generated = rcgen::generate_simple_self_signed(vec![
@@ -70,7 +98,7 @@ impl TlsConfig {
             std::fs::write(&cert, generated.cert.pem())
                 .map_err(|e| format!("{}: {e}", cert.display()))?;
         }
-        TlsConfig::load(&cert, &key)
+        TlsConfig::load(&cert, &key, client_ca)
     }
 }
 
@@ -119,6 +147,14 @@ impl<S: Socket> TlsSocket<S> {
             session: RefCell::new(session),
             inner,
         })
+    }
+
+    /// Whether the client showed a certificate (which the handshake checked against the CA).
+    pub(crate) fn client_certified(&self) -> bool {
+        self.session
+            .borrow()
+            .peer_certificates()
+            .is_some_and(|certificates| !certificates.is_empty())
     }
 
     /// The negotiated protocol version and cipher suite, as MySQL's `Ssl_version` and

@@ -160,7 +160,13 @@ fn user_row(account: &Account) -> Vec<Datum> {
     let mut row = vec![text(&account.host), text(&account.user)];
     row.extend(USER_PRIVILEGES.iter().map(|(_, p)| flag(account.global, p)));
     row.extend([
-        text(if account.require_secure { "ANY" } else { "" }),
+        text(if account.require_x509 {
+            "X509"
+        } else if account.require_secure {
+            "ANY"
+        } else {
+            ""
+        }),
         text(""),
         text(""),
         text(""),

@@ -165,7 +165,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut access = args.access.clone();
     if !access.skip_ssl && access.ssl_cert.is_none() {
         let tls_dir = root.join("tls");
-        strata_mysql::TlsConfig::load_or_generate(&tls_dir)?;
+        strata_mysql::TlsConfig::load_or_generate(&tls_dir, None)?;
         access.ssl_cert = Some(tls_dir.join(strata_mysql::tls::GENERATED_CERT));
         access.ssl_key = Some(tls_dir.join(strata_mysql::tls::GENERATED_KEY));
     }

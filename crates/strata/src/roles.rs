@@ -154,8 +154,12 @@ pub struct AccessArgs {
     /// The private key (PEM) of --ssl-cert.
     #[arg(long, requires = "ssl_cert")]
     pub ssl_key: Option<PathBuf>,
+    /// The CA (PEM) whose client certificates are accepted: a client may show one, and
+    /// `REQUIRE X509` accounts must.
+    #[arg(long)]
+    pub ssl_ca: Option<PathBuf>,
     /// Offers no TLS.
-    #[arg(long, conflicts_with = "ssl_cert")]
+    #[arg(long, conflicts_with_all = ["ssl_cert", "ssl_ca"])]
     pub skip_ssl: bool,
     /// Refuses plain connections (MySQL's `require_secure_transport`; 3159).
     #[arg(long, conflicts_with = "skip_ssl")]
@@ -176,6 +180,9 @@ impl AccessArgs {
             args.extend(["--ssl-cert".to_string(), cert.display().to_string()]);
             args.extend(["--ssl-key".to_string(), key.display().to_string()]);
         }
+        if let Some(ca) = &self.ssl_ca {
+            args.extend(["--ssl-ca".to_string(), ca.display().to_string()]);
+        }
         if self.skip_ssl {
             args.push("--skip-ssl".to_string());
         }
@@ -192,8 +199,10 @@ impl AccessArgs {
             return Ok(None);
         }
         match (&self.ssl_cert, &self.ssl_key, generate_in) {
-            (Some(cert), Some(key), _) => TlsConfig::load(cert, key).map(Some),
-            (_, _, Some(dir)) => TlsConfig::load_or_generate(dir).map(Some),
+            (Some(cert), Some(key), _) => {
+                TlsConfig::load(cert, key, self.ssl_ca.as_deref()).map(Some)
+            }
+            (_, _, Some(dir)) => TlsConfig::load_or_generate(dir, self.ssl_ca.as_deref()).map(Some),
             _ => Ok(None),
         }
     }

@@ -1,7 +1,8 @@
 //! TLS on the MySQL port with the real clients: the playground generates a certificate in its
 //! data folder; the mariadb client, PyMySQL (checking the certificate) and sysbench
 //! `--mysql-ssl=on` connect over TLS 1.3; `REQUIRE SSL` accounts and
-//! `--require-secure-transport` refuse plain connections; `--skip-ssl` offers no TLS.
+//! `--require-secure-transport` refuse plain connections; `REQUIRE X509` accounts need a client
+//! certificate from the `--ssl-ca` CA; `--skip-ssl` offers no TLS.
 
 mod common;
 
@@ -179,4 +180,174 @@ fn a_server_without_tls_says_so() {
         "Ssl_version\t\n"
     );
     assert!(!playground.data_dir.join("tls").exists());
+}
+
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl is required: run scripts/test.sh, which installs it");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The mariadb client over TLS as `user`, showing the certificate and key in `dir` (if any).
+fn mariadb_with_certificate(port: u16, user: &str, dir: Option<&Path>, sql: &str) -> Output {
+    let mut command = Command::new(mariadb_binary());
+    command.args([
+        "-h",
+        "127.0.0.1",
+        "-P",
+        &port.to_string(),
+        "-u",
+        user,
+        "-pxpw",
+        "--ssl",
+    ]);
+    if let Some(dir) = dir {
+        command
+            .arg(format!(
+                "--ssl-cert={}",
+                dir.join("client-cert.pem").display()
+            ))
+            .arg(format!(
+                "--ssl-key={}",
+                dir.join("client-key.pem").display()
+            ));
+    }
+    command
+        .args(["--batch", "--skip-column-names", "-e", sql])
+        .output()
+        .expect("run the mariadb client")
+}
+
+#[test]
+fn require_x509_accounts_need_a_client_certificate_from_the_ca() {
+    // A CA, a client certificate it issued, and a self-signed one it did not.
+    let ours = tempfile::tempdir().unwrap();
+    let dir = ours.path();
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            "ca-key.pem",
+            "-out",
+            "ca.pem",
+            "-subj",
+            "/CN=strata-test-ca",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "client-key.pem",
+            "-out",
+            "client.csr",
+            "-subj",
+            "/CN=xena",
+        ],
+    );
+    // A version 3 certificate for a client (webpki refuses version 1).
+    std::fs::write(
+        dir.join("client.ext"),
+        "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "client.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca-key.pem",
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            "client.ext",
+            "-out",
+            "client-cert.pem",
+        ],
+    );
+    let theirs = tempfile::tempdir().unwrap();
+    client_certificate(theirs.path());
+
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let ca = dir.join("ca.pem").display().to_string();
+    let _playground = Playground::start_in_with(data.path(), port, &["--ssl-ca", &ca]);
+    stdout(&mariadb(
+        port,
+        "root",
+        "",
+        false,
+        "CREATE USER xena IDENTIFIED BY 'xpw' REQUIRE X509; \
+         CREATE USER yuri IDENTIFIED BY 'xpw' REQUIRE SSL",
+    ));
+    assert_eq!(
+        stdout(&mariadb(
+            port,
+            "root",
+            "",
+            false,
+            "SELECT User, ssl_type FROM mysql.user WHERE User IN ('xena', 'yuri') ORDER BY User"
+        )),
+        "xena\tX509\nyuri\tANY\n"
+    );
+
+    // With the CA's certificate: in. TLS without one, or plain: 1045.
+    assert_eq!(
+        stdout(&mariadb_with_certificate(
+            port,
+            "xena",
+            Some(dir),
+            "SELECT CURRENT_USER()"
+        )),
+        "xena@%\n"
+    );
+    let refused = stderr(&mariadb_with_certificate(port, "xena", None, "SELECT 1"));
+    assert!(refused.contains("ERROR 1045"), "{refused}");
+    let refused = stderr(&mariadb(port, "xena", "xpw", false, "SELECT 1"));
+    assert!(refused.contains("ERROR 1045"), "{refused}");
+    // A certificate the CA did not issue fails the TLS handshake itself.
+    let refused = stderr(&mariadb_with_certificate(
+        port,
+        "yuri",
+        Some(theirs.path()),
+        "SELECT 1",
+    ));
+    assert!(refused.contains("ERROR 2026"), "{refused}");
+    // A certificate is optional for everyone else.
+    for certificate in [Some(dir), None] {
+        assert_eq!(
+            stdout(&mariadb_with_certificate(
+                port,
+                "yuri",
+                certificate,
+                "SELECT CURRENT_USER()"
+            )),
+            "yuri@%\n"
+        );
+    }
 }

@@ -80,6 +80,9 @@ pub struct Login {
     pub password_expired: bool,
     /// Only a connection over TLS may log in (`REQUIRE SSL`).
     pub require_secure: bool,
+    /// Only a connection over TLS with a client certificate of the server's CA may log in
+    /// (`REQUIRE X509`).
+    pub require_x509: bool,
     /// FAILED_LOGIN_ATTEMPTS and PASSWORD_LOCK_TIME.
     pub locking: LoginLocking,
 }
@@ -110,6 +113,10 @@ pub struct Account {
     /// `REQUIRE SSL`: only a connection over TLS may log in.
     #[serde(default)]
     pub require_secure: bool,
+    /// `REQUIRE X509`: only a connection over TLS with a client certificate of the server's
+    /// CA may log in.
+    #[serde(default)]
+    pub require_x509: bool,
     /// Privileges on `*.*`.
     pub global: Privileges,
     /// Privileges on `db.*`, by database name (a pattern, as MySQL's `mysql.db`).
@@ -138,6 +145,7 @@ impl Account {
             locked: false,
             password_expired: false,
             require_secure: false,
+            require_x509: false,
             global: Privileges::NONE,
             databases: BTreeMap::new(),
             tables: BTreeMap::new(),
@@ -176,6 +184,7 @@ impl Account {
             locked: self.locked,
             password_expired: self.password_expired,
             require_secure: self.require_secure,
+            require_x509: self.require_x509,
             locking: self.locking,
         }
     }

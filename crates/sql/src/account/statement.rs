@@ -476,6 +476,9 @@ fn apply_options(account: &mut Account, options: &AccountOptions) {
     if let Some(require) = options.require_secure {
         account.require_secure = require;
     }
+    if let Some(require) = options.require_x509 {
+        account.require_x509 = require;
+    }
 }
 
 /// 1396: `Operation CREATE USER failed for 'a'@'%','b'@'%'`.

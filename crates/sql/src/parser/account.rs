@@ -121,8 +121,10 @@ pub struct AccountOptions {
     pub lock: Option<bool>,
     /// `PASSWORD EXPIRE` (true) or `PASSWORD EXPIRE NEVER | DEFAULT` (false).
     pub expire: Option<bool>,
-    /// `REQUIRE SSL` (true) or `REQUIRE NONE` (false).
+    /// `REQUIRE SSL` or `X509` (true) or `REQUIRE NONE` (false).
     pub require_secure: Option<bool>,
+    /// `REQUIRE X509` (true) or `REQUIRE SSL | NONE` (false).
+    pub require_x509: Option<bool>,
     /// `FAILED_LOGIN_ATTEMPTS n`.
     pub failed_login_attempts: Option<u32>,
     /// `PASSWORD_LOCK_TIME days` (`UNBOUNDED`: [`crate::account::locking::UNBOUNDED`]).
@@ -456,10 +458,15 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
         } else if parser.parse_keyword(Keyword::REQUIRE) {
             if parser.parse_keyword(Keyword::NONE) {
                 options.require_secure = Some(false);
+                options.require_x509 = Some(false);
             } else if consume_word(parser, "SSL") {
                 options.require_secure = Some(true);
+                options.require_x509 = Some(false);
+            } else if consume_word(parser, "X509") {
+                options.require_secure = Some(true);
+                options.require_x509 = Some(true);
             } else {
-                // X509, SUBJECT, ISSUER, CIPHER: client certificates, not checked here.
+                // SUBJECT, ISSUER, CIPHER: what a client certificate says, not checked here.
                 while !matches!(parser.peek_token().token, Token::EOF | Token::SemiColon)
                     && !parser.peek_keyword(Keyword::WITH)
                     && !parser.peek_keyword(Keyword::PASSWORD)
@@ -467,7 +474,7 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
                 {
                     parser.next_token();
                 }
-                options.unsupported = Some("REQUIRE X509".into());
+                options.unsupported = Some("REQUIRE SUBJECT, ISSUER or CIPHER".into());
             }
         } else if parser.parse_keyword(Keyword::COMMENT) || consume_word(parser, "ATTRIBUTE") {
             parser.parse_literal_string()?;
