@@ -44,6 +44,10 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             members: Vec::new(),
         }
     };
+    let text = |bytes: usize| SqlType {
+        length: bytes as u32,
+        ..SqlType::new(TypeKind::Text)
+    };
     Ok(match data_type {
         D::TinyInt(_) | D::Bool | D::Boolean => int(TypeKind::TinyInt, false),
         D::TinyIntUnsigned(_) | D::UTinyInt => int(TypeKind::TinyInt, true),
@@ -65,14 +69,11 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
         D::Varchar(len) | D::CharacterVarying(len) | D::CharVarying(len) | D::Nvarchar(len) => {
             chars(TypeKind::Varchar, len, 255)
         }
-        D::Text
-        | D::TinyText
-        | D::MediumText
-        | D::LongText
-        | D::Blob(_)
-        | D::TinyBlob
-        | D::MediumBlob
-        | D::LongBlob => SqlType::new(TypeKind::Text),
+        // The plain size keeps length 0, as columns stored before sizes were kept.
+        D::Text | D::Blob(_) => SqlType::new(TypeKind::Text),
+        D::TinyText | D::TinyBlob => text(crate::types::TINY_TEXT_BYTES),
+        D::MediumText | D::MediumBlob => text(crate::types::MEDIUM_TEXT_BYTES),
+        D::LongText | D::LongBlob => text(crate::types::LONG_TEXT_BYTES),
         D::Binary(len) => SqlType {
             length: len.unwrap_or(1) as u32,
             ..SqlType::new(TypeKind::Char)

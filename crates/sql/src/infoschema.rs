@@ -89,11 +89,21 @@ pub fn resolve(
     factor: &ast::TableFactor,
     database: Option<&str>,
 ) -> Option<(String, Option<String>)> {
+    let (db, table, alias) = named_table(factor, database)?;
+    is_information_schema(&db).then_some((table, alias))
+}
+
+/// The database, table and alias of a FROM item that names a table (unqualified names in
+/// `database`).
+pub(crate) fn named_table(
+    factor: &ast::TableFactor,
+    database: Option<&str>,
+) -> Option<(String, String, Option<String>)> {
     let ast::TableFactor::Table { name, alias, .. } = factor else {
         return None;
     };
     let (db, table) = crate::planner::query::split_name(name, database).ok()?;
-    is_information_schema(&db).then(|| (table, alias.as_ref().map(|a| a.name.value.clone())))
+    Some((db, table, alias.as_ref().map(|a| a.name.value.clone())))
 }
 
 /// The type of a computed column: text or an unsigned number.

@@ -35,11 +35,8 @@ pub fn resolve(
     factor: &ast::TableFactor,
     database: Option<&str>,
 ) -> Option<(String, Option<String>)> {
-    let ast::TableFactor::Table { name, alias, .. } = factor else {
-        return None;
-    };
-    let (db, table) = crate::planner::query::split_name(name, database).ok()?;
-    is_grant_table(&db, &table).then(|| (table, alias.as_ref().map(|a| a.name.value.clone())))
+    let (db, table, alias) = crate::infoschema::named_table(factor, database)?;
+    is_grant_table(&db, &table).then_some((table, alias))
 }
 
 /// The definition and current rows of grant table `name`.

@@ -16,6 +16,12 @@ use crate::error::{self, Result};
 
 /// Longest TEXT/BLOB value, in bytes.
 pub const TEXT_BYTES_MAX: usize = 65_535;
+/// The most bytes of a TINYTEXT or TINYBLOB.
+pub const TINY_TEXT_BYTES: usize = 255;
+/// The most bytes of a MEDIUMTEXT or MEDIUMBLOB.
+pub const MEDIUM_TEXT_BYTES: usize = 16_777_215;
+/// The most bytes of a LONGTEXT or LONGBLOB.
+pub const LONG_TEXT_BYTES: usize = 4_294_967_295;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TypeKind {
@@ -68,6 +74,16 @@ impl SqlType {
             length: 0,
             scale: 0,
             members: Vec::new(),
+        }
+    }
+
+    /// The most bytes a TEXT or BLOB column holds: 255 for TINY, 16 MiB - 1 for MEDIUM,
+    /// 4 GiB - 1 for LONG, 65,535 otherwise (and for columns stored before sizes were kept).
+    pub fn text_bytes_max(&self) -> usize {
+        if self.kind == TypeKind::Text && self.length > 0 {
+            self.length as usize
+        } else {
+            TEXT_BYTES_MAX
         }
     }
 
@@ -125,7 +141,7 @@ impl SqlType {
             TypeKind::Double => 22,
             TypeKind::Decimal => self.length + 2,
             TypeKind::Char | TypeKind::Varchar => self.length * 4,
-            TypeKind::Text => TEXT_BYTES_MAX as u32,
+            TypeKind::Text => u32::try_from(self.text_bytes_max()).unwrap_or(u32::MAX),
             TypeKind::Date => 10,
             TypeKind::DateTime | TypeKind::Timestamp => {
                 19 + if self.scale > 0 { self.scale + 1 } else { 0 }
@@ -163,7 +179,12 @@ impl SqlType {
             TypeKind::Decimal => format!("decimal({},{}){unsigned}", self.length, self.scale),
             TypeKind::Char => format!("char({})", self.length),
             TypeKind::Varchar => format!("varchar({})", self.length),
-            TypeKind::Text => "text".into(),
+            TypeKind::Text => match self.text_bytes_max() {
+                TINY_TEXT_BYTES => "tinytext".into(),
+                TEXT_BYTES_MAX => "text".into(),
+                MEDIUM_TEXT_BYTES => "mediumtext".into(),
+                _ => "longtext".into(),
+            },
             TypeKind::Date => "date".into(),
             TypeKind::DateTime if self.scale > 0 => format!("datetime({})", self.scale),
             TypeKind::Time if self.scale > 0 => format!("time({})", self.scale),
@@ -324,7 +345,7 @@ impl SqlType {
                     }
                 }
                 let too_long = if self.kind == TypeKind::Text {
-                    bytes.len() > TEXT_BYTES_MAX
+                    bytes.len() > self.text_bytes_max()
                 } else {
                     char_length(&bytes) > self.length as usize
                 };

@@ -62,6 +62,10 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("port", i(4000)),
         ("query_cache_size", i(0)),
         ("query_cache_type", s("OFF")),
+        // Strata listens on TCP only. As TiDB without `--socket`, the socket is the empty
+        // string, which drivers that prefer a Unix socket on loopback (the Rust `mysql` and
+        // `mysql_async` crates ask for `@@socket`) read as "stay on TCP"; NULL made them panic.
+        ("socket", s("")),
         ("require_secure_transport", i(0)),
         ("sql_auto_is_null", i(0)),
         ("sql_quote_show_create", i(1)),

@@ -653,6 +653,14 @@ fn widens(old: &SqlType, new: &SqlType) -> bool {
         (a, b) if rank(a).is_some() && rank(b).is_some() => {
             old.unsigned == new.unsigned && rank(b) >= rank(a)
         }
+        (a, b) if text(a) && text(b) && (a == TypeKind::Text || b == TypeKind::Text) => {
+            // Bytes against bytes: four per character of CHAR and VARCHAR.
+            let bytes = |t: &SqlType| match t.kind {
+                TypeKind::Text => t.text_bytes_max(),
+                _ => t.length as usize * 4,
+            };
+            bytes(new) >= bytes(old)
+        }
         (a, b) if text(a) && text(b) => new.length >= old.length,
         (TypeKind::Float, TypeKind::Double) => true,
         (TypeKind::Enum, TypeKind::Enum) | (TypeKind::Set, TypeKind::Set) => {

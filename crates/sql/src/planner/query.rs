@@ -801,6 +801,10 @@ fn column_info(
     if !is_text {
         flags |= column_flags::BINARY;
     }
+    if ty.column_type == crate::api::ColumnType::Blob {
+        // As MySQL marks TEXT and BLOB columns (drivers read it to pick a buffer type).
+        flags |= column_flags::BLOB;
+    }
     ColumnInfo {
         schema,
         table: table_name,
