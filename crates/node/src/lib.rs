@@ -111,11 +111,17 @@ impl KvNode {
             load_or_alloc_store_id(&config.data_dir, &pd)
         })?;
         let address = config.advertise.to_string();
-        let bootstrapped =
-            retry_until(
-                PD_STARTUP_DEADLINE,
-                || Ok(pd.put_store(store_id, &address)?),
-            )?;
+        // The store joins only the cluster its data belongs to (TiKV's cluster id check); a
+        // store without one takes the cluster's.
+        let cluster_file = config.data_dir.join("cluster-id");
+        let cluster_id = read_cluster_id(&cluster_file)?;
+        let joined = retry_until(PD_STARTUP_DEADLINE, || {
+            Ok(pd.join(store_id, &address, cluster_id.unwrap_or(0))?)
+        })?;
+        if cluster_id.is_none() {
+            write_synced(&cluster_file, &joined.cluster_id.to_string())?;
+        }
+        let bootstrapped = joined.bootstrapped;
         let regions = retry_until(PD_STARTUP_DEADLINE, || my_regions(&pd, store_id))?;
         info!(store_id, %address, bootstrapped, regions = regions.len(), "KV node registered");
 
@@ -378,16 +384,36 @@ fn load_or_alloc_store_id(dir: &Path, pd: &PdClient) -> Result<u64, NodeError> {
             .map_err(|_| NodeError::Config(format!("{} does not hold a store id", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let id = pd.alloc_id()?;
-            let tmp = path.with_extension("tmp");
-            let mut file = fs::File::create(&tmp)?;
-            file.write_all(id.to_string().as_bytes())?;
-            file.sync_all()?;
-            fs::rename(&tmp, &path)?;
-            fs::File::open(dir)?.sync_all()?;
+            write_synced(&path, &id.to_string())?;
             Ok(id)
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The cluster id kept in `path`, `None` before the store first joined a cluster.
+fn read_cluster_id(path: &Path) -> Result<Option<u64>, NodeError> {
+    match fs::read_to_string(path) {
+        Ok(text) => text.trim().parse().map(Some).map_err(|_| {
+            NodeError::Config(format!("{} does not hold a cluster id", path.display()))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Writes `text` to `path` durably: a synced temporary file renamed over it, then the folder
+/// synced.
+fn write_synced(path: &Path, text: &str) -> Result<(), NodeError> {
+    let tmp = path.with_extension("tmp");
+    let mut file = fs::File::create(&tmp)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Retries `f` while the placement driver is unreachable, up to `deadline`.

@@ -352,20 +352,34 @@ impl PdClient {
     }
 
     /// Registers (or re-registers) a store; returns whether it bootstrapped the cluster.
+    /// Registers store `id` at `address` for a store without a cluster yet; true when that
+    /// completed the stores the first region needs.
     pub fn put_store(&self, id: u64, address: &str) -> Result<bool, PdError> {
+        Ok(self.join(id, address, 0)?.bootstrapped)
+    }
+
+    /// Registers store `id` at `address` whose data belongs to `cluster_id` (0: none yet);
+    /// a store of another cluster is [`PdError::Refused`].
+    pub fn join(
+        &self,
+        id: u64,
+        address: &str,
+        cluster_id: u64,
+    ) -> Result<pb::PutStoreResponse, PdError> {
         let store = pb::Store {
             id,
             address: address.to_string(),
         };
-        Ok(self
-            .call(|mut c| {
-                let store = store.clone();
-                async move {
-                    c.put_store(pb::PutStoreRequest { store: Some(store) })
-                        .await
-                }
-            })?
-            .bootstrapped)
+        self.call(|mut c| {
+            let store = store.clone();
+            async move {
+                c.put_store(pb::PutStoreRequest {
+                    store: Some(store),
+                    cluster_id,
+                })
+                .await
+            }
+        })
     }
 
     pub fn store_heartbeat(&self, store_id: u64, region_count: u64) -> Result<(), PdError> {
@@ -593,6 +607,11 @@ async fn serve_tso_batches(members: Arc<Members>, mut queue: mpsc::Receiver<TsoW
 
 impl From<tonic::Status> for PdError {
     fn from(status: tonic::Status) -> PdError {
-        PdError::Rpc(format!("{:?}: {}", status.code(), status.message()))
+        match status.code() {
+            tonic::Code::FailedPrecondition | tonic::Code::AlreadyExists => {
+                PdError::Refused(status.message().to_string())
+            }
+            code => PdError::Rpc(format!("{code:?}: {}", status.message())),
+        }
     }
 }

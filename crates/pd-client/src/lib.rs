@@ -37,6 +37,9 @@ pub enum PdError {
     Corrupt(String),
     #[error("placement driver unreachable: {0}")]
     Rpc(String),
+    /// The placement driver answered and said no; asking again gets the same answer.
+    #[error("placement driver refused: {0}")]
+    Refused(String),
 }
 
 impl From<std::io::Error> for PdError {

@@ -63,6 +63,10 @@ pub struct ClusterMeta {
     /// The GC safe point: snapshots below it may miss collected versions.
     #[serde(default)]
     pub gc_safe_point: u64,
+    /// The cluster's id, chosen at random when the first store registers (0: none yet); a
+    /// store keeps it in its data folder and never joins a cluster with another.
+    #[serde(default)]
+    pub cluster_id: u64,
 }
 
 impl ClusterMeta {

@@ -420,6 +420,19 @@ impl PdService {
     }
 }
 
+/// A fresh cluster id: the time in seconds above, random bits below (as TiDB's PD makes
+/// them), never 0.
+fn new_cluster_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    ((seconds << 32) | (random & 0xFFFF_FFFF)).max(1)
+}
+
 fn region_from_pb(region: &pb::Region) -> RegionRecord {
     let epoch = region.epoch.unwrap_or_default();
     RegionRecord {
@@ -528,8 +541,8 @@ impl pd_server::Pd for Handler {
         &self,
         request: Request<pb::PutStoreRequest>,
     ) -> Result<Response<pb::PutStoreResponse>, Status> {
+        let request = request.into_inner();
         let store = request
-            .into_inner()
             .store
             .ok_or_else(|| Status::invalid_argument("store missing"))?;
         if store.id == 0 || store.address.is_empty() {
@@ -538,9 +551,26 @@ impl pd_server::Pd for Handler {
             ));
         }
         let replicas = self.0.replicas;
-        let bootstrapped = self
+        let (bootstrapped, cluster_id) = self
             .0
             .change(|meta| {
+                if request.cluster_id != 0 && request.cluster_id != meta.cluster_id {
+                    return Err(Status::failed_precondition(format!(
+                        "store {} at {} holds data of cluster {}, and these placement drivers \
+                         lead cluster {}: a store joins only its own cluster",
+                        store.id,
+                        store.address,
+                        request.cluster_id,
+                        if meta.cluster_id == 0 {
+                            "none yet".to_string()
+                        } else {
+                            meta.cluster_id.to_string()
+                        }
+                    )));
+                }
+                if meta.cluster_id == 0 {
+                    meta.cluster_id = new_cluster_id();
+                }
                 if let Some(other) = meta
                     .stores
                     .values()
@@ -559,7 +589,7 @@ impl pd_server::Pd for Handler {
                     },
                 );
                 if !meta.regions.is_empty() || meta.stores.len() < replicas {
-                    return Ok(false);
+                    return Ok((false, meta.cluster_id));
                 }
                 let region_id = meta.alloc_id();
                 let store_ids: Vec<u64> = meta.stores.keys().copied().take(replicas).collect();
@@ -582,10 +612,16 @@ impl pd_server::Pd for Handler {
                         peers,
                     },
                 );
-                Ok(true)
+                Ok((true, meta.cluster_id))
             })
             .await??;
-        info!(store = store.id, address = %store.address, bootstrapped, "store registered");
+        info!(
+            store = store.id,
+            address = %store.address,
+            bootstrapped,
+            cluster_id,
+            "store registered"
+        );
         self.0.liveness.lock().insert(
             store.id,
             StoreLiveness {
@@ -593,7 +629,10 @@ impl pd_server::Pd for Handler {
                 region_count: 0,
             },
         );
-        Ok(Response::new(pb::PutStoreResponse { bootstrapped }))
+        Ok(Response::new(pb::PutStoreResponse {
+            bootstrapped,
+            cluster_id,
+        }))
     }
 
     async fn store_heartbeat(
