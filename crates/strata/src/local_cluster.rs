@@ -1,7 +1,8 @@
 //! `strata playground --kv N --sql M [--pd P]`: P placement drivers (one by default), N KV
 //! nodes and M SQL nodes as child processes of this one, on loopback, with data and logs under
 //! the data folder. Ctrl-C or SIGTERM stops them all (SQL nodes first, placement drivers
-//! last).
+//! last); if the playground is killed outright, the kernel kills each of them
+//! (`crate::signals::stop_with_playground`).
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,11 @@ impl Role {
             .open(&log)?;
         let child = Command::new(std::env::current_exe()?)
             .args(&args)
+            // The child stops when this process goes, however it goes.
+            .env(
+                crate::signals::PLAYGROUND_PID_ENV,
+                std::process::id().to_string(),
+            )
             .stdin(Stdio::null())
             .stdout(file.try_clone()?)
             .stderr(file)
@@ -170,9 +176,18 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         access.ssl_key = Some(tls_dir.join(strata_mysql::tls::GENERATED_KEY));
     }
     let pd_nodes = args.pd.unwrap_or(1);
-    let pds: Vec<SocketAddr> = (0..pd_nodes)
-        .map(|i| SocketAddr::new(host, args.pd_port + i))
-        .collect();
+    let consecutive = |first: u16, count: usize, flag: &str| -> Result<Vec<SocketAddr>, String> {
+        (0..count)
+            .map(|i| {
+                u16::try_from(i)
+                    .ok()
+                    .and_then(|i| first.checked_add(i))
+                    .map(|port| SocketAddr::new(host, port))
+                    .ok_or_else(|| format!("{flag} {first} leaves no room for {count} ports"))
+            })
+            .collect()
+    };
+    let pds = consecutive(args.pd_port, usize::from(pd_nodes), "--pd-port")?;
     let peers: Vec<String> = pds
         .iter()
         .enumerate()
@@ -186,6 +201,15 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         .chain((1..=kv_nodes).map(|i| format!("kv{i}")))
         .chain((1..=sql_nodes).map(|i| format!("sql{i}")))
         .collect();
+    let kvs = consecutive(args.kv_port, kv_nodes, "--kv-port")?;
+    let sqls = consecutive(args.port, sql_nodes, "--port")?;
+    // Every port is checked before anything starts, so that a second local cluster on the
+    // same ports fails at once, naming them.
+    for (addresses, flag) in [(&pds, "--pd-port"), (&kvs, "--kv-port"), (&sqls, "--port")] {
+        for address in addresses {
+            crate::ports::ensure_free(*address, &format!("{flag} or --port-offset"))?;
+        }
+    }
     let tls_args = cluster_tls(args.tls.then(|| root.join("cluster-tls")), &names, host)?;
 
     let mut roles = Roles(Vec::new());
@@ -218,8 +242,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             &logs,
         )?)?;
     }
-    for i in 0..kv_nodes {
-        let address = SocketAddr::new(host, args.kv_port + i as u16);
+    for (i, &address) in kvs.iter().enumerate() {
         start(Role::spawn(
             format!("kv{}", i + 1),
             vec![
@@ -242,8 +265,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             &logs,
         )?)?;
     }
-    for i in 0..sql_nodes {
-        let address = SocketAddr::new(host, args.port + i as u16);
+    for (i, &address) in sqls.iter().enumerate() {
         start(Role::spawn(
             format!("sql{}", i + 1),
             vec![

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 mod local_cluster;
 mod playground;
+mod ports;
 mod roles;
 mod signals;
 
@@ -57,6 +58,15 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Pd(_) | Command::Kv(_) | Command::Server(_)
+    ) {
+        if let Err(e) = signals::stop_with_playground() {
+            eprintln!("strata: {e}");
+            std::process::exit(1);
+        }
+    }
     let result = match cli.command {
         Command::Playground(args) => playground::run(args),
         Command::Pd(args) => roles::run_pd(args),

@@ -45,6 +45,10 @@ pub struct PlaygroundArgs {
     /// The first KV node's port in a local cluster; the others follow.
     #[arg(long, default_value_t = 20160)]
     pub kv_port: u16,
+    /// Added to every port (`--port`, `--pd-port`, `--kv-port`), so that local clusters run
+    /// side by side as with tiup's `--port-offset`.
+    #[arg(long, default_value_t = 0)]
+    pub port_offset: u16,
     /// Authenticated connections served at once (per SQL node); one more gets error 1040.
     #[arg(long, default_value_t = strata_sql::MAX_CONNECTIONS_DEFAULT)]
     pub max_connections: usize,
@@ -61,7 +65,20 @@ pub struct PlaygroundArgs {
     pub access: crate::roles::AccessArgs,
 }
 
-pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let offset = |port: u16| {
+        port.checked_add(args.port_offset).ok_or_else(|| {
+            format!(
+                "--port-offset {} takes port {port} past 65535",
+                args.port_offset
+            )
+        })
+    };
+    (args.port, args.pd_port, args.kv_port) = (
+        offset(args.port)?,
+        offset(args.pd_port)?,
+        offset(args.kv_port)?,
+    );
     if args.kv.is_some() || args.sql.is_some() || args.pd.is_some() {
         return crate::local_cluster::run(&args);
     }
@@ -72,6 +89,8 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 .into(),
         );
     }
+    let listen = SocketAddr::new(args.host, args.port);
+    crate::ports::ensure_free(listen, "--port (or --port-offset)")?;
     std::fs::create_dir_all(&args.data_dir)?;
     let options = RocksOptions {
         block_cache_bytes: args.block_cache_mib << 20,
@@ -98,7 +117,6 @@ pub fn run(args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let what = format!("playground (data in {})", args.data_dir.display());
-    let listen = SocketAddr::new(args.host, args.port);
     let tls_dir = args.data_dir.join("tls");
     crate::roles::serve_mysql(
         sql,

@@ -321,6 +321,7 @@ where
 }
 
 pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
+    crate::ports::ensure_free(args.listen, "--listen")?;
     let security = args.cluster_tls.security()?;
     let service = PdService::open(
         &args.data_dir,
@@ -349,6 +350,7 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
+    crate::ports::ensure_free(args.listen, "--listen")?;
     let security = args.cluster_tls.security()?;
     let node = KvNode::start(&NodeConfig {
         pd: args.pd.clone(),
@@ -393,6 +395,9 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let listen = SocketAddr::new(args.host, args.port);
+    // Before waiting for the cluster: a taken port is reported at once.
+    crate::ports::ensure_free(listen, "--port")?;
     // A connection and the RPCs that carry its reads share a thread (crates/fiber).
     let threads = args.threads.unwrap_or_else(grpc_worker_threads);
     let fibers = FiberPool::start("sql", threads)?;
@@ -425,7 +430,6 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         args.pd,
         tls_note(&security)
     );
-    let listen = SocketAddr::new(args.host, args.port);
     serve_mysql(
         sql.clone(),
         listen,

@@ -534,6 +534,113 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
     }
 }
 
+/// The processes whose command line mentions `needle`, as (pid, command line).
+fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// `strata playground --kv 3` on the given ports with its data in `data`.
+fn local_cluster(data: &str, port: u16, pd_port: u16, kv_port: u16) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+    command
+        .args([
+            "playground",
+            "--kv",
+            "3",
+            "--sql",
+            "1",
+            "--block-cache-mib",
+            "64",
+        ])
+        .args(["--port", &port.to_string()])
+        .args(["--pd-port", &pd_port.to_string()])
+        .args(["--kv-port", &kv_port.to_string()])
+        .args(["--data-dir", data]);
+    command
+}
+
+#[test]
+fn a_killed_playground_leaves_no_process_of_its_cluster() {
+    let temp = tempfile::tempdir().unwrap();
+    let data = temp.path().display().to_string();
+    let (port, pd_port, kv_port) = (free_ports(1), common::free_port(), free_ports(3));
+    let mut playground = local_cluster(&data, port, pd_port, kv_port)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !mariadb_at(port, None, "SELECT 1").status.success() {
+        assert!(Instant::now() < deadline, "the cluster did not answer");
+        assert!(
+            playground.try_wait().unwrap().is_none(),
+            "the playground exited"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The playground and its five roles.
+    assert_eq!(
+        processes_mentioning(&data).len(),
+        6,
+        "{:?}",
+        processes_mentioning(&data)
+    );
+
+    // A second local cluster on the same ports fails at once, naming the first port it finds
+    // taken and who holds it, and starts nothing.
+    let other = tempfile::tempdir().unwrap();
+    let other_data = other.path().display().to_string();
+    let started = Instant::now();
+    let second = local_cluster(&other_data, port, pd_port, kv_port)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        stderr.contains(&format!(
+            "port {pd_port} (127.0.0.1:{pd_port}) is taken by process"
+        )) && stderr.contains("strata pd")
+            && stderr.contains("--port-offset"),
+        "{stderr}"
+    );
+    assert!(processes_mentioning(&other_data).is_empty());
+
+    playground.kill().unwrap();
+    playground.wait().unwrap();
+    let killed = Instant::now();
+    while !processes_mentioning(&data).is_empty() {
+        assert!(
+            killed.elapsed() < Duration::from_secs(2),
+            "left behind: {:?}",
+            processes_mentioning(&data)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!(
+        "the cluster's processes were gone {:?} after the kill",
+        killed.elapsed()
+    );
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
 /// Updates of the row that the garbage collector test makes.
 const GC_UPDATES: usize = 100;
 /// Rows of the garbage collector test's table, enough for a few regions of
@@ -732,4 +839,52 @@ fn a_long_statement_does_not_hold_up_the_other_connections_of_its_thread() {
         slowest < Duration::from_millis(500) && slowest < took / 2,
         "a SELECT 1 beside a {took:?} join took {slowest:?}"
     );
+}
+
+#[test]
+fn a_kv_node_refuses_the_placement_drivers_of_another_cluster() {
+    let mut mine = Cluster::start(1, 0);
+    let other = Cluster::start(1, 0);
+    mine.kv[0].stop();
+    let data = mine.dir.join("kv1");
+    let cluster_id = std::fs::read_to_string(data.join("cluster-id")).unwrap();
+    assert!(
+        cluster_id.trim().parse::<u64>().unwrap() > 0,
+        "{cluster_id}"
+    );
+
+    let port = common::free_port();
+    let mut wrong = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["kv", "--pd", &other.pd_address])
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["--block-cache-mib", "64"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = wrong.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            wrong.kill().unwrap();
+            wrong.wait().unwrap();
+            panic!("a KV node joined another cluster's placement drivers");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut wrong.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success());
+    assert!(
+        stderr.contains(&format!("holds data of cluster {}", cluster_id.trim()))
+            && stderr.contains("a store joins only its own cluster"),
+        "{stderr}"
+    );
+    eprintln!("refused in {:?}: {}", started.elapsed(), stderr.trim());
+    // Its own cluster still takes it.
+    mine.kv[0].start();
 }
