@@ -69,6 +69,7 @@ pub mod fuzzing;
 mod infoschema;
 mod members;
 mod memory;
+pub mod metrics;
 mod mysqlschema;
 mod names;
 mod parser;

@@ -277,12 +277,15 @@ impl ProcessList {
         self.processes
             .lock()
             .insert(process.id, Arc::clone(&process));
+        crate::metrics::session_opened();
         process
     }
 
     /// Removes the process `id` (its session closed).
     pub fn deregister(&self, id: u32) {
-        self.processes.lock().remove(&id);
+        if self.processes.lock().remove(&id).is_some() {
+            crate::metrics::session_closed();
+        }
     }
 
     /// The process `id`, if its session is open.

@@ -27,6 +27,7 @@
 
 mod get_stream;
 mod heartbeat;
+pub mod metrics;
 mod region;
 mod remote;
 mod secondaries;
@@ -104,8 +105,12 @@ impl TxnClient {
     }
 
     /// Returns a fresh timestamp from the oracle.
+    // Hot path: every transaction.
     pub fn current_ts(&self) -> Result<Timestamp, TxnError> {
-        Ok(self.tso.get_ts()?)
+        let started = std::time::Instant::now();
+        let ts = self.tso.get_ts()?;
+        metrics::timestamp_taken(started.elapsed());
+        Ok(ts)
     }
 
     /// Starts a transaction at a fresh `start_ts`.

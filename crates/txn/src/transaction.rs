@@ -12,6 +12,7 @@ use strata_kvapi::{
 use strata_types::{Key, Timestamp, Value};
 
 use crate::heartbeat::{Heartbeat, MANAGED_LOCK_TTL_MS};
+use crate::metrics::{self, CommitKind};
 use crate::{TxnClient, TxnError};
 
 /// Lifetime of a prewrite lock before other transactions may roll it back.
@@ -390,7 +391,10 @@ impl Transaction {
                 wait_timeout_ms,
                 lock_ttl_ms: self.start_ts.elapsed_ms() + MANAGED_LOCK_TTL_MS,
             };
-            self.lock_in_slices(&request)?;
+            let started = Instant::now();
+            let locked = self.lock_in_slices(&request);
+            metrics::locked(started.elapsed());
+            locked?;
             // The request locked the primary itself when there was none: its lock lives
             // `lock_ttl_ms`. (Other requests leave the primary's lock as it is.)
             if self.primary.is_none() {
@@ -490,7 +494,19 @@ impl Transaction {
 
     /// Commits the buffered writes; returns the commit timestamp (start_ts when read-only).
     // Hot path: every write transaction.
-    pub fn commit(mut self) -> Result<Timestamp, TxnError> {
+    pub fn commit(self) -> Result<Timestamp, TxnError> {
+        let started = Instant::now();
+        let mut kind = CommitKind::TwoPc;
+        let result = self.commit_as(&mut kind);
+        match result {
+            Ok(_) => metrics::committed(kind, started.elapsed()),
+            Err(_) => metrics::commit_failed(),
+        }
+        result
+    }
+
+    /// [`Transaction::commit`], saying in `kind` how it committed.
+    fn commit_as(mut self, kind: &mut CommitKind) -> Result<Timestamp, TxnError> {
         self.finished = true;
         // A statement stopped before its commit (an autocommit write killed while it waited)
         // must not commit.
@@ -500,6 +516,7 @@ impl Transaction {
         }
         if self.buffer.is_empty() {
             self.release_pessimistic_locks();
+            *kind = CommitKind::ReadOnly;
             return Ok(self.start_ts);
         }
         let buffer = std::mem::take(&mut self.buffer);
@@ -610,9 +627,11 @@ impl Transaction {
             }
         };
         if let Some(commit_ts) = response.one_pc_commit_ts {
+            *kind = CommitKind::OnePc;
             return Ok(commit_ts);
         }
         if let Some(commit_ts) = response.min_commit_ts {
+            *kind = CommitKind::AsyncCommit;
             // Every key is prewritten: the transaction is committed, at the largest
             // min_commit_ts; its locks are turned into commit records in the background.
             self.client
@@ -705,6 +724,7 @@ impl Transaction {
     /// finished (or is rolled back here, its time to live having passed), or sleeps a moment
     /// and returns true when the transaction still runs.
     fn resolve(&self, lock: &LockInfo) -> Result<bool, TxnError> {
+        metrics::lock_resolved();
         let current_ts = self.client.current_ts()?;
         // Until the lock met expires, a primary without the transaction's lock may still be
         // on its way (keys are prewritten in parallel): rolling it back then would abort a

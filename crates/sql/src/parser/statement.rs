@@ -55,8 +55,11 @@ pub enum Show {
     },
     /// `SHOW [STORAGE] ENGINES`.
     Engines,
-    /// `SHOW [GLOBAL | SESSION] STATUS [LIKE … | WHERE …]` (no status counters are kept).
-    Status(Option<ShowFilter>),
+    /// `SHOW [GLOBAL | SESSION] STATUS [LIKE … | WHERE …]`.
+    Status {
+        global: bool,
+        filter: Option<ShowFilter>,
+    },
     /// `SHOW COLLATION [LIKE … | WHERE …]`.
     Collation(Option<ShowFilter>),
     /// `SHOW {CHARACTER SET | CHARSET} [LIKE … | WHERE …]`.
@@ -162,9 +165,13 @@ fn parse_show(parser: &mut Parser) -> Result<Option<Show>, ParserError> {
             .is_some()
             && at_keyword(parser, 1, Keyword::STATUS))
     {
-        let _ = parser.parse_one_of_keywords(&[Keyword::GLOBAL, Keyword::SESSION]);
+        let global = parser.parse_one_of_keywords(&[Keyword::GLOBAL, Keyword::SESSION])
+            == Some(Keyword::GLOBAL);
         parser.expect_keyword_is(Keyword::STATUS)?;
-        Show::Status(parse_filter(parser)?)
+        Show::Status {
+            global,
+            filter: parse_filter(parser)?,
+        }
     } else if parser.parse_keyword(Keyword::COLLATION) {
         Show::Collation(parse_filter(parser)?)
     } else if parser.parse_keyword(Keyword::CHARSET)
@@ -285,7 +292,10 @@ mod tests {
         ));
         assert!(matches!(
             parse("SHOW GLOBAL STATUS LIKE 'x'"),
-            Some(Statement::Show(Show::Status(Some(ShowFilter::Like(p))))) if p == "x"
+            Some(Statement::Show(Show::Status {
+                global: true,
+                filter: Some(ShowFilter::Like(p))
+            })) if p == "x"
         ));
         assert!(matches!(
             parse("ANALYZE NO_WRITE_TO_BINLOG TABLE a, b.c"),

@@ -109,6 +109,8 @@ pub struct Session {
     /// What the parser kept beside the running statement (SQL_CALC_FOUND_ROWS, an UPDATE's
     /// ORDER BY, the mode of TiDB's `BEGIN PESSIMISTIC`, a view's CHECK OPTION).
     extras: parser::Extras,
+    /// This session's statements by type (`SHOW SESSION STATUS`).
+    counts: crate::metrics::SessionCounts,
     row_count: i64,
     process: Arc<Process>,
 }
@@ -250,7 +252,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_statement(statement, &[], None, None);
+            let result = self.run_counted(statement, &[], None, None);
             let failed = result.is_err();
             outputs.push(result);
             if failed {
@@ -259,6 +261,30 @@ impl Session {
         }
         self.process.end_statement();
         outputs
+    }
+
+    /// [`Session::run_statement`], counted by type with its duration and outcome.
+    // Hot path: every statement.
+    fn run_counted(
+        &mut self,
+        statement: &statement::Statement,
+        params: &[Datum],
+        cache: Option<&mut Option<CachedPlan>>,
+        needs: Option<&mut access::CachedNeeds>,
+    ) -> Result<Output> {
+        let kind = crate::metrics::StatementKind::of(statement);
+        // Counted for the session before it runs: MySQL's Questions includes the statement
+        // that reads it.
+        self.counts.add(kind);
+        let started = std::time::Instant::now();
+        let result = self.run_statement(statement, params, cache, needs);
+        crate::metrics::statement_done(kind, started.elapsed(), result.is_err());
+        result
+    }
+
+    /// This session's statements by type.
+    pub(crate) fn statement_counts(&self) -> &crate::metrics::SessionCounts {
+        &self.counts
     }
 
     /// Runs one parsed statement: sqlparser's trees through planning (with the plan cached in
@@ -405,7 +431,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_statement(statement, &params, Some(plan), Some(needs));
+            let result = self.run_counted(statement, &params, Some(plan), Some(needs));
             self.process.end_statement();
             result
         };

@@ -32,6 +32,7 @@ pub struct SqlServer {
 impl SqlServer {
     /// Opens the SQL layer over a transaction client, loading the catalog.
     pub fn open(client: TxnClient) -> Result<Arc<SqlServer>> {
+        crate::metrics::init();
         let catalog = Catalog::open(client.clone())?;
         Ok(Arc::new(SqlServer {
             catalog,
@@ -163,6 +164,7 @@ impl SqlServer {
             last_insert_id: 0,
             found_rows: 0,
             extras: parser::Extras::default(),
+            counts: Default::default(),
             row_count: -1,
             process: self.processes.register(client, database),
         })

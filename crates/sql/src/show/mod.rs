@@ -15,6 +15,7 @@ use crate::session::Session;
 use crate::types::{datum_to_text, TypeKind};
 
 mod own;
+mod status;
 
 pub(crate) use own::execute_mysql_only;
 
@@ -413,10 +414,7 @@ pub fn execute_other(
                 out,
             ))
         }
-        Statement::ShowStatus { .. } => Ok(rows(
-            vec![text_column("Variable_name"), text_column("Value")],
-            Vec::new(),
-        )),
+        Statement::ShowStatus { global, .. } => Ok(status::status(session, *global)),
         Statement::ShowCollation { .. } => Ok(own::collations()),
         Statement::Explain { statement, .. } => crate::explain::explain(session, statement),
         Statement::Analyze { table_name, .. } => {

@@ -38,7 +38,7 @@ fn execute_show(session: &mut Session, show: &Show) -> Result<Output> {
     let filter = match show {
         Show::Index { filter, .. }
         | Show::TableStatus { filter, .. }
-        | Show::Status(filter)
+        | Show::Status { filter, .. }
         | Show::Collation(filter)
         | Show::Charset(filter) => filter.as_ref(),
         _ => None,
@@ -129,16 +129,7 @@ fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
                 text("YES"),
             ]],
         ),
-        Show::Status(_) => {
-            let (version, cipher) = session.tls().cloned().unwrap_or_default();
-            rows(
-                vec![text_column("Variable_name"), text_column("Value")],
-                vec![
-                    vec![text("Ssl_cipher"), text(cipher)],
-                    vec![text("Ssl_version"), text(version)],
-                ],
-            )
-        }
+        Show::Status { global, .. } => super::status::status(session, *global),
         Show::Collation(_) => collations(),
         Show::Charset(_) => rows(
             ["Charset", "Description", "Default collation", "Maxlen"]

@@ -43,7 +43,11 @@ Charset	Description	Default collation	Maxlen
 utf8mb4	UTF-8 Unicode	utf8mb4_bin	4
 > SHOW CHARSET WHERE Charset = 'latin1'
 Charset	Description	Default collation	Maxlen
-> SHOW GLOBAL STATUS LIKE 'Uptime'
+> SHOW STATUS LIKE 'Com_s%'
+Variable_name	Value
+Com_select	0
+Com_set_option	0
+> SHOW GLOBAL STATUS WHERE Variable_name = 'Uptime' AND Value < 0
 Variable_name	Value
 > SHOW STORAGE ENGINES
 Engine	Support	Comment	Transactions	XA	Savepoints
