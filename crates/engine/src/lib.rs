@@ -24,6 +24,7 @@
 mod garbage;
 mod group_commit;
 mod memory;
+mod metrics;
 mod rocks;
 
 pub use garbage::{GarbageFilter, GarbageJudge};

@@ -14,6 +14,7 @@
 //! lease), and keys inside their ranges, and answers anything else with a region error so
 //! that the client refreshes its routing.
 
+pub mod metrics;
 mod oracle_bound;
 pub mod read_stream;
 mod replication;
@@ -204,6 +205,21 @@ impl KvNode {
     }
 
     /// The gRPC service that receives Raft messages.
+    /// A function that brings the node's gauges up to date (regions and leaders held, RocksDB's
+    /// figures), for each scrape of `/metrics`.
+    pub fn metrics_refresh(&self) -> impl Fn() + Send + Sync + 'static {
+        metrics::init();
+        strata_raftstore::metrics::init();
+        let router = self.raftstore.as_ref().map(|store| store.router());
+        let rocks = self.rocks.clone();
+        move || {
+            if let Some(router) = &router {
+                router.refresh_metrics();
+            }
+            rocks.refresh_metrics();
+        }
+    }
+
     pub fn raft_service(&self) -> RaftService {
         self.raft_service.clone()
     }

@@ -11,6 +11,7 @@ use strata_proto::{key_error_to_pb, mutation_from_pb, secondary_locks_to_pb, txn
 use strata_raftstore::{NotServing, Router};
 use strata_types::{Key, Timestamp};
 
+use crate::metrics::{self, Command};
 use crate::oracle_bound::OracleBound;
 use tonic::{Request, Response, Status};
 
@@ -122,6 +123,7 @@ error_answers!(
 );
 
 fn region_error(error: pb::RegionError) -> Option<pb::Error> {
+    metrics::region_error(&error);
     Some(pb::Error {
         kind: Some(pb::error::Kind::Region(error)),
     })
@@ -131,12 +133,16 @@ fn region_error(error: pb::RegionError) -> Option<pb::Error> {
 /// because this replica stopped leading is a region error: the client retries elsewhere.
 fn key_error(error: &KvError) -> Option<pb::Error> {
     let kind = match error {
-        KvError::Unavailable(_) => pb::error::Kind::Region(pb::RegionError {
-            kind: Some(pb::region_error::Kind::NotLeader(pb::NotLeader {
-                region_id: 0,
-                leader_store_id: 0,
-            })),
-        }),
+        KvError::Unavailable(_) => {
+            let error = pb::RegionError {
+                kind: Some(pb::region_error::Kind::NotLeader(pb::NotLeader {
+                    region_id: 0,
+                    leader_store_id: 0,
+                })),
+            };
+            metrics::region_error(&error);
+            pb::error::Kind::Region(error)
+        }
         error => pb::error::Kind::Key(key_error_to_pb(error)),
     };
     Some(pb::Error { kind: Some(kind) })
@@ -181,6 +187,7 @@ impl KvService {
     /// worker also receives the Raft messages that commit waits for.
     // Hot path: every point read of a cluster.
     pub(crate) fn get_now(&self, r: pb::GetRequest) -> Result<pb::GetResponse, pb::GetRequest> {
+        let timer = metrics::timer(Command::Get);
         if let Some(refused) = self.beyond_oracle(&[r.ts], &[]) {
             return Ok(refused);
         }
@@ -192,6 +199,8 @@ impl KvService {
         }
         let ts = Timestamp(r.ts);
         let Some(values) = self.storage.try_batch_get(std::slice::from_ref(&r.key), ts) else {
+            // Timed by the read that waits.
+            timer.stop_and_discard();
             return Err(r);
         };
         if let Err(e) = still_serving(&self.router, &r.context) {
@@ -205,6 +214,7 @@ impl KvService {
 
     /// A point read that waits for a commit in flight, on the blocking pool.
     async fn get_waiting(&self, r: pb::GetRequest) -> Result<pb::GetResponse, Status> {
+        let _timer = metrics::timer(Command::Get);
         let storage = self.storage.clone();
         let (key, ts) = (r.key.clone(), Timestamp(r.ts));
         let result = blocking(move || storage.get(&key, ts)).await?;
@@ -302,6 +312,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::BatchGetRequest>,
     ) -> Result<Response<pb::BatchGetResponse>, Status> {
+        let _timer = metrics::timer(Command::BatchGet);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[r.ts], &[]) {
             return Ok(Response::new(refused));
@@ -355,6 +366,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::ScanRequest>,
     ) -> Result<Response<pb::ScanResponse>, Status> {
+        let _timer = metrics::timer(Command::Scan);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[r.ts], &[]) {
             return Ok(Response::new(refused));
@@ -400,6 +412,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::BatchScanRequest>,
     ) -> Result<Response<pb::BatchScanResponse>, Status> {
+        let _timer = metrics::timer(Command::BatchScan);
         let r = request.into_inner();
         let reads: Vec<u64> = r.scans.iter().map(|scan| scan.ts).collect();
         if let Some(refused) = self.beyond_oracle(&reads, &[]) {
@@ -472,6 +485,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::PessimisticLockRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
+        let _timer = metrics::timer(Command::PessimisticLock);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.for_update_ts]) {
             return Ok(Response::new(refused));
@@ -498,6 +512,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::KeysRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
+        let _timer = metrics::timer(Command::PessimisticRollback);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
             return Ok(Response::new(refused));
@@ -513,6 +528,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::PrewriteRequest>,
     ) -> Result<Response<pb::PrewriteResponse>, Status> {
+        let _timer = metrics::timer(Command::Prewrite);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.for_update_ts]) {
             return Ok(Response::new(refused));
@@ -575,6 +591,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
+        let _timer = metrics::timer(Command::Commit);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.commit_ts]) {
             return Ok(Response::new(refused));
@@ -590,6 +607,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::KeysRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
+        let _timer = metrics::timer(Command::Rollback);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
             return Ok(Response::new(refused));
@@ -605,6 +623,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::CheckTxnStatusRequest>,
     ) -> Result<Response<pb::CheckTxnStatusResponse>, Status> {
+        let _timer = metrics::timer(Command::CheckTxnStatus);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[r.current_ts], &[r.start_ts]) {
             return Ok(Response::new(refused));
@@ -638,6 +657,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::CheckSecondaryLocksRequest>,
     ) -> Result<Response<pb::CheckSecondaryLocksResponse>, Status> {
+        let _timer = metrics::timer(Command::CheckSecondaryLocks);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
             return Ok(Response::new(refused));
@@ -665,6 +685,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::TxnHeartBeatRequest>,
     ) -> Result<Response<pb::TxnHeartBeatResponse>, Status> {
+        let _timer = metrics::timer(Command::TxnHeartBeat);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts]) {
             return Ok(Response::new(refused));
@@ -696,6 +717,7 @@ impl kv_server::Kv for KvService {
         &self,
         request: Request<pb::ResolveLockRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
+        let _timer = metrics::timer(Command::ResolveLock);
         let r = request.into_inner();
         if let Some(refused) = self.beyond_oracle(&[], &[r.start_ts, r.commit_ts]) {
             return Ok(Response::new(refused));

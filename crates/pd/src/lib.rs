@@ -27,6 +27,7 @@
 mod gc;
 mod group;
 mod meta;
+pub mod metrics;
 mod schedule;
 mod server;
 

@@ -113,6 +113,9 @@ pub struct PdService {
     snapshots: Mutex<SnapshotsInUse>,
 }
 
+/// A region's id, its leader peer as last recorded, and its peers as (peer, store).
+type RegionLeaders = (u64, u64, Vec<(u64, u64)>);
+
 impl PdService {
     /// Opens the placement driver whose state lives in `dir` and starts its member of the
     /// placement drivers' Raft group.
@@ -280,10 +283,65 @@ impl PdService {
         let last = window
             .issue(count)
             .map_err(|_| Status::unavailable("the timestamp limit is being raised"))?;
+        crate::metrics::METRICS.tso_requests.inc();
+        crate::metrics::METRICS.timestamps.inc_by(u64::from(count));
         Ok(pb::TsoResponse {
             last: last.0,
             count,
         })
+    }
+
+    /// Sets the gauges of `/metrics`: whether this member leads and, as its applied metadata
+    /// says, the stores, regions, leaders per store and the GC safe point.
+    pub fn refresh_metrics(&self) {
+        let metrics = &crate::metrics::METRICS;
+        metrics.leading.set(i64::from(self.group.role().ready));
+        // (region, reported leader peer, peers by store), taken without holding two locks.
+        let (store_ids, regions, safe_point) = {
+            let meta = self.meta();
+            let ids: Vec<u64> = meta.stores.keys().copied().collect();
+            let regions: Vec<RegionLeaders> = meta
+                .regions
+                .values()
+                .map(|r| {
+                    let peers = r.peers.iter().map(|p| (p.id, p.store_id)).collect();
+                    (r.id, r.leader_peer_id, peers)
+                })
+                .collect();
+            (ids, regions, meta.gc_safe_point)
+        };
+        let (mut up, mut down) = (0, 0);
+        {
+            let liveness = self.liveness.lock();
+            for id in &store_ids {
+                match liveness.get(id) {
+                    Some(l) if l.last_heartbeat.elapsed() < STORE_UP_WITHIN => up += 1,
+                    _ => down += 1,
+                }
+            }
+        }
+        metrics.stores.with_label_values(&["up"]).set(up);
+        metrics.stores.with_label_values(&["down"]).set(down);
+        metrics.regions.set(regions.len() as i64);
+        let mut per_store: HashMap<u64, i64> = store_ids.iter().map(|id| (*id, 0)).collect();
+        {
+            let leaders = self.leaders.lock();
+            for (id, reported, peers) in &regions {
+                let peer = leaders.get(id).map_or(*reported, |(peer, _)| *peer);
+                if let Some((_, store)) = peers.iter().find(|(p, _)| *p == peer) {
+                    *per_store.entry(*store).or_default() += 1;
+                }
+            }
+        }
+        for (store, count) in per_store {
+            metrics
+                .leaders
+                .with_label_values(&[&store.to_string()])
+                .set(count);
+        }
+        metrics
+            .gc_safe_point_ms
+            .set(Timestamp(safe_point).physical_ms() as i64);
     }
 
     /// Keeps the replicated timestamp limit ahead of the timestamps issued.

@@ -31,6 +31,7 @@
 
 mod apply;
 mod log;
+pub mod metrics;
 mod peer;
 mod poll;
 mod region;

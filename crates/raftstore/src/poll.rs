@@ -417,6 +417,7 @@ impl Poller {
         self.next_id += 1;
         match p.peer.propose(id, command) {
             Ok(()) => {
+                crate::metrics::proposed();
                 self.pending.insert(
                     id,
                     Pending {
@@ -590,10 +591,12 @@ impl Poller {
             // before the log drops entries: then what they applied must be on disk first; and
             // a split's, which the new regions' logs build on.
             let sync = !truncations.is_empty() || !changed.is_empty();
+            let started = Instant::now();
             if let Err(e) = self.engine.write(&apply, sync) {
                 // The log holds the commands; a restart applies them again.
                 return Err(crate::log::LogError::from_display(e));
             }
+            crate::metrics::apply_written(started.elapsed());
         }
         self.log.write(&mut truncations, false)?;
         for (id, meta, new_regions) in splits {
@@ -623,6 +626,9 @@ impl Poller {
                     continue;
                 };
                 let leading = p.peer.is_leader() && !p.peer.is_transferring();
+                if result.is_ok() {
+                    crate::metrics::applied(now.saturating_duration_since(pending.proposed_at));
+                }
                 if result.is_ok() && pending.term == p.peer.term() && leading {
                     let until = pending.proposed_at + LEASE;
                     lease = Some(lease.map_or(until, |l: Instant| l.max(until)));
@@ -643,6 +649,9 @@ impl Poller {
                 s.written = Written::default();
             } else {
                 s.written.add(written);
+            }
+            if leading && !s.leading {
+                crate::metrics::leader_gained();
             }
             s.term = term;
             s.leader_peer = leader_peer;
@@ -747,7 +756,10 @@ pub(crate) fn purge_loop(log: &RaftLog, stopping: &std::sync::atomic::AtomicBool
 
 fn send(transport: &dyn Transport, meta: &RegionMeta, message: Message) {
     match meta.store_of(message.to) {
-        Some(store) => transport.send(store, meta.id, message),
+        Some(store) => {
+            crate::metrics::message_sent();
+            transport.send(store, meta.id, message)
+        }
         None => warn!(
             region = meta.id,
             to = message.to,

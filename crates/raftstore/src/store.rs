@@ -403,6 +403,13 @@ impl Router {
             .collect()
     }
 
+    /// Sets the gauges of regions held and led (`/metrics`).
+    pub fn refresh_metrics(&self) {
+        let status = self.status.read();
+        let leaders = status.values().filter(|s| s.leading).count();
+        crate::metrics::set_regions(status.len(), leaders);
+    }
+
     /// The regions whose peer here leads: (region, leader peer, term).
     pub fn leaders(&self) -> Vec<(RegionMeta, u64, u64)> {
         self.status
