@@ -29,6 +29,8 @@ struct Role {
     name: String,
     child: Child,
     address: SocketAddr,
+    /// Where its status server listens, if it has one.
+    status: Option<SocketAddr>,
     log: PathBuf,
 }
 
@@ -36,16 +38,20 @@ impl Role {
     fn spawn(
         name: String,
         args: Vec<String>,
-        address: SocketAddr,
+        (address, status): (SocketAddr, Option<SocketAddr>),
         logs: &Path,
     ) -> std::io::Result<Role> {
+        let status_port = status.map_or(0, |s| s.port());
+        let args = args
+            .into_iter()
+            .chain(["--status-port".to_string(), status_port.to_string()]);
         let log = logs.join(format!("{name}.log"));
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&log)?;
         let child = Command::new(std::env::current_exe()?)
-            .args(&args)
+            .args(args)
             // The child stops when this process goes, however it goes.
             .env(
                 crate::signals::PLAYGROUND_PID_ENV,
@@ -59,6 +65,7 @@ impl Role {
             name,
             child,
             address,
+            status,
             log,
         })
     }
@@ -210,6 +217,48 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             crate::ports::ensure_free(*address, &format!("{flag} or --port-offset"))?;
         }
     }
+    // Status ports: the SQL nodes' from --status-port when given (each checked like the
+    // ports above); otherwise each role's default next to its own port, left out when taken.
+    let status_of = |address: &SocketAddr, offset: u16, given: Option<u16>| {
+        let port = match given {
+            Some(0) => return Ok(None),
+            Some(port) => port,
+            None => match address.port().checked_add(offset) {
+                Some(port) => port,
+                None => return Ok(None),
+            },
+        };
+        let status = SocketAddr::new(host, port);
+        if given.is_some() {
+            crate::ports::ensure_free(status, "--status-port")?;
+        } else if crate::ports::ensure_free(status, "").is_err() {
+            eprintln!("no status server on {status}: the port is taken");
+            return Ok(None);
+        }
+        Ok::<_, String>(Some(status))
+    };
+    let sql_status_given = |i: usize| {
+        args.status_port.map(|first| {
+            if first == 0 {
+                0
+            } else {
+                first.saturating_add(i as u16)
+            }
+        })
+    };
+    let pd_status = pds
+        .iter()
+        .map(|a| status_of(a, crate::status::PD_OFFSET, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    let kv_status = kvs
+        .iter()
+        .map(|a| status_of(a, crate::status::KV_OFFSET, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sql_status = sqls
+        .iter()
+        .enumerate()
+        .map(|(i, a)| status_of(a, crate::status::SQL_OFFSET, sql_status_given(i)))
+        .collect::<Result<Vec<_>, _>>()?;
     let tls_args = cluster_tls(args.tls.then(|| root.join("cluster-tls")), &names, host)?;
 
     let mut roles = Roles(Vec::new());
@@ -238,7 +287,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             .into_iter()
             .chain(tls_args(&name))
             .collect(),
-            *address,
+            (*address, pd_status[i]),
             &logs,
         )?)?;
     }
@@ -261,7 +310,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             .into_iter()
             .chain(tls_args(&format!("kv{}", i + 1)))
             .collect(),
-            address,
+            (address, kv_status[i]),
             &logs,
         )?)?;
     }
@@ -288,7 +337,7 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
             .chain(access.to_args())
             .chain(tls_args(&format!("sql{}", i + 1)))
             .collect(),
-            address,
+            (address, sql_status[i]),
             &logs,
         )?)?;
     }
@@ -303,10 +352,14 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     );
     for role in &roles.0 {
+        let status = role.status.map_or("no status port".to_string(), |s| {
+            format!("http://{s}/metrics")
+        });
         println!(
-            "  {:<5} {:<21} log {}",
+            "  {:<5} {:<21} {:<36} log {}",
             role.name,
             role.address,
+            status,
             role.log.display()
         );
     }

@@ -17,6 +17,7 @@ mod playground;
 mod ports;
 mod roles;
 mod signals;
+mod status;
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

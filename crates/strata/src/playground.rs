@@ -12,6 +12,8 @@ use strata_pd_client::{LocalTso, TimestampOracle};
 use strata_sql::SqlServer;
 use strata_txn::TxnClient;
 
+use crate::status::{self, StatusPort};
+
 #[derive(Args, Debug)]
 pub struct PlaygroundArgs {
     /// Folder that holds the data; it survives restarts.
@@ -56,6 +58,11 @@ pub struct PlaygroundArgs {
     /// statement that would go past it gets error 8176. Default: half the machine's memory.
     #[arg(long)]
     pub memory_limit_mib: Option<u64>,
+    /// Port of the status server (`/metrics`, `/status`); in a local cluster the SQL nodes'
+    /// first, the others following. Default: the MySQL port + 6080 (10080, as TiDB's), and
+    /// in a local cluster each KV node's port + 20 and each placement driver's + 100; 0: none.
+    #[arg(long)]
+    pub status_port: Option<u16>,
     /// Mutual TLS between the local cluster's processes: a CA and a certificate per process
     /// are generated under the data folder (`cluster/cluster-tls/`), and each role serves only
     /// callers that show one of them.
@@ -79,6 +86,10 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         offset(args.pd_port)?,
         offset(args.kv_port)?,
     );
+    args.status_port = match args.status_port {
+        Some(0) | None => args.status_port,
+        Some(port) => Some(offset(port)?),
+    };
     if args.kv.is_some() || args.sql.is_some() || args.pd.is_some() {
         return crate::local_cluster::run(&args);
     }
@@ -91,6 +102,8 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     let listen = SocketAddr::new(args.host, args.port);
     crate::ports::ensure_free(listen, "--port (or --port-offset)")?;
+    let status_port = StatusPort::resolve(args.status_port, args.port, status::SQL_OFFSET);
+    status_port.ensure_free(args.host)?;
     std::fs::create_dir_all(&args.data_dir)?;
     let options = RocksOptions {
         block_cache_bytes: args.block_cache_mib << 20,
@@ -115,6 +128,15 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         client_safe_point(client, gc_config),
         || vec![(Vec::new(), Vec::new())],
     );
+
+    strata_txn::metrics::init();
+    let scraped = engine.clone();
+    status::start(
+        "playground",
+        args.host,
+        status_port,
+        vec![Box::new(move || scraped.refresh_metrics())],
+    )?;
 
     let what = format!("playground (data in {})", args.data_dir.display());
     let tls_dir = args.data_dir.join("tls");

@@ -18,6 +18,7 @@ use strata_txn::{RemoteKv, TxnClient};
 use tokio::net::TcpListener;
 
 use crate::signals;
+use crate::status::{self, StatusPort};
 
 /// Worker threads of a role's gRPC server: one per two CPUs, at least one. They carry the
 /// network and point reads; storage commands run on threads of their own. A second worker on
@@ -58,6 +59,10 @@ pub struct PdArgs {
     /// Without it this placement driver runs alone.
     #[arg(long, value_parser = parse_peers)]
     pub peers: Option<Peers>,
+    /// Port of the status server (`/metrics`, `/status`) on the --listen address. Default:
+    /// the gRPC port + 100 (2479); 0: none.
+    #[arg(long)]
+    pub status_port: Option<u16>,
     #[command(flatten)]
     pub cluster_tls: ClusterTlsArgs,
 }
@@ -128,6 +133,10 @@ pub struct KvArgs {
     /// Seconds between passes of the garbage collector over the regions the node leads.
     #[arg(long, default_value_t = GcConfig::default().interval.as_secs())]
     pub gc_interval_secs: u64,
+    /// Port of the status server (`/metrics`, `/status`) on the --listen address. Default:
+    /// the KV port + 20 (20180, as TiKV's); 0: none.
+    #[arg(long)]
+    pub status_port: Option<u16>,
     #[command(flatten)]
     pub cluster_tls: ClusterTlsArgs,
 }
@@ -271,6 +280,10 @@ pub struct ServerArgs {
     /// would go past it gets error 8176. Default: half the machine's memory.
     #[arg(long)]
     pub memory_limit_mib: Option<u64>,
+    /// Port of the status server (`/metrics`, `/status`) on the --host address. Default: the
+    /// MySQL port + 6080 (10080, as TiDB's); 0: none.
+    #[arg(long)]
+    pub status_port: Option<u16>,
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
@@ -322,6 +335,8 @@ where
 
 pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
     crate::ports::ensure_free(args.listen, "--listen")?;
+    let status_port = StatusPort::resolve(args.status_port, args.listen.port(), status::PD_OFFSET);
+    status_port.ensure_free(args.listen.ip())?;
     let security = args.cluster_tls.security()?;
     let service = PdService::open(
         &args.data_dir,
@@ -335,6 +350,14 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
             },
             security: security.clone(),
         },
+    )?;
+    strata_pd::metrics::init();
+    let scraped = service.clone();
+    status::start(
+        "placement driver",
+        args.listen.ip(),
+        status_port,
+        vec![Box::new(move || scraped.refresh_metrics())],
     )?;
     let runtime = grpc_runtime("pd")?;
     let router = tonic::transport::Server::builder().add_service(service.into_server());
@@ -351,6 +374,8 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
 
 pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
     crate::ports::ensure_free(args.listen, "--listen")?;
+    let status_port = StatusPort::resolve(args.status_port, args.listen.port(), status::KV_OFFSET);
+    status_port.ensure_free(args.listen.ip())?;
     let security = args.cluster_tls.security()?;
     let node = KvNode::start(&NodeConfig {
         pd: args.pd.clone(),
@@ -374,6 +399,12 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         },
         security: security.clone(),
     })?;
+    status::start(
+        "KV node",
+        args.listen.ip(),
+        status_port,
+        vec![Box::new(node.metrics_refresh())],
+    )?;
     let runtime = grpc_runtime("kv")?;
     let router = tonic::transport::Server::builder()
         .add_service(node.service().into_server())
@@ -398,6 +429,8 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     let listen = SocketAddr::new(args.host, args.port);
     // Before waiting for the cluster: a taken port is reported at once.
     crate::ports::ensure_free(listen, "--port")?;
+    let status_port = StatusPort::resolve(args.status_port, args.port, status::SQL_OFFSET);
+    status_port.ensure_free(args.host)?;
     // A connection and the RPCs that carry its reads share a thread (crates/fiber).
     let threads = args.threads.unwrap_or_else(grpc_worker_threads);
     let fibers = FiberPool::start("sql", threads)?;
@@ -425,6 +458,8 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         sql.set_memory_limit(mib << 20);
     }
     report_snapshots(pd_for_reports, client.clone());
+    strata_txn::metrics::init();
+    status::start("SQL node", args.host, status_port, Vec::new())?;
     let what = format!(
         "SQL node (placement drivers {}{})",
         args.pd,

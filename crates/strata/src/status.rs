@@ -1,0 +1,388 @@
+//! The status port of every role (TiDB's 10080, TiKV's 20180): a small HTTP/1.1 server with
+//! `/metrics` (every metric of the process, in the Prometheus text format) and `/status`
+//! (role, version, git hash, uptime, as JSON).
+//!
+//! It serves a handful of requests at once on threads of its own, each bounded in time and
+//! size, so a slow or hostile client of the status port cannot hold the role's own work.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use prometheus::{Encoder, TextEncoder};
+
+/// Requests served at once; one more is answered 503 at once.
+const REQUESTS_MAX: usize = 8;
+/// How long a client may take to send its request.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+/// The longest request head read.
+const REQUEST_BYTES_MAX: usize = 8 * 1024;
+
+/// A function run before each scrape to bring gauges up to date (regions held, engine sizes).
+pub type Refresh = Box<dyn Fn() + Send + Sync>;
+
+/// Where a role's status port listens, from its `--status-port` and its main port.
+#[derive(Clone, Copy, Debug)]
+pub enum StatusPort {
+    /// Given on the command line: a taken port stops the role.
+    Given(u16),
+    /// The role's default: a taken port is reported and the role runs without one.
+    Default(u16),
+    /// `--status-port 0`, or no default fits.
+    Off,
+}
+
+impl StatusPort {
+    /// The port `flag` asks for, else `main_port + offset` (TiDB's 4000 → 10080 is +6080,
+    /// TiKV's 20160 → 20180 is +20).
+    pub fn resolve(flag: Option<u16>, main_port: u16, offset: u16) -> StatusPort {
+        match flag {
+            Some(0) => StatusPort::Off,
+            Some(port) => StatusPort::Given(port),
+            None => main_port
+                .checked_add(offset)
+                .map_or(StatusPort::Off, StatusPort::Default),
+        }
+    }
+
+    /// Fails at once when a port given on the command line is taken.
+    pub fn ensure_free(self, host: IpAddr) -> Result<(), String> {
+        match self {
+            StatusPort::Given(port) => {
+                crate::ports::ensure_free(SocketAddr::new(host, port), "--status-port")
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Offsets of each role's default status port from its main port.
+pub const SQL_OFFSET: u16 = 6080;
+pub const KV_OFFSET: u16 = 20;
+pub const PD_OFFSET: u16 = 100;
+
+/// Starts the status server of `role` on `host` as `port` says, printing its address; returns
+/// the address, or None when there is none. `refresh` runs before each scrape.
+pub fn start(
+    role: &'static str,
+    host: IpAddr,
+    port: StatusPort,
+    refresh: Vec<Refresh>,
+) -> Result<Option<SocketAddr>, Box<dyn std::error::Error>> {
+    let (port, given) = match port {
+        StatusPort::Off => return Ok(None),
+        StatusPort::Given(port) => (port, true),
+        StatusPort::Default(port) => (port, false),
+    };
+    let address = SocketAddr::new(host, port);
+    let listener = match TcpListener::bind(address) {
+        Ok(listener) => listener,
+        Err(e) if !given => {
+            eprintln!("no status port: {address} is not free ({e}); choose one with --status-port");
+            return Ok(None);
+        }
+        Err(e) => return Err(format!("status port {address}: {e}").into()),
+    };
+    let address = listener.local_addr()?;
+    let shared = Arc::new(Shared {
+        role,
+        started: Instant::now(),
+        started_at: SystemTime::now(),
+        refresh,
+        busy: AtomicUsize::new(0),
+    });
+    std::thread::Builder::new()
+        .name("status".into())
+        .spawn(move || accept(listener, shared))?;
+    println!("Strata {role} status at http://{address}/status and http://{address}/metrics");
+    Ok(Some(address))
+}
+
+struct Shared {
+    role: &'static str,
+    started: Instant,
+    started_at: SystemTime,
+    refresh: Vec<Refresh>,
+    busy: AtomicUsize,
+}
+
+fn accept(listener: TcpListener, shared: Arc<Shared>) {
+    for stream in listener.incoming() {
+        let Ok(mut stream) = stream else {
+            // Out of descriptors, or the like: wait instead of spinning.
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        if shared.busy.fetch_add(1, Ordering::SeqCst) >= REQUESTS_MAX {
+            shared.busy.fetch_sub(1, Ordering::SeqCst);
+            let _ = stream.set_write_timeout(Some(REQUEST_DEADLINE));
+            let _ = respond(&mut stream, 503, "text/plain", b"busy\n");
+            continue;
+        }
+        let serving = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("status-request".into())
+            .spawn(move || {
+                serve(stream, &serving);
+                serving.busy.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            shared.busy.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Reads the request line (and the rest of the head, which is ignored) within
+/// [`REQUEST_DEADLINE`] and [`REQUEST_BYTES_MAX`]; None when the client sent no full head.
+fn read_request_line(stream: &mut TcpStream) -> Option<String> {
+    let deadline = Instant::now() + REQUEST_DEADLINE;
+    let mut head = Vec::with_capacity(512);
+    let mut buffer = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        stream.set_read_timeout(Some(left)).ok()?;
+        let read = stream.read(&mut buffer).ok()?;
+        if read == 0 || head.len() + read > REQUEST_BYTES_MAX {
+            return None;
+        }
+        head.extend_from_slice(&buffer[..read]);
+    }
+    let line = head.split(|b| *b == b'\n').next()?;
+    Some(String::from_utf8_lossy(line).trim_end().to_string())
+}
+
+fn serve(mut stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_write_timeout(Some(REQUEST_DEADLINE));
+    let Some(line) = read_request_line(&mut stream) else {
+        let _ = respond(&mut stream, 400, "text/plain", b"bad request\n");
+        linger(stream);
+        return;
+    };
+    let mut parts = line.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let path = target.split('?').next().unwrap_or("");
+    if method != "GET" && method != "HEAD" {
+        let _ = respond(&mut stream, 405, "text/plain", b"only GET\n");
+        return;
+    }
+    let (status, content_type, body) = match path {
+        "/metrics" => (200, "text/plain; version=0.0.4", metrics(shared)),
+        "/status" => (200, "application/json", status_json(shared).into_bytes()),
+        "/" => (
+            200,
+            "text/plain",
+            format!("Strata {}: /status, /metrics\n", shared.role).into_bytes(),
+        ),
+        _ => (404, "text/plain", b"not found\n".to_vec()),
+    };
+    let body = if method == "HEAD" { &[][..] } else { &body[..] };
+    let _ = respond(&mut stream, status, content_type, body);
+}
+
+/// Closes a connection whose client may still be sending: unread bytes at close would reset
+/// the connection and could destroy the answer before the client reads it.
+fn linger(mut stream: TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut sink = [0u8; 4096];
+    for _ in 0..64 {
+        if !matches!(stream.read(&mut sink), Ok(n) if n > 0) {
+            break;
+        }
+    }
+}
+
+fn respond(
+    stream: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+) -> std::io::Result<()> {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        _ => "Service Unavailable",
+    };
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    stream.flush()
+}
+
+/// Every metric of the process in the Prometheus text format.
+fn metrics(shared: &Shared) -> Vec<u8> {
+    for refresh in &shared.refresh {
+        refresh();
+    }
+    process_metrics::refresh();
+    let mut out = Vec::new();
+    if let Err(e) = TextEncoder::new().encode(&prometheus::gather(), &mut out) {
+        out = format!("# encoding failed: {e}\n").into_bytes();
+    }
+    out
+}
+
+fn status_json(shared: &Shared) -> String {
+    let started = shared
+        .started_at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!(
+        "{{\"role\":\"{}\",\"version\":\"{}\",\"git_hash\":\"{}\",\"uptime_seconds\":{},\
+         \"start_time\":{started},\"pid\":{}}}\n",
+        shared.role,
+        env!("CARGO_PKG_VERSION"),
+        env!("STRATA_GIT_HASH"),
+        shared.started.elapsed().as_secs(),
+        std::process::id()
+    )
+}
+
+/// The process's CPU time, memory, threads and open files (Prometheus's `process_…`
+/// names), read from /proc at each scrape.
+mod process_metrics {
+    use std::sync::LazyLock;
+
+    use prometheus::{register_gauge, register_int_gauge, Gauge, IntGauge};
+
+    struct Process {
+        cpu_seconds: Gauge,
+        resident_bytes: IntGauge,
+        virtual_bytes: IntGauge,
+        threads: IntGauge,
+        open_fds: IntGauge,
+    }
+
+    static PROCESS: LazyLock<Process> = LazyLock::new(|| Process {
+        cpu_seconds: register_gauge!(
+            "process_cpu_seconds_total",
+            "CPU time of the process (user and system), in seconds"
+        )
+        .expect("registered once"),
+        resident_bytes: register_int_gauge!(
+            "process_resident_memory_bytes",
+            "Resident memory of the process"
+        )
+        .expect("registered once"),
+        virtual_bytes: register_int_gauge!(
+            "process_virtual_memory_bytes",
+            "Virtual memory of the process"
+        )
+        .expect("registered once"),
+        threads: register_int_gauge!("process_threads", "Threads of the process")
+            .expect("registered once"),
+        open_fds: register_int_gauge!("process_open_fds", "Open file descriptors")
+            .expect("registered once"),
+    });
+
+    /// Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux).
+    const TICKS_PER_SECOND: f64 = 100.0;
+    const PAGE_BYTES: i64 = 4096;
+
+    pub fn refresh() {
+        let process = &*PROCESS;
+        if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
+            // The command name is in parentheses and may hold spaces: fields follow the last ')'.
+            if let Some((_, rest)) = stat.rsplit_once(')') {
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                // After the name: state is field 3, utime 14, stime 15, threads 20, vsize 23,
+                // rss 24 (1-based over the whole line).
+                let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<i64>().ok());
+                if let (Some(user), Some(system)) = (field(14), field(15)) {
+                    process
+                        .cpu_seconds
+                        .set((user + system) as f64 / TICKS_PER_SECOND);
+                }
+                if let Some(threads) = field(20) {
+                    process.threads.set(threads);
+                }
+                if let Some(vsize) = field(23) {
+                    process.virtual_bytes.set(vsize);
+                }
+                if let Some(rss) = field(24) {
+                    process.resident_bytes.set(rss * PAGE_BYTES);
+                }
+            }
+        }
+        if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
+            process.open_fds.set(fds.count() as i64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(address: SocketAddr, request: &str) -> String {
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    #[test]
+    fn serves_metrics_and_status_and_refuses_the_rest() {
+        let refreshed = Arc::new(AtomicUsize::new(0));
+        let counter = refreshed.clone();
+        let refresh: Refresh = Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        let address = start(
+            "test role",
+            "127.0.0.1".parse().unwrap(),
+            StatusPort::Given(0),
+            vec![refresh],
+        )
+        .unwrap()
+        .expect("listening");
+
+        let metrics = get(address, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(metrics.starts_with("HTTP/1.1 200 OK\r\n"), "{metrics}");
+        assert!(
+            metrics.contains("\nprocess_resident_memory_bytes "),
+            "{metrics}"
+        );
+        assert_eq!(refreshed.load(Ordering::SeqCst), 1);
+
+        let status = get(address, "GET /status HTTP/1.0\r\n\r\n");
+        let body = status.split("\r\n\r\n").nth(1).unwrap();
+        let json: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(json["role"], "test role");
+        assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
+
+        assert!(get(address, "GET /nothing HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(get(address, "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+        let endless = format!("GET /{} HTTP/1.1\r\n", "a".repeat(REQUEST_BYTES_MAX));
+        assert!(get(address, &endless).starts_with("HTTP/1.1 400"));
+    }
+
+    #[test]
+    fn the_default_port_is_relative_to_the_main_port() {
+        assert!(matches!(
+            StatusPort::resolve(None, 4000, SQL_OFFSET),
+            StatusPort::Default(10080)
+        ));
+        assert!(matches!(
+            StatusPort::resolve(None, 65000, SQL_OFFSET),
+            StatusPort::Off
+        ));
+        assert!(matches!(
+            StatusPort::resolve(Some(0), 4000, SQL_OFFSET),
+            StatusPort::Off
+        ));
+        assert!(matches!(
+            StatusPort::resolve(Some(9000), 4000, SQL_OFFSET),
+            StatusPort::Given(9000)
+        ));
+    }
+}

@@ -1,0 +1,400 @@
+//! The status port of every role: after a short sysbench run, `/metrics` parses as the
+//! Prometheus text format and its statement, commit, KV, Raft and RocksDB counters moved by
+//! what the run did; `/status` names the role; SHOW GLOBAL STATUS agrees with `/metrics`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{free_port, sql_at, sysbench_command, sysbench_output, Playground};
+
+/// One sample: metric name, labels, value.
+#[derive(Debug)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// Parses the Prometheus text format strictly: every sample belongs to a family with a TYPE
+/// line before it, names and labels are well formed, values are numbers.
+fn parse_metrics(text: &str) -> Vec<Sample> {
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut samples = Vec::new();
+    let valid_name = |n: &str| {
+        !n.is_empty()
+            && n.chars().enumerate().all(|(i, c)| {
+                c.is_ascii_alphabetic() || c == '_' || c == ':' || (i > 0 && c.is_ascii_digit())
+            })
+    };
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut words = rest.splitn(3, ' ');
+            let (kind, name) = (words.next().unwrap(), words.next().unwrap_or(""));
+            assert!(valid_name(name), "bad name in {line:?}");
+            if kind == "TYPE" {
+                let ty = words.next().unwrap_or("");
+                assert!(
+                    ["counter", "gauge", "histogram", "summary", "untyped"].contains(&ty),
+                    "bad type in {line:?}"
+                );
+                types.insert(name.to_string(), ty.to_string());
+            } else {
+                assert_eq!(kind, "HELP", "bad comment {line:?}");
+            }
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line:?}"));
+        let value: f64 = match value {
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            v => v
+                .parse()
+                .unwrap_or_else(|_| panic!("bad value in {line:?}")),
+        };
+        let (name, labels) = match series.split_once('{') {
+            None => (series, BTreeMap::new()),
+            Some((name, rest)) => {
+                let body = rest.strip_suffix('}').unwrap_or_else(|| panic!("{line:?}"));
+                let mut labels = BTreeMap::new();
+                for pair in body.split("\",").filter(|p| !p.is_empty()) {
+                    let (key, value) = pair.split_once("=\"").unwrap_or_else(|| panic!("{line:?}"));
+                    assert!(valid_name(key), "bad label in {line:?}");
+                    labels.insert(key.to_string(), value.trim_end_matches('"').to_string());
+                }
+                (name, labels)
+            }
+        };
+        assert!(valid_name(name), "bad name in {line:?}");
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| {
+                name.strip_suffix(suffix)
+                    .filter(|f| types.get(*f).is_some_and(|t| t == "histogram"))
+            })
+            .unwrap_or(name);
+        assert!(types.contains_key(family), "{name} has no TYPE line");
+        samples.push(Sample {
+            name: name.to_string(),
+            labels,
+            value,
+        });
+    }
+    samples
+}
+
+/// The sum of the samples named `name` whose labels include `labels`.
+fn total(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
+    samples
+        .iter()
+        .filter(|s| s.name == name)
+        .filter(|s| {
+            labels
+                .iter()
+                .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|s| s.value)
+        .sum()
+}
+
+fn has(samples: &[Sample], name: &str) -> bool {
+    samples.iter().any(|s| s.name == name)
+}
+
+/// GETs `path` from a status server; returns the body of a 200 answer.
+fn http_get(address: SocketAddr, path: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
+    body.to_string()
+}
+
+fn scrape(address: SocketAddr) -> Vec<Sample> {
+    parse_metrics(&http_get(address, "/metrics"))
+}
+
+/// sysbench's counts of a run: (reads, writes, transactions).
+fn sysbench_counts(output: &str) -> (f64, f64, f64) {
+    let figure = |label: &str| -> f64 {
+        let line = output
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {output}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    (figure("read:"), figure("write:"), figure("transactions:"))
+}
+
+/// Prepares 2 small sysbench tables on `port` and runs oltp_read_write for 3 s.
+fn sysbench_round(port: u16) -> (f64, f64, f64) {
+    sql_at(port, None, "CREATE DATABASE sbtest");
+    let prepare = sysbench_command(port, 2, 500)
+        .args(["oltp_read_write", "prepare"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sysbench_output(prepare, "prepare");
+    let run = sysbench_command(port, 2, 500)
+        .args(["oltp_read_write", "--threads=2", "--time=3", "run"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sysbench_counts(&sysbench_output(run, "run"))
+}
+
+#[test]
+fn the_playground_counts_what_sysbench_did() {
+    let status_port = free_port();
+    let playground = Playground::start_with(&["--status-port", &status_port.to_string()]);
+    let status: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    let before = scrape(status);
+    assert!(has(&before, "strata_sql_statement_duration_seconds_bucket"));
+
+    let (reads, writes, transactions) = sysbench_round(playground.port);
+    assert!(reads > 0.0 && writes > 0.0, "sysbench did nothing");
+    let after = scrape(status);
+    let statements = |kind: &str| {
+        total(
+            &after,
+            "strata_sql_statement_duration_seconds_count",
+            &[("type", kind)],
+        ) - total(
+            &before,
+            "strata_sql_statement_duration_seconds_count",
+            &[("type", kind)],
+        )
+    };
+    // sysbench's reads are SELECTs; its prepare sends none, and only one SELECT the client
+    // may send at connect is not its.
+    let selects = statements("select");
+    assert!(
+        selects >= reads && selects <= reads + 10.0,
+        "{selects} SELECTs counted for sysbench's {reads} reads"
+    );
+    let (updates, deletes, inserts) = (
+        statements("update"),
+        statements("delete"),
+        statements("insert"),
+    );
+    // The prepare inserts rows too (a few multi-row INSERTs).
+    assert!(
+        updates + deletes + inserts >= writes,
+        "{updates} + {deletes} + {inserts} writes counted for sysbench's {writes}"
+    );
+    assert!(statements("commit") >= transactions);
+    let commits = total(&after, "strata_txn_commit_duration_seconds_count", &[])
+        - total(&before, "strata_txn_commit_duration_seconds_count", &[]);
+    assert!(
+        commits >= transactions,
+        "{commits} commits for sysbench's {transactions} transactions"
+    );
+    let written = total(
+        &after,
+        "strata_rocksdb_events_total",
+        &[("counter", "bytes_written")],
+    );
+    assert!(written > 100_000.0, "RocksDB wrote {written} bytes");
+    assert!(total(&after, "process_resident_memory_bytes", &[]) > 10e6);
+    assert!(total(&after, "process_cpu_seconds_total", &[]) > 0.0);
+
+    // SHOW GLOBAL STATUS reads the same counters.
+    let show = sql_at(
+        playground.port,
+        None,
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Com_commit')",
+    );
+    let now = scrape(status);
+    let metric = |kind: &str| {
+        total(
+            &now,
+            "strata_sql_statement_duration_seconds_count",
+            &[("type", kind)],
+        )
+    };
+    assert_eq!(
+        show,
+        format!(
+            "Variable_name\tValue\nCom_commit\t{}\nCom_select\t{}\n",
+            metric("commit"),
+            metric("select")
+        )
+    );
+
+    let json: serde_json::Value = serde_json::from_str(&http_get(status, "/status")).unwrap();
+    assert_eq!(json["role"], "playground");
+    assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
+    assert!(!json["git_hash"].as_str().unwrap().is_empty());
+}
+
+/// The first of `n` consecutive free loopback ports whose ports `offset` above are free too
+/// (the default status ports of the roles on them).
+fn free_ports_with_status(n: u16, offset: u16) -> u16 {
+    let free = |port: u16| TcpListener::bind(("127.0.0.1", port)).is_ok();
+    for _ in 0..200 {
+        let first = free_port();
+        let all = (0..n).all(|i| {
+            first.checked_add(offset + i).is_some_and(free)
+                && (i == 0 || first.checked_add(i).is_some_and(free))
+        });
+        if all {
+            return first;
+        }
+    }
+    panic!("no {n} free ports with free status ports");
+}
+
+#[test]
+fn every_role_of_a_cluster_shows_its_metrics() {
+    let temp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let status_port = free_port();
+    let mut playground = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["playground", "--kv", "3", "--sql", "1"])
+        .args(["--block-cache-mib", "64"])
+        .args(["--port", &port.to_string()])
+        .args(["--status-port", &status_port.to_string()])
+        .args(["--pd-port", &free_ports_with_status(1, 100).to_string()])
+        .args(["--kv-port", &free_ports_with_status(3, 20).to_string()])
+        .arg("--data-dir")
+        .arg(temp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Stop(std::process::Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.0.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.0.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stdout = playground.stdout.take().unwrap();
+    let _stop = Stop(playground);
+    // The banner lists each role with its status address once they all listen.
+    let banner = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let done = line.starts_with("connect with");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !banner.is_finished() {
+        assert!(Instant::now() < deadline, "no banner from the playground");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lines = banner.join().unwrap();
+    let status_of = |role: &str| -> SocketAddr {
+        let line = lines
+            .iter()
+            .find(|l| l.trim_start().starts_with(&format!("{role} ")))
+            .unwrap_or_else(|| panic!("{role} missing from {lines:?}"));
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("{role} has no status port: {line}"));
+        url.trim_start_matches("http://")
+            .trim_end_matches("/metrics")
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(status_of("sql1").port(), status_port);
+
+    let (reads, writes, _) = sysbench_round(port);
+    assert!(reads > 0.0 && writes > 0.0, "sysbench did nothing");
+
+    let sql = scrape(status_of("sql1"));
+    let selects = total(
+        &sql,
+        "strata_sql_statement_duration_seconds_count",
+        &[("type", "select")],
+    );
+    assert!(selects >= reads, "{selects} SELECTs for {reads} reads");
+    assert!(total(&sql, "strata_txn_tso_wait_seconds_count", &[]) > 0.0);
+
+    let pd = scrape(status_of("pd"));
+    assert_eq!(total(&pd, "strata_pd_leader", &[]), 1.0);
+    assert_eq!(total(&pd, "strata_pd_stores", &[("state", "up")]), 3.0);
+    assert!(total(&pd, "strata_pd_regions", &[]) >= 1.0);
+    assert!(total(&pd, "strata_pd_tso_requests_total", &[]) > 0.0);
+    assert!(total(&pd, "strata_pd_region_leaders", &[]) >= 1.0);
+
+    let (mut prewrites, mut reads_served, mut leaders) = (0.0, 0.0, 0.0);
+    for kv in ["kv1", "kv2", "kv3"] {
+        let samples = scrape(status_of(kv));
+        // Every replica logs and applies the writes.
+        assert!(total(&samples, "strata_raft_regions", &[]) >= 1.0, "{kv}");
+        assert!(
+            total(&samples, "raft_engine_write_duration_seconds_count", &[]) > 0.0,
+            "{kv} wrote no Raft log"
+        );
+        assert!(
+            total(
+                &samples,
+                "strata_rocksdb_events_total",
+                &[("counter", "bytes_written")]
+            ) > 0.0,
+            "{kv} applied nothing"
+        );
+        assert!(
+            total(&samples, "strata_raft_messages_sent_total", &[]) > 0.0,
+            "{kv}"
+        );
+        prewrites += total(
+            &samples,
+            "strata_kv_command_duration_seconds_count",
+            &[("command", "prewrite")],
+        );
+        reads_served += total(
+            &samples,
+            "strata_kv_command_duration_seconds_count",
+            &[("command", "get")],
+        ) + total(
+            &samples,
+            "strata_kv_command_duration_seconds_count",
+            &[("command", "batch_get")],
+        ) + total(
+            &samples,
+            "strata_kv_command_duration_seconds_count",
+            &[("command", "scan")],
+        ) + total(
+            &samples,
+            "strata_kv_command_duration_seconds_count",
+            &[("command", "batch_scan")],
+        );
+        leaders += total(&samples, "strata_raft_leaders", &[]);
+    }
+    assert!(
+        prewrites >= writes / 4.0,
+        "{prewrites} prewrites for {writes} writes"
+    );
+    assert!(reads_served > 0.0);
+    assert!(leaders >= 1.0);
+}
