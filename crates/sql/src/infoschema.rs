@@ -1,7 +1,7 @@
 //! `information_schema`: read-only tables computed from the catalog when a statement is
 //! planned (TABLES, SCHEMATA, COLUMNS, and the keys: STATISTICS, KEY_COLUMN_USAGE,
 //! TABLE_CONSTRAINTS, REFERENTIAL_CONSTRAINTS), so clients, tools and ORMs can ask for schema
-//! and sizes with plain SELECTs.
+//! and sizes with plain SELECTs; and SLOW_QUERY, read from the slow log file.
 //!
 //! Sizes in TABLES come from the statistics ANALYZE TABLE collects: TABLE_ROWS is the row
 //! count, DATA_LENGTH and INDEX_LENGTH the encoded bytes (keys and values) of the rows and of
@@ -75,6 +75,7 @@ pub fn table(schema: &Schema, name: &str) -> Result<(Arc<TableDef>, MemoryRows)>
         "ROUTINES" => (ROUTINES_COLUMNS, Vec::new()),
         // Foreign keys are accepted and not kept (CREATE TABLE ignores them): none to list.
         "REFERENTIAL_CONSTRAINTS" => (REFERENTIAL_CONSTRAINTS_COLUMNS, Vec::new()),
+        "SLOW_QUERY" => (SLOW_QUERY_COLUMNS, crate::slowlog::rows()),
         _ => return Err(error::unknown_table(NAME, name)),
     };
     let columns = columns
@@ -106,11 +107,12 @@ pub(crate) fn named_table(
     Some((db, table, alias.as_ref().map(|a| a.name.value.clone())))
 }
 
-/// The type of a computed column: text or an unsigned number.
+/// The type of a computed column: text, an unsigned number or a DOUBLE.
 #[derive(Clone, Copy)]
 pub(crate) enum Kind {
     Text,
     Int,
+    Double,
 }
 
 impl Kind {
@@ -124,9 +126,24 @@ impl Kind {
                 unsigned: true,
                 ..SqlType::new(TypeKind::BigInt)
             },
+            Kind::Double => SqlType::new(TypeKind::Double),
         }
     }
 }
+
+/// The slow log's entries ([`crate::slowlog::COLUMNS`]).
+const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[
+    ("Time", Kind::Text),
+    ("User", Kind::Text),
+    ("Host", Kind::Text),
+    ("Conn_ID", Kind::Int),
+    ("Query_time", Kind::Double),
+    ("Rows_sent", Kind::Int),
+    ("Rows_affected", Kind::Int),
+    ("DB", Kind::Text),
+    ("Succ", Kind::Int),
+    ("Query", Kind::Text),
+];
 
 const TABLES_COLUMNS: &[(&str, Kind)] = &[
     ("TABLE_CATALOG", Kind::Text),

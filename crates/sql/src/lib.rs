@@ -79,6 +79,7 @@ mod rows;
 mod schema_sync;
 mod session;
 mod show;
+pub mod slowlog;
 pub mod types;
 mod vars;
 mod view;

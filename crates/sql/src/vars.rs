@@ -11,7 +11,14 @@ pub const MAX_CONNECTIONS_DEFAULT: usize = 1024;
 /// The largest `max_connections` (MySQL's bound).
 const MAX_CONNECTIONS_MAX: i64 = 100_000;
 /// Variables that only `SET GLOBAL` may change (1229 otherwise).
-const GLOBAL_ONLY: &[&str] = &["max_connections", "require_secure_transport"];
+const GLOBAL_ONLY: &[&str] = &[
+    "max_connections",
+    "require_secure_transport",
+    "slow_query_log",
+    "slow_query_log_file",
+];
+/// Default `long_query_time`, in seconds: TiDB's slow-log threshold (MySQL's is 10).
+pub const LONG_QUERY_TIME_S_DEFAULT: f64 = 0.3;
 /// Default `max_prepared_stmt_count` (per session here).
 pub const MAX_PREPARED_STMT_COUNT_DEFAULT: i64 = 1_048_576;
 
@@ -49,6 +56,7 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("innodb_lock_wait_timeout", i(LOCK_WAIT_TIMEOUT_S_DEFAULT)),
         ("interactive_timeout", i(28800)),
         ("license", s("Apache License 2.0")),
+        ("long_query_time", Datum::Float(LONG_QUERY_TIME_S_DEFAULT)),
         ("lower_case_table_names", i(2)),
         ("max_allowed_packet", i(67_108_864)),
         ("max_connections", i(MAX_CONNECTIONS_DEFAULT as i64)),
@@ -66,6 +74,10 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         // string, which drivers that prefer a Unix socket on loopback (the Rust `mysql` and
         // `mysql_async` crates ask for `@@socket`) read as "stay on TCP"; NULL made them panic.
         ("socket", s("")),
+        // On by default, as TiDB's (MySQL's is off); the file is the process's
+        // (`crate::slowlog`), read there.
+        ("slow_query_log", i(1)),
+        ("slow_query_log_file", s("")),
         ("require_secure_transport", i(0)),
         ("sql_auto_is_null", i(0)),
         ("sql_quote_show_create", i(1)),
@@ -144,6 +156,7 @@ pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
             | "tx_read_only"
             | "require_secure_transport"
             | "transaction_read_only"
+            | "slow_query_log"
     );
     if boolean {
         let text =
@@ -164,6 +177,10 @@ pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
             }
             _ => None,
         };
+    }
+    if name == "long_query_time" {
+        let seconds = crate::types::to_f64(&value)?;
+        return Some(Datum::Float(seconds.max(0.0)));
     }
     if name == "tidb_txn_mode" {
         let text =

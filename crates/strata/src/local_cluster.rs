@@ -327,6 +327,10 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
                 address.port().to_string(),
                 "--max-connections".into(),
                 args.max_connections.to_string(),
+                "--slow-query-log-file".into(),
+                logs.join(format!("sql{}-slow.log", i + 1))
+                    .display()
+                    .to_string(),
             ]
             .into_iter()
             .chain(

@@ -119,6 +119,7 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(mib) = args.memory_limit_mib {
         sql.set_memory_limit(mib << 20);
     }
+    sql.set_slow_log_file(&args.data_dir.join("slow.log"));
     let gc_config = strata_kv::gc::GcConfig::default();
     engine.set_garbage_filter(storage.garbage_filter());
     let gc = strata_kv::gc::GcWorker::start(

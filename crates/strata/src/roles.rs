@@ -284,6 +284,10 @@ pub struct ServerArgs {
     /// MySQL port + 6080 (10080, as TiDB's); 0: none.
     #[arg(long)]
     pub status_port: Option<u16>,
+    /// The slow query log (`slow_query_log_file`): statements that took `long_query_time`
+    /// (0.3 s by default) or longer.
+    #[arg(long, default_value = "strata-slow.log")]
+    pub slow_query_log_file: PathBuf,
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
@@ -457,6 +461,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(mib) = args.memory_limit_mib {
         sql.set_memory_limit(mib << 20);
     }
+    sql.set_slow_log_file(&args.slow_query_log_file);
     report_snapshots(pd_for_reports, client.clone());
     strata_txn::metrics::init();
     status::start("SQL node", args.host, status_port, Vec::new())?;

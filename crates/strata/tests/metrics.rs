@@ -398,3 +398,80 @@ fn every_role_of_a_cluster_shows_its_metrics() {
     assert!(reads_served > 0.0);
     assert!(leaders >= 1.0);
 }
+
+#[test]
+fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
+    let playground = Playground::start();
+    let log = playground.data_dir.join("slow.log");
+    sql_at(
+        playground.port,
+        None,
+        "CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY)",
+    );
+    // The default threshold is 300 ms: the sleep is logged, the rest is not.
+    sql_at(
+        playground.port,
+        Some("shop"),
+        "SELECT SLEEP(0.35) AS slept; SELECT COUNT(*) FROM t; INSERT INTO t VALUES (1)",
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("# Time: ").count(), 1, "{text}");
+    assert!(text.contains("use shop;\n"), "{text}");
+    assert!(text.contains("\nSELECT SLEEP(0.35) AS slept;"), "{text}");
+
+    // A session's own threshold; a global switch turns logging off for everyone.
+    sql_at(
+        playground.port,
+        Some("shop"),
+        "SET SESSION long_query_time = 0; SELECT id FROM t WHERE id = 1",
+    );
+    sql_at(
+        playground.port,
+        None,
+        "SET GLOBAL slow_query_log = OFF; SELECT SLEEP(0.35) AS unlogged",
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("\nSELECT id FROM t WHERE id = 1;"), "{text}");
+    assert!(!text.contains("unlogged"), "{text}");
+    sql_at(playground.port, None, "SET GLOBAL slow_query_log = ON");
+
+    // pt-query-digest reads the file: the sleep with its time and database.
+    let digest = Command::new("pt-query-digest")
+        .args(["--output", "json", "--no-version-check"])
+        .arg(&log)
+        .output()
+        .expect("pt-query-digest (percona-toolkit, installed by scripts/test.sh)");
+    assert!(digest.status.success(), "{digest:?}");
+    let report: serde_json::Value = serde_json::from_slice(&digest.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&digest.stdout)));
+    let classes = report["classes"].as_array().unwrap();
+    let sleep = classes
+        .iter()
+        .find(|c| {
+            c["fingerprint"]
+                .as_str()
+                .unwrap()
+                .starts_with("select sleep(?)")
+        })
+        .unwrap_or_else(|| panic!("no sleep among {classes:?}"));
+    assert_eq!(sleep["query_count"], 1);
+    let took: f64 = sleep["metrics"]["Query_time"]["max"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0.35..2.0).contains(&took), "{took}");
+    assert_eq!(sleep["metrics"]["db"]["value"], "shop");
+
+    // And information_schema.SLOW_QUERY over it.
+    let rows = sql_at(
+        playground.port,
+        None,
+        "SELECT DB, Succ, Query_time >= 0.35, Query, User FROM information_schema.SLOW_QUERY \
+         WHERE Query LIKE 'SELECT SLEEP%'",
+    );
+    assert_eq!(
+        rows,
+        "DB\tSucc\tQuery_time >= 0.35\tQuery\tUser\nshop\t1\t1\tSELECT SLEEP(0.35) AS slept;\troot\n"
+    );
+}

@@ -111,6 +111,8 @@ pub struct Session {
     extras: parser::Extras,
     /// This session's statements by type (`SHOW SESSION STATUS`).
     counts: crate::metrics::SessionCounts,
+    /// The slow log threshold as last read.
+    slow: SlowSetting,
     row_count: i64,
     process: Arc<Process>,
 }
@@ -205,6 +207,13 @@ impl SessionEnv for Env<'_> {
     }
 }
 
+/// A session's slow-log threshold, and the version of the global variables it was read at.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SlowSetting {
+    version: Option<u64>,
+    threshold: Option<std::time::Duration>,
+}
+
 fn ok(affected_rows: u64, last_insert_id: u64) -> Output {
     Output::Ok {
         affected_rows,
@@ -252,7 +261,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_counted(statement, &[], None, None);
+            let result = self.run_counted(statement, &text, &[], None, None);
             let failed = result.is_err();
             outputs.push(result);
             if failed {
@@ -263,11 +272,13 @@ impl Session {
         outputs
     }
 
-    /// [`Session::run_statement`], counted by type with its duration and outcome.
+    /// [`Session::run_statement`], counted by type with its duration and outcome, and
+    /// written to the slow log (as `text`) when it took `long_query_time` or longer.
     // Hot path: every statement.
     fn run_counted(
         &mut self,
         statement: &statement::Statement,
+        text: &str,
         params: &[Datum],
         cache: Option<&mut Option<CachedPlan>>,
         needs: Option<&mut access::CachedNeeds>,
@@ -278,8 +289,58 @@ impl Session {
         self.counts.add(kind);
         let started = std::time::Instant::now();
         let result = self.run_statement(statement, params, cache, needs);
-        crate::metrics::statement_done(kind, started.elapsed(), result.is_err());
+        let took = started.elapsed();
+        crate::metrics::statement_done(kind, took, result.is_err());
+        if kind == crate::metrics::StatementKind::Set {
+            // It may have changed long_query_time.
+            self.slow = SlowSetting::default();
+        }
+        if self
+            .slow_threshold()
+            .is_some_and(|threshold| took >= threshold)
+        {
+            self.log_slow(text, took, &result);
+        }
         result
+    }
+
+    /// The session's slow-log threshold (None: not logging), read again after any SET
+    /// GLOBAL or a SET of this session.
+    fn slow_threshold(&mut self) -> Option<std::time::Duration> {
+        let version = self.server.globals_version();
+        if self.slow.version != Some(version) {
+            let on = self
+                .variable_i64("slow_query_log")
+                .is_some_and(|on| on != 0);
+            let seconds = self
+                .variable("long_query_time")
+                .and_then(|d| crate::types::to_f64(&d))
+                .unwrap_or(vars::LONG_QUERY_TIME_S_DEFAULT);
+            self.slow = SlowSetting {
+                version: Some(version),
+                threshold: on.then(|| std::time::Duration::from_secs_f64(seconds.max(0.0))),
+            };
+        }
+        self.slow.threshold
+    }
+
+    fn log_slow(&self, text: &str, took: std::time::Duration, result: &Result<Output>) {
+        let (rows_sent, rows_affected) = match result {
+            Ok(Output::ResultSet { rows, .. }) => (rows.len() as u64, 0),
+            Ok(Output::Ok { affected_rows, .. }) => (0, *affected_rows),
+            _ => (0, 0),
+        };
+        crate::slowlog::write(&crate::slowlog::Entry {
+            user: self.process.user(),
+            host: self.process.host(),
+            connection_id: self.process.id(),
+            database: self.database.as_deref(),
+            took,
+            rows_sent,
+            rows_affected,
+            succeeded: result.is_ok(),
+            query: text,
+        });
     }
 
     /// This session's statements by type.
@@ -431,7 +492,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_counted(statement, &params, Some(plan), Some(needs));
+            let result = self.run_counted(statement, text, &params, Some(plan), Some(needs));
             self.process.end_statement();
             result
         };
@@ -622,6 +683,10 @@ impl Session {
         if name == "warning_count" || name == "error_count" {
             return Some(Datum::Int(0));
         }
+        if name == "slow_query_log_file" {
+            let file = crate::slowlog::file().map(|f| f.display().to_string());
+            return Some(Datum::Bytes(file.unwrap_or_default().into_bytes()));
+        }
         if let Some(v) = self.vars.get(name) {
             return Some(v.clone());
         }
@@ -684,9 +749,20 @@ impl Session {
         } else {
             aliases.iter().map(|s| s.to_string()).collect()
         };
+        if global && names.iter().any(|n| n == "slow_query_log_file") {
+            let path = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).into_owned();
+            if path.is_empty() {
+                return Err(error::wrong_value_for_variable(
+                    "slow_query_log_file",
+                    &path,
+                ));
+            }
+            crate::slowlog::set_file(std::path::Path::new(&path));
+        }
         for n in names {
             if global {
                 self.server.globals.write().insert(n, value.clone());
+                self.server.globals_changed();
             } else {
                 self.vars.insert(n, value.clone());
             }

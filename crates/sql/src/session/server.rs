@@ -27,6 +27,8 @@ pub struct SqlServer {
     pub(super) processes: ProcessList,
     /// Failed logins of accounts with FAILED_LOGIN_ATTEMPTS.
     failed_logins: account::FailedLogins,
+    /// Bumped by every SET GLOBAL, so sessions read again what they keep of the globals.
+    globals_version: std::sync::atomic::AtomicU64,
 }
 
 impl SqlServer {
@@ -40,7 +42,24 @@ impl SqlServer {
             globals: RwLock::new(HashMap::new()),
             processes: ProcessList::default(),
             failed_logins: account::FailedLogins::default(),
+            globals_version: std::sync::atomic::AtomicU64::new(0),
         }))
+    }
+
+    /// The version of the global variables (see `globals_version`).
+    pub(super) fn globals_version(&self) -> u64 {
+        self.globals_version
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(super) fn globals_changed(&self) {
+        self.globals_version
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Makes `path` the slow log file of this process (`slow_query_log_file`).
+    pub fn set_slow_log_file(&self, path: &std::path::Path) {
+        crate::slowlog::set_file(path);
     }
 
     /// Starts a thread that picks up schema changes made by other SQL nodes of the cluster
@@ -165,6 +184,7 @@ impl SqlServer {
             found_rows: 0,
             extras: parser::Extras::default(),
             counts: Default::default(),
+            slow: Default::default(),
             row_count: -1,
             process: self.processes.register(client, database),
         })
