@@ -468,26 +468,7 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
         .spawn()
         .unwrap();
     // The banner lists every role once they all listen.
-    let stdout = playground.stdout.take().unwrap();
-    let banner = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut lines = Vec::new();
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            let done = line.starts_with("connect with");
-            lines.push(line);
-            if done {
-                break;
-            }
-        }
-        lines
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !banner.is_finished() {
-        assert!(Instant::now() < deadline, "no banner from the playground");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let lines = banner.join().unwrap();
+    let lines = common::playground_banner(playground.stdout.take().unwrap());
     for role in ["pd", "kv1", "kv2", "kv3", "sql1", "sql2"] {
         assert!(
             lines.iter().any(|l| l.trim_start().starts_with(role)),

@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -293,24 +293,7 @@ fn every_role_of_a_cluster_shows_its_metrics() {
     let stdout = playground.stdout.take().unwrap();
     let _stop = Stop(playground);
     // The banner lists each role with its status address once they all listen.
-    let banner = std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            let done = line.starts_with("connect with");
-            lines.push(line);
-            if done {
-                break;
-            }
-        }
-        lines
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !banner.is_finished() {
-        assert!(Instant::now() < deadline, "no banner from the playground");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let lines = banner.join().unwrap();
+    let lines = common::playground_banner(stdout);
     let status_of = |role: &str| -> SocketAddr {
         let line = lines
             .iter()

@@ -86,6 +86,30 @@ pub fn assert_sbtest_rows(ports: &[u16], rows: u32) {
     }
 }
 
+/// The lines a local-cluster playground prints up to its `connect with` line (the table of
+/// its roles), read from its `stdout` within 120 s.
+pub fn playground_banner(stdout: std::process::ChildStdout) -> Vec<String> {
+    let banner = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut lines = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let done = line.starts_with("connect with");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !banner.is_finished() {
+        assert!(Instant::now() < deadline, "no banner from the playground");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    banner.join().unwrap()
+}
+
 /// Picks a free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
