@@ -537,6 +537,20 @@ impl PdClient {
         Ok(response.region.is_some().then_some(response))
     }
 
+    /// Asks that region `region_id`'s leader move to its peer on store `to_store_id`; the
+    /// leader is told on its next heartbeat (within a second), and the move lapses when it
+    /// cannot be made.
+    pub fn transfer_leader(&self, region_id: u64, to_store_id: u64) -> Result<(), PdError> {
+        self.call(|mut c| async move {
+            c.transfer_leader(pb::TransferLeaderRequest {
+                region_id,
+                to_store_id,
+            })
+            .await
+        })?;
+        Ok(())
+    }
+
     /// Regions overlapping `[start, end)` (empty end: to the end of the key space).
     pub fn scan_regions(
         &self,

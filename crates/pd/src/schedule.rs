@@ -11,6 +11,9 @@
 //! region. A move it ordered counts for its target store for [`TRANSFER_PENDING`] (until
 //! heartbeats confirm it), so that the regions of one busy store reporting in the same second
 //! do not all move at once; a region is not moved again within [`TRANSFER_COOLDOWN`].
+//! A move asked for by an operator ([`LeaderBalancer::request`], pd-ctl's transfer-leader) is
+//! ordered at the region's next heartbeat whatever the balance, and lapses after
+//! [`TRANSFER_PENDING`].
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -99,9 +102,41 @@ pub const TRANSFER_COOLDOWN: Duration = Duration::from_secs(10);
 pub struct LeaderBalancer {
     pending: HashMap<u64, (u64, Instant)>,
     moved_at: HashMap<u64, Instant>,
+    /// Moves asked for by an operator: region -> (target store, when asked).
+    requested: HashMap<u64, (u64, Instant)>,
 }
 
 impl LeaderBalancer {
+    /// Orders `region`'s leader to `to_store` at the region's next heartbeat.
+    pub fn request(&mut self, region: u64, to_store: u64) {
+        let now = Instant::now();
+        self.requested
+            .retain(|_, (_, at)| now.duration_since(*at) < TRANSFER_PENDING);
+        self.requested.insert(region, (to_store, now));
+    }
+
+    /// The store an operator asked `region`'s leader, on `leader_store`, to move to, if that
+    /// store holds a peer of the region and is up (the request is used up either way).
+    pub fn requested(
+        &mut self,
+        region: &RegionRecord,
+        leader_store: u64,
+        up: &HashSet<u64>,
+    ) -> Option<u64> {
+        let (target, at) = self.requested.remove(&region.id)?;
+        let now = Instant::now();
+        let valid = now.duration_since(at) < TRANSFER_PENDING
+            && target != leader_store
+            && up.contains(&target)
+            && region.peers.iter().any(|p| p.store_id == target);
+        if !valid {
+            return None;
+        }
+        self.pending.insert(region.id, (target, now));
+        self.moved_at.insert(region.id, now);
+        Some(target)
+    }
+
     /// Whether `region`'s leader, on `leader_store`, should move, and to which store.
     /// `leader_stores` maps every region with a known leader to its leader's store; `up` are
     /// the stores that heartbeat.

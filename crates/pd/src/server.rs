@@ -453,10 +453,8 @@ impl PdService {
     }
 
     /// The store `region`'s leader should move to, if leaders are out of balance.
+    /// A move an operator asked for goes first, at once.
     fn balance(&self, region_id: u64, leader_peer_id: u64) -> Option<u64> {
-        if self.leader_since.lock().elapsed() < BALANCE_GRACE {
-            return None;
-        }
         let meta = self.meta();
         let region = meta.region_by_id(region_id)?;
         let leader_store = region
@@ -464,7 +462,6 @@ impl PdService {
             .iter()
             .find(|p| p.id == leader_peer_id)?
             .store_id;
-        let leader_stores = self.leader_stores(&meta);
         let up: std::collections::HashSet<u64> = self
             .liveness
             .lock()
@@ -472,9 +469,15 @@ impl PdService {
             .filter(|(_, l)| l.last_heartbeat.elapsed() < STORE_UP_WITHIN)
             .map(|(&id, _)| id)
             .collect();
-        self.balancer
-            .lock()
-            .decide(region, leader_store, &leader_stores, &up)
+        let mut balancer = self.balancer.lock();
+        if let Some(target) = balancer.requested(region, leader_store, &up) {
+            return Some(target);
+        }
+        if self.leader_since.lock().elapsed() < BALANCE_GRACE {
+            return None;
+        }
+        let leader_stores = self.leader_stores(&meta);
+        balancer.decide(region, leader_store, &leader_stores, &up)
     }
 }
 
@@ -842,6 +845,32 @@ impl pd_server::Pd for Handler {
             .lock()
             .report(r.sql_node, oldest, Instant::now());
         Ok(Response::new(pb::ReportSnapshotsResponse {}))
+    }
+
+    async fn transfer_leader(
+        &self,
+        request: Request<pb::TransferLeaderRequest>,
+    ) -> Result<Response<pb::TransferLeaderResponse>, Status> {
+        let r = request.into_inner();
+        self.0.lead()?;
+        let known = self
+            .0
+            .meta()
+            .region_by_id(r.region_id)
+            .is_some_and(|region| region.peers.iter().any(|p| p.store_id == r.to_store_id));
+        if !known {
+            return Err(Status::not_found(format!(
+                "region {} has no peer on store {}",
+                r.region_id, r.to_store_id
+            )));
+        }
+        info!(
+            region = r.region_id,
+            to_store = r.to_store_id,
+            "leader transfer asked for"
+        );
+        self.0.balancer.lock().request(r.region_id, r.to_store_id);
+        Ok(Response::new(pb::TransferLeaderResponse {}))
     }
 
     async fn advance_gc_safe_point(
