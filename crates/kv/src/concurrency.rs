@@ -17,7 +17,9 @@
 //! registered first, and the reader waits for the write when it would be visible.
 //!
 //! Pessimistic locks live only here, not on disk: on one node every transaction dies with its
-//! process, so a lock that outlives a crash would only block. Readers ignore them.
+//! process, so a lock that outlives a crash would only block. Readers ignore them. A leader
+//! that hands a region to another replica first stops granting locks in its range and hands
+//! over the ones it holds ([`ConcurrencyManager::hand_over`]).
 //!
 //! Each latch slot also keeps a *write floor*: a timestamp at or above every commit or
 //! rollback record written since this node started leading to a key of the slot. Records are
@@ -53,6 +55,20 @@ impl PessimisticLock {
     }
 }
 
+/// Why [`ConcurrencyManager::try_lock_all`] locked nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockRefused {
+    /// Another transaction holds one of the keys.
+    Held(PessimisticLock),
+    /// One of the keys is being handed to a new leader: ask it.
+    HandingOver,
+}
+
+/// How long a range handed to a new leader grants no locks here; past it (the transfer
+/// failed, which Raft decides within an election timeout of a second, and this node still
+/// leads) it grants them again.
+pub const HANDOVER_FREEZE: Duration = Duration::from_secs(2);
+
 /// Why a key cannot be locked now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaitOutcome {
@@ -68,6 +84,9 @@ pub struct ConcurrencyManager {
     committing: Mutex<BTreeMap<Key, (Timestamp, Timestamp)>>,
     committed: Condvar,
     pessimistic: Mutex<HashMap<Key, PessimisticLock>>,
+    /// Ranges `[start, end)` (`end` empty: unbounded) being handed to a new leader, until
+    /// when. Taken only while holding `pessimistic`.
+    handing_over: Mutex<Vec<(Key, Key, Instant)>>,
     released: Condvar,
     /// Which transaction waits for which, among the lock waits served here.
     waits_for: Mutex<WaitForGraph>,
@@ -90,6 +109,7 @@ impl Default for ConcurrencyManager {
             committing: Mutex::new(BTreeMap::new()),
             committed: Condvar::new(),
             pessimistic: Mutex::new(HashMap::new()),
+            handing_over: Mutex::new(Vec::new()),
             released: Condvar::new(),
             waits_for: Mutex::new(WaitForGraph::default()),
             latches: (0..LATCH_SLOTS).map(|_| Mutex::new(())).collect(),
@@ -246,16 +266,25 @@ impl ConcurrencyManager {
 
     /// Locks every key for one transaction, or returns the first other holder found without
     /// locking any. Callers hold the keys' latches.
-    pub fn try_lock_all(
-        &self,
-        keys: &[Key],
-        lock: &PessimisticLock,
-    ) -> Result<(), PessimisticLock> {
+    pub fn try_lock_all(&self, keys: &[Key], lock: &PessimisticLock) -> Result<(), LockRefused> {
         let mut table = self.pessimistic.lock();
         for key in keys {
             if let Some(holder) = table.get(key) {
                 if holder.start_ts != lock.start_ts {
-                    return Err(holder.clone());
+                    return Err(LockRefused::Held(holder.clone()));
+                }
+            }
+        }
+        {
+            let mut frozen = self.handing_over.lock();
+            if !frozen.is_empty() {
+                let now = Instant::now();
+                frozen.retain(|(_, _, until)| *until > now);
+                if keys
+                    .iter()
+                    .any(|k| frozen.iter().any(|(start, end, _)| in_range(k, start, end)))
+                {
+                    return Err(LockRefused::HandingOver);
                 }
             }
         }
@@ -268,16 +297,46 @@ impl ConcurrencyManager {
     /// Drops every pessimistic lock on a key in `[start, end)` (`end` empty: no upper bound)
     /// and wakes their waiters. A replica that starts leading a region calls it: locks it
     /// remembers from an earlier term are stale, their holders talk to other leaders since.
+    /// The range grants locks again if it was being handed over.
     pub fn forget_pessimistic_locks(&self, start: &[u8], end: &[u8]) {
         let mut table = self.pessimistic.lock();
         let before = table.len();
-        table.retain(|key, _| {
-            !(key.as_slice() >= start && (end.is_empty() || key.as_slice() < end))
-        });
+        table.retain(|key, _| !in_range(key, start, end));
+        self.handing_over
+            .lock()
+            .retain(|(s, e, _)| !(s.as_slice() == start && e.as_slice() == end));
         let released = table.len() != before;
         drop(table);
         if released {
             self.released.notify_all();
+        }
+    }
+
+    /// Stops granting locks on keys in `[start, end)` for [`HANDOVER_FREEZE`] and returns the
+    /// locks held there, for a new leader of the range: from now on every lock of the range
+    /// is in what this returns, and its waiters here wake to ask the new leader.
+    pub fn hand_over(&self, start: &[u8], end: &[u8]) -> Vec<(Key, PessimisticLock)> {
+        let table = self.pessimistic.lock();
+        self.handing_over.lock().push((
+            start.to_vec(),
+            end.to_vec(),
+            Instant::now() + HANDOVER_FREEZE,
+        ));
+        let locks = table
+            .iter()
+            .filter(|(key, _)| in_range(key, start, end))
+            .map(|(key, lock)| (key.clone(), lock.clone()))
+            .collect();
+        drop(table);
+        self.released.notify_all();
+        locks
+    }
+
+    /// Takes the locks a former leader handed over, on keys no other transaction locks here.
+    pub fn take_handed_over(&self, locks: impl IntoIterator<Item = (Key, PessimisticLock)>) {
+        let mut table = self.pessimistic.lock();
+        for (key, lock) in locks {
+            table.entry(key).or_insert(lock);
         }
     }
 
@@ -327,6 +386,11 @@ impl ConcurrencyManager {
         self.waits_for.lock().remove(waiter);
         outcome
     }
+}
+
+/// Whether `key` lies in `[start, end)` (`end` empty: no upper bound).
+fn in_range(key: &[u8], start: &[u8], end: &[u8]) -> bool {
+    key >= start && (end.is_empty() || key < end)
 }
 
 /// Whether a commit at or below `ts` is in flight on a key in `[start, end)` (`end` absent:

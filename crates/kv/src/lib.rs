@@ -15,12 +15,16 @@
 //!   snapshot never changes under a reader (see [`concurrency`]).
 //! - Two writers of one key are serialized by latches between their check and their write.
 //!
+//! - A pessimistic lock granted by a leader is held by the next leader too when leadership is
+//!   transferred (see [`handover`]).
+//!
 //! Not here: regions and Raft (the raftstore puts them under this layer in a cluster), and
 //! timestamps (the transaction client brings them).
 
 pub mod concurrency;
 pub mod gc;
 pub mod gc_filter;
+pub mod handover;
 pub mod mvcc;
 pub mod reader;
 mod storage;

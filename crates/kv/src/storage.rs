@@ -15,7 +15,7 @@ use strata_kvapi::{
 };
 use strata_types::{Key, Timestamp, Value};
 
-use crate::concurrency::{ConcurrencyManager, PessimisticLock, WaitOutcome};
+use crate::concurrency::{ConcurrencyManager, LockRefused, PessimisticLock, WaitOutcome};
 use crate::mvcc::{self, AsyncCommit, Lock, LockKind, Write, WriteKind, SHORT_VALUE_MAX_BYTES};
 use crate::reader::{storage, MvccReader};
 
@@ -114,13 +114,35 @@ impl Storage {
     /// replica led them (or, on a single node, after a restart): one-phase commits start above
     /// `now` (a fresh timestamp, above any read the previous leader served), writes may trust
     /// the write floors from `now` on, and in-memory pessimistic locks of earlier terms are
-    /// dropped unless `locks` says they are current.
-    pub fn start_leading(&self, start: &[u8], end: &[u8], now: Timestamp, locks: LeaderLocks) {
+    /// dropped unless `locks` says they are current; then the locks that the leader of the
+    /// term before `term` handed over ([`Storage::hand_over`]) are taken.
+    pub fn start_leading(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        now: Timestamp,
+        term: u64,
+        locks: LeaderLocks,
+    ) {
         self.raise_max_read_ts(now);
         self.cm.raise_write_floors(now);
         if locks == LeaderLocks::Forget {
             self.cm.forget_pessimistic_locks(start, end);
+            match crate::handover::take(&*self.engine, start, end, term) {
+                Ok(handed) => self.cm.take_handed_over(handed),
+                Err(e) => {
+                    tracing::warn!(%e, "the locks the former leader handed over are unreadable")
+                }
+            }
         }
+    }
+
+    /// Before this node, leading `[start, end)` in `term`, transfers the leadership to another
+    /// replica: stops granting pessimistic locks there and returns the write, to propose ahead
+    /// of the transfer, that hands the locks held there to the next leader (see
+    /// [`crate::handover`]).
+    pub fn hand_over(&self, start: &[u8], end: &[u8], term: u64) -> WriteBatch {
+        crate::handover::hand_over(&self.cm, start, end, term)
     }
 
     /// Refuses from now on every snapshot below `safe_point`. Called before versions below it
@@ -795,7 +817,12 @@ impl Storage {
                 }
                 match self.cm.try_lock_all(&request.keys, &lock) {
                     Ok(()) => return Ok(()),
-                    Err(holder) => holder,
+                    Err(LockRefused::Held(holder)) => holder,
+                    Err(LockRefused::HandingOver) => {
+                        return Err(KvError::Unavailable(
+                            "the keys' locks are being handed to a new leader".into(),
+                        ))
+                    }
                 }
             };
             let key = request

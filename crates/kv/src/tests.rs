@@ -15,7 +15,7 @@ use crate::{LeaderLocks, Storage};
 /// it has a timestamp), so writes may skip reading versions where the write floors allow.
 fn storage() -> Storage {
     let s = Storage::new(Arc::new(MemoryEngine::new())).unwrap();
-    s.start_leading(b"", b"", ts(1), LeaderLocks::Forget);
+    s.start_leading(b"", b"", ts(1), 0, LeaderLocks::Forget);
     s
 }
 
@@ -166,7 +166,7 @@ fn one_pc_writes_meet_newer_commits_with_or_without_known_write_floors() {
         Err(KvError::WriteConflict { conflict_commit_ts, .. }) if conflict_commit_ts == first
     ));
     // Leading from 50 on, a commit at or below 50 must not be skipped over...
-    s.start_leading(b"", b"", ts(50), LeaderLocks::Forget);
+    s.start_leading(b"", b"", ts(50), 0, LeaderLocks::Forget);
     assert!(matches!(
         prewrite(&s, vec![put(b"a", b"2")], 9, true),
         Err(KvError::WriteConflict { .. })
@@ -194,7 +194,7 @@ fn one_pc_writes_meet_newer_commits_with_or_without_known_write_floors() {
     let restarted = Storage::new(engine).unwrap();
     let newest = restarted.get(b"a", Timestamp::MAX).unwrap();
     assert_eq!(newest, Some(b"3".to_vec()));
-    restarted.start_leading(b"", b"", ts(200), LeaderLocks::Forget);
+    restarted.start_leading(b"", b"", ts(200), 0, LeaderLocks::Forget);
     assert!(matches!(
         prewrite(&restarted, vec![put(b"a", b"4")], 85, true),
         Err(KvError::WriteConflict { .. })
@@ -538,7 +538,7 @@ fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_loc
     };
     // Transaction 10 locks (and reads) r at 10; then its lock goes with a change of leader.
     s.pessimistic_lock(&lock(10, 10)).unwrap();
-    s.start_leading(b"", b"", ts(11), LeaderLocks::Forget);
+    s.start_leading(b"", b"", ts(11), 0, LeaderLocks::Forget);
     // Transaction 20 locks r and commits a new value.
     s.pessimistic_lock(&lock(20, 20)).unwrap();
     let committed = pessimistic_put(20, 20, 20, b"90")
@@ -555,7 +555,7 @@ fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_loc
     assert_eq!(s.get(b"r", ts(later + 1)).unwrap(), Some(b"90".to_vec()));
     // Without a commit since it was locked, a key whose lock was lost is written.
     s.pessimistic_lock(&lock(later + 1, later + 1)).unwrap();
-    s.start_leading(b"", b"", ts(later + 2), LeaderLocks::Forget);
+    s.start_leading(b"", b"", ts(later + 2), 0, LeaderLocks::Forget);
     let written = pessimistic_put(later + 1, later + 3, later + 1, b"80")
         .unwrap()
         .one_pc_commit_ts
@@ -890,4 +890,70 @@ fn a_one_phase_commit_onto_a_rollback_record_keeps_the_rollback() {
     // Transaction 50 still finds its rollback.
     let late = late_async_prewrite(&s, b"k", ts(50));
     assert!(matches!(late, Err(KvError::TxnAborted { .. })), "{late:?}");
+}
+
+#[test]
+fn a_new_leader_takes_the_locks_its_predecessor_handed_over() {
+    let held = |r: Result<(), KvError>| {
+        matches!(
+            r,
+            Err(KvError::KeyIsLocked(_)) | Err(KvError::LockWaitTimeout { .. })
+        )
+    };
+    let now = strata_types::wall_clock_ms();
+    let (t10, t30) = (Timestamp::compose(now, 10), Timestamp::compose(now, 30));
+    let old = storage();
+    lock_for(&old, &[b"a"], b"a", t10, 10_000, 0).unwrap();
+    lock_for(&old, &[b"c"], b"c", t30, 10_000, 0).unwrap();
+    // The leader of term 5 hands its locks over: from then on it grants none.
+    let handover = old.hand_over(b"", b"", 5);
+    assert!(matches!(
+        lock_for(&old, &[b"b"], b"b", Timestamp::compose(now, 20), 10_000, 0),
+        Err(KvError::Unavailable(_))
+    ));
+
+    // A replica applies the handover, and transaction 30's commit of c that was proposed
+    // before it.
+    let engine = Arc::new(MemoryEngine::new());
+    strata_engine::Engine::write(&*engine, &handover, true).unwrap();
+    let new = Storage::replicated(engine);
+    one_pc(&new, b"c", Some(b"1"), t30.0);
+    // Leading in a later term than the next one, it ignores the record.
+    new.start_leading(
+        b"",
+        b"",
+        Timestamp::compose(now, 40),
+        9,
+        LeaderLocks::Forget,
+    );
+    let t41 = Timestamp::compose(now, 41);
+    lock_for(&new, &[b"a"], b"a", t41, 10_000, 0).unwrap();
+    new.pessimistic_rollback(&[b"a".to_vec()], t41).unwrap();
+    // Leading in term 6, it holds transaction 10's lock on a, and not the finished one on c.
+    new.start_leading(
+        b"",
+        b"",
+        Timestamp::compose(now, 50),
+        6,
+        LeaderLocks::Forget,
+    );
+    assert!(held(lock_for(
+        &new,
+        &[b"a"],
+        b"a",
+        Timestamp::compose(now, 51),
+        10_000,
+        0
+    )));
+    lock_for(&new, &[b"c"], b"c", Timestamp::compose(now, 52), 10_000, 0).unwrap();
+
+    // The old leader grants locks again once it leads again.
+    old.start_leading(
+        b"",
+        b"",
+        Timestamp::compose(now, 60),
+        7,
+        LeaderLocks::Forget,
+    );
+    lock_for(&old, &[b"b"], b"b", Timestamp::compose(now, 61), 10_000, 0).unwrap();
 }

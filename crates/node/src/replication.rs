@@ -18,7 +18,7 @@ use strata_engine::{BatchOp, Cf, Engine, EngineError, EngineIterator, RocksEngin
 use strata_kv::{mvcc, LeaderLocks, Storage};
 use strata_pd_client::{PdClient, TimestampOracle};
 use strata_proto::raft::{self as pb, raft_client::RaftClient, raft_server};
-use strata_raftstore::{LeaderHook, LeaderStart, Message, Router, Transport};
+use strata_raftstore::{LeaderHook, LeaderStart, Message, RegionMeta, Router, Transport};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
@@ -352,7 +352,7 @@ impl LeaderHook for NodeLeaderHook {
         } else {
             LeaderLocks::Forget
         };
-        storage.start_leading(&region.start_key, &region.end_key, now, locks);
+        storage.start_leading(&region.start_key, &region.end_key, now, term, locks);
         // What the placement driver asks in reply waits for the next regular heartbeat.
         if let Err(e) = self
             .pd
@@ -361,6 +361,11 @@ impl LeaderHook for NodeLeaderHook {
             debug!(region = region.id, %e, "reporting a new leader failed; the heartbeat will");
         }
         true
+    }
+
+    fn handover(&self, region: &RegionMeta, term: u64) -> Option<WriteBatch> {
+        let storage = self.storage.get()?;
+        Some(storage.hand_over(&region.start_key, &region.end_key, term))
     }
 }
 

@@ -17,8 +17,8 @@ use crate::peer::{Peer, PeerConfig, ProposalOutcome, ProposeError};
 use crate::region::{region_key, Command, RegionMeta};
 use crate::snapshot::{restore_batch, KeySpace, RegionSnapshots};
 use crate::store::{
-    LeaderStart, Msg, PeerChange, ProposeFailure, Reply, Status, StoreConfig, StoreIo, Transport,
-    COMPACT_LOG_GAP, ELECTION_TICKS, HEARTBEAT_TICKS, LEASE, LOG_PURGE_INTERVAL,
+    LeaderHook, LeaderStart, Msg, PeerChange, ProposeFailure, Reply, Status, StoreConfig, StoreIo,
+    Transport, COMPACT_LOG_GAP, ELECTION_TICKS, HEARTBEAT_TICKS, LEASE, LOG_PURGE_INTERVAL,
     ORPHAN_MESSAGES_MAX, ORPHAN_REGIONS_MAX, ORPHAN_TTL, POLL_BATCH_MAX, PROPOSE_TIMEOUT,
     TICK_INTERVAL,
 };
@@ -109,6 +109,8 @@ pub(crate) struct Poller {
     peers: HashMap<u64, RegionPeer>,
     status: Arc<RwLock<HashMap<u64, Status>>>,
     hook: Sender<LeaderStart>,
+    /// Asked what to hand to the next leader before a transfer.
+    handover: Arc<dyn LeaderHook>,
     next_id: u64,
     pending: HashMap<u64, Pending>,
     /// Messages for regions this store does not hold yet, with when they came.
@@ -129,7 +131,7 @@ impl Poller {
         store_id: u64,
         io: StoreIo,
         status: Arc<RwLock<HashMap<u64, Status>>>,
-        hook: Sender<LeaderStart>,
+        (hook, handover): (Sender<LeaderStart>, Arc<dyn LeaderHook>),
         config: StoreConfig,
     ) -> Poller {
         Poller {
@@ -141,6 +143,7 @@ impl Poller {
             peers: HashMap::new(),
             status,
             hook,
+            handover,
             next_id: 1,
             pending: HashMap::new(),
             orphans: HashMap::new(),
@@ -370,14 +373,26 @@ impl Poller {
                     return true;
                 };
                 let target = p.meta.peers.iter().find(|x| x.store_id == to_store);
-                if let (true, Some(target)) = (p.peer.is_leader(), target) {
-                    // Stop serving reads first: once the target campaigns it may lead before
-                    // this peer's lease would have run out.
-                    if let Some(s) = self.status.write().get_mut(&region) {
-                        s.lease_until = None;
-                    }
-                    info!(region, to_store, "transferring region leadership");
-                    p.peer.transfer_leader(target.id);
+                let Some(target) = target.map(|t| t.id) else {
+                    return true;
+                };
+                if !p.peer.is_leader() || p.peer.is_transferring() {
+                    return true;
+                }
+                // Stop serving reads first: once the target campaigns it may lead before
+                // this peer's lease would have run out.
+                if let Some(s) = self.status.write().get_mut(&region) {
+                    s.lease_until = None;
+                }
+                // What the next leader needs goes into the log ahead of the transfer: Raft
+                // hands leadership only to a peer whose log holds it.
+                let (meta, term) = (p.meta.clone(), p.peer.term());
+                if let Some(batch) = self.handover.handover(&meta, term) {
+                    self.propose(region, Command::encode_write(meta.version, &batch), None);
+                }
+                info!(region, to_store, "transferring region leadership");
+                if let Some(p) = self.peers.get_mut(&region) {
+                    p.peer.transfer_leader(target);
                 }
             }
             Msg::Stale { region, conf_ver } => {

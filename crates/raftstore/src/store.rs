@@ -124,6 +124,14 @@ pub trait LeaderHook: Send + Sync + 'static {
     /// Called on the hook thread when one of this node's peers leads; the region serves once
     /// it returns true (false: asked again later).
     fn start_leading(&self, start: &LeaderStart) -> bool;
+
+    /// Called on the poll loop when this node's peer of `region`, which leads in `term`, is
+    /// about to hand leadership to another peer: a write to propose ahead of the transfer,
+    /// which the next leader applies before it serves (the state this node keeps only in
+    /// memory for the region's keys, such as pessimistic locks). None: nothing to hand over.
+    fn handover(&self, _region: &RegionMeta, _term: u64) -> Option<WriteBatch> {
+        None
+    }
 }
 
 /// Why this node does not serve a region now.
@@ -453,7 +461,13 @@ impl RaftStore {
                 .map_err(crate::log::LogError::from_io)?
         };
         let local = load_regions(&*io.engine).map_err(crate::log::LogError::from_display)?;
-        let mut poller = Poller::new(store_id, io, status.clone(), hook_tx, config);
+        let mut poller = Poller::new(
+            store_id,
+            io,
+            status.clone(),
+            (hook_tx, hook.clone()),
+            config,
+        );
         for meta in local {
             poller.open_region(meta, Origin::Held)?;
         }

@@ -113,7 +113,7 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     let storage = Arc::new(Storage::new(engine.clone())?);
     let tso = Arc::new(LocalTso::open(&args.data_dir.join("pd"))?);
     // Every key was written before this timestamp: the node leads them all from here on.
-    storage.start_leading(b"", b"", tso.get_ts()?, LeaderLocks::Forget);
+    storage.start_leading(b"", b"", tso.get_ts()?, 0, LeaderLocks::Forget);
     let client = TxnClient::new(storage.clone(), tso);
     let sql = SqlServer::open(client.clone()).map_err(|e| e.to_string())?;
     if let Some(mib) = args.memory_limit_mib {
