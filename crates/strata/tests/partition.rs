@@ -115,6 +115,7 @@ fn a_leader_cut_off_from_the_majority_acknowledges_nothing_and_the_majority_serv
     let sql = |netns: Option<&str>, host: IpAddr, name: &str| {
         let port = free_port();
         let (host_text, port_text) = (host.to_string(), port.to_string());
+        let slow_log = dir.join(format!("{name}-slow.log")).display().to_string();
         let args = [
             "server",
             "--pd",
@@ -123,6 +124,8 @@ fn a_leader_cut_off_from_the_majority_acknowledges_nothing_and_the_majority_serv
             &host_text,
             "--port",
             &port_text,
+            "--slow-query-log-file",
+            &slow_log,
             // Reached from other namespaces' addresses, as root without a password.
             "--insecure",
         ];

@@ -267,6 +267,8 @@ impl Cluster {
                         port.to_string(),
                         "--threads".into(),
                         i.to_string(),
+                        "--slow-query-log-file".into(),
+                        path(&format!("sql{i}-slow.log")),
                     ],
                     port,
                     dir.join(format!("sql{i}.log")),
