@@ -774,6 +774,32 @@ impl KvApi for Storage {
         }
     }
 
+    fn scan_lock(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        max_ts: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<LockInfo>, KvError> {
+        let mut found = Vec::new();
+        if !self.may_have_locks() {
+            return Ok(found);
+        }
+        let upper = if end.is_empty() { None } else { Some(end) };
+        let mut it = self.engine.iterator(Cf::Lock, start, upper);
+        it.seek(start);
+        while found.len() < limit && it.valid().map_err(storage)? {
+            let lock = Lock::decode(it.value())?;
+            if lock.start_ts <= max_ts {
+                if let KvError::KeyIsLocked(info) = locked(it.key(), &lock) {
+                    found.push(info);
+                }
+            }
+            it.next();
+        }
+        Ok(found)
+    }
+
     fn resolve_lock(
         &self,
         keys: &[Key],

@@ -957,3 +957,32 @@ fn a_new_leader_takes_the_locks_its_predecessor_handed_over() {
     );
     lock_for(&old, &[b"b"], b"b", Timestamp::compose(now, 61), 10_000, 0).unwrap();
 }
+
+#[test]
+fn scan_lock_finds_prewrite_locks_below_a_timestamp_in_a_range() {
+    let s = storage();
+    for (key, start) in [(&b"a"[..], 10), (b"b", 30), (b"c", 20), (b"d", 15)] {
+        prewrite(&s, vec![put(key, b"v")], start, false).unwrap();
+    }
+    // A pessimistic lock is not a prewrite lock.
+    lock_for(&s, &[b"e"], b"e", ts(5), 10_000, 0).unwrap();
+    let keys = |locks: Vec<strata_kvapi::LockInfo>| -> Vec<(Vec<u8>, u64)> {
+        locks.into_iter().map(|l| (l.key, l.start_ts.0)).collect()
+    };
+    assert_eq!(
+        keys(s.scan_lock(b"", b"", ts(20), 10).unwrap()),
+        vec![
+            (b"a".to_vec(), 10),
+            (b"c".to_vec(), 20),
+            (b"d".to_vec(), 15)
+        ]
+    );
+    assert_eq!(
+        keys(s.scan_lock(b"b", b"d", ts(100), 10).unwrap()),
+        vec![(b"b".to_vec(), 30), (b"c".to_vec(), 20)]
+    );
+    assert_eq!(
+        keys(s.scan_lock(b"", b"", ts(100), 1).unwrap()),
+        vec![(b"a".to_vec(), 10)]
+    );
+}

@@ -282,6 +282,18 @@ pub trait KvApi: Send + Sync + 'static {
         advise_lock_ttl_ms: u64,
     ) -> Result<u64, KvError>;
 
+    /// Returns up to `limit` prewrite locks of transactions that started at or before
+    /// `max_ts`, on keys in `[start, end)` (`end` empty: to the end), in key order: what a
+    /// pass that resolves locks before garbage collection looks at. Pessimistic locks, held
+    /// in a leader's memory and gone with their transaction, are not among them.
+    fn scan_lock(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        max_ts: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<LockInfo>, KvError>;
+
     /// Commits (with `commit_ts`) or rolls back (without) the locks of a finished transaction.
     fn resolve_lock(
         &self,

@@ -26,9 +26,10 @@ pub(crate) enum Command {
     CheckSecondaryLocks,
     TxnHeartBeat,
     ResolveLock,
+    ScanLock,
 }
 
-const COMMANDS: [Command; 13] = [
+const COMMANDS: [Command; 14] = [
     Command::Get,
     Command::BatchGet,
     Command::Scan,
@@ -42,6 +43,7 @@ const COMMANDS: [Command; 13] = [
     Command::CheckSecondaryLocks,
     Command::TxnHeartBeat,
     Command::ResolveLock,
+    Command::ScanLock,
 ];
 
 impl Command {
@@ -60,6 +62,7 @@ impl Command {
             Command::CheckSecondaryLocks => "check_secondary_locks",
             Command::TxnHeartBeat => "txn_heart_beat",
             Command::ResolveLock => "resolve_lock",
+            Command::ScanLock => "scan_lock",
         }
     }
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use strata_kv::Storage;
 use strata_kvapi::{KvApi, KvError, PessimisticLockRequest, PrewriteRequest, ScanRequest};
 use strata_proto::kv::{self as pb, kv_server};
-use strata_proto::{key_error_to_pb, mutation_from_pb, secondary_locks_to_pb, txn_status_to_pb};
+use strata_proto::{
+    key_error_to_pb, lock_info_to_pb, mutation_from_pb, secondary_locks_to_pb, txn_status_to_pb,
+};
 use strata_raftstore::{NotServing, Router};
 use strata_types::{Key, Timestamp};
 
@@ -119,7 +121,8 @@ error_answers!(
     pb::PrewriteResponse,
     pb::CheckTxnStatusResponse,
     pb::CheckSecondaryLocksResponse,
-    pb::TxnHeartBeatResponse
+    pb::TxnHeartBeatResponse,
+    pb::ScanLockResponse
 );
 
 fn region_error(error: pb::RegionError) -> Option<pb::Error> {
@@ -730,5 +733,34 @@ impl kv_server::Kv for KvService {
             s.resolve_lock(&r.keys, Timestamp(r.start_ts), commit_ts)
         })
         .await
+    }
+
+    async fn scan_lock(
+        &self,
+        request: Request<pb::ScanLockRequest>,
+    ) -> Result<Response<pb::ScanLockResponse>, Status> {
+        let _timer = metrics::timer(Command::ScanLock);
+        let r = request.into_inner();
+        if let Err(e) = check(&self.router, &r.context, [&r.start[..]], Some(&r.end)) {
+            return Ok(Response::new(pb::ScanLockResponse::with_error(
+                region_error(e),
+            )));
+        }
+        let storage = self.storage.clone();
+        let (start, end) = (r.start, r.end);
+        let (max_ts, limit) = (Timestamp(r.max_ts), r.limit as usize);
+        let result = blocking(move || storage.scan_lock(&start, &end, max_ts, limit)).await?;
+        if let Err(e) = still_serving(&self.router, &r.context) {
+            return Ok(Response::new(pb::ScanLockResponse::with_error(
+                region_error(e),
+            )));
+        }
+        Ok(Response::new(match result {
+            Ok(locks) => pb::ScanLockResponse {
+                error: None,
+                locks: locks.iter().map(lock_info_to_pb).collect(),
+            },
+            Err(e) => pb::ScanLockResponse::with_error(key_error(&e)),
+        }))
     }
 }

@@ -5,14 +5,27 @@ use strata_types::Timestamp;
 
 use crate::kv::{self as pb, key_error::Kind};
 
+pub fn lock_info_to_pb(lock: &LockInfo) -> pb::LockInfo {
+    pb::LockInfo {
+        key: lock.key.clone(),
+        primary: lock.primary.clone(),
+        start_ts: lock.start_ts.0,
+        ttl_ms: lock.ttl_ms,
+    }
+}
+
+pub fn lock_info_from_pb(lock: pb::LockInfo) -> LockInfo {
+    LockInfo {
+        key: lock.key,
+        primary: lock.primary,
+        start_ts: Timestamp(lock.start_ts),
+        ttl_ms: lock.ttl_ms,
+    }
+}
+
 pub fn key_error_to_pb(error: &KvError) -> pb::KeyError {
     let kind = match error {
-        KvError::KeyIsLocked(lock) => Kind::Locked(pb::LockInfo {
-            key: lock.key.clone(),
-            primary: lock.primary.clone(),
-            start_ts: lock.start_ts.0,
-            ttl_ms: lock.ttl_ms,
-        }),
+        KvError::KeyIsLocked(lock) => Kind::Locked(lock_info_to_pb(lock)),
         KvError::WriteConflict {
             key,
             start_ts,
@@ -44,12 +57,7 @@ pub fn key_error_to_pb(error: &KvError) -> pb::KeyError {
 
 pub fn key_error_from_pb(error: pb::KeyError) -> KvError {
     match error.kind {
-        Some(Kind::Locked(lock)) => KvError::KeyIsLocked(LockInfo {
-            key: lock.key,
-            primary: lock.primary,
-            start_ts: Timestamp(lock.start_ts),
-            ttl_ms: lock.ttl_ms,
-        }),
+        Some(Kind::Locked(lock)) => KvError::KeyIsLocked(lock_info_from_pb(lock)),
         Some(Kind::WriteConflict(c)) => KvError::WriteConflict {
             key: c.key,
             start_ts: Timestamp(c.start_ts),

@@ -14,8 +14,9 @@ pub mod frame;
 pub mod security;
 
 pub use convert::{
-    key_error_from_pb, key_error_to_pb, mutation_from_pb, mutation_to_pb, secondary_locks_from_pb,
-    secondary_locks_to_pb, txn_status_from_pb, txn_status_to_pb,
+    key_error_from_pb, key_error_to_pb, lock_info_from_pb, lock_info_to_pb, mutation_from_pb,
+    mutation_to_pb, secondary_locks_from_pb, secondary_locks_to_pb, txn_status_from_pb,
+    txn_status_to_pb,
 };
 
 /// Messages and the service of the KV API (`proto/kv.proto`).

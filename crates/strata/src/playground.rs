@@ -122,6 +122,10 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     sql.set_slow_log_file(&args.data_dir.join("slow.log"));
     let gc_config = strata_kv::gc::GcConfig::default();
     engine.set_garbage_filter(storage.garbage_filter());
+    // Locks of transactions abandoned below the safe point are resolved, so that the
+    // collector is not kept from their keys.
+    let safe_point = client_safe_point(client.clone(), gc_config);
+    client.start_lock_resolver(move || safe_point().map(|s| s.safe_point))?;
     let gc = strata_kv::gc::GcWorker::start(
         storage.clone(),
         gc_config,

@@ -462,6 +462,10 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         sql.set_memory_limit(mib << 20);
     }
     sql.set_slow_log_file(&args.slow_query_log_file);
+    // Locks of transactions abandoned below the cluster's safe point are resolved (every SQL
+    // node does it; resolving is idempotent), so that KV nodes collect their keys.
+    let pd_for_locks = pd_for_reports.clone();
+    client.start_lock_resolver(move || pd_for_locks.gc_safe_point().ok())?;
     report_snapshots(pd_for_reports, client.clone());
     strata_txn::metrics::init();
     status::start("SQL node", args.host, status_port, Vec::new())?;

@@ -113,3 +113,63 @@ fn write_cf_entries(dir: &Path) -> usize {
     }
     entries
 }
+
+/// A transaction whose SQL node died between prewrite and commit leaves a lock that nobody
+/// reads; the pass that runs before garbage collection resolves it once the safe point passes
+/// the transaction, so the collector is not kept from the key.
+#[test]
+fn a_transaction_abandoned_after_prewrite_is_rolled_back_below_the_safe_point() {
+    use strata_kvapi::{KvApi, Mutation, PrewriteRequest};
+    use strata_txn::RemoteKv;
+    use strata_types::Timestamp;
+
+    let cluster = common::cluster::Cluster::start(1, 1);
+    common::wait_for(cluster.sql[0].port, "SELECT 1", "1\n1\n");
+    let pd = strata_pd_client::PdClient::connect(&cluster.pd_address).expect("pd client");
+    let kv = RemoteKv::new(pd.clone());
+    // A transaction prewrites a key no one reads, and its client goes away.
+    let key = b"zz-abandoned".to_vec();
+    let start_ts = strata_pd_client::TimestampOracle::get_ts(&pd).expect("a timestamp");
+    kv.prewrite(&PrewriteRequest {
+        mutations: vec![Mutation::Put(key.clone(), b"never committed".to_vec())],
+        primary: key.clone(),
+        start_ts,
+        for_update_ts: Timestamp::ZERO,
+        locked_at: Vec::new(),
+        lock_ttl_ms: 1_000,
+        try_one_pc: false,
+        async_commit: false,
+        secondaries: Vec::new(),
+    })
+    .expect("prewrite");
+    assert_eq!(
+        kv.scan_lock(b"", b"", Timestamp::MAX, 10)
+            .expect("scan locks")
+            .len(),
+        1,
+        "the prewrite left its lock"
+    );
+
+    // The safe point passes the transaction after the GC life time, and a pass of the SQL
+    // node's resolver follows within its interval.
+    let within = strata_kv::gc::GC_LIFE_TIME + strata_txn::RESOLVE_INTERVAL * 3;
+    let started = Instant::now();
+    while !kv
+        .scan_lock(b"", b"", Timestamp::MAX, 10)
+        .expect("scan locks")
+        .is_empty()
+    {
+        assert!(
+            started.elapsed() < within,
+            "the abandoned lock is still there after {within:?} (safe point {:?}, start_ts \
+             {start_ts})\n{}",
+            pd.gc_safe_point(),
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!("the abandoned lock went after {:?}", started.elapsed());
+    assert!(pd.gc_safe_point().expect("safe point") > start_ts);
+    let now = strata_pd_client::TimestampOracle::get_ts(&pd).expect("a timestamp");
+    assert_eq!(kv.get(&key, now).expect("read"), None, "rolled back");
+}

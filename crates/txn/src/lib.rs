@@ -30,12 +30,14 @@ mod heartbeat;
 pub mod metrics;
 mod region;
 mod remote;
+mod resolver;
 mod secondaries;
 mod snapshots;
 mod transaction;
 
 pub use heartbeat::{HEARTBEAT_INTERVAL, MANAGED_LOCK_TTL_MS};
 pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
+pub use resolver::{ResolvedLocks, RESOLVE_INTERVAL};
 
 pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
 pub use strata_kvapi::KvError;

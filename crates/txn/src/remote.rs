@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 
 use parking_lot::RwLock;
 use strata_kvapi::{
-    KvApi, KvError, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
-    SecondaryLocks, TxnStatus,
+    KvApi, KvError, LockInfo, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
+    ScanRequest, SecondaryLocks, TxnStatus,
 };
 use strata_pd_client::PdClient;
 use strata_proto::kv::{self as pb, kv_client::KvClient};
 use strata_proto::{
-    key_error_from_pb, mutation_to_pb, secondary_locks_from_pb, txn_status_from_pb,
+    key_error_from_pb, lock_info_from_pb, mutation_to_pb, secondary_locks_from_pb,
+    txn_status_from_pb,
 };
 use strata_types::{Key, Timestamp, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -106,7 +107,8 @@ kv_response!(
     pb::PrewriteResponse,
     pb::CheckTxnStatusResponse,
     pb::CheckSecondaryLocksResponse,
-    pb::TxnHeartBeatResponse
+    pb::TxnHeartBeatResponse,
+    pb::ScanLockResponse
 );
 
 /// A request to a region's leader, ready to run.
@@ -970,6 +972,48 @@ impl KvApi for RemoteKv {
             })
             .map(|r| r.map(|r| r.lock_ttl_ms))
         })
+    }
+
+    fn scan_lock(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        max_ts: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<LockInfo>, KvError> {
+        let mut out = Vec::new();
+        let mut backoff = Backoff::new();
+        let mut start = start.to_vec();
+        while out.len() < limit && (end.is_empty() || start.as_slice() < end) {
+            let region = self.locate(&start, &mut backoff)?;
+            let part_end = match (end.is_empty(), region.end_key.is_empty()) {
+                (true, _) => region.end_key.clone(),
+                (false, true) => end.to_vec(),
+                (false, false) => end.to_vec().min(region.end_key.clone()),
+            };
+            let request = pb::ScanLockRequest {
+                context: region.context(),
+                start: start.clone().max(region.start_key.clone()),
+                end: part_end,
+                max_ts: max_ts.0,
+                limit: (limit - out.len()) as u64,
+            };
+            match self.send(&region, Duration::ZERO, |mut c| async move {
+                c.scan_lock(request).await
+            }) {
+                Ok(Ok(response)) => out.extend(response.locks.into_iter().map(lock_info_from_pb)),
+                Ok(Err(e)) => return Err(e),
+                Err(why) => {
+                    self.retry_after(&region, &why, &mut backoff)?;
+                    continue;
+                }
+            }
+            if region.end_key.is_empty() {
+                break;
+            }
+            start = region.end_key;
+        }
+        Ok(out)
     }
 
     fn resolve_lock(

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use strata_kvapi::{
     KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest,
-    SecondaryLocks, TxnStatus,
 };
 use strata_types::{Key, Timestamp, Value};
 
 use crate::heartbeat::{Heartbeat, MANAGED_LOCK_TTL_MS};
 use crate::metrics::{self, CommitKind};
+use crate::resolver::Resolution;
 use crate::{TxnClient, TxnError};
 
 /// Lifetime of a prewrite lock before other transactions may roll it back.
@@ -724,59 +724,14 @@ impl Transaction {
     /// finished (or is rolled back here, its time to live having passed), or sleeps a moment
     /// and returns true when the transaction still runs.
     fn resolve(&self, lock: &LockInfo) -> Result<bool, TxnError> {
-        metrics::lock_resolved();
         let current_ts = self.client.current_ts()?;
-        // Until the lock met expires, a primary without the transaction's lock may still be
-        // on its way (keys are prewritten in parallel): rolling it back then would abort a
-        // running transaction.
-        let expired =
-            current_ts.physical_ms() >= lock.start_ts.physical_ms().saturating_add(lock.ttl_ms);
-        match self.client.kv().check_txn_status(
-            &lock.primary,
-            lock.start_ts,
-            current_ts,
-            expired,
-        )? {
-            TxnStatus::Committed { commit_ts } => self.client.kv().resolve_lock(
-                std::slice::from_ref(&lock.key),
-                lock.start_ts,
-                Some(commit_ts),
-            )?,
-            TxnStatus::RolledBack => self.client.kv().resolve_lock(
-                std::slice::from_ref(&lock.key),
-                lock.start_ts,
-                None,
-            )?,
-            TxnStatus::Locked { .. } => {
+        match crate::resolver::resolve(self.client.kv(), lock, current_ts)? {
+            Resolution::Resolved => Ok(false),
+            Resolution::Running => {
                 strata_fiber::sleep(READ_LOCK_BACKOFF);
-                return Ok(true);
-            }
-            TxnStatus::Undecided {
-                min_commit_ts,
-                secondaries,
-            } => {
-                let outcome = if secondaries.is_empty() {
-                    SecondaryLocks::Locked {
-                        min_commit_ts: Timestamp::ZERO,
-                    }
-                } else {
-                    self.client
-                        .kv()
-                        .check_secondary_locks(&secondaries, lock.start_ts)?
-                };
-                let commit_ts = match outcome {
-                    SecondaryLocks::Locked { min_commit_ts: m } => Some(m.max(min_commit_ts)),
-                    SecondaryLocks::Committed { commit_ts } => Some(commit_ts),
-                    SecondaryLocks::RolledBack => None,
-                };
-                let mut keys = secondaries;
-                keys.push(lock.primary.clone());
-                self.client
-                    .kv()
-                    .resolve_lock(&keys, lock.start_ts, commit_ts)?;
+                Ok(true)
             }
         }
-        Ok(false)
     }
 }
 

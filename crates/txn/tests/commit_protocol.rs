@@ -11,8 +11,8 @@ use parking_lot::Mutex;
 use strata_engine::MemoryEngine;
 use strata_kv::Storage;
 use strata_kvapi::{
-    KvApi, KvError, PessimisticLockRequest, PrewriteRequest, PrewriteResponse, ScanRequest,
-    SecondaryLocks, TxnStatus,
+    KvApi, KvError, LockInfo, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
+    ScanRequest, SecondaryLocks, TxnStatus,
 };
 use strata_pd_client::LocalTso;
 use strata_txn::{TxnClient, TxnError, TxnMode};
@@ -48,6 +48,15 @@ impl KvApi for Recording {
     }
     fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError> {
         self.inner.scan(request)
+    }
+    fn scan_lock(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        max_ts: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<LockInfo>, KvError> {
+        self.inner.scan_lock(start, end, max_ts, limit)
     }
     fn pessimistic_lock(&self, request: &PessimisticLockRequest) -> Result<(), KvError> {
         self.inner.pessimistic_lock(request)
