@@ -421,3 +421,27 @@ impl Drop for Cluster {
         }
     }
 }
+
+/// Asks the placement driver to move every region's leader to the next store holding a peer
+/// of it (done at the region's next heartbeat, within a second); returns each region with
+/// its leader's store as seen before asking.
+pub fn move_every_leader(pd: &strata_pd_client::PdClient) -> Vec<(u64, u64)> {
+    let mut seen = Vec::new();
+    for entry in pd.scan_regions(b"", b"", 1024).expect("scan regions") {
+        let (Some(region), Some(leader)) = (entry.region, entry.leader) else {
+            continue;
+        };
+        seen.push((region.id, leader.store_id));
+        let peers: Vec<u64> = region.peers.iter().map(|p| p.store_id).collect();
+        let at = peers
+            .iter()
+            .position(|&s| s == leader.store_id)
+            .unwrap_or(0);
+        let target = peers[(at + 1) % peers.len()];
+        if target != leader.store_id {
+            // A region that split meanwhile is asked again next time.
+            let _ = pd.transfer_leader(region.id, target);
+        }
+    }
+    seen
+}
