@@ -20,6 +20,17 @@ impl CachedRegion {
         key >= self.start_key.as_slice() && (self.end_key.is_empty() || key < &self.end_key[..])
     }
 
+    /// The part of `[start, end)` (`end` empty: unbounded) that lies in this region.
+    pub(crate) fn part_of(&self, start: &[u8], end: &[u8]) -> (Key, Key) {
+        let part_start = start.max(self.start_key.as_slice()).to_vec();
+        let part_end = match (end.is_empty(), self.end_key.is_empty()) {
+            (true, _) => self.end_key.clone(),
+            (false, true) => end.to_vec(),
+            (false, false) => end.min(self.end_key.as_slice()).to_vec(),
+        };
+        (part_start, part_end)
+    }
+
     pub(crate) fn context(&self) -> Option<pb::Context> {
         Some(pb::Context {
             region_id: self.id,

@@ -631,12 +631,7 @@ impl KvApi for RemoteKv {
             } else {
                 self.locate(&start, &mut backoff)?
             };
-            let part_start = start.clone().max(region.start_key.clone());
-            let part_end = match (end.is_empty(), region.end_key.is_empty()) {
-                (true, _) => region.end_key.clone(),
-                (false, true) => end.clone(),
-                (false, false) => end.clone().min(region.end_key.clone()),
-            };
+            let (part_start, part_end) = region.part_of(&start, &end);
             let scan = pb::ScanRequest {
                 context: region.context(),
                 start: part_start.clone(),
@@ -986,14 +981,10 @@ impl KvApi for RemoteKv {
         let mut start = start.to_vec();
         while out.len() < limit && (end.is_empty() || start.as_slice() < end) {
             let region = self.locate(&start, &mut backoff)?;
-            let part_end = match (end.is_empty(), region.end_key.is_empty()) {
-                (true, _) => region.end_key.clone(),
-                (false, true) => end.to_vec(),
-                (false, false) => end.to_vec().min(region.end_key.clone()),
-            };
+            let (part_start, part_end) = region.part_of(&start, end);
             let request = pb::ScanLockRequest {
                 context: region.context(),
-                start: start.clone().max(region.start_key.clone()),
+                start: part_start,
                 end: part_end,
                 max_ts: max_ts.0,
                 limit: (limit - out.len()) as u64,
