@@ -1,7 +1,8 @@
 //! `information_schema`: read-only tables computed from the catalog when a statement is
 //! planned (TABLES, SCHEMATA, COLUMNS, and the keys: STATISTICS, KEY_COLUMN_USAGE,
 //! TABLE_CONSTRAINTS, REFERENTIAL_CONSTRAINTS), so clients, tools and ORMs can ask for schema
-//! and sizes with plain SELECTs; and SLOW_QUERY, read from the slow log file.
+//! and sizes with plain SELECTs; SLOW_QUERY, read from the slow log file; and PROCESSLIST, the
+//! sessions the planning session may see (as SHOW FULL PROCESSLIST).
 //!
 //! Sizes in TABLES come from the statistics ANALYZE TABLE collects: TABLE_ROWS is the row
 //! count, DATA_LENGTH and INDEX_LENGTH the encoded bytes (keys and values) of the rows and of
@@ -14,6 +15,7 @@ use strata_codec::Datum;
 
 use crate::catalog::{DefaultValue, Schema, TableDef, ViewDef};
 use crate::error::{self, Result};
+use crate::process::ProcessRow;
 use crate::types::{SqlType, TypeKind};
 
 /// The name of the database, as clients spell it.
@@ -56,8 +58,13 @@ pub fn is_information_schema(database: &str) -> bool {
     database.eq_ignore_ascii_case(NAME)
 }
 
-/// The definition and current rows of information_schema table `name`.
-pub fn table(schema: &Schema, name: &str) -> Result<(Arc<TableDef>, MemoryRows)> {
+/// The definition and current rows of information_schema table `name`; `processes` lists the
+/// sessions PROCESSLIST shows (none when not given).
+pub fn table(
+    schema: &Schema,
+    name: &str,
+    processes: Option<&dyn Fn() -> Vec<ProcessRow>>,
+) -> Result<(Arc<TableDef>, MemoryRows)> {
     let upper = name.to_ascii_uppercase();
     let (columns, rows): (&[(&str, Kind)], Vec<Vec<Datum>>) = match upper.as_str() {
         "TABLES" => (TABLES_COLUMNS, tables_rows(schema)),
@@ -76,6 +83,14 @@ pub fn table(schema: &Schema, name: &str) -> Result<(Arc<TableDef>, MemoryRows)>
         // Foreign keys are accepted and not kept (CREATE TABLE ignores them): none to list.
         "REFERENTIAL_CONSTRAINTS" => (REFERENTIAL_CONSTRAINTS_COLUMNS, Vec::new()),
         "SLOW_QUERY" => (SLOW_QUERY_COLUMNS, crate::slowlog::rows()),
+        "PROCESSLIST" => (
+            PROCESSLIST_COLUMNS,
+            processes
+                .map_or_else(Vec::new, |p| p())
+                .iter()
+                .map(process_row)
+                .collect(),
+        ),
         _ => return Err(error::unknown_table(NAME, name)),
     };
     let columns = columns
@@ -129,6 +144,31 @@ impl Kind {
             Kind::Double => SqlType::new(TypeKind::Double),
         }
     }
+}
+
+/// MySQL's PROCESSLIST: what SHOW FULL PROCESSLIST shows.
+const PROCESSLIST_COLUMNS: &[(&str, Kind)] = &[
+    ("ID", Kind::Int),
+    ("USER", Kind::Text),
+    ("HOST", Kind::Text),
+    ("DB", Kind::Text),
+    ("COMMAND", Kind::Text),
+    ("TIME", Kind::Int),
+    ("STATE", Kind::Text),
+    ("INFO", Kind::Text),
+];
+
+fn process_row(p: &ProcessRow) -> Vec<Datum> {
+    vec![
+        Datum::UInt(u64::from(p.id)),
+        text(&p.user),
+        text(&p.host),
+        p.database.as_deref().map_or(Datum::Null, text),
+        text(p.command()),
+        Datum::UInt(p.seconds),
+        text(p.state()),
+        p.info.as_deref().map_or(Datum::Null, text),
+    ]
 }
 
 /// The slow log's entries ([`crate::slowlog::COLUMNS`]).

@@ -224,6 +224,26 @@ pub struct ProcessRow {
     pub seconds: u64,
 }
 
+impl ProcessRow {
+    /// MySQL's Command column: `Query` while a statement runs, else `Sleep`.
+    pub fn command(&self) -> &'static str {
+        if self.info.is_some() {
+            "Query"
+        } else {
+            "Sleep"
+        }
+    }
+
+    /// MySQL's State column.
+    pub fn state(&self) -> &'static str {
+        if self.info.is_some() {
+            "executing"
+        } else {
+            ""
+        }
+    }
+}
+
 /// Every open session of the server.
 pub struct ProcessList {
     processes: Mutex<HashMap<u32, Arc<Process>>>,

@@ -592,3 +592,61 @@ fn the_grant_tables_show_the_accounts() {
     assert_code(&denied, "1142");
     assert!(denied.contains("for table 'user'"), "{denied}");
 }
+
+/// information_schema.PROCESSLIST, like SHOW PROCESSLIST, lists other accounts' sessions
+/// only to an account with the PROCESS privilege.
+#[test]
+fn other_sessions_are_listed_only_with_the_process_privilege() {
+    let playground = Playground::start();
+    let port = playground.port;
+    ok_as(
+        port,
+        "root",
+        None,
+        "CREATE USER bob IDENTIFIED BY 'b'; CREATE USER carol IDENTIFIED BY 'c'; \
+         GRANT PROCESS ON *.* TO carol",
+    );
+    // root runs a statement meanwhile (the client ends by itself).
+    let mut sleeper = mariadb_as_child(port, "SELECT SLEEP(4)");
+    let roots = "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+                 WHERE USER = 'root' AND INFO = 'SELECT SLEEP(4)'";
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while ok_as(port, "carol", Some("c"), roots) != "1\n" {
+        assert!(
+            Instant::now() < deadline,
+            "carol never saw root's statement"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(ok_as(port, "bob", Some("b"), roots), "0\n");
+    assert_eq!(
+        ok_as(
+            port,
+            "bob",
+            Some("b"),
+            "SELECT USER, COMMAND FROM information_schema.PROCESSLIST"
+        ),
+        "bob\tQuery\n"
+    );
+    assert!(!ok_as(port, "bob", Some("b"), "SHOW PROCESSLIST").contains("root"));
+    let _ = sleeper.wait();
+}
+
+/// The mariadb client running `sql` as root, in the background.
+fn mariadb_as_child(port: u16, sql: &str) -> std::process::Child {
+    Command::new(mariadb_binary())
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &port.to_string(),
+            "-u",
+            "root",
+            "-e",
+            sql,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the mariadb client")
+}

@@ -836,7 +836,14 @@ impl Session {
             return self.plan(&on_table, None);
         }
         let plan = match statement {
-            Statement::Query(q) => Plan::Select(query::plan_select(q, &schema, db)?),
+            Statement::Query(q) => {
+                let processes = || self.processes();
+                let cx = query::PlanContext {
+                    processes: Some(&processes),
+                    ..query::PlanContext::new(&schema, db)
+                };
+                Plan::Select(query::plan_select_in(q, &cx, None)?)
+            }
             Statement::Insert(insert) => Plan::Insert(dml::plan_insert(insert, &schema, db)?),
             Statement::Update {
                 table,

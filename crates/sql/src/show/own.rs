@@ -166,9 +166,9 @@ fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
                         text(&p.user),
                         text(&p.host),
                         p.database.as_deref().map(text).unwrap_or(Datum::Null),
-                        text(if info.is_some() { "Query" } else { "Sleep" }),
+                        text(p.command()),
                         Datum::Int(p.seconds as i64),
-                        text(if info.is_some() { "executing" } else { "" }),
+                        text(p.state()),
                         info.unwrap_or(Datum::Null),
                     ]
                 })
@@ -390,7 +390,7 @@ fn table_status(session: &Session, database: Option<&ast::Ident>) -> Result<Outp
     {
         return Err(error::unknown_database(&database));
     }
-    let (def, all) = crate::infoschema::table(&schema, "TABLES")?;
+    let (def, all) = crate::infoschema::table(&schema, "TABLES", None)?;
     let position = |name: &str| {
         def.columns
             .iter()

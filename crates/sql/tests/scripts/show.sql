@@ -83,3 +83,22 @@ COUNT(*)
 0
 > COMMIT
 ok 0
+
+# information_schema.PROCESSLIST lists what SHOW FULL PROCESSLIST lists.
+> SELECT ID = CONNECTION_ID() AS me, USER, DB, COMMAND, STATE, INFO FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()
+me	USER	DB	COMMAND	STATE	INFO
+1	root	shows	Query	executing	SELECT ID = CONNECTION_ID() AS me, USER, DB, COMMAND, STATE, INFO FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()
+@session other
+> SELECT 1
+1
+1
+@session a
+> SELECT COMMAND, STATE, COUNT(*) FROM information_schema.processlist GROUP BY COMMAND, STATE ORDER BY COMMAND
+COMMAND	STATE	COUNT(*)
+Query	executing	1
+Sleep		1
+> CREATE VIEW sessions AS SELECT ID, INFO FROM information_schema.PROCESSLIST
+ok 0
+> SELECT COUNT(*) FROM sessions WHERE INFO LIKE '%FROM sessions%'
+COUNT(*)
+1
