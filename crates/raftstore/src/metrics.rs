@@ -60,6 +60,15 @@ static LEADERS_GAINED: LazyLock<IntCounter> = LazyLock::new(|| {
     .expect("registered once")
 });
 
+static TRANSFERS: LazyLock<IntCounter> = LazyLock::new(|| {
+    register_int_counter!(
+        "strata_raft_leader_transfers_total",
+        "Leader transfers this store started, each after proposing what the next leader takes \
+         over (the region's pessimistic locks)"
+    )
+    .expect("registered once")
+});
+
 static REGIONS: LazyLock<IntGauge> = LazyLock::new(|| {
     register_int_gauge!("strata_raft_regions", "Regions this store holds a peer of")
         .expect("registered once")
@@ -93,6 +102,10 @@ pub(crate) fn leader_gained() {
     LEADERS_GAINED.inc();
 }
 
+pub(crate) fn transfer_started() {
+    TRANSFERS.inc();
+}
+
 pub(crate) fn set_regions(regions: usize, leaders: usize) {
     REGIONS.set(regions as i64);
     LEADERS.set(leaders as i64);
@@ -105,6 +118,7 @@ pub fn init() {
     LazyLock::force(&APPLY_WRITES);
     LazyLock::force(&MESSAGES);
     LazyLock::force(&LEADERS_GAINED);
+    LazyLock::force(&TRANSFERS);
     LazyLock::force(&REGIONS);
     LazyLock::force(&LEADERS);
 }

@@ -391,6 +391,7 @@ impl Poller {
                     self.propose(region, Command::encode_write(meta.version, &batch), None);
                 }
                 info!(region, to_store, "transferring region leadership");
+                crate::metrics::transfer_started();
                 if let Some(p) = self.peers.get_mut(&region) {
                     p.peer.transfer_leader(target);
                 }

@@ -87,6 +87,24 @@ static LOCK_RESOLVES: LazyLock<IntCounter> = LazyLock::new(|| {
     .expect("registered once")
 });
 
+static GC_LOCKS_RESOLVED: LazyLock<IntCounter> = LazyLock::new(|| {
+    register_int_counter!(
+        "strata_txn_gc_locks_resolved_total",
+        "Locks below the GC safe point that the resolve-locks pass found over (committed or \
+         rolled back from their primaries)"
+    )
+    .expect("registered once")
+});
+
+static GC_LOCKS_ALIVE: LazyLock<IntCounter> = LazyLock::new(|| {
+    register_int_counter!(
+        "strata_txn_gc_locks_alive_total",
+        "Locks below the GC safe point that the resolve-locks pass left, their transaction \
+         still alive"
+    )
+    .expect("registered once")
+});
+
 static TSO_WAITS: LazyLock<Histogram> = LazyLock::new(|| {
     register_histogram!(
         "strata_txn_tso_wait_seconds",
@@ -103,6 +121,11 @@ pub(crate) fn committed(kind: CommitKind, took: Duration) {
 
 pub(crate) fn commit_failed() {
     COMMIT_FAILURES.inc();
+}
+
+pub(crate) fn gc_locks(resolved: usize, alive: usize) {
+    GC_LOCKS_RESOLVED.inc_by(resolved as u64);
+    GC_LOCKS_ALIVE.inc_by(alive as u64);
 }
 
 pub(crate) fn locked(took: Duration) {
@@ -124,5 +147,7 @@ pub fn init() {
     LazyLock::force(&COMMIT_FAILURES);
     LazyLock::force(&LOCK_WAITS);
     LazyLock::force(&LOCK_RESOLVES);
+    LazyLock::force(&GC_LOCKS_RESOLVED);
+    LazyLock::force(&GC_LOCKS_ALIVE);
     LazyLock::force(&TSO_WAITS);
 }

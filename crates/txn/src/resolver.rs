@@ -127,7 +127,11 @@ impl TxnClient {
                 let Some(safe_point) = safe_point() else {
                     continue;
                 };
-                match client.resolve_locks_below(safe_point) {
+                let result = client.resolve_locks_below(safe_point);
+                if let Ok(done) = result {
+                    metrics::gc_locks(done.resolved, done.found - done.resolved);
+                }
+                match result {
                     Ok(done) if done.found > 0 => tracing::info!(
                         found = done.found,
                         resolved = done.resolved,
