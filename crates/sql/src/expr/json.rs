@@ -196,6 +196,56 @@ fn json_datum(value: &Value) -> Datum {
     Datum::Bytes(print(value).into_bytes())
 }
 
+/// How deeply a JSON document may nest arrays and objects (MySQL's limit).
+pub const JSON_MAX_DEPTH: usize = 100;
+
+/// MySQL's 3157, for a document nested deeper than [`JSON_MAX_DEPTH`].
+fn too_deep() -> Error {
+    Error::new(
+        3157,
+        "22032",
+        "The JSON document exceeds the maximum depth.",
+    )
+}
+
+/// Whether `text` opens more than [`JSON_MAX_DEPTH`] arrays and objects inside one another
+/// (brackets inside strings do not count). Read without recursion, so any length is fine.
+fn nests_too_deep(text: &[u8]) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > JSON_MAX_DEPTH {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Parses a JSON document: 3157 when it nests too deep, else the parser's verdict.
+fn parse_document(text: &[u8]) -> Result<std::result::Result<Value, serde_json::Error>> {
+    if nests_too_deep(text) {
+        return Err(too_deep());
+    }
+    Ok(serde_json::from_slice::<Value>(text))
+}
+
 /// The error for text that is not JSON, in argument `position` (from 1) of `func`.
 fn invalid_argument(func: JsonFunc, position: usize, error: &serde_json::Error) -> Error {
     Error::new(
@@ -217,19 +267,17 @@ fn describe(error: &serde_json::Error) -> String {
 
 /// Parses a column's JSON text, or gives MySQL's 3140 naming the column.
 pub fn parse_for_column(text: &[u8], column: &str) -> Result<String> {
-    serde_json::from_slice::<Value>(text)
-        .map(|v| print(&v))
-        .map_err(|e| {
-            Error::new(
-                3140,
-                "22032",
-                format!(
-                    "Invalid JSON text: \"{}\" at position {} in value for column '{column}'.",
-                    describe(&e),
-                    e.column().saturating_sub(1)
-                ),
-            )
-        })
+    parse_document(text)?.map(|v| print(&v)).map_err(|e| {
+        Error::new(
+            3140,
+            "22032",
+            format!(
+                "Invalid JSON text: \"{}\" at position {} in value for column '{column}'.",
+                describe(&e),
+                e.column().saturating_sub(1)
+            ),
+        )
+    })
 }
 
 /// A SQL value as JSON: text becomes a JSON string, numbers numbers, NULL null.
@@ -615,7 +663,7 @@ fn merge_patch(a: Value, b: Value) -> Value {
 /// Unquotes the text of a JSON string; other text is returned as it is.
 fn unquote(text: &[u8]) -> Result<Datum> {
     if text.len() >= 2 && text[0] == b'"' && text[text.len() - 1] == b'"' {
-        return match serde_json::from_slice::<Value>(text) {
+        return match parse_document(text)? {
             Ok(Value::String(s)) => Ok(Datum::Bytes(s.into_bytes())),
             Ok(_) => Ok(Datum::Bytes(text.to_vec())),
             Err(e) => Err(invalid_argument(JsonFunc::Unquote, 1, &e)),
@@ -628,8 +676,7 @@ pub(super) fn eval(func: JsonFunc, values: &[Datum]) -> Result<Datum> {
     use JsonFunc::*;
     // Parses argument `i` as JSON.
     let doc = |i: usize| -> Result<Value> {
-        serde_json::from_slice(&datum_to_text(&values[i]))
-            .map_err(|e| invalid_argument(func, i + 1, &e))
+        parse_document(&datum_to_text(&values[i]))?.map_err(|e| invalid_argument(func, i + 1, &e))
     };
     let path = |i: usize| parse_path(&datum_to_text(&values[i]));
     match func {
@@ -669,7 +716,7 @@ pub(super) fn eval(func: JsonFunc, values: &[Datum]) -> Result<Datum> {
         Valid => {
             return Ok(match &values[0] {
                 Datum::Null => Datum::Null,
-                v => Datum::Int(serde_json::from_slice::<Value>(&datum_to_text(v)).is_ok() as i64),
+                v => Datum::Int(parse_document(&datum_to_text(v))?.is_ok() as i64),
             })
         }
         Quote => {

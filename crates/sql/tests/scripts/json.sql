@@ -93,3 +93,22 @@ item	JSON_ARRAYAGG(k)	JSON_OBJECTAGG(k, v)
 > SELECT JSON_ARRAYAGG(v) FROM attrs WHERE id < 0
 JSON_ARRAYAGG(v)
 NULL
+# Documents nest at most 100 arrays and objects deep (MySQL's limit, error 3157), however
+# long the text; brackets inside strings do not count.
+> SELECT JSON_VALID(CONCAT(REPEAT('[', 100), REPEAT(']', 100)))
+JSON_VALID(CONCAT(REPEAT('[', 100), REPEAT(']', 100)))
+1
+> SELECT JSON_VALID(CONCAT(REPEAT('[', 101), REPEAT(']', 101)))
+error 3157 (22032): The JSON document exceeds the maximum depth.
+> SELECT JSON_VALID(REPEAT('[', 100000))
+error 3157 (22032): The JSON document exceeds the maximum depth.
+> SELECT JSON_VALID(CONCAT('["', REPEAT('[', 200), '"]'))
+JSON_VALID(CONCAT('["', REPEAT('[', 200), '"]'))
+1
+> SELECT JSON_LENGTH(CONCAT(REPEAT('{"a":', 100), '1', REPEAT('}', 100)))
+JSON_LENGTH(CONCAT(REPEAT('{"a":', 100), '1', REPEAT('}', 100)))
+1
+> SELECT CAST(CONCAT(REPEAT('{"a":', 101), '1', REPEAT('}', 101)) AS JSON)
+error 3157 (22032): The JSON document exceeds the maximum depth.
+> SELECT JSON_EXTRACT(CONCAT(REPEAT('[', 101), REPEAT(']', 101)), '$[0]')
+error 3157 (22032): The JSON document exceeds the maximum depth.
