@@ -14,15 +14,20 @@ use common::{free_port, mariadb_binary, pymysql, Playground};
 
 /// Runs `sql` through the `mariadb` client as `user` with `password` (None: no -p).
 fn mariadb_as(port: u16, user: &str, password: Option<&str>, sql: &str) -> Output {
+    mariadb_command(port, user, password, sql)
+        .output()
+        .expect("run the mariadb client")
+}
+
+/// The mariadb client's command that runs `sql` as `user`.
+fn mariadb_command(port: u16, user: &str, password: Option<&str>, sql: &str) -> Command {
     let mut command = Command::new(mariadb_binary());
     command.args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", user]);
     if let Some(password) = password {
         command.arg(format!("-p{password}"));
     }
+    command.args(["--batch", "--skip-column-names", "-e", sql]);
     command
-        .args(["--batch", "--skip-column-names", "-e", sql])
-        .output()
-        .expect("run the mariadb client")
 }
 
 /// The output of a statement that must succeed.
@@ -634,17 +639,7 @@ fn other_sessions_are_listed_only_with_the_process_privilege() {
 
 /// The mariadb client running `sql` as root, in the background.
 fn mariadb_as_child(port: u16, sql: &str) -> std::process::Child {
-    Command::new(mariadb_binary())
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-P",
-            &port.to_string(),
-            "-u",
-            "root",
-            "-e",
-            sql,
-        ])
+    mariadb_command(port, "root", None, sql)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
