@@ -58,12 +58,21 @@ pub fn is_information_schema(database: &str) -> bool {
     database.eq_ignore_ascii_case(NAME)
 }
 
-/// The definition and current rows of information_schema table `name`; `processes` lists the
-/// sessions PROCESSLIST shows (none when not given).
+/// What information_schema shows of the running server, as the session that plans the
+/// query may see it.
+pub trait Live {
+    /// The sessions PROCESSLIST lists.
+    fn processes(&self) -> Vec<ProcessRow>;
+    /// The rows of STATEMENTS_SUMMARY (with `history`, of STATEMENTS_SUMMARY_HISTORY).
+    fn statements(&self, history: bool) -> Vec<Vec<Datum>>;
+}
+
+/// The definition and current rows of information_schema table `name`; `live` gives the
+/// server's sessions and statements (none when not given).
 pub fn table(
     schema: &Schema,
     name: &str,
-    processes: Option<&dyn Fn() -> Vec<ProcessRow>>,
+    live: Option<&dyn Live>,
 ) -> Result<(Arc<TableDef>, MemoryRows)> {
     let upper = name.to_ascii_uppercase();
     let (columns, rows): (&[(&str, Kind)], Vec<Vec<Datum>>) = match upper.as_str() {
@@ -85,11 +94,16 @@ pub fn table(
         "SLOW_QUERY" => (SLOW_QUERY_COLUMNS, crate::slowlog::rows()),
         "PROCESSLIST" => (
             PROCESSLIST_COLUMNS,
-            processes
-                .map_or_else(Vec::new, |p| p())
+            live.map_or_else(Vec::new, |l| l.processes())
                 .iter()
                 .map(process_row)
                 .collect(),
+        ),
+        "STATEMENTS_SUMMARY" | "STATEMENTS_SUMMARY_HISTORY" => (
+            crate::summary::COLUMNS,
+            live.map_or_else(Vec::new, |l| {
+                l.statements(upper == "STATEMENTS_SUMMARY_HISTORY")
+            }),
         ),
         _ => return Err(error::unknown_table(NAME, name)),
     };

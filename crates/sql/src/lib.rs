@@ -80,6 +80,7 @@ mod schema_sync;
 mod session;
 mod show;
 pub mod slowlog;
+pub mod summary;
 pub mod types;
 mod vars;
 mod view;

@@ -50,6 +50,26 @@ impl StatementKind {
         StatementKind::Other,
     ];
 
+    /// The STMT_TYPE of the statement summary.
+    pub fn summary_type(self) -> &'static str {
+        match self {
+            StatementKind::Select => "Select",
+            StatementKind::Insert => "Insert",
+            StatementKind::Replace => "Replace",
+            StatementKind::Update => "Update",
+            StatementKind::Delete => "Delete",
+            StatementKind::Begin => "Begin",
+            StatementKind::Commit => "Commit",
+            StatementKind::Rollback => "Rollback",
+            StatementKind::Set => "Set",
+            StatementKind::Use => "Use",
+            StatementKind::Show => "Show",
+            StatementKind::Ddl => "DDL",
+            StatementKind::Account => "Account",
+            StatementKind::Other => "Other",
+        }
+    }
+
     /// The `type` label of the statement metrics.
     pub fn label(self) -> &'static str {
         match self {

@@ -16,6 +16,11 @@ const GLOBAL_ONLY: &[&str] = &[
     "require_secure_transport",
     "slow_query_log",
     "slow_query_log_file",
+    "tidb_enable_stmt_summary",
+    "tidb_stmt_summary_history_size",
+    "tidb_stmt_summary_max_sql_length",
+    "tidb_stmt_summary_max_stmt_count",
+    "tidb_stmt_summary_refresh_interval",
 ];
 /// Default `long_query_time`, in seconds: TiDB's slow-log threshold (MySQL's is 10).
 pub const LONG_QUERY_TIME_S_DEFAULT: f64 = 0.3;
@@ -93,7 +98,12 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("system_time_zone", s("UTC")),
         ("tidb_enable_1pc", i(1)),
         ("tidb_enable_async_commit", i(1)),
+        ("tidb_enable_stmt_summary", i(1)),
         ("tidb_mem_quota_query", i(crate::memory::QUERY_QUOTA_BYTES_DEFAULT)),
+        ("tidb_stmt_summary_history_size", i(crate::summary::HISTORY_DEFAULT)),
+        ("tidb_stmt_summary_max_sql_length", i(crate::summary::MAX_SQL_LENGTH_DEFAULT)),
+        ("tidb_stmt_summary_max_stmt_count", i(crate::summary::MAX_COUNT_DEFAULT)),
+        ("tidb_stmt_summary_refresh_interval", i(crate::summary::REFRESH_S_DEFAULT)),
         ("tidb_txn_mode", s("pessimistic")),
         ("time_zone", s("SYSTEM")),
         ("tmp_table_size", i(16_777_216)),
@@ -157,6 +167,7 @@ pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
             | "require_secure_transport"
             | "transaction_read_only"
             | "slow_query_log"
+            | "tidb_enable_stmt_summary"
     );
     if boolean {
         let text =
@@ -177,6 +188,18 @@ pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
             }
             _ => None,
         };
+    }
+    // The statement summary's bounds (TiDB's ranges).
+    let range = match name {
+        "tidb_stmt_summary_refresh_interval" => Some((1, i64::from(i32::MAX))),
+        "tidb_stmt_summary_history_size" => Some((0, 255)),
+        "tidb_stmt_summary_max_stmt_count" => Some((1, 32_767)),
+        "tidb_stmt_summary_max_sql_length" => Some((0, i64::from(i32::MAX))),
+        _ => None,
+    };
+    if let Some((low, high)) = range {
+        let n = crate::types::to_i64(&value)?;
+        return Some(i(n.clamp(low, high)));
     }
     if name == "long_query_time" {
         let seconds = crate::types::to_f64(&value)?;

@@ -232,6 +232,30 @@ fn the_playground_counts_what_sysbench_did() {
         )
     );
 
+    // The statement summary counts sysbench's SELECTs exactly, by digest: its point select
+    // (prepared, run ten times a transaction) is one group whatever the ids.
+    let summary = sql_at(
+        playground.port,
+        None,
+        "SELECT SUM(EXEC_COUNT), SUM(SUM_ERRORS) FROM information_schema.STATEMENTS_SUMMARY \
+         WHERE STMT_TYPE = 'Select' AND DIGEST_TEXT LIKE '% from sbtest%'",
+    );
+    assert_eq!(
+        summary,
+        format!("SUM(EXEC_COUNT)\tSUM(SUM_ERRORS)\n{reads}\t0\n")
+    );
+    let point = sql_at(
+        playground.port,
+        None,
+        "SELECT SCHEMA_NAME, EXEC_COUNT >= 10, LENGTH(DIGEST) FROM \
+         information_schema.STATEMENTS_SUMMARY WHERE DIGEST_TEXT = \
+         'select c from sbtest1 where id = ?'",
+    );
+    assert_eq!(
+        point,
+        "SCHEMA_NAME\tEXEC_COUNT >= 10\tLENGTH(DIGEST)\nsbtest\t1\t64\n"
+    );
+
     let json: serde_json::Value = serde_json::from_str(&http_get(status, "/status")).unwrap();
     assert_eq!(json["role"], "playground");
     assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));

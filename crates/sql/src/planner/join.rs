@@ -313,7 +313,7 @@ pub fn relation_source(factor: &TableFactor, cx: &PlanContext) -> Result<(String
         return Ok(relation);
     }
     if let Some((name, alias)) = crate::infoschema::resolve(factor, database) {
-        let (def, rows) = crate::infoschema::table(schema, &name, cx.processes)?;
+        let (def, rows) = crate::infoschema::table(schema, &name, cx.live)?;
         let alias = alias.unwrap_or_else(|| def.name.clone());
         return Ok((alias, RelationSource::Table(def, Some(rows))));
     }

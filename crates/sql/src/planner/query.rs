@@ -276,9 +276,10 @@ pub struct PlanContext<'a> {
     pub ctes: crate::planner::cte::CteScope,
     /// Views whose definitions enclose what is being planned.
     pub view_depth: usize,
-    /// The sessions the planning session may see, for information_schema.PROCESSLIST (none
-    /// outside a session's own SELECT).
-    pub processes: Option<&'a dyn Fn() -> Vec<crate::process::ProcessRow>>,
+    /// The sessions and statements the planning session may see, for
+    /// information_schema.PROCESSLIST and STATEMENTS_SUMMARY (none outside a session's own
+    /// SELECT).
+    pub live: Option<&'a dyn crate::infoschema::Live>,
 }
 
 impl<'a> PlanContext<'a> {
@@ -288,7 +289,7 @@ impl<'a> PlanContext<'a> {
             database,
             ctes: crate::planner::cte::CteScope::default(),
             view_depth: 0,
-            processes: None,
+            live: None,
         }
     }
 }

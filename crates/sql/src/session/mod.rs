@@ -31,8 +31,10 @@ use crate::show;
 use crate::vars;
 
 mod access;
+mod observe;
 mod server;
 mod txn;
+mod variables;
 
 pub use server::SqlServer;
 
@@ -69,9 +71,17 @@ struct Prepared {
     /// The statement's text, for SHOW PROCESSLIST.
     text: Arc<str>,
     param_count: usize,
+    caches: Caches,
+}
+
+/// What a prepared statement keeps between its executions.
+#[derive(Default)]
+struct Caches {
     plan: Option<CachedPlan>,
     /// What the statement needs of its account, read once per current database.
     needs: access::CachedNeeds,
+    /// Its digest, for the statement summary.
+    digest: Option<crate::summary::Normalized>,
 }
 
 struct OpenTxn {
@@ -111,8 +121,8 @@ pub struct Session {
     extras: parser::Extras,
     /// This session's statements by type (`SHOW SESSION STATUS`).
     counts: crate::metrics::SessionCounts,
-    /// The slow log threshold as last read.
-    slow: SlowSetting,
+    /// The slow log and statement summary settings as last read, and the digest buffer.
+    observing: observe::Observing,
     row_count: i64,
     process: Arc<Process>,
 }
@@ -207,13 +217,6 @@ impl SessionEnv for Env<'_> {
     }
 }
 
-/// A session's slow-log threshold, and the version of the global variables it was read at.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct SlowSetting {
-    version: Option<u64>,
-    threshold: Option<std::time::Duration>,
-}
-
 fn ok(affected_rows: u64, last_insert_id: u64) -> Output {
     Output::Ok {
         affected_rows,
@@ -261,7 +264,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_counted(statement, &text, &[], None, None);
+            let result = self.run_counted(statement, &text, &[], None);
             let failed = result.is_err();
             outputs.push(result);
             if failed {
@@ -270,77 +273,6 @@ impl Session {
         }
         self.process.end_statement();
         outputs
-    }
-
-    /// [`Session::run_statement`], counted by type with its duration and outcome, and
-    /// written to the slow log (as `text`) when it took `long_query_time` or longer.
-    // Hot path: every statement.
-    fn run_counted(
-        &mut self,
-        statement: &statement::Statement,
-        text: &str,
-        params: &[Datum],
-        cache: Option<&mut Option<CachedPlan>>,
-        needs: Option<&mut access::CachedNeeds>,
-    ) -> Result<Output> {
-        let kind = crate::metrics::StatementKind::of(statement);
-        // Counted for the session before it runs: MySQL's Questions includes the statement
-        // that reads it.
-        self.counts.add(kind);
-        let started = std::time::Instant::now();
-        let result = self.run_statement(statement, params, cache, needs);
-        let took = started.elapsed();
-        crate::metrics::statement_done(kind, took, result.is_err());
-        if kind == crate::metrics::StatementKind::Set {
-            // It may have changed long_query_time.
-            self.slow = SlowSetting::default();
-        }
-        if self
-            .slow_threshold()
-            .is_some_and(|threshold| took >= threshold)
-        {
-            self.log_slow(text, took, &result);
-        }
-        result
-    }
-
-    /// The session's slow-log threshold (None: not logging), read again after any SET
-    /// GLOBAL or a SET of this session.
-    fn slow_threshold(&mut self) -> Option<std::time::Duration> {
-        let version = self.server.globals_version();
-        if self.slow.version != Some(version) {
-            let on = self
-                .variable_i64("slow_query_log")
-                .is_some_and(|on| on != 0);
-            let seconds = self
-                .variable("long_query_time")
-                .and_then(|d| crate::types::to_f64(&d))
-                .unwrap_or(vars::LONG_QUERY_TIME_S_DEFAULT);
-            self.slow = SlowSetting {
-                version: Some(version),
-                threshold: on.then(|| std::time::Duration::from_secs_f64(seconds.max(0.0))),
-            };
-        }
-        self.slow.threshold
-    }
-
-    fn log_slow(&self, text: &str, took: std::time::Duration, result: &Result<Output>) {
-        let (rows_sent, rows_affected) = match result {
-            Ok(Output::ResultSet { rows, .. }) => (rows.len() as u64, 0),
-            Ok(Output::Ok { affected_rows, .. }) => (0, *affected_rows),
-            _ => (0, 0),
-        };
-        crate::slowlog::write(&crate::slowlog::Entry {
-            user: self.process.user(),
-            host: self.process.host(),
-            connection_id: self.process.id(),
-            database: self.database.as_deref(),
-            took,
-            rows_sent,
-            rows_affected,
-            succeeded: result.is_ok(),
-            query: text,
-        });
     }
 
     /// This session's statements by type.
@@ -415,8 +347,7 @@ impl Session {
                 statement,
                 text: crate::process::info_text(sql),
                 param_count: parsed.param_count,
-                plan: None,
-                needs: None,
+                caches: Caches::default(),
             },
         );
         Ok(PreparedInfo {
@@ -482,9 +413,8 @@ impl Session {
         } else {
             let Prepared {
                 statement,
-                plan,
                 text,
-                needs,
+                caches,
                 ..
             } = &mut prepared;
             self.process.begin_statement(
@@ -492,7 +422,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_counted(statement, text, &params, Some(plan), Some(needs));
+            let result = self.run_counted(statement, text, &params, Some(caches));
             self.process.end_statement();
             result
         };
@@ -650,132 +580,6 @@ impl Session {
         rows
     }
 
-    /// The time limit of `statement` in milliseconds (0 for none): its MAX_EXECUTION_TIME hint,
-    /// else `max_execution_time`; as in MySQL, only a SELECT has one.
-    fn max_execution_ms(&self, statement: &statement::Statement) -> u64 {
-        match statement {
-            statement::Statement::Sql(tree, extras) if matches!(**tree, Statement::Query(_)) => {
-                extras.max_execution_ms.unwrap_or_else(|| {
-                    self.variable_i64("max_execution_time")
-                        .map_or(0, |ms| ms.max(0) as u64)
-                })
-            }
-            _ => 0,
-        }
-    }
-
-    /// `tidb_mem_quota_query` in bytes; 0 (no quota) when it is 0 or negative, as in TiDB.
-    fn memory_quota(&self) -> u64 {
-        self.variable_i64("tidb_mem_quota_query")
-            .map_or(0, |bytes| bytes.max(0) as u64)
-    }
-
-    /// Returns a variable's value: the session's, else the global's, else its default.
-    // Hot path: every statement.
-    pub(crate) fn variable(&self, name: &str) -> Option<Datum> {
-        let lowered;
-        let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            lowered = name.to_ascii_lowercase();
-            lowered.as_str()
-        } else {
-            name
-        };
-        if name == "warning_count" || name == "error_count" {
-            return Some(Datum::Int(0));
-        }
-        if name == "slow_query_log_file" {
-            let file = crate::slowlog::file().map(|f| f.display().to_string());
-            return Some(Datum::Bytes(file.unwrap_or_default().into_bytes()));
-        }
-        if let Some(v) = self.vars.get(name) {
-            return Some(v.clone());
-        }
-        if let Some(v) = self.server.globals.read().get(name) {
-            return Some(v.clone());
-        }
-        vars::default_of(name)
-    }
-
-    pub(crate) fn global_variable(&self, name: &str) -> Option<Datum> {
-        self.server
-            .globals
-            .read()
-            .get(name)
-            .cloned()
-            .or_else(|| vars::default_of(name))
-    }
-
-    fn variable_i64(&self, name: &str) -> Option<i64> {
-        self.variable(name).and_then(|d| crate::types::to_i64(&d))
-    }
-
-    fn txn_mode(&self) -> TxnMode {
-        match self.variable("tidb_txn_mode") {
-            Some(Datum::Bytes(b)) if b.eq_ignore_ascii_case(b"optimistic") => TxnMode::Optimistic,
-            _ => TxnMode::Pessimistic,
-        }
-    }
-
-    fn lock_wait_ms(&self) -> u64 {
-        self.variable_i64("innodb_lock_wait_timeout")
-            .unwrap_or(vars::LOCK_WAIT_TIMEOUT_S_DEFAULT)
-            .max(0) as u64
-            * 1000
-    }
-
-    /// Sets a session (or global) variable.
-    pub(crate) fn set_variable(&mut self, name: &str, value: Datum, global: bool) -> Result<()> {
-        let name = name.to_ascii_lowercase();
-        if vars::default_of(&name).is_none() {
-            return Err(error::unknown_variable(&name));
-        }
-        if !global && vars::is_global_only(&name) {
-            return Err(error::global_variable(&name));
-        }
-        let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).into_owned();
-        let value = vars::normalize(&name, value)
-            .ok_or_else(|| error::wrong_value_for_variable(&name, &text))?;
-        if name == "autocommit" && value == Datum::Int(1) && !global {
-            // Turning autocommit on commits the open transaction.
-            self.commit()?;
-        }
-        let aliases: &[&str] = match name.as_str() {
-            "tx_isolation" | "transaction_isolation" => &["tx_isolation", "transaction_isolation"],
-            "tx_read_only" | "transaction_read_only" => &["tx_read_only", "transaction_read_only"],
-            _ => &[],
-        };
-        let names: Vec<String> = if aliases.is_empty() {
-            vec![name]
-        } else {
-            aliases.iter().map(|s| s.to_string()).collect()
-        };
-        if global && names.iter().any(|n| n == "slow_query_log_file") {
-            let path = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).into_owned();
-            if path.is_empty() {
-                return Err(error::wrong_value_for_variable(
-                    "slow_query_log_file",
-                    &path,
-                ));
-            }
-            crate::slowlog::set_file(std::path::Path::new(&path));
-        }
-        for n in names {
-            if global {
-                self.server.globals.write().insert(n, value.clone());
-                self.server.globals_changed();
-            } else {
-                self.vars.insert(n, value.clone());
-            }
-        }
-        Ok(())
-    }
-
-    pub(crate) fn set_user_variable(&mut self, name: &str, value: Datum) {
-        self.user_vars
-            .get_mut()
-            .insert(name.to_ascii_lowercase(), value);
-    }
-
     /// The value of an expression that may hold subqueries (`SET @n = (SELECT …)`): it is
     /// run as `SELECT expr`, in the session's transaction if one is open.
     pub(crate) fn eval_query_value(&mut self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
@@ -837,9 +641,8 @@ impl Session {
         }
         let plan = match statement {
             Statement::Query(q) => {
-                let processes = || self.processes();
                 let cx = query::PlanContext {
-                    processes: Some(&processes),
+                    live: Some(self),
                     ..query::PlanContext::new(&schema, db)
                 };
                 Plan::Select(query::plan_select_in(q, &cx, None)?)

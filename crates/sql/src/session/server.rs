@@ -29,6 +29,8 @@ pub struct SqlServer {
     failed_logins: account::FailedLogins,
     /// Bumped by every SET GLOBAL, so sessions read again what they keep of the globals.
     globals_version: std::sync::atomic::AtomicU64,
+    /// The statements run, by digest (information_schema.STATEMENTS_SUMMARY).
+    pub(super) summary: crate::summary::StatementSummary,
 }
 
 impl SqlServer {
@@ -43,6 +45,7 @@ impl SqlServer {
             processes: ProcessList::default(),
             failed_logins: account::FailedLogins::default(),
             globals_version: std::sync::atomic::AtomicU64::new(0),
+            summary: Default::default(),
         }))
     }
 
@@ -55,6 +58,11 @@ impl SqlServer {
     pub(super) fn globals_changed(&self) {
         self.globals_version
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The statements this server ran, by digest.
+    pub fn statement_summary(&self) -> &crate::summary::StatementSummary {
+        &self.summary
     }
 
     /// Makes `path` the slow log file of this process (`slow_query_log_file`).
@@ -184,7 +192,7 @@ impl SqlServer {
             found_rows: 0,
             extras: parser::Extras::default(),
             counts: Default::default(),
-            slow: Default::default(),
+            observing: Default::default(),
             row_count: -1,
             process: self.processes.register(client, database),
         })

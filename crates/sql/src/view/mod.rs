@@ -197,7 +197,7 @@ fn plan(view: &ViewDef, cx: &PlanContext) -> Result<SelectPlan> {
     // the query that reads the view.
     let inside = PlanContext {
         view_depth: cx.view_depth + 1,
-        processes: cx.processes,
+        live: cx.live,
         ..PlanContext::new(cx.schema, Some(&view.database))
     };
     let planned = plan_definition(view, &inside);

@@ -102,3 +102,27 @@ ok 0
 > SELECT COUNT(*) FROM sessions WHERE INFO LIKE '%FROM sessions%'
 COUNT(*)
 1
+# information_schema.STATEMENTS_SUMMARY groups statements by digest, schema and user: literals,
+# spacing, case and lists of any length make one group; failed runs count as errors.
+> INSERT INTO other VALUES (1), (2), (3)
+ok 3
+> SELECT id FROM other WHERE id IN (1, 2)
+id
+1
+2
+> select id  from other where id in (3,4,5,6) -- again
+id
+3
+> SELECT nope FROM other WHERE id = 1
+error 1054 (42S22): Unknown column 'nope' in 'field list'
+> SELECT nope FROM other WHERE id = 2
+error 1054 (42S22): Unknown column 'nope' in 'field list'
+> SELECT STMT_TYPE, SCHEMA_NAME, DIGEST_TEXT, SAMPLE_USER, EXEC_COUNT, SUM_ERRORS, SUM_RESULT_ROWS, MAX_RESULT_ROWS, LENGTH(DIGEST), QUERY_SAMPLE_TEXT FROM information_schema.STATEMENTS_SUMMARY WHERE DIGEST_TEXT LIKE '%from other%' ORDER BY DIGEST_TEXT
+STMT_TYPE	SCHEMA_NAME	DIGEST_TEXT	SAMPLE_USER	EXEC_COUNT	SUM_ERRORS	SUM_RESULT_ROWS	MAX_RESULT_ROWS	LENGTH(DIGEST)	QUERY_SAMPLE_TEXT
+Select	shows	select id from other where id in (...)	root	2	0	3	2	64	SELECT id FROM other WHERE id IN (1, 2)
+Select	shows	select nope from other where id = ?	root	2	2	0	0	64	SELECT nope FROM other WHERE id = 1
+> SELECT DIGEST_TEXT, AVG_AFFECTED_ROWS, SUM_LATENCY >= MAX_LATENCY, MAX_LATENCY >= MIN_LATENCY, FIRST_SEEN <= LAST_SEEN FROM information_schema.STATEMENTS_SUMMARY_HISTORY WHERE STMT_TYPE = 'Insert' AND SCHEMA_NAME = 'shows'
+DIGEST_TEXT	AVG_AFFECTED_ROWS	SUM_LATENCY >= MAX_LATENCY	MAX_LATENCY >= MIN_LATENCY	FIRST_SEEN <= LAST_SEEN
+insert into other values (...)	3	1	1	1
+> SET tidb_enable_stmt_summary = OFF
+error 1229 (HY000): Variable 'tidb_enable_stmt_summary' is a GLOBAL variable and should be set with SET GLOBAL
