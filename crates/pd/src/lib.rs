@@ -34,5 +34,5 @@ mod server;
 pub use gc::{gc_safe_point, SNAPSHOT_REPORT_GRACE, SNAPSHOT_REPORT_INTERVAL, SNAPSHOT_REPORT_TTL};
 pub use group::{PD_LOG_COMPACT_ENTRIES, PD_PROPOSE_TIMEOUT};
 pub use meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
-pub use server::{PdConfig, PdService};
+pub use server::{PdConfig, PdService, STORE_UP_WITHIN};
 pub use strata_pd_client::PdError;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+mod dashboard;
 mod local_cluster;
 mod playground;
 mod ports;

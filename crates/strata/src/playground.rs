@@ -136,11 +136,17 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     strata_txn::metrics::init();
     let scraped = engine.clone();
+    let dashboard = crate::dashboard::Dashboard::start(
+        sql.clone(),
+        crate::dashboard::Cluster::Playground,
+        listen,
+    )?;
     status::start(
         "playground",
         args.host,
         status_port,
         vec![Box::new(move || scraped.refresh_metrics())],
+        Some(dashboard),
     )?;
 
     let what = format!("playground (data in {})", args.data_dir.display());

@@ -362,6 +362,7 @@ pub fn run_pd(args: PdArgs) -> Result<(), Box<dyn std::error::Error>> {
         args.listen.ip(),
         status_port,
         vec![Box::new(move || scraped.refresh_metrics())],
+        None,
     )?;
     let runtime = grpc_runtime("pd")?;
     let router = tonic::transport::Server::builder().add_service(service.into_server());
@@ -408,6 +409,7 @@ pub fn run_kv(args: KvArgs) -> Result<(), Box<dyn std::error::Error>> {
         args.listen.ip(),
         status_port,
         vec![Box::new(node.metrics_refresh())],
+        None,
     )?;
     let runtime = grpc_runtime("kv")?;
     let router = tonic::transport::Server::builder()
@@ -441,6 +443,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     let security = args.cluster_tls.security()?;
     let pd = PdClient::connect_on_with(&args.pd, fibers.handle().clone(), security.clone())?;
     let pd_for_reports = pd.clone();
+    let pd_for_dashboard = pd.clone();
     let kv = Arc::new(RemoteKv::new(pd.clone()));
     let client = TxnClient::new(kv, Arc::new(pd));
     // The cluster may still be starting: wait for it to answer. The node serves only once it
@@ -468,7 +471,18 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
     client.start_lock_resolver(move || pd_for_locks.gc_safe_point().ok())?;
     report_snapshots(pd_for_reports, client.clone());
     strata_txn::metrics::init();
-    status::start("SQL node", args.host, status_port, Vec::new())?;
+    let dashboard = crate::dashboard::Dashboard::start(
+        sql.clone(),
+        crate::dashboard::Cluster::Nodes(pd_for_dashboard),
+        listen,
+    )?;
+    status::start(
+        "SQL node",
+        args.host,
+        status_port,
+        Vec::new(),
+        Some(dashboard),
+    )?;
     let what = format!(
         "SQL node (placement drivers {}{})",
         args.pd,

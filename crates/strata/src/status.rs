@@ -1,6 +1,7 @@
 //! The status port of every role (TiDB's 10080, TiKV's 20180): a small HTTP/1.1 server with
 //! `/metrics` (every metric of the process, in the Prometheus text format) and `/status`
-//! (role, version, git hash, uptime, as JSON).
+//! (role, version, git hash, uptime, as JSON); a SQL node's and the playground's also serve
+//! the dashboard (`/dashboard`, see dashboard.rs).
 //!
 //! It serves a handful of requests at once on threads of its own, each bounded in time and
 //! size, so a slow or hostile client of the status port cannot hold the role's own work.
@@ -12,6 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prometheus::{Encoder, TextEncoder};
+
+use crate::dashboard::Dashboard;
 
 /// Requests served at once; one more is answered 503 at once.
 const REQUESTS_MAX: usize = 8;
@@ -70,6 +73,7 @@ pub fn start(
     host: IpAddr,
     port: StatusPort,
     refresh: Vec<Refresh>,
+    dashboard: Option<Arc<Dashboard>>,
 ) -> Result<Option<SocketAddr>, Box<dyn std::error::Error>> {
     let (port, given) = match port {
         StatusPort::Off => return Ok(None),
@@ -92,11 +96,20 @@ pub fn start(
         started_at: SystemTime::now(),
         refresh,
         busy: AtomicUsize::new(0),
+        dashboard,
     });
+    let dashboard_note = if shared.dashboard.is_some() {
+        format!(", dashboard at http://{address}/dashboard")
+    } else {
+        String::new()
+    };
     std::thread::Builder::new()
         .name("status".into())
         .spawn(move || accept(listener, shared))?;
-    println!("Strata {role} status at http://{address}/status and http://{address}/metrics");
+    println!(
+        "Strata {role} status at http://{address}/status and http://{address}/metrics\
+         {dashboard_note}"
+    );
     Ok(Some(address))
 }
 
@@ -106,6 +119,7 @@ struct Shared {
     started_at: SystemTime,
     refresh: Vec<Refresh>,
     busy: AtomicUsize,
+    dashboard: Option<Arc<Dashboard>>,
 }
 
 fn accept(listener: TcpListener, shared: Arc<Shared>) {
@@ -170,10 +184,28 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
     let (status, content_type, body) = match path {
         "/metrics" => (200, "text/plain; version=0.0.4", metrics(shared)),
         "/status" => (200, "application/json", status_json(shared).into_bytes()),
+        "/dashboard" | "/dashboard/" if shared.dashboard.is_some() => (
+            200,
+            "text/html; charset=utf-8",
+            crate::dashboard::PAGE.as_bytes().to_vec(),
+        ),
+        "/dashboard/data" => match &shared.dashboard {
+            Some(dashboard) => (200, "application/json", dashboard.data().into_bytes()),
+            None => (404, "text/plain", b"not found\n".to_vec()),
+        },
         "/" => (
             200,
             "text/plain",
-            format!("Strata {}: /status, /metrics\n", shared.role).into_bytes(),
+            format!(
+                "Strata {}: /status, /metrics{}\n",
+                shared.role,
+                if shared.dashboard.is_some() {
+                    ", /dashboard"
+                } else {
+                    ""
+                }
+            )
+            .into_bytes(),
         ),
         _ => (404, "text/plain", b"not found\n".to_vec()),
     };
@@ -342,6 +374,7 @@ mod tests {
             "127.0.0.1".parse().unwrap(),
             StatusPort::Given(0),
             vec![refresh],
+            None,
         )
         .unwrap()
         .expect("listening");

@@ -353,6 +353,32 @@ fn every_role_of_a_cluster_shows_its_metrics() {
     assert!(total(&pd, "strata_pd_tso_requests_total", &[]) > 0.0);
     assert!(total(&pd, "strata_pd_region_leaders", &[]) >= 1.0);
 
+    // The SQL node's dashboard shows the placement driver leading, the three stores up with
+    // every region and its leader, and itself.
+    let data: serde_json::Value =
+        serde_json::from_str(&http_get(status_of("sql1"), "/dashboard/data")).unwrap();
+    let members = data["members"].as_array().unwrap();
+    let count = |role: &str, state: &str| {
+        members
+            .iter()
+            .filter(|m| m["role"] == role && m["state"] == state)
+            .count()
+    };
+    assert_eq!(
+        (count("PD", "leader"), count("KV", "up"), count("SQL", "up")),
+        (1, 3, 1),
+        "{data}"
+    );
+    let stores = data["stores"].as_array().unwrap();
+    assert_eq!(stores.len(), 3, "{data}");
+    let regions = data["regions"].as_u64().unwrap();
+    assert!(regions >= 1, "{data}");
+    let leaders: u64 = stores.iter().map(|s| s["leaders"].as_u64().unwrap()).sum();
+    assert_eq!(leaders, regions, "{data}");
+    for store in stores {
+        assert!(store["regions"].as_u64().unwrap() >= 1, "{data}");
+    }
+
     let (mut prewrites, mut reads_served, mut leaders) = (0.0, 0.0, 0.0);
     for kv in ["kv1", "kv2", "kv3"] {
         let samples = scrape(status_of(kv));
@@ -481,4 +507,120 @@ fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
         rows,
         "DB\tSucc\tQuery_time >= 0.35\tQuery\tUser\nshop\t1\t1\tSELECT SLEEP(0.35) AS slept;\troot\n"
     );
+}
+
+/// Runs headless Chromium on `url` with `--dump-dom` (the page's DOM once its scripts ran),
+/// in a profile inside `scratch`, killing it after a minute.
+fn chromium_dom(url: &str, scratch: &std::path::Path) -> String {
+    let out = scratch.join("dom.html");
+    let mut child = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            scratch.join("profile").display()
+        ))
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run chromium ({e}); scripts/test.sh installs it (apt-get install chromium)"
+            )
+        });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium failed: {status}");
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish in a minute");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// The value of attribute `name` of the element with `id` in `dom`.
+fn attribute(dom: &str, id: &str, name: &str) -> String {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} in {dom}"));
+    let tag = &dom[dom[..at].rfind('<').unwrap()..];
+    let tag = &tag[..tag.find('>').unwrap()];
+    let start = tag
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {tag}"))
+        + name.len()
+        + 3;
+    tag[start..start + tag[start..].find('"').unwrap()].to_string()
+}
+
+#[test]
+fn the_dashboard_loads_in_headless_chromium_with_its_charts_holding_data() {
+    let status_port = free_port();
+    let playground = Playground::start_with(&["--status-port", &status_port.to_string()]);
+    let status: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    sql_at(
+        playground.port,
+        None,
+        "CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY); \
+         INSERT INTO shop.t VALUES (1), (2), (3)",
+    );
+    // Statements over more than one sampling interval (5 s), one of them slow.
+    let started = Instant::now();
+    let mut selects = 0;
+    while started.elapsed() < Duration::from_secs(7) {
+        sql_at(
+            playground.port,
+            Some("shop"),
+            "SELECT COUNT(*) FROM t WHERE id IN (1, 2); SELECT COUNT(*) FROM t WHERE id IN (3)",
+        );
+        selects += 2;
+    }
+    sql_at(playground.port, None, "SELECT SLEEP(0.35)");
+
+    let scratch = tempfile::tempdir().unwrap();
+    let dom = chromium_dom(&format!("http://{status}/dashboard"), scratch.path());
+    assert!(
+        dom.contains("data-loaded="),
+        "the page never read its data: {dom}"
+    );
+    // Both charts hold points, and the statements drew a rate above zero.
+    for chart in ["qps-chart", "latency-chart"] {
+        let points: usize = attribute(&dom, chart, "data-points").parse().unwrap();
+        assert!(points >= 2, "{chart} has {points} points");
+    }
+    let peak: f64 = attribute(&dom, "qps-chart", "data-peak").parse().unwrap();
+    assert!(peak > 0.0, "QPS peak {peak}");
+    // The top statements name the SELECT of both IN lists as one statement, counted exactly.
+    let row = dom
+        .split("<tr class=\"row\">")
+        .find(|r| r.contains("select count (*) from t where id in (...)"))
+        .unwrap_or_else(|| panic!("no top statement row in {dom}"));
+    assert!(
+        row.contains(&format!("<td class=\"num\">{selects}</td>")),
+        "{selects} SELECTs expected in {row}"
+    );
+    assert!(
+        dom.contains("SELECT SLEEP(0.35)"),
+        "slow query missing: {dom}"
+    );
+    assert!(dom.contains("<td class=\"up\">up</td>"), "{dom}");
+
+    // The status port's index names the page.
+    let answer = http_get(status, "/");
+    assert!(answer.contains("/dashboard"), "{answer}");
 }
