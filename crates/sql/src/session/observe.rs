@@ -23,6 +23,7 @@ pub(crate) struct Observing {
     slow_threshold: Option<Duration>,
     summary: summary::Settings,
     digest_buffer: String,
+    summary_cache: summary::SessionCache,
 }
 
 impl Session {
@@ -166,6 +167,7 @@ impl Session {
                 rows_sent,
                 rows_affected,
             },
+            &mut self.observing.summary_cache,
         );
     }
 }

@@ -13,7 +13,8 @@
 pub mod digest;
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -72,8 +73,35 @@ pub struct Execution<'a> {
     pub rows_affected: u64,
 }
 
+/// Counters of one group, kept in [`STRIPES`] cache lines that sessions on different
+/// threads write apart, so that a statement run by every session at once (sysbench's point
+/// select) is counted without a lock and without bouncing one line between the cores.
+const STRIPES: usize = 8;
+
+#[derive(Default)]
+#[repr(align(64))]
+struct Stripe {
+    count: AtomicU64,
+    errors: AtomicU64,
+    latency_sum_ns: AtomicU64,
+    latency_max_ns: AtomicU64,
+    /// `u64::MAX` - the minimum, so that zero means none yet.
+    latency_min_complement_ns: AtomicU64,
+    rows_sent_sum: AtomicU64,
+    rows_sent_max: AtomicU64,
+    affected_sum: AtomicU64,
+    last_seen_ms: AtomicU64,
+}
+
+thread_local! {
+    /// The stripe this thread counts in.
+    static STRIPE: usize = {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        (NEXT.fetch_add(1, Ordering::Relaxed) as usize) % STRIPES
+    };
+}
+
 /// One group: the statements of one digest, schema and user in one window.
-#[derive(Clone)]
 struct Group {
     hash: u64,
     kind: StatementKind,
@@ -82,6 +110,14 @@ struct Group {
     digest_text: Arc<str>,
     digest: Arc<str>,
     sample: Box<str>,
+    first_seen: SystemTime,
+    stripes: [Stripe; STRIPES],
+    /// Set when the group leaves its window's table: sessions that hold it look it up again.
+    evicted: AtomicBool,
+}
+
+/// A group's counters summed over its stripes.
+struct Totals {
     count: u64,
     errors: u64,
     latency_sum: Duration,
@@ -90,33 +126,98 @@ struct Group {
     rows_sent_sum: u64,
     rows_sent_max: u64,
     affected_sum: u64,
-    first_seen: SystemTime,
     last_seen: SystemTime,
 }
 
 impl Group {
     fn is(&self, execution: &Execution) -> bool {
-        self.digest_text == execution.normalized.text
+        (Arc::ptr_eq(&self.digest_text, &execution.normalized.text)
+            || self.digest_text == execution.normalized.text)
             && *self.user == *execution.user
             && self.schema.as_deref() == execution.schema
     }
 
-    fn add(&mut self, execution: &Execution, now: SystemTime) {
-        self.count += 1;
-        self.errors += u64::from(execution.failed);
-        self.latency_sum += execution.took;
-        self.latency_max = self.latency_max.max(execution.took);
-        self.latency_min = self.latency_min.min(execution.took);
-        self.rows_sent_sum += execution.rows_sent;
-        self.rows_sent_max = self.rows_sent_max.max(execution.rows_sent);
-        self.affected_sum += execution.rows_affected;
-        self.last_seen = now;
+    // Hot path: every statement. Sums are atomic adds; a maximum is written only when it
+    // grows, which is rare, so a statement costs two or three uncontended adds.
+    fn add(&self, execution: &Execution, now_ms: u64) {
+        let stripe = &self.stripes[STRIPE.with(|s| *s)];
+        let took = u64::try_from(execution.took.as_nanos()).unwrap_or(u64::MAX);
+        stripe.count.fetch_add(1, Ordering::Relaxed);
+        if execution.failed {
+            stripe.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        stripe.latency_sum_ns.fetch_add(took, Ordering::Relaxed);
+        raise(&stripe.latency_max_ns, took);
+        raise(&stripe.latency_min_complement_ns, u64::MAX - took);
+        if execution.rows_sent > 0 {
+            stripe
+                .rows_sent_sum
+                .fetch_add(execution.rows_sent, Ordering::Relaxed);
+            raise(&stripe.rows_sent_max, execution.rows_sent);
+        }
+        if execution.rows_affected > 0 {
+            stripe
+                .affected_sum
+                .fetch_add(execution.rows_affected, Ordering::Relaxed);
+        }
+        raise(&stripe.last_seen_ms, now_ms);
+    }
+
+    fn totals(&self) -> Totals {
+        let mut t = Totals {
+            count: 0,
+            errors: 0,
+            latency_sum: Duration::ZERO,
+            latency_max: Duration::ZERO,
+            latency_min: Duration::ZERO,
+            rows_sent_sum: 0,
+            rows_sent_max: 0,
+            affected_sum: 0,
+            last_seen: self.first_seen,
+        };
+        let (mut sum_ns, mut max_ns, mut min_complement, mut last_ms) = (0u64, 0u64, 0u64, 0u64);
+        for stripe in &self.stripes {
+            t.count += stripe.count.load(Ordering::Relaxed);
+            t.errors += stripe.errors.load(Ordering::Relaxed);
+            sum_ns = sum_ns.saturating_add(stripe.latency_sum_ns.load(Ordering::Relaxed));
+            max_ns = max_ns.max(stripe.latency_max_ns.load(Ordering::Relaxed));
+            min_complement =
+                min_complement.max(stripe.latency_min_complement_ns.load(Ordering::Relaxed));
+            t.rows_sent_sum += stripe.rows_sent_sum.load(Ordering::Relaxed);
+            t.rows_sent_max = t
+                .rows_sent_max
+                .max(stripe.rows_sent_max.load(Ordering::Relaxed));
+            t.affected_sum += stripe.affected_sum.load(Ordering::Relaxed);
+            last_ms = last_ms.max(stripe.last_seen_ms.load(Ordering::Relaxed));
+        }
+        t.latency_sum = Duration::from_nanos(sum_ns);
+        t.latency_max = Duration::from_nanos(max_ns);
+        if min_complement > 0 {
+            t.latency_min = Duration::from_nanos(u64::MAX - min_complement);
+        }
+        t.last_seen = (UNIX_EPOCH + Duration::from_millis(last_ms)).max(self.first_seen);
+        t
+    }
+
+    fn last_seen_ms(&self) -> u64 {
+        self.stripes
+            .iter()
+            .map(|s| s.last_seen_ms.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Makes `value` at least `to`, writing only when it grows.
+fn raise(value: &AtomicU64, to: u64) {
+    if value.load(Ordering::Relaxed) < to {
+        value.fetch_max(to, Ordering::Relaxed);
     }
 }
 
 #[derive(Default)]
 struct Shard {
-    groups: HashMap<u64, Vec<Group>>,
+    groups: HashMap<u64, Vec<Arc<Group>>>,
     len: usize,
 }
 
@@ -130,12 +231,12 @@ impl Shard {
                 groups
                     .iter()
                     .enumerate()
-                    .map(move |(i, g)| (g.last_seen, *hash, i))
+                    .map(move |(i, g)| (g.last_seen_ms(), *hash, i))
             })
             .min_by_key(|(seen, _, _)| *seen);
         if let Some((_, hash, i)) = oldest {
             let groups = self.groups.get_mut(&hash).expect("just found");
-            groups.swap_remove(i);
+            groups.swap_remove(i).evicted.store(true, Ordering::Relaxed);
             if groups.is_empty() {
                 self.groups.remove(&hash);
             }
@@ -160,20 +261,73 @@ impl Window {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
         }
     }
+
+    fn groups(&self) -> Vec<Arc<Group>> {
+        self.shards
+            .iter()
+            .flat_map(|shard| {
+                shard
+                    .lock()
+                    .groups
+                    .values()
+                    .flatten()
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
 }
 
 /// A closed window.
 struct Closed {
     begin: SystemTime,
     end: SystemTime,
-    groups: Vec<Group>,
+    groups: Vec<Arc<Group>>,
 }
+
+/// The groups a session counted in lately, so that it counts again without a lookup or a
+/// lock: by digest hash, with the window generation they belong to.
+#[derive(Default)]
+pub struct SessionCache {
+    groups: HashMap<u64, (u64, Arc<Group>), BuildHasherDefault<HashIsKey>>,
+}
+
+/// The hasher of maps keyed by a digest hash: the key is a hash already.
+#[derive(Default)]
+struct HashIsKey(u64);
+
+impl Hasher for HashIsKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+impl std::fmt::Debug for SessionCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SessionCache({} groups)", self.groups.len())
+    }
+}
+
+/// Groups a session keeps at most (it forgets them all when it has more).
+const SESSION_CACHE_MAX: usize = 256;
 
 /// The server's statement summary.
 pub struct StatementSummary {
     current: RwLock<Window>,
     /// The current window's begin, in seconds since the epoch (read without the lock).
     begin_secs: AtomicU64,
+    /// Bumped when a window closes: groups of older generations are history.
+    generation: AtomicU64,
     history: Mutex<VecDeque<Closed>>,
     evicted: AtomicU64,
 }
@@ -184,6 +338,7 @@ impl Default for StatementSummary {
         StatementSummary {
             current: RwLock::new(Window::new(now, Settings::default().refresh)),
             begin_secs: AtomicU64::new(epoch_secs(now)),
+            generation: AtomicU64::new(0),
             history: Mutex::new(VecDeque::new()),
             evicted: AtomicU64::new(0),
         }
@@ -195,26 +350,54 @@ fn epoch_secs(time: SystemTime) -> u64 {
 }
 
 impl StatementSummary {
-    /// Counts one execution.
+    /// Counts one execution, through the session's `cache` of groups.
     // Hot path: every statement.
-    pub fn record(&self, settings: &Settings, execution: &Execution) {
+    pub fn record(&self, settings: &Settings, execution: &Execution, cache: &mut SessionCache) {
         if !settings.enabled {
             return;
         }
         let now = SystemTime::now();
-        if epoch_secs(now) >= self.begin_secs.load(Ordering::Relaxed) + settings.refresh.as_secs() {
+        let now_ms = now
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        if now_ms / 1000 >= self.begin_secs.load(Ordering::Relaxed) + settings.refresh.as_secs() {
             self.rotate(settings, now);
         }
+        let generation = self.generation.load(Ordering::Acquire);
+        let hash = execution.normalized.hash;
+        if let Some((cached_generation, group)) = cache.groups.get(&hash) {
+            if *cached_generation == generation
+                && group.is(execution)
+                && !group.evicted.load(Ordering::Relaxed)
+            {
+                group.add(execution, now_ms);
+                return;
+            }
+        }
+        let group = self.find_or_add(settings, execution, now);
+        group.add(execution, now_ms);
+        if cache.groups.len() >= SESSION_CACHE_MAX {
+            cache.groups.clear();
+        }
+        cache.groups.insert(hash, (generation, group));
+    }
+
+    /// The group of `execution` in the current window, made when there is none.
+    fn find_or_add(
+        &self,
+        settings: &Settings,
+        execution: &Execution,
+        now: SystemTime,
+    ) -> Arc<Group> {
         let window = self.current.read();
         let hash = execution.normalized.hash;
         let mut shard = window.shards[(hash as usize) % SHARDS].lock();
         if let Some(group) = shard
             .groups
-            .get_mut(&hash)
-            .and_then(|groups| groups.iter_mut().find(|g| g.is(execution)))
+            .get(&hash)
+            .and_then(|groups| groups.iter().find(|g| g.is(execution)))
         {
-            group.add(execution, now);
-            return;
+            return group.clone();
         }
         let per_shard = settings.max_count.div_ceil(SHARDS).max(1);
         while shard.len >= per_shard {
@@ -222,7 +405,7 @@ impl StatementSummary {
             self.evicted.fetch_add(1, Ordering::Relaxed);
         }
         let text = execution.normalized.text.clone();
-        let mut group = Group {
+        let group = Arc::new(Group {
             hash,
             kind: execution.kind,
             schema: execution.schema.map(Box::from),
@@ -230,20 +413,13 @@ impl StatementSummary {
             digest: Arc::from(digest::digest_hex(&text)),
             digest_text: text,
             sample: Box::from(digest::truncated(execution.text, settings.max_sql_length)),
-            count: 0,
-            errors: 0,
-            latency_sum: Duration::ZERO,
-            latency_max: Duration::ZERO,
-            latency_min: Duration::MAX,
-            rows_sent_sum: 0,
-            rows_sent_max: 0,
-            affected_sum: 0,
             first_seen: now,
-            last_seen: now,
-        };
-        group.add(execution, now);
-        shard.groups.entry(hash).or_default().push(group);
+            stripes: Default::default(),
+            evicted: AtomicBool::new(false),
+        });
+        shard.groups.entry(hash).or_default().push(group.clone());
         shard.len += 1;
+        group
     }
 
     /// Closes the current window (if another session has not just done so) and opens the
@@ -255,12 +431,9 @@ impl StatementSummary {
         }
         let old = std::mem::replace(&mut *window, Window::new(now, settings.refresh));
         self.begin_secs.store(epoch_secs(now), Ordering::Relaxed);
+        self.generation.fetch_add(1, Ordering::Release);
         drop(window);
-        let groups = old
-            .shards
-            .into_iter()
-            .flat_map(|shard| shard.into_inner().groups.into_values().flatten())
-            .collect();
+        let groups = old.groups();
         let mut history = self.history.lock();
         history.push_back(Closed {
             begin: old.begin,
@@ -281,7 +454,7 @@ impl StatementSummary {
     /// kept closed windows too (STATEMENTS_SUMMARY_HISTORY). `user` keeps only that user's.
     pub fn rows(&self, history: bool, user: Option<&str>) -> Vec<Vec<Datum>> {
         let mut rows = Vec::new();
-        let keep = |g: &Group| user.is_none_or(|u| *g.user == *u);
+        let keep = |g: &Arc<Group>| user.is_none_or(|u| *g.user == *u);
         if history {
             for closed in self.history.lock().iter() {
                 rows.extend(
@@ -293,52 +466,43 @@ impl StatementSummary {
                 );
             }
         }
-        let window = self.current.read();
-        for shard in &window.shards {
-            let shard = shard.lock();
-            rows.extend(
-                shard
-                    .groups
-                    .values()
-                    .flatten()
-                    .filter(|g| keep(g))
-                    .map(|g| row(window.begin, window.end, g)),
-            );
-        }
+        let (begin, end, groups) = {
+            let window = self.current.read();
+            (window.begin, window.end, window.groups())
+        };
+        rows.extend(
+            groups
+                .iter()
+                .filter(|g| keep(g))
+                .map(|g| row(begin, end, g)),
+        );
         rows
     }
 
     /// The current window's groups with the most total latency, most first (the dashboard's
     /// top statements).
     pub fn top(&self, n: usize) -> Vec<TopStatement> {
-        let window = self.current.read();
-        let mut groups: Vec<Group> = window
-            .shards
+        let groups = self.current.read().groups();
+        let mut top: Vec<(u64, TopStatement)> = groups
             .iter()
-            .flat_map(|shard| {
-                shard
-                    .lock()
-                    .groups
-                    .values()
-                    .flatten()
-                    .cloned()
-                    .collect::<Vec<_>>()
+            .map(|g| {
+                let t = g.totals();
+                (
+                    g.hash,
+                    TopStatement {
+                        digest_text: g.digest_text.to_string(),
+                        schema: g.schema.as_deref().map(String::from),
+                        count: t.count,
+                        errors: t.errors,
+                        latency_sum: t.latency_sum,
+                        latency_max: t.latency_max,
+                        rows_sent_sum: t.rows_sent_sum,
+                    },
+                )
             })
             .collect();
-        groups.sort_by(|a, b| b.latency_sum.cmp(&a.latency_sum).then(a.hash.cmp(&b.hash)));
-        groups
-            .into_iter()
-            .take(n)
-            .map(|g| TopStatement {
-                digest_text: g.digest_text.to_string(),
-                schema: g.schema.map(String::from),
-                count: g.count,
-                errors: g.errors,
-                latency_sum: g.latency_sum,
-                latency_max: g.latency_max,
-                rows_sent_sum: g.rows_sent_sum,
-            })
-            .collect()
+        top.sort_by(|(ha, a), (hb, b)| b.latency_sum.cmp(&a.latency_sum).then(ha.cmp(hb)));
+        top.into_iter().take(n).map(|(_, t)| t).collect()
     }
 }
 
@@ -385,7 +549,8 @@ pub(crate) const COLUMNS: &[(&str, crate::infoschema::Kind)] = {
 fn row(begin: SystemTime, end: SystemTime, g: &Group) -> Vec<Datum> {
     let text = |s: &str| Datum::Bytes(s.as_bytes().to_vec());
     let nanos = |d: Duration| Datum::UInt(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-    let count = g.count.max(1);
+    let t = g.totals();
+    let count = t.count.max(1);
     vec![
         text(&time_text(begin)),
         text(&time_text(end)),
@@ -394,18 +559,18 @@ fn row(begin: SystemTime, end: SystemTime, g: &Group) -> Vec<Datum> {
         text(&g.digest),
         text(&g.digest_text),
         text(&g.user),
-        Datum::UInt(g.count),
-        Datum::UInt(g.errors),
-        nanos(g.latency_sum),
-        nanos(g.latency_max),
-        nanos(g.latency_min),
-        nanos(g.latency_sum / u32::try_from(count).unwrap_or(u32::MAX)),
-        Datum::UInt(g.rows_sent_sum),
-        Datum::UInt(g.rows_sent_max),
-        Datum::UInt(g.rows_sent_sum / count),
-        Datum::UInt(g.affected_sum / count),
+        Datum::UInt(t.count),
+        Datum::UInt(t.errors),
+        nanos(t.latency_sum),
+        nanos(t.latency_max),
+        nanos(t.latency_min),
+        nanos(t.latency_sum / u32::try_from(count).unwrap_or(u32::MAX)),
+        Datum::UInt(t.rows_sent_sum),
+        Datum::UInt(t.rows_sent_max),
+        Datum::UInt(t.rows_sent_sum / count),
+        Datum::UInt(t.affected_sum / count),
         text(&time_text(g.first_seen)),
-        text(&time_text(g.last_seen)),
+        text(&time_text(t.last_seen)),
         text(&g.sample),
     ]
 }
@@ -438,6 +603,7 @@ mod tests {
                 rows_sent: 1,
                 rows_affected: 0,
             },
+            &mut SessionCache::default(),
         );
     }
 
@@ -483,6 +649,56 @@ mod tests {
         assert_eq!(bob.len(), 1);
         assert_eq!(bob[0][8], Datum::UInt(1));
         assert_eq!(summary.top(1)[0].count, 2);
+    }
+
+    #[test]
+    fn a_session_counts_through_its_cache_until_the_group_leaves() {
+        let summary = StatementSummary::default();
+        let settings = Settings {
+            max_count: 1,
+            ..Settings::default()
+        };
+        let mut buffer = String::new();
+        let mut cache = SessionCache::default();
+        let mut count = |sql: &str, cache: &mut SessionCache| {
+            let normalized = Normalized::of(sql, &mut buffer, 100);
+            summary.record(
+                &settings,
+                &Execution {
+                    kind: StatementKind::Select,
+                    schema: None,
+                    user: "root",
+                    normalized: &normalized,
+                    text: sql,
+                    took: Duration::from_micros(10),
+                    failed: false,
+                    rows_sent: 0,
+                    rows_affected: 0,
+                },
+                cache,
+            );
+        };
+        for _ in 0..3 {
+            count("SELECT 1", &mut cache);
+        }
+        assert_eq!(cache.groups.len(), 1);
+        assert_eq!(summary.top(5)[0].count, 3);
+        // Another statement in the same shard evicts the group (one per shard here)...
+        let other = (0..10_000)
+            .map(|n| format!("SELECT c{n}"))
+            .find(|sql| {
+                let mut b = String::new();
+                let n = Normalized::of(sql, &mut b, 100);
+                n.hash as usize % SHARDS
+                    == Normalized::of("SELECT 1", &mut b, 100).hash as usize % SHARDS
+            })
+            .unwrap();
+        count(&other, &mut SessionCache::default());
+        // ...and the session's next run makes it again instead of counting into the evicted one.
+        count("SELECT 1", &mut cache);
+        let top = summary.top(5);
+        let group = top.iter().find(|t| t.digest_text == "select ?").unwrap();
+        assert_eq!(group.count, 1);
     }
 
     #[test]
