@@ -430,6 +430,88 @@ fn every_role_of_a_cluster_shows_its_metrics() {
     );
     assert!(reads_served > 0.0);
     assert!(leaders >= 1.0);
+
+    // Every series the checked-in Grafana dashboard queries exists on some role, with the
+    // label values its selectors name.
+    let mut all = sql;
+    all.extend(pd);
+    for kv in ["kv1", "kv2", "kv3"] {
+        all.extend(scrape(status_of(kv)));
+    }
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../deploy/grafana/strata.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut queried = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = target["expr"].as_str().unwrap();
+            for (name, matchers) in selectors(expr) {
+                queried += 1;
+                assert!(
+                    has(&all, &name),
+                    "{name} (in {expr}) is on no role's /metrics"
+                );
+                for (label, values) in matchers {
+                    for value in values {
+                        assert!(
+                            all.iter().any(|s| s.name == name
+                                && s.labels.get(&label).map(String::as_str)
+                                    == Some(value.as_str())),
+                            "no {name}{{{label}=\"{value}\"}} (in {expr})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(queried >= 40, "only {queried} series queried");
+}
+
+/// The metric names a PromQL expression selects, each with its label matchers (label and
+/// the values an `=` or `=~` alternation names).
+fn selectors(expr: &str) -> Vec<(String, Vec<(String, Vec<String>)>)> {
+    let mut found = Vec::new();
+    let bytes = expr.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = ["strata_", "raft_engine_", "process_"]
+            .iter()
+            .any(|p| expr[i..].starts_with(p))
+            && (i == 0 || !word(bytes[i - 1]));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let end = (i..bytes.len())
+            .find(|&j| !word(bytes[j]))
+            .unwrap_or(bytes.len());
+        let name = expr[i..end].to_string();
+        let mut matchers = Vec::new();
+        i = end;
+        if bytes.get(i) == Some(&b'{') {
+            let close = i + expr[i..].find('}').unwrap();
+            for matcher in expr[i + 1..close]
+                .split(',')
+                .filter(|m| !m.trim().is_empty())
+            {
+                let (label, value) = matcher.split_once('=').unwrap();
+                let value = value.trim_start_matches('~').trim().trim_matches('"');
+                matchers.push((
+                    label.trim().to_string(),
+                    value.split('|').map(str::to_string).collect(),
+                ));
+            }
+            i = close + 1;
+        }
+        found.push((name, matchers));
+    }
+    found
 }
 
 #[test]
