@@ -49,7 +49,7 @@ fn render(output: &Result<Output, strata_sql::SqlError>) -> String {
                         .join("\t"),
                 );
             }
-            lines.join("\n")
+            mask_durations(&lines.join("\n"))
         }
         Err(e) => format!(
             "error {} ({}): {}",
@@ -58,6 +58,28 @@ fn render(output: &Result<Output, strata_sql::SqlError>) -> String {
             mask_timestamps(&e.message)
         ),
     }
+}
+
+/// Replaces EXPLAIN ANALYZE's measured times (`time:1.23ms`) so outputs are stable.
+fn mask_durations(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("time:") {
+        out.push_str(&rest[..at + 5]);
+        rest = &rest[at + 5..];
+        let number = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let unit = ["µs", "ms", "s"]
+            .iter()
+            .find(|u| number > 0 && rest[number..].starts_with(*u));
+        if let Some(unit) = unit {
+            out.push_str("<t>");
+            rest = &rest[number + unit.len()..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Replaces runs of 15 or more digits (transaction timestamps) so outputs are stable.

@@ -472,9 +472,12 @@ fn every_role_of_a_cluster_shows_its_metrics() {
     assert!(queried >= 40, "only {queried} series queried");
 }
 
+/// A selector's label matchers: each label with the values it may take.
+type Matchers = Vec<(String, Vec<String>)>;
+
 /// The metric names a PromQL expression selects, each with its label matchers (label and
 /// the values an `=` or `=~` alternation names).
-fn selectors(expr: &str) -> Vec<(String, Vec<(String, Vec<String>)>)> {
+fn selectors(expr: &str) -> Vec<(String, Matchers)> {
     let mut found = Vec::new();
     let bytes = expr.as_bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';

@@ -29,75 +29,51 @@ use crate::rows;
 
 use super::describe;
 use super::scan::{source_node, SCAN_PAGE_ROWS};
-use super::{once, Batch, Exec, Node, Operator};
+use super::{once, Batch, Exec, Node, Operator, Ran};
 
 pub struct Join<'p> {
     /// The query block, whose FROM row names the columns EXPLAIN shows.
     block: &'p SelectPlan,
     plan: &'p JoinPlan,
     done: bool,
+    /// What each step did, shown by EXPLAIN ANALYZE when `measured`.
+    steps: Vec<Ran>,
+    measured: bool,
 }
 
 impl<'p> Join<'p> {
-    pub fn new(block: &'p SelectPlan, plan: &'p JoinPlan) -> Join<'p> {
+    pub fn new(block: &'p SelectPlan, plan: &'p JoinPlan, measured: bool) -> Join<'p> {
         Join {
             block,
             plan,
             done: false,
+            steps: vec![Ran::default(); plan.steps.len()],
+            measured,
         }
     }
 }
 
 impl Operator for Join<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
+        let steps = &mut self.steps;
         once(&mut self.done, || {
-            let rows = execute(self.plan, exec.txn, exec.ctx)?;
+            let rows = execute_counted(self.plan, exec.txn, exec.ctx, steps)?;
             Ok(rows)
         })
     }
 
     fn explain(&self) -> Node {
-        let names = describe::Names::of_block(self.block);
         let steps = self
             .plan
             .steps
             .iter()
             .enumerate()
             .map(|(k, step)| {
-                let kind = if step.left { "left outer" } else { "inner" };
-                let mut info = Vec::new();
-                if let Some(on) = &step.on {
-                    info.push(format!("on:{}", describe::exprs([on], &names)));
+                let mut node = self.step_node(k, step);
+                if self.measured {
+                    node.ran = Some(self.steps[k]);
                 }
-                if let Some(filter) = &step.filter {
-                    info.push(format!("then:{}", describe::exprs([filter], &names)));
-                }
-                match &step.item {
-                    JoinItem::Lookup(source) => {
-                        if k > 0 {
-                            info.insert(0, format!("{kind} index join"));
-                        }
-                        source_node(source, info.join(", "))
-                    }
-                    JoinItem::Build { source, hash } => {
-                        let how = if hash.is_some() {
-                            "hash join"
-                        } else {
-                            "nested loop"
-                        };
-                        info.insert(0, format!("{kind} {how}, build"));
-                        match source {
-                            BuildSource::Table(t) => source_node(t, info.join(", ")),
-                            BuildSource::Derived(plan) => Node {
-                                name: "Derived".to_string(),
-                                task: "root",
-                                object: format!("derived:{}", step.alias),
-                                info: info.join(", "),
-                                children: vec![super::build(plan).explain()],
-                            },
-                        }
-                    }
-                }
+                node
             })
             .collect();
         Node::root(
@@ -105,6 +81,48 @@ impl Operator for Join<'_> {
             format!("{} relations, in this order", self.plan.steps.len()),
             steps,
         )
+    }
+}
+
+impl Join<'_> {
+    /// EXPLAIN's line of step `k`.
+    fn step_node(&self, k: usize, step: &JoinStep) -> Node {
+        let names = describe::Names::of_block(self.block);
+        let kind = if step.left { "left outer" } else { "inner" };
+        let mut info = Vec::new();
+        if let Some(on) = &step.on {
+            info.push(format!("on:{}", describe::exprs([on], &names)));
+        }
+        if let Some(filter) = &step.filter {
+            info.push(format!("then:{}", describe::exprs([filter], &names)));
+        }
+        match &step.item {
+            JoinItem::Lookup(source) => {
+                if k > 0 {
+                    info.insert(0, format!("{kind} index join"));
+                }
+                source_node(source, info.join(", "))
+            }
+            JoinItem::Build { source, hash } => {
+                let how = if hash.is_some() {
+                    "hash join"
+                } else {
+                    "nested loop"
+                };
+                info.insert(0, format!("{kind} {how}, build"));
+                match source {
+                    BuildSource::Table(t) => source_node(t, info.join(", ")),
+                    BuildSource::Derived(plan) => Node {
+                        name: "Derived".to_string(),
+                        task: "root",
+                        object: format!("derived:{}", step.alias),
+                        info: info.join(", "),
+                        children: vec![super::build(plan).explain()],
+                        ran: None,
+                    },
+                }
+            }
+        }
     }
 }
 
@@ -119,95 +137,117 @@ pub const JOIN_BATCH_ROWS: usize = 1024;
 
 /// Runs the join; returns the joined rows that pass every step.
 pub fn execute(plan: &JoinPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<Vec<Vec<Datum>>> {
+    execute_counted(plan, txn, ctx, &mut vec![Ran::default(); plan.steps.len()])
+}
+
+/// [`execute`], counting in `steps` the rows each step passed on and the batches it took.
+fn execute_counted(
+    plan: &JoinPlan,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+    steps: &mut [Ran],
+) -> Result<Vec<Vec<Datum>>> {
     let mut built: Vec<Option<Built>> = (0..plan.steps.len()).map(|_| None).collect();
     let mut out = Vec::new();
-    run_step(
+    let mut run = Run {
         plan,
-        0,
-        vec![vec![Datum::Null; plan.width]],
         txn,
         ctx,
-        &mut built,
-        &mut out,
-    )?;
+        built: &mut built,
+        out: &mut out,
+        steps,
+    };
+    run.step(0, vec![vec![Datum::Null; plan.width]])?;
     Ok(out)
 }
 
-/// Joins step `k`'s relation to `rows` (rows of the steps before it, NULL from `k` on) and
-/// passes what matches to the next step, [`JOIN_BATCH_ROWS`] rows at a time. The output keeps
-/// the order of a row-at-a-time nested loop.
-fn run_step(
-    plan: &JoinPlan,
-    k: usize,
-    rows: Vec<Vec<Datum>>,
-    txn: &mut Transaction,
-    ctx: &Ctx,
-    built: &mut [Option<Built>],
-    out: &mut Vec<Vec<Datum>>,
-) -> Result<()> {
-    let Some(step) = plan.steps.get(k) else {
-        for row in &rows {
-            ctx.keep_row(row)?;
+/// One execution of a join.
+struct Run<'r, 'c> {
+    plan: &'r JoinPlan,
+    txn: &'r mut Transaction,
+    ctx: &'r Ctx<'c>,
+    built: &'r mut [Option<Built>],
+    out: &'r mut Vec<Vec<Datum>>,
+    steps: &'r mut [Ran],
+}
+
+impl Run<'_, '_> {
+    /// Joins step `k`'s relation to `rows` (rows of the steps before it, NULL from `k` on)
+    /// and passes what matches to the next step, [`JOIN_BATCH_ROWS`] rows at a time. The
+    /// output keeps the order of a row-at-a-time nested loop.
+    fn step(&mut self, k: usize, rows: Vec<Vec<Datum>>) -> Result<()> {
+        let (plan, ctx) = (self.plan, self.ctx);
+        if let Some(counted) = k
+            .checked_sub(1)
+            .and_then(|before| self.steps.get_mut(before))
+        {
+            counted.rows += rows.len() as u64;
         }
-        out.extend(rows);
-        return Ok(());
-    };
-    let slots = step.offset..step.offset + step.width;
-    let mut next = Vec::new();
-    for chunk in rows.chunks(JOIN_BATCH_ROWS) {
-        ctx.session.check_interrupt()?;
-        let mut looked_up = match &step.item {
-            JoinItem::Lookup(source) => match &source.access {
-                Access::Point(exprs) => {
-                    Some(point_lookups(txn, source, exprs, chunk, ctx)?.into_iter())
-                }
-                _ => range_lookups(txn, source, chunk, ctx)?.map(Vec::into_iter),
-            },
-            JoinItem::Build { .. } => None,
+        let Some(step) = plan.steps.get(k) else {
+            for row in &rows {
+                ctx.keep_row(row)?;
+            }
+            self.out.extend(rows);
+            return Ok(());
         };
-        for row in chunk {
-            let found: Vec<Vec<Datum>> = match looked_up.as_mut() {
-                Some(rows) => rows.next().unwrap_or_default(),
-                None => candidates(step, k, row, txn, ctx, built)?,
+        self.steps[k].loops += 1;
+        let slots = step.offset..step.offset + step.width;
+        let mut next = Vec::new();
+        for chunk in rows.chunks(JOIN_BATCH_ROWS) {
+            ctx.session.check_interrupt()?;
+            let mut looked_up = match &step.item {
+                JoinItem::Lookup(source) => match &source.access {
+                    Access::Point(exprs) => {
+                        Some(point_lookups(self.txn, source, exprs, chunk, ctx)?.into_iter())
+                    }
+                    _ => range_lookups(self.txn, source, chunk, ctx)?.map(Vec::into_iter),
+                },
+                JoinItem::Build { .. } => None,
             };
-            let mut row = row.clone();
-            let mut matched = false;
-            for candidate in found {
-                let mut values = candidate.into_iter();
-                for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
-                    *slot = value;
-                }
-                if let Some(k) = step.key_slot {
-                    row[k] = values.next().unwrap_or(Datum::Null);
-                }
-                if holds(step.on.as_ref(), &row, ctx)? {
-                    matched = true;
-                    if holds(step.filter.as_ref(), &row, ctx)? {
-                        next.push(row.clone());
-                        if next.len() >= JOIN_BATCH_ROWS {
-                            let batch = std::mem::take(&mut next);
-                            run_step(plan, k + 1, batch, txn, ctx, built, out)?;
+            for row in chunk {
+                let found: Vec<Vec<Datum>> = match looked_up.as_mut() {
+                    Some(rows) => rows.next().unwrap_or_default(),
+                    None => candidates(step, k, row, self.txn, ctx, self.built)?,
+                };
+                let mut row = row.clone();
+                let mut matched = false;
+                for candidate in found {
+                    let mut values = candidate.into_iter();
+                    for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
+                        *slot = value;
+                    }
+                    if let Some(k) = step.key_slot {
+                        row[k] = values.next().unwrap_or(Datum::Null);
+                    }
+                    if holds(step.on.as_ref(), &row, ctx)? {
+                        matched = true;
+                        if holds(step.filter.as_ref(), &row, ctx)? {
+                            next.push(row.clone());
+                            if next.len() >= JOIN_BATCH_ROWS {
+                                let batch = std::mem::take(&mut next);
+                                self.step(k + 1, batch)?;
+                            }
                         }
                     }
                 }
-            }
-            if step.left && !matched {
-                for slot in &mut row[slots.clone()] {
-                    *slot = Datum::Null;
-                }
-                if let Some(k) = step.key_slot {
-                    row[k] = Datum::Null;
-                }
-                if holds(step.filter.as_ref(), &row, ctx)? {
-                    next.push(row);
+                if step.left && !matched {
+                    for slot in &mut row[slots.clone()] {
+                        *slot = Datum::Null;
+                    }
+                    if let Some(k) = step.key_slot {
+                        row[k] = Datum::Null;
+                    }
+                    if holds(step.filter.as_ref(), &row, ctx)? {
+                        next.push(row);
+                    }
                 }
             }
         }
+        if !next.is_empty() {
+            self.step(k + 1, next)?;
+        }
+        Ok(())
     }
-    if !next.is_empty() {
-        run_step(plan, k + 1, next, txn, ctx, built, out)?;
-    }
-    Ok(())
 }
 
 /// The rows of step `k`'s relation that may match `row` (steps other than primary-key

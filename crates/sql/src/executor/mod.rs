@@ -66,6 +66,46 @@ pub struct Node {
     pub object: String,
     pub info: String,
     pub children: Vec<Node>,
+    /// What the operator did when EXPLAIN ANALYZE ran it (None when it was not measured
+    /// on its own: a join's steps, a subquery's or a union branch's operators).
+    pub ran: Option<Ran>,
+}
+
+/// An operator's actual work in one execution (EXPLAIN ANALYZE).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ran {
+    /// Rows it handed its parent.
+    pub rows: u64,
+    /// Times its parent pulled from it (TiDB's loops).
+    pub loops: u64,
+    /// Time spent in it and below it (None for a join step, whose work interleaves with the
+    /// steps after it).
+    pub time: Option<std::time::Duration>,
+}
+
+/// An operator measured for EXPLAIN ANALYZE.
+struct Measured<'p> {
+    inner: Box<dyn Operator + 'p>,
+    ran: Ran,
+}
+
+impl Operator for Measured<'_> {
+    fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
+        let started = std::time::Instant::now();
+        let result = self.inner.next(exec);
+        *self.ran.time.get_or_insert_default() += started.elapsed();
+        self.ran.loops += 1;
+        if let Ok(Some(batch)) = &result {
+            self.ran.rows += batch.len() as u64;
+        }
+        result
+    }
+
+    fn explain(&self) -> Node {
+        let mut node = self.inner.explain();
+        node.ran = Some(self.ran);
+        node
+    }
 }
 
 impl Node {
@@ -76,6 +116,7 @@ impl Node {
             object: String::new(),
             info: info.into(),
             children,
+            ran: None,
         }
     }
 
@@ -84,16 +125,27 @@ impl Node {
     pub fn rows(&self) -> Vec<[String; 4]> {
         let mut out = Vec::new();
         self.push_rows("", "", &mut out);
+        out.into_iter().map(|(row, _)| row).collect()
+    }
+
+    /// The tree as EXPLAIN ANALYZE's rows: each line's [`Node::rows`] with what the operator
+    /// did, if it was measured.
+    pub fn analyzed_rows(&self) -> Vec<([String; 4], Option<Ran>)> {
+        let mut out = Vec::new();
+        self.push_rows("", "", &mut out);
         out
     }
 
-    fn push_rows(&self, mark: &str, indent: &str, out: &mut Vec<[String; 4]>) {
-        out.push([
-            format!("{indent}{mark}{}", self.name),
-            self.task.to_string(),
-            self.object.clone(),
-            self.info.clone(),
-        ]);
+    fn push_rows(&self, mark: &str, indent: &str, out: &mut Vec<([String; 4], Option<Ran>)>) {
+        out.push((
+            [
+                format!("{indent}{mark}{}", self.name),
+                self.task.to_string(),
+                self.object.clone(),
+                self.info.clone(),
+            ],
+            self.ran,
+        ));
         let below = match mark {
             "" => indent.to_string(),
             "├─" => format!("{indent}│ "),
@@ -112,8 +164,26 @@ impl Node {
 
 /// The operator tree of a planned query block.
 pub fn build(plan: &SelectPlan) -> Box<dyn Operator + '_> {
+    build_with(plan, false)
+}
+
+/// `op`, measured when `measure` (EXPLAIN ANALYZE).
+fn measured<'p>(op: Box<dyn Operator + 'p>, measure: bool) -> Box<dyn Operator + 'p> {
+    if measure {
+        Box::new(Measured {
+            inner: op,
+            ran: Ran::default(),
+        })
+    } else {
+        op
+    }
+}
+
+/// [`build`], each operator of the block measured when `measure` (EXPLAIN ANALYZE).
+fn build_with(plan: &SelectPlan, measure: bool) -> Box<dyn Operator + '_> {
+    let measured = |op| measured(op, measure);
     if let Some(union) = &plan.union {
-        return Box::new(union::Union::new(union, &plan.result_types));
+        return measured(Box::new(union::Union::new(union, &plan.result_types)));
     }
     let sorted = plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered);
     let joined = plan.join.is_some() || !plan.subqueries.is_empty();
@@ -127,8 +197,8 @@ pub fn build(plan: &SelectPlan) -> Box<dyn Operator + '_> {
         && sorted;
     let cap = streaming.then(|| limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()));
     let lock = !joined && plan.lock == crate::planner::query::RowLock::ForUpdate;
-    let mut input: Box<dyn Operator + '_> = match (&plan.join, &plan.source) {
-        (Some(join), _) => Box::new(join::Join::new(plan, join)),
+    let mut input: Box<dyn Operator + '_> = measured(match (&plan.join, &plan.source) {
+        (Some(join), _) => Box::new(join::Join::new(plan, join, measure)),
         (None, Some(source)) => Box::new(scan::Scan::new(
             source,
             plan.filter.as_ref(),
@@ -136,44 +206,44 @@ pub fn build(plan: &SelectPlan) -> Box<dyn Operator + '_> {
             cap.flatten(),
         )),
         (None, None) => Box::new(dual::Dual::new(plan.filter.as_ref())),
-    };
+    });
     if !plan.subqueries.is_empty() {
-        input = Box::new(apply::Apply::new(input, plan));
+        input = measured(Box::new(apply::Apply::new(input, plan)));
     }
     let aggs = if plan.aggregate {
-        input = Box::new(aggregate::HashAgg::new(input, plan));
+        input = measured(Box::new(aggregate::HashAgg::new(input, plan)));
         plan.aggs.len()
     } else {
         0
     };
     if let Some(having) = &plan.having {
-        input = Box::new(filter::Having::new(input, plan, having, aggs));
+        input = measured(Box::new(filter::Having::new(input, plan, having, aggs)));
     }
     if !plan.windows.is_empty() {
-        input = Box::new(window::Window::new(
+        input = measured(Box::new(window::Window::new(
             input,
             &plan.windows,
             aggs,
             plan.order_by.is_empty(),
-        ));
+        )));
     }
     let order_by = if sorted { &[][..] } else { &plan.order_by[..] };
-    input = Box::new(project::Project::new(
+    input = measured(Box::new(project::Project::new(
         input,
         plan,
         order_by,
         aggs,
         plan.windows.len(),
-    ));
+    )));
     let width = plan.projection.len();
     if plan.distinct {
-        input = Box::new(distinct::Distinct::new(input, width));
+        input = measured(Box::new(distinct::Distinct::new(input, width)));
     }
     if !order_by.is_empty() {
-        input = Box::new(sort::Sort::new(input, plan, order_by, width));
+        input = measured(Box::new(sort::Sort::new(input, plan, order_by, width)));
     }
     if let Some(count) = limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()) {
-        input = Box::new(limit::Limit::new(input, count));
+        input = measured(Box::new(limit::Limit::new(input, count)));
     }
     input
 }
@@ -184,7 +254,22 @@ pub fn execute(
     txn: &mut Transaction,
     ctx: &Ctx,
 ) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
-    let mut root = build(plan);
+    run(&mut *build(plan), txn, ctx)
+}
+
+/// Runs a SELECT to the end with each operator measured (EXPLAIN ANALYZE); returns its
+/// operator tree with what each did, and the rows.
+pub fn analyze(plan: &SelectPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<(Node, Batch)> {
+    let mut root = build_with(plan, true);
+    let (rows, _) = run(&mut *root, txn, ctx)?;
+    Ok((root.explain(), rows))
+}
+
+fn run(
+    root: &mut dyn Operator,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<(Vec<Vec<Datum>>, Vec<Key>)> {
     let mut exec = Exec {
         txn,
         ctx,

@@ -368,5 +368,6 @@ pub fn source_node(source: &TableSource, info: String) -> Node {
         object: format!("{object}{order}"),
         info,
         children: Vec::new(),
+        ran: None,
     }
 }

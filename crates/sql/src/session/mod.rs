@@ -741,6 +741,17 @@ impl Session {
     }
 
     fn run_select(&mut self, plan: &SelectPlan, params: &[Datum]) -> Result<Output> {
+        let rows = self.reading(plan, |session, txn| session.select_in(txn, plan, params))?;
+        Ok(self.result_set(plan, rows))
+    }
+
+    /// Runs `read` (a SELECT of `plan`) in the session's transaction, else in a snapshot of
+    /// its own; a locking read that meets a concurrent commit is retried.
+    fn reading<T>(
+        &mut self,
+        plan: &SelectPlan,
+        mut read: impl FnMut(&Session, &mut Transaction) -> Result<T>,
+    ) -> Result<T> {
         let locking = plan.lock == query::RowLock::ForUpdate;
         if !self.explicit_txn_active() {
             // One key needs no snapshot: read its newest data without a timestamp.
@@ -750,9 +761,9 @@ impl Session {
                 self.server.client.begin(TxnMode::Optimistic)?
             };
             txn.set_interrupt(self.process.clone());
-            let rows = self.select_in(&mut txn, plan, params)?;
+            let result = read(self, &mut txn);
             txn.rollback();
-            return Ok(self.result_set(plan, rows));
+            return result;
         }
         self.ensure_txn()?;
         let mut open = self.txn.take().expect("transaction ensured");
@@ -762,7 +773,7 @@ impl Session {
             if let Err(e) = open.txn.begin_statement(locking) {
                 break Err(Error::Txn(e));
             }
-            match self.select_in(&mut open.txn, plan, params) {
+            match read(self, &mut open.txn) {
                 Err(e) if locking && e.is_retryable() && attempt < STATEMENT_ATTEMPTS_MAX => {
                     open.txn.rollback_statement();
                 }
@@ -770,7 +781,20 @@ impl Session {
             }
         };
         self.finish_statement(open, result)
-            .map(|rows| self.result_set(plan, rows))
+    }
+
+    /// EXPLAIN ANALYZE of a SELECT: runs it as it would run (its rows are not sent), with
+    /// each operator of its block measured; returns the operator tree with what each did and
+    /// the rows the SELECT returned.
+    pub(crate) fn analyze_select(
+        &mut self,
+        plan: &SelectPlan,
+    ) -> Result<(crate::executor::Node, Vec<Vec<Datum>>)> {
+        self.reading(plan, |session, txn| {
+            let env = Env { session };
+            let ctx = Ctx::new(&[], &env, false);
+            crate::executor::analyze(plan, txn, &ctx)
+        })
     }
 
     fn select_in(

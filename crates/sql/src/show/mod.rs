@@ -416,6 +416,9 @@ pub fn execute_other(
         }
         Statement::ShowStatus { global, .. } => Ok(status::status(session, *global)),
         Statement::ShowCollation { .. } => Ok(own::collations()),
+        Statement::Explain {
+            statement, analyze, ..
+        } if *analyze => crate::explain::analyze(session, statement),
         Statement::Explain { statement, .. } => crate::explain::explain(session, statement),
         Statement::Analyze { table_name, .. } => {
             own::analyze(session, std::slice::from_ref(table_name), false)
