@@ -1,7 +1,8 @@
 //! The status port of every role (TiDB's 10080, TiKV's 20180): a small HTTP/1.1 server with
 //! `/metrics` (every metric of the process, in the Prometheus text format) and `/status`
-//! (role, version, git hash, uptime, as JSON); a SQL node's and the playground's also serve
-//! the dashboard (`/dashboard`, see dashboard.rs).
+//! (role, version, git hash, uptime, as JSON), and `/debug/pprof/profile?seconds=N`, a CPU
+//! profile of the process over N seconds drawn as a flame graph (SVG); a SQL node's and the
+//! playground's also serve the dashboard (`/dashboard`, see dashboard.rs).
 //!
 //! It serves a handful of requests at once on threads of its own, each bounded in time and
 //! size, so a slow or hostile client of the status port cannot hold the role's own work.
@@ -176,7 +177,7 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
     };
     let mut parts = line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
     if method != "GET" && method != "HEAD" {
         let _ = respond(&mut stream, 405, "text/plain", b"only GET\n");
         return;
@@ -184,6 +185,7 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
     let (status, content_type, body) = match path {
         "/metrics" => (200, "text/plain; version=0.0.4", metrics(shared)),
         "/status" => (200, "application/json", status_json(shared).into_bytes()),
+        "/debug/pprof/profile" => profile::flame_graph(query),
         "/dashboard" | "/dashboard/" if shared.dashboard.is_some() => (
             200,
             "text/html; charset=utf-8",
@@ -197,7 +199,7 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
             200,
             "text/plain",
             format!(
-                "Strata {}: /status, /metrics{}\n",
+                "Strata {}: /status, /metrics, /debug/pprof/profile?seconds=N{}\n",
                 shared.role,
                 if shared.dashboard.is_some() {
                     ", /dashboard"
@@ -237,6 +239,8 @@ fn respond(
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        409 => "Conflict",
+        500 => "Internal Server Error",
         _ => "Service Unavailable",
     };
     let head = format!(
@@ -276,6 +280,72 @@ fn status_json(shared: &Shared) -> String {
         shared.started.elapsed().as_secs(),
         std::process::id()
     )
+}
+
+/// CPU profiles: the process's stacks sampled 99 times a second for the seconds asked, drawn
+/// as a flame graph (what TiDB's and TiKV's `/debug/pprof/profile` give, as an SVG to open
+/// in a browser).
+mod profile {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    /// Sampling frequency, in Hz (not a multiple of common timer periods).
+    const FREQUENCY: i32 = 99;
+    const SECONDS_DEFAULT: u64 = 10;
+    const SECONDS_MAX: u64 = 120;
+
+    /// Set while a profile runs: the sampler is one per process.
+    static RUNNING: AtomicBool = AtomicBool::new(false);
+
+    /// Profiles for `?seconds=N` (10 by default, at most 120); 409 while another runs.
+    pub fn flame_graph(query: &str) -> (u16, &'static str, Vec<u8>) {
+        let seconds = query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("seconds="))
+            .map_or(Ok(SECONDS_DEFAULT), str::parse::<u64>);
+        let seconds = match seconds {
+            Ok(s) if (1..=SECONDS_MAX).contains(&s) => s,
+            _ => {
+                return (
+                    400,
+                    "text/plain",
+                    format!("seconds must be a whole number from 1 to {SECONDS_MAX}\n")
+                        .into_bytes(),
+                )
+            }
+        };
+        if RUNNING.swap(true, Ordering::SeqCst) {
+            return (
+                409,
+                "text/plain",
+                b"a CPU profile is running; try again when it ends\n".to_vec(),
+            );
+        }
+        let result = sample(Duration::from_secs(seconds));
+        RUNNING.store(false, Ordering::SeqCst);
+        match result {
+            Ok(svg) => (200, "image/svg+xml", svg),
+            Err(e) => (
+                500,
+                "text/plain",
+                format!("profiling failed: {e}\n").into_bytes(),
+            ),
+        }
+    }
+
+    fn sample(duration: Duration) -> Result<Vec<u8>, pprof::Error> {
+        let guard = pprof::ProfilerGuardBuilder::default()
+            .frequency(FREQUENCY)
+            // Unwinding through these from a signal handler can deadlock (TiKV's list).
+            .blocklist(&["libc", "libgcc", "pthread", "vdso"])
+            .build()?;
+        std::thread::sleep(duration);
+        let report = guard.report().build()?;
+        drop(guard);
+        let mut svg = Vec::new();
+        report.flamegraph(&mut svg)?;
+        Ok(svg)
+    }
 }
 
 /// The process's CPU time, memory, threads and open files (Prometheus's `process_…`
@@ -397,6 +467,70 @@ mod tests {
         assert!(get(address, "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
         let endless = format!("GET /{} HTTP/1.1\r\n", "a".repeat(REQUEST_BYTES_MAX));
         assert!(get(address, &endless).starts_with("HTTP/1.1 400"));
+    }
+
+    /// Work for the profiler to find.
+    #[inline(never)]
+    fn spin_for_the_profiler(until: Instant) -> u64 {
+        let mut x = 1u64;
+        while Instant::now() < until {
+            for i in 0..10_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+            }
+        }
+        x
+    }
+
+    #[test]
+    fn a_cpu_profile_is_a_flame_graph_of_what_ran() {
+        let address = start(
+            "profiled role",
+            "127.0.0.1".parse().unwrap(),
+            StatusPort::Given(0),
+            Vec::new(),
+            None,
+        )
+        .unwrap()
+        .expect("listening");
+        let until = Instant::now() + Duration::from_secs(3);
+        let spinner = std::thread::spawn(move || spin_for_the_profiler(until));
+        let profiling = std::thread::spawn(move || {
+            get(
+                address,
+                "GET /debug/pprof/profile?seconds=2 HTTP/1.1\r\n\r\n",
+            )
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        // One profile at a time.
+        let second = get(
+            address,
+            "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n\r\n",
+        );
+        assert!(second.starts_with("HTTP/1.1 409"), "{second}");
+        let answer = profiling.join().unwrap();
+        spinner.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+        assert!(answer.contains("Content-Type: image/svg+xml"), "{answer}");
+        let body = answer.split("\r\n\r\n").nth(1).unwrap();
+        assert!(body.contains("<svg"), "{body}");
+        // Two seconds of one spinning thread: most of 200 samples at 99 Hz.
+        let samples: u64 = body
+            .split("<title>all (")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.replace(',', "").parse().ok())
+            .unwrap_or_else(|| panic!("no sample count in {body}"));
+        assert!(samples >= 50, "{samples} samples");
+        assert!(
+            body.contains("spin_for_the_profiler"),
+            "the spinning function is missing"
+        );
+
+        let bad = get(
+            address,
+            "GET /debug/pprof/profile?seconds=0 HTTP/1.1\r\n\r\n",
+        );
+        assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
     }
 
     #[test]
