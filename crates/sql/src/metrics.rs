@@ -207,6 +207,105 @@ static CONNECTIONS_TOTAL: LazyLock<IntCounter> = LazyLock::new(|| {
     .expect("registered once")
 });
 
+/// Why a statement ran again (a bounded label set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// A concurrent commit wrote a key the statement wrote or locked.
+    WriteConflict,
+    /// Another transaction's lock was in the way.
+    Locked,
+    /// A reader rolled the statement's own autocommit transaction back before it committed.
+    Aborted,
+}
+
+impl Retry {
+    const ALL: [Retry; 3] = [Retry::WriteConflict, Retry::Locked, Retry::Aborted];
+
+    fn label(self) -> &'static str {
+        match self {
+            Retry::WriteConflict => "write_conflict",
+            Retry::Locked => "locked",
+            Retry::Aborted => "aborted",
+        }
+    }
+
+    /// Why `e` made a statement run again.
+    pub fn of(e: &crate::error::Error) -> Retry {
+        use strata_txn::{KvError, TxnError};
+        match e {
+            crate::error::Error::Txn(TxnError::Kv(KvError::KeyIsLocked(_))) => Retry::Locked,
+            crate::error::Error::Txn(TxnError::Kv(KvError::TxnAborted { .. })) => Retry::Aborted,
+            _ => Retry::WriteConflict,
+        }
+    }
+}
+
+static RETRIES: LazyLock<Vec<IntCounter>> = LazyLock::new(|| {
+    let retries = register_int_counter_vec!(
+        "strata_sql_statement_retries_total",
+        "Statements run again from scratch, by reason (write_conflict, locked, aborted)",
+        &["reason"]
+    )
+    .expect("registered once");
+    Retry::ALL
+        .iter()
+        .map(|r| retries.with_label_values(&[r.label()]))
+        .collect()
+});
+
+/// The transaction errors clients received (a bounded label set).
+const CONFLICTS: [&str; 5] = [
+    "deadlock",
+    "lock_wait_timeout",
+    "write_conflict",
+    "txn_aborted",
+    "snapshot_too_old",
+];
+
+static CONFLICT_ERRORS: LazyLock<Vec<IntCounter>> = LazyLock::new(|| {
+    let conflicts = register_int_counter_vec!(
+        "strata_sql_txn_conflict_errors_total",
+        "Statements that ended with a transaction conflict error, by kind (deadlock 1213, \
+         lock_wait_timeout 1205, write_conflict 9007, txn_aborted: rolled back by another \
+         client, snapshot_too_old: older than the GC safe point)",
+        &["kind"]
+    )
+    .expect("registered once");
+    CONFLICTS
+        .iter()
+        .map(|kind| conflicts.with_label_values(&[kind]))
+        .collect()
+});
+
+/// Counts a statement run again.
+pub fn retried(reason: Retry) {
+    RETRIES[reason as usize].inc();
+}
+
+/// Counts a statement that failed with `e`, if it is a transaction conflict.
+pub fn failed_with(e: &crate::error::Error) {
+    use strata_txn::{KvError, TxnError};
+    let kind = match e {
+        crate::error::Error::Txn(TxnError::Kv(kv)) => match kv {
+            KvError::Deadlock { .. } => 0,
+            KvError::LockWaitTimeout { .. } => 1,
+            KvError::WriteConflict { .. } => 2,
+            KvError::TxnAborted { .. } => 3,
+            KvError::SnapshotTooOld { .. } => 4,
+            _ => return,
+        },
+        crate::error::Error::Txn(TxnError::LockNotCleared(_)) => 1,
+        // The same errors passed on as packets (by a retry loop or a commit).
+        other => match other.code() {
+            1213 => 0,
+            1205 => 1,
+            9007 => 2,
+            _ => return,
+        },
+    };
+    CONFLICT_ERRORS[kind].inc();
+}
+
 static STARTED: LazyLock<Instant> = LazyLock::new(Instant::now);
 
 /// Registers the metrics, so that `/metrics` lists them before the first statement, and starts
@@ -215,6 +314,8 @@ pub fn init() {
     LazyLock::force(&STATEMENTS);
     LazyLock::force(&CONNECTIONS);
     LazyLock::force(&CONNECTIONS_TOTAL);
+    LazyLock::force(&RETRIES);
+    LazyLock::force(&CONFLICT_ERRORS);
     LazyLock::force(&STARTED);
 }
 

@@ -709,3 +709,60 @@ fn the_dashboard_loads_in_headless_chromium_with_its_charts_holding_data() {
     let answer = http_get(status, "/");
     assert!(answer.contains("/dashboard"), "{answer}");
 }
+
+#[test]
+fn deadlocks_and_lock_wait_timeouts_are_counted_by_kind() {
+    use mysql::prelude::Queryable;
+    let status_port = free_port();
+    let playground = Playground::start_with(&["--status-port", &status_port.to_string()]);
+    let status: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    sql_at(
+        playground.port,
+        None,
+        "CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v INT); \
+         INSERT INTO shop.t VALUES (1, 0), (2, 0)",
+    );
+    let conflicts = |kind: &str| {
+        total(
+            &scrape(status),
+            "strata_sql_txn_conflict_errors_total",
+            &[("kind", kind)],
+        )
+    };
+    assert_eq!(conflicts("deadlock"), 0.0);
+    let connect =
+        || mysql::Conn::new(mysql::Opts::from_url(&playground.url("shop")).unwrap()).unwrap();
+    let (mut a, mut b) = (connect(), connect());
+
+    // A lock wait that times out.
+    a.query_drop("BEGIN").unwrap();
+    a.query_drop("UPDATE t SET v = 1 WHERE id = 1").unwrap();
+    b.query_drop("SET innodb_lock_wait_timeout = 1").unwrap();
+    let timeout = b.query_drop("UPDATE t SET v = 2 WHERE id = 1").unwrap_err();
+    assert!(timeout.to_string().contains("1205"), "{timeout}");
+    assert_eq!(conflicts("lock_wait_timeout"), 1.0);
+
+    // A deadlock: each holds one row and asks for the other's.
+    b.query_drop("SET innodb_lock_wait_timeout = 20").unwrap();
+    b.query_drop("BEGIN").unwrap();
+    b.query_drop("UPDATE t SET v = 2 WHERE id = 2").unwrap();
+    let waiting = std::thread::spawn(move || {
+        let result = a.query_drop("UPDATE t SET v = 1 WHERE id = 2");
+        (a, result)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let second = b.query_drop("UPDATE t SET v = 2 WHERE id = 1");
+    let (mut a, first) = waiting.join().unwrap();
+    let outcomes = [first.is_err(), second.is_err()];
+    assert_eq!(
+        outcomes.iter().filter(|failed| **failed).count(),
+        1,
+        "one side loses: {first:?} {second:?}"
+    );
+    let lost = first.err().or(second.err()).unwrap();
+    assert!(lost.to_string().contains("1213"), "{lost}");
+    assert_eq!(conflicts("deadlock"), 1.0);
+    let _ = a.query_drop("ROLLBACK");
+    let _ = b.query_drop("ROLLBACK");
+    assert!(has(&scrape(status), "strata_sql_statement_retries_total"));
+}

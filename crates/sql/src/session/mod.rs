@@ -775,6 +775,7 @@ impl Session {
             }
             match read(self, &mut open.txn) {
                 Err(e) if locking && e.is_retryable() && attempt < STATEMENT_ATTEMPTS_MAX => {
+                    crate::metrics::retried(crate::metrics::Retry::of(&e));
                     open.txn.rollback_statement();
                 }
                 other => break other,
@@ -865,6 +866,7 @@ impl Session {
                 }
                 match self.write_in(&mut open.txn, plan, params) {
                     Err(e) if e.is_retryable() && attempt < STATEMENT_ATTEMPTS_MAX => {
+                        crate::metrics::retried(crate::metrics::Retry::of(&e));
                         open.txn.rollback_statement();
                     }
                     other => break other,
@@ -916,7 +918,10 @@ impl Session {
                 .and_then(|r| txn.commit().map(|_| r).map_err(Error::Txn));
             match outcome {
                 Ok(r) => return Ok(r),
-                Err(e) if e.autocommit_may_retry() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => continue,
+                Err(e) if e.autocommit_may_retry() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => {
+                    crate::metrics::retried(crate::metrics::Retry::of(&e));
+                    continue;
+                }
                 Err(e) => return Err(self.commit_error(e)),
             }
         }

@@ -56,6 +56,9 @@ impl Session {
         };
         let took = started.elapsed();
         crate::metrics::statement_done(kind, took, result.is_err());
+        if let Err(e) = &result {
+            crate::metrics::failed_with(e);
+        }
         if kind == StatementKind::Set {
             // It may have changed long_query_time or the summary's settings.
             self.observing.version = None;
