@@ -28,6 +28,33 @@ use strata_types::Timestamp;
 use crate::mvcc::{self, Write, WriteKind};
 use crate::Storage;
 
+/// What garbage collection shows at `/metrics`.
+mod metrics {
+    use std::sync::LazyLock;
+
+    use prometheus::{register_gauge, register_int_counter, Gauge, IntCounter};
+
+    pub struct Gc {
+        /// How far the safe point trails the oracle's time.
+        pub lag_seconds: Gauge,
+        pub deleted: IntCounter,
+    }
+
+    pub static GC: LazyLock<Gc> = LazyLock::new(|| Gc {
+        lag_seconds: register_gauge!(
+            "strata_kv_gc_safe_point_lag_seconds",
+            "How far this node's GC safe point trails the timestamp oracle's time, in seconds \
+             (the GC life time plus what open transactions hold back)"
+        )
+        .expect("registered once"),
+        deleted: register_int_counter!(
+            "strata_kv_gc_deleted_versions_total",
+            "Row versions and records below the safe point that GC passes deleted"
+        )
+        .expect("registered once"),
+    });
+}
+
 /// How long old versions stay readable, by default.
 ///
 /// Strata reads old versions only for snapshots that are open (it has no stale reads and no
@@ -262,6 +289,7 @@ impl GcWorker {
         safe_point: impl Fn() -> Option<SafePoint> + Send + 'static,
         ranges: impl Fn() -> Vec<KeyRange> + Send + 'static,
     ) -> GcWorker {
+        std::sync::LazyLock::force(&metrics::GC);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -275,6 +303,9 @@ impl GcWorker {
                     // Before any compaction or deletion, so that a read that may miss a
                     // version fails instead.
                     storage.raise_gc_safe_point(safe_point);
+                    metrics::GC.lag_seconds.set(
+                        now.physical_ms().saturating_sub(safe_point.physical_ms()) as f64 / 1000.0,
+                    );
                     if let Some(compactions) = &mut compactions {
                         compactions.tick(now, safe_point);
                     }
@@ -295,6 +326,7 @@ impl GcWorker {
                             }
                         }
                     }
+                    metrics::GC.deleted.inc_by(deleted as u64);
                     if deleted > 0 || failed > 0 {
                         tracing::info!(deleted, ranges_failed = failed, %safe_point, "gc pass");
                     }
