@@ -170,6 +170,8 @@ const PROCESSLIST_COLUMNS: &[(&str, Kind)] = &[
     ("TIME", Kind::Int),
     ("STATE", Kind::Text),
     ("INFO", Kind::Text),
+    // TiDB's: the running statement's working memory, in bytes.
+    ("MEM", Kind::Int),
 ];
 
 fn process_row(p: &ProcessRow) -> Vec<Datum> {
@@ -182,6 +184,7 @@ fn process_row(p: &ProcessRow) -> Vec<Datum> {
         Datum::UInt(p.seconds),
         text(p.state()),
         p.info.as_deref().map_or(Datum::Null, text),
+        Datum::UInt(p.memory),
     ]
 }
 
@@ -194,6 +197,7 @@ const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[
     ("Query_time", Kind::Double),
     ("Rows_sent", Kind::Int),
     ("Rows_affected", Kind::Int),
+    ("Mem_max", Kind::Int),
     ("DB", Kind::Text),
     ("Succ", Kind::Int),
     ("Query", Kind::Text),

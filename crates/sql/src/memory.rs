@@ -149,9 +149,9 @@ impl StatementMemory {
         }
     }
 
-    /// The bytes the running statement holds.
-    #[cfg(test)]
-    fn used(&self) -> u64 {
+    /// The bytes the running statement holds (what it charged so far: charges are only ever
+    /// added, so this is its peak).
+    pub fn used(&self) -> u64 {
         self.tracker.used.load(Ordering::Relaxed)
     }
 

@@ -160,6 +160,11 @@ impl Process {
         Ok(())
     }
 
+    /// The working memory the running statement charged so far (its peak), in bytes.
+    pub fn memory_used(&self) -> u64 {
+        self.memory.used()
+    }
+
     /// Charges `bytes` to the running statement (8175 past its quota, 8176 past the
     /// server's limit; see crate::memory).
     pub fn consume_memory(&self, bytes: usize) -> Result<()> {
@@ -222,6 +227,8 @@ pub struct ProcessRow {
     /// The running statement, or `None` when the session sleeps between statements.
     pub info: Option<Arc<str>>,
     pub seconds: u64,
+    /// Working memory the running statement holds, in bytes (TiDB's MEM).
+    pub memory: u64,
 }
 
 impl ProcessRow {
@@ -327,6 +334,11 @@ impl ProcessList {
                     database: activity.database.clone(),
                     info: activity.info.clone(),
                     seconds: activity.since.elapsed().as_secs(),
+                    memory: if activity.info.is_some() {
+                        p.memory.used()
+                    } else {
+                        0
+                    },
                 }
             })
             .collect();

@@ -11,6 +11,7 @@
 //! # Time: 2026-12-05T15:04:05.123456Z
 //! # User@Host: root[root] @  [127.0.0.1]  Id: 8
 //! # Query_time: 0.301234  Rows_sent: 1  Rows_affected: 0
+//! # Mem_max: 1048576
 //! # Succ: Yes
 //! use shop;
 //! SET timestamp=1796481845;
@@ -63,6 +64,8 @@ pub struct Entry<'a> {
     pub took: Duration,
     pub rows_sent: u64,
     pub rows_affected: u64,
+    /// The working memory the statement charged, in bytes (TiDB's Mem_max).
+    pub memory: u64,
     pub succeeded: bool,
     pub query: &'a str,
 }
@@ -108,13 +111,14 @@ fn format_entry(entry: &Entry, now: SystemTime) -> String {
     format!(
         "# Time: {time}\n# User@Host: {user}[{user}] @  [{host}]  Id: {id}\n\
          # Query_time: {took:.6}  Rows_sent: {sent}  Rows_affected: {affected}\n\
-         # Succ: {succ}\n{database}SET timestamp={secs};\n{query}\n",
+         # Mem_max: {memory}\n# Succ: {succ}\n{database}SET timestamp={secs};\n{query}\n",
         user = entry.user,
         host = entry.host,
         id = entry.connection_id,
         took = entry.took.as_secs_f64(),
         sent = entry.rows_sent,
         affected = entry.rows_affected,
+        memory = entry.memory,
         succ = if entry.succeeded { "Yes" } else { "No" },
         secs = since_epoch.as_secs(),
     )
@@ -129,6 +133,7 @@ pub const COLUMNS: &[&str] = &[
     "Query_time",
     "Rows_sent",
     "Rows_affected",
+    "Mem_max",
     "DB",
     "Succ",
     "Query",
@@ -186,6 +191,8 @@ fn parse(text: &str) -> Vec<Vec<Datum>> {
             entry.query_time = field(&rest, "Query_time:").unwrap_or(0.0);
             entry.rows_sent = field(&rest, "Rows_sent:").unwrap_or(0.0) as u64;
             entry.rows_affected = field(&rest, "Rows_affected:").unwrap_or(0.0) as u64;
+        } else if let Some(memory) = line.strip_prefix("# Mem_max: ") {
+            entry.memory = memory.trim().parse().unwrap_or(0);
         } else if let Some(succ) = line.strip_prefix("# Succ: ") {
             entry.succeeded = succ.trim() == "Yes";
         } else if line.starts_with("# ") {
@@ -222,6 +229,7 @@ struct ParsedEntry {
     query_time: f64,
     rows_sent: u64,
     rows_affected: u64,
+    memory: u64,
     database: Option<String>,
     succeeded: bool,
     query: String,
@@ -238,6 +246,7 @@ impl ParsedEntry {
             Datum::Float(self.query_time),
             Datum::UInt(self.rows_sent),
             Datum::UInt(self.rows_affected),
+            Datum::UInt(self.memory),
             self.database.map_or(Datum::Null, text),
             Datum::UInt(u64::from(self.succeeded)),
             text(self.query),
@@ -259,6 +268,7 @@ mod tests {
             took: Duration::from_micros(1_234_567),
             rows_sent: 3,
             rows_affected: 0,
+            memory: 4096,
             succeeded: true,
             query: "SELECT *\nFROM t WHERE a = 1;",
         };
@@ -267,7 +277,8 @@ mod tests {
         assert_eq!(
             text,
             "# Time: 2026-12-05T14:44:05.123456Z\n# User@Host: app[app] @  [10.0.0.7]  Id: 42\n\
-             # Query_time: 1.234567  Rows_sent: 3  Rows_affected: 0\n# Succ: Yes\nuse shop;\n\
+             # Query_time: 1.234567  Rows_sent: 3  Rows_affected: 0\n# Mem_max: 4096\n\
+             # Succ: Yes\nuse shop;\n\
              SET timestamp=1796481845;\nSELECT *\nFROM t WHERE a = 1;\n"
         );
         let failed = Entry {
@@ -290,11 +301,12 @@ mod tests {
         assert_eq!(rows[0][3], Datum::UInt(42));
         assert_eq!(rows[0][4], Datum::Float(1.234567));
         assert_eq!(rows[0][5], Datum::UInt(3));
-        assert_eq!(text_of(&rows[0][7]), "shop");
-        assert_eq!(rows[0][8], Datum::UInt(1));
-        assert_eq!(text_of(&rows[0][9]), "SELECT *\nFROM t WHERE a = 1;");
-        assert_eq!(rows[1][7], Datum::Null);
-        assert_eq!(rows[1][8], Datum::UInt(0));
-        assert_eq!(text_of(&rows[1][9]), "DELETE FROM t;");
+        assert_eq!(rows[0][7], Datum::UInt(4096));
+        assert_eq!(text_of(&rows[0][8]), "shop");
+        assert_eq!(rows[0][9], Datum::UInt(1));
+        assert_eq!(text_of(&rows[0][10]), "SELECT *\nFROM t WHERE a = 1;");
+        assert_eq!(rows[1][8], Datum::Null);
+        assert_eq!(rows[1][9], Datum::UInt(0));
+        assert_eq!(text_of(&rows[1][10]), "DELETE FROM t;");
     }
 }

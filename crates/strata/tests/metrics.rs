@@ -585,13 +585,27 @@ fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
     let rows = sql_at(
         playground.port,
         None,
-        "SELECT DB, Succ, Query_time >= 0.35, Query, User FROM information_schema.SLOW_QUERY \
-         WHERE Query LIKE 'SELECT SLEEP%'",
+        "SELECT DB, Succ, Query_time >= 0.35, Query, User, Mem_max > 0 FROM \
+         information_schema.SLOW_QUERY WHERE Query LIKE 'SELECT SLEEP%'",
     );
     assert_eq!(
         rows,
-        "DB\tSucc\tQuery_time >= 0.35\tQuery\tUser\nshop\t1\t1\tSELECT SLEEP(0.35) AS slept;\troot\n"
+        "DB\tSucc\tQuery_time >= 0.35\tQuery\tUser\tMem_max > 0\n\
+         shop\t1\t1\tSELECT SLEEP(0.35) AS slept;\troot\t1\n"
     );
+    // The statement summary keeps the memory too: a sort of every row holds them all.
+    sql_at(
+        playground.port,
+        Some("shop"),
+        "INSERT INTO t VALUES (101), (102), (103), (104); SELECT id FROM t ORDER BY id DESC",
+    );
+    let memory = sql_at(
+        playground.port,
+        None,
+        "SELECT MAX_MEM > 0, AVG_MEM > 0 FROM information_schema.STATEMENTS_SUMMARY \
+         WHERE DIGEST_TEXT = 'select id from t order by id desc'",
+    );
+    assert_eq!(memory, "MAX_MEM > 0\tAVG_MEM > 0\n1\t1\n");
 }
 
 /// Runs headless Chromium on `url` with `--dump-dom` (the page's DOM once its scripts ran),

@@ -130,6 +130,7 @@ impl Session {
             took,
             rows_sent,
             rows_affected,
+            memory: self.process.memory_used(),
             succeeded: result.is_ok(),
             query: text,
         });
@@ -169,6 +170,7 @@ impl Session {
                 failed: result.is_err(),
                 rows_sent,
                 rows_affected,
+                memory: self.process.memory_used(),
             },
             &mut self.observing.summary_cache,
         );

@@ -71,6 +71,8 @@ pub struct Execution<'a> {
     pub failed: bool,
     pub rows_sent: u64,
     pub rows_affected: u64,
+    /// The working memory it charged, in bytes.
+    pub memory: u64,
 }
 
 /// Counters of one group, kept in [`STRIPES`] cache lines that sessions on different
@@ -90,6 +92,8 @@ struct Stripe {
     rows_sent_sum: AtomicU64,
     rows_sent_max: AtomicU64,
     affected_sum: AtomicU64,
+    memory_sum: AtomicU64,
+    memory_max: AtomicU64,
     last_seen_ms: AtomicU64,
 }
 
@@ -126,6 +130,8 @@ struct Totals {
     rows_sent_sum: u64,
     rows_sent_max: u64,
     affected_sum: u64,
+    memory_sum: u64,
+    memory_max: u64,
     last_seen: SystemTime,
 }
 
@@ -160,6 +166,12 @@ impl Group {
                 .affected_sum
                 .fetch_add(execution.rows_affected, Ordering::Relaxed);
         }
+        if execution.memory > 0 {
+            stripe
+                .memory_sum
+                .fetch_add(execution.memory, Ordering::Relaxed);
+            raise(&stripe.memory_max, execution.memory);
+        }
         raise(&stripe.last_seen_ms, now_ms);
     }
 
@@ -173,6 +185,8 @@ impl Group {
             rows_sent_sum: 0,
             rows_sent_max: 0,
             affected_sum: 0,
+            memory_sum: 0,
+            memory_max: 0,
             last_seen: self.first_seen,
         };
         let (mut sum_ns, mut max_ns, mut min_complement, mut last_ms) = (0u64, 0u64, 0u64, 0u64);
@@ -188,6 +202,8 @@ impl Group {
                 .rows_sent_max
                 .max(stripe.rows_sent_max.load(Ordering::Relaxed));
             t.affected_sum += stripe.affected_sum.load(Ordering::Relaxed);
+            t.memory_sum += stripe.memory_sum.load(Ordering::Relaxed);
+            t.memory_max = t.memory_max.max(stripe.memory_max.load(Ordering::Relaxed));
             last_ms = last_ms.max(stripe.last_seen_ms.load(Ordering::Relaxed));
         }
         t.latency_sum = Duration::from_nanos(sum_ns);
@@ -540,6 +556,8 @@ pub(crate) const COLUMNS: &[(&str, crate::infoschema::Kind)] = {
         ("MAX_RESULT_ROWS", Int),
         ("AVG_RESULT_ROWS", Int),
         ("AVG_AFFECTED_ROWS", Int),
+        ("AVG_MEM", Int),
+        ("MAX_MEM", Int),
         ("FIRST_SEEN", Text),
         ("LAST_SEEN", Text),
         ("QUERY_SAMPLE_TEXT", Text),
@@ -569,6 +587,8 @@ fn row(begin: SystemTime, end: SystemTime, g: &Group) -> Vec<Datum> {
         Datum::UInt(t.rows_sent_max),
         Datum::UInt(t.rows_sent_sum / count),
         Datum::UInt(t.affected_sum / count),
+        Datum::UInt(t.memory_sum / count),
+        Datum::UInt(t.memory_max),
         text(&time_text(g.first_seen)),
         text(&time_text(t.last_seen)),
         text(&g.sample),
@@ -602,6 +622,7 @@ mod tests {
                 failed: ms == 0,
                 rows_sent: 1,
                 rows_affected: 0,
+                memory: 0,
             },
             &mut SessionCache::default(),
         );
@@ -642,7 +663,7 @@ mod tests {
             Datum::Bytes(b"select c from t where id = ?".to_vec())
         );
         assert_eq!(
-            root[19],
+            root[21],
             Datum::Bytes(b"SELECT c FROM t WHERE id = 1".to_vec())
         );
         let bob = summary.rows(false, Some("bob"));
@@ -674,6 +695,7 @@ mod tests {
                     failed: false,
                     rows_sent: 0,
                     rows_affected: 0,
+                    memory: 0,
                 },
                 cache,
             );
