@@ -35,6 +35,37 @@ impl Mutation {
     }
 }
 
+/// A region as the cluster's placement knows it (what `SHOW TABLE … REGIONS` lists).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionInfo {
+    pub id: u64,
+    /// Inclusive.
+    pub start_key: Key,
+    /// Exclusive; empty for the end of the key space.
+    pub end_key: Key,
+    /// The leading peer and its store, when known.
+    pub leader: Option<(u64, u64)>,
+    /// Every peer, as (peer id, store id).
+    pub peers: Vec<(u64, u64)>,
+    pub conf_ver: u64,
+    pub version: u64,
+}
+
+/// A store (KV node) as the cluster's placement knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreInfo {
+    pub id: u64,
+    pub address: String,
+    /// Heard from lately.
+    pub up: bool,
+    pub regions: u64,
+    pub leaders: u64,
+}
+
+/// The one region of a store that is not split in regions (the playground's): all keys,
+/// led by its only peer.
+pub const WHOLE_REGION_ID: u64 = 1;
+
 /// A lock found in the way of a read or write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockInfo {
@@ -301,4 +332,30 @@ pub trait KvApi: Send + Sync + 'static {
         start_ts: Timestamp,
         commit_ts: Option<Timestamp>,
     ) -> Result<(), KvError>;
+
+    /// The regions overlapping `[start, end)` (`end` empty: to the end), in key order. A
+    /// store that is not split in regions answers one region over every key on store 1.
+    fn regions(&self, start: &[u8], end: &[u8]) -> Result<Vec<RegionInfo>, KvError> {
+        let _ = (start, end);
+        Ok(vec![RegionInfo {
+            id: WHOLE_REGION_ID,
+            start_key: Vec::new(),
+            end_key: Vec::new(),
+            leader: Some((1, 1)),
+            peers: vec![(1, 1)],
+            conf_ver: 1,
+            version: 1,
+        }])
+    }
+
+    /// The stores holding the data. A store that is not a cluster answers itself as store 1.
+    fn stores(&self) -> Result<Vec<StoreInfo>, KvError> {
+        Ok(vec![StoreInfo {
+            id: 1,
+            address: "embedded".to_string(),
+            up: true,
+            regions: 1,
+            leaders: 1,
+        }])
+    }
 }

@@ -65,6 +65,8 @@ pub trait Live {
     fn processes(&self) -> Vec<ProcessRow>;
     /// The rows of STATEMENTS_SUMMARY (with `history`, of STATEMENTS_SUMMARY_HISTORY).
     fn statements(&self, history: bool) -> Vec<Vec<Datum>>;
+    /// The cluster's regions and stores (none for a session without PROCESS).
+    fn placement(&self) -> Result<(Vec<strata_txn::RegionInfo>, Vec<strata_txn::StoreInfo>)>;
 }
 
 /// The definition and current rows of information_schema table `name`; `live` gives the
@@ -104,6 +106,20 @@ pub fn table(
             live.map_or_else(Vec::new, |l| {
                 l.statements(upper == "STATEMENTS_SUMMARY_HISTORY")
             }),
+        ),
+        "TIKV_REGION_STATUS" => (
+            crate::show::regions::REGION_STATUS_COLUMNS,
+            match live {
+                Some(l) => crate::show::regions::region_status_rows(schema, &l.placement()?.0),
+                None => Vec::new(),
+            },
+        ),
+        "TIKV_STORE_STATUS" => (
+            crate::show::regions::STORE_STATUS_COLUMNS,
+            match live {
+                Some(l) => crate::show::regions::store_status_rows(&l.placement()?.1),
+                None => Vec::new(),
+            },
         ),
         _ => return Err(error::unknown_table(NAME, name)),
     };

@@ -83,6 +83,37 @@ fn regions_split_under_inserts_and_their_leaders_spread_over_the_nodes() {
     acked::assert_present(b, &outcome);
     assert_eq!(count(b), count(a));
 
+    // SQL shows the table's regions as the placement driver knows them: several, each with
+    // its three peers and a leader, named by TiDB's key form.
+    let rows = sql_at(b, Some("crash"), "SHOW TABLE acked REGIONS");
+    let known: Vec<u64> = cluster.regions().iter().map(|(id, _)| *id).collect();
+    let table_regions: Vec<Vec<&str>> = rows
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert!(table_regions.len() >= 2, "{rows}");
+    for region in &table_regions {
+        let id: u64 = region[0].parse().unwrap();
+        assert!(known.contains(&id), "region {id} unknown to PD: {rows}");
+        assert!(
+            (1..=3).contains(&region[4].parse::<u64>().unwrap()),
+            "{rows}"
+        );
+        assert_eq!(region[5].split(", ").count(), 3, "{rows}");
+    }
+    assert!(
+        table_regions[1..].iter().all(|r| r[1].starts_with("t_")),
+        "{rows}"
+    );
+    let stores = sql_at(
+        b,
+        None,
+        "SELECT COUNT(*), SUM(LEADER_COUNT) >= 4, MIN(STORE_STATE_NAME) FROM \
+         information_schema.TIKV_STORE_STATUS",
+    );
+    assert!(stores.ends_with("\n3\t1\tUp\n"), "{stores}");
+
     // A join reads the lookups of many rows together, split by region: by primary key, and
     // by ranges of ten ids, some of which run across the end of a region. Both agree with
     // the table's own rows.

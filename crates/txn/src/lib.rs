@@ -28,6 +28,7 @@
 mod get_stream;
 mod heartbeat;
 pub mod metrics;
+mod placement;
 mod region;
 mod remote;
 mod resolver;
@@ -40,7 +41,7 @@ pub use remote::{RemoteKv, KV_REQUEST_TIMEOUT, REGION_RETRY_DEADLINE};
 pub use resolver::{ResolvedLocks, RESOLVE_INTERVAL};
 
 pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
-pub use strata_kvapi::KvError;
+pub use strata_kvapi::{KvError, RegionInfo, StoreInfo};
 pub use transaction::{Interrupt, Savepoint, Transaction, TxnMode, LOCK_WAIT_SLICE};
 
 use std::sync::Arc;
@@ -113,6 +114,16 @@ impl TxnClient {
         let ts = self.tso.get_ts()?;
         metrics::timestamp_taken(started.elapsed());
         Ok(ts)
+    }
+
+    /// The regions overlapping `[start, end)` (`end` empty: to the end), in key order.
+    pub fn regions(&self, start: &[u8], end: &[u8]) -> Result<Vec<RegionInfo>, TxnError> {
+        Ok(self.kv.regions(start, end)?)
+    }
+
+    /// The stores holding the data, with their regions and leaders.
+    pub fn stores(&self) -> Result<Vec<StoreInfo>, TxnError> {
+        Ok(self.kv.stores()?)
     }
 
     /// Starts a transaction at a fresh `start_ts`.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use parking_lot::RwLock;
 use strata_kvapi::{
     KvApi, KvError, LockInfo, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
-    ScanRequest, SecondaryLocks, TxnStatus,
+    RegionInfo, ScanRequest, SecondaryLocks, StoreInfo, TxnStatus,
 };
 use strata_pd_client::PdClient;
 use strata_proto::kv::{self as pb, kv_client::KvClient};
@@ -1022,5 +1022,13 @@ impl KvApi for RemoteKv {
             };
             async move { c.resolve_lock(request).await }
         })
+    }
+
+    fn regions(&self, start: &[u8], end: &[u8]) -> Result<Vec<RegionInfo>, KvError> {
+        crate::placement::regions(&self.pd, start, end)
+    }
+
+    fn stores(&self) -> Result<Vec<StoreInfo>, KvError> {
+        crate::placement::stores(&self.pd)
     }
 }

@@ -145,6 +145,11 @@ pub fn needs(statement: &own::Statement, database: Option<&str>) -> Vec<Need> {
                     out.needs.push(Need::AnyOnTable { database, table });
                 }
             }
+            Show::TableRegions { table, .. } => {
+                if let Some((database, table)) = out.resolve_in(table, None) {
+                    out.needs.push(Need::AnyOnTable { database, table });
+                }
+            }
             Show::TableStatus {
                 database: Some(db), ..
             } => out.needs.push(Need::AnyOnDatabase(db.value.clone())),

@@ -68,6 +68,12 @@ pub enum Show {
     Processlist { full: bool },
     /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`.
     CreateDatabase(ast::Ident),
+    /// TiDB's `SHOW TABLE table [INDEX index] REGIONS [WHERE expr]`.
+    TableRegions {
+        table: ast::ObjectName,
+        index: Option<ast::Ident>,
+        filter: Option<ShowFilter>,
+    },
 }
 
 /// The `LIKE` or `WHERE` of a SHOW: LIKE matches the first column, WHERE reads the columns
@@ -144,6 +150,25 @@ fn parse_show(parser: &mut Parser) -> Result<Option<Show>, ParserError> {
         Show::Index {
             table,
             database,
+            filter,
+        }
+    } else if parser.peek_keyword(Keyword::TABLE) && !at_keyword(parser, 1, Keyword::STATUS) {
+        parser.expect_keyword_is(Keyword::TABLE)?;
+        let table = parser.parse_object_name(false)?;
+        let index = if parser.parse_keyword(Keyword::INDEX) {
+            Some(parser.parse_identifier()?)
+        } else {
+            None
+        };
+        expect_word(parser, "REGIONS")?;
+        let filter = if parser.parse_keyword(Keyword::WHERE) {
+            Some(ShowFilter::Where(Box::new(parser.parse_expr()?)))
+        } else {
+            None
+        };
+        Show::TableRegions {
+            table,
+            index,
             filter,
         }
     } else if parser.parse_keywords(&[Keyword::TABLE, Keyword::STATUS]) {

@@ -193,6 +193,16 @@ impl crate::infoschema::Live for Session {
         Session::processes(self)
     }
 
+    fn placement(&self) -> Result<(Vec<strata_txn::RegionInfo>, Vec<strata_txn::StoreInfo>)> {
+        if !self.has_global(account::Privileges::PROCESS) {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let client = self.server.client();
+        let regions = client.regions(b"", b"").map_err(crate::error::Error::Txn)?;
+        let stores = client.stores().map_err(crate::error::Error::Txn)?;
+        Ok((regions, stores))
+    }
+
     fn statements(&self, history: bool) -> Vec<Vec<Datum>> {
         let user = (!self.has_global(account::Privileges::PROCESS)).then_some(self.user.as_str());
         self.server.summary.rows(history, user)

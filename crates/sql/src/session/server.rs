@@ -198,6 +198,11 @@ impl SqlServer {
         })
     }
 
+    /// The transaction client the server reaches storage through.
+    pub(crate) fn client(&self) -> &TxnClient {
+        &self.client
+    }
+
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
     }

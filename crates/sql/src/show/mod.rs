@@ -15,6 +15,7 @@ use crate::session::Session;
 use crate::types::{datum_to_text, TypeKind};
 
 mod own;
+pub(crate) mod regions;
 mod status;
 
 pub(crate) use own::execute_mysql_only;

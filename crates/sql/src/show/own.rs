@@ -37,6 +37,7 @@ pub(crate) fn execute_mysql_only(session: &mut Session, statement: &Statement) -
 fn execute_show(session: &mut Session, show: &Show) -> Result<Output> {
     let filter = match show {
         Show::Index { filter, .. }
+        | Show::TableRegions { filter, .. }
         | Show::TableStatus { filter, .. }
         | Show::Status { filter, .. }
         | Show::Collation(filter)
@@ -108,6 +109,20 @@ fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
             );
         }
         Show::TableStatus { database, .. } => return table_status(session, database.as_ref()),
+        Show::TableRegions { table, index, .. } => {
+            let (database, name) = match table.0.as_slice() {
+                [ast::ObjectNamePart::Identifier(db), _] => {
+                    (Some(db.value.as_str()), object_name(table))
+                }
+                _ => (None, object_name(table)),
+            };
+            return super::regions::table_regions(
+                session,
+                database,
+                &name,
+                index.as_ref().map(|i| i.value.as_str()),
+            );
+        }
         Show::Engines => rows(
             [
                 "Engine",
