@@ -102,6 +102,10 @@ pub struct ServerArgs {
     /// Shell command that starts the outside server (for --restore).
     #[arg(long, value_name = "CMD")]
     pub start_command: Option<String>,
+    /// The outside Strata server's status port (`host:port`): its /metrics is read before and
+    /// after each run, for server-side latency and cache figures.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub server_status: Option<String>,
 }
 
 impl ServerArgs {
@@ -124,6 +128,7 @@ impl ServerArgs {
             stop_command: self.stop_command.clone(),
             start_command: self.start_command.clone(),
             snapshot_dir: None,
+            status_address: self.server_status.clone(),
             target: target.clone(),
         }))
     }

@@ -18,5 +18,6 @@ pub mod report;
 pub mod resources;
 pub mod result;
 pub mod server;
+pub mod server_metrics;
 pub mod sysbench;
 pub mod tpcc;

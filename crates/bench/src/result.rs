@@ -156,6 +156,9 @@ pub struct SysbenchRun {
     pub resources: Option<ResourceUsage>,
     /// Whether the data was restored from the prepared copy before this run.
     pub restored: bool,
+    /// What the server's own metrics say of the run (a Strata server with a status port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::server_metrics::ServerMetrics>,
     /// sysbench's exit status.
     pub exit_code: Option<i32>,
     /// The last lines of sysbench's stderr/stdout when it failed.

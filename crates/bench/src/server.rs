@@ -69,6 +69,8 @@ pub struct External {
     pub start_command: Option<String>,
     /// Where the data folder is copied to after prepare.
     pub snapshot_dir: Option<PathBuf>,
+    /// The server's status port (`host:port`), whose `/metrics` is read around each run.
+    pub status_address: Option<String>,
     pub target: Target,
 }
 
@@ -86,6 +88,19 @@ impl Server {
                 pids.dedup();
                 pids
             }
+        }
+    }
+
+    /// The status port whose `/metrics` is read around each run: the playground's default
+    /// (its MySQL port + 6080), or the one given for an outside server.
+    pub fn status_address(&self) -> Option<String> {
+        match self {
+            Server::Playground(p) => p
+                .target
+                .port
+                .checked_add(6080)
+                .map(|port| format!("{}:{port}", p.target.host)),
+            Server::External(e) => e.status_address.clone(),
         }
     }
 

@@ -42,7 +42,15 @@ fn sysbench_matrix_against_a_playground_and_its_report() {
     sysbench_binary();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let port = free_port().to_string();
+    // The playground's status port is its port + 6080: both free, so the bench reads it.
+    let port = (0..100)
+        .map(|_| free_port())
+        .find(|p| {
+            p.checked_add(6080)
+                .is_some_and(|s| std::net::TcpListener::bind(("127.0.0.1", s)).is_ok())
+        })
+        .expect("a free port with a free status port")
+        .to_string();
     let result = root.join("strata.json");
     let out = strata(&[
         "bench",
@@ -117,6 +125,23 @@ fn sysbench_matrix_against_a_playground_and_its_report() {
             "{resources}"
         );
         assert!(resources["rss_max_bytes"].as_u64().unwrap() > 0);
+        // The server's own metrics, read around the run: every read and write sysbench
+        // counted, timed by the server, and the block cache's hits.
+        let server = &run["server"];
+        let counted = summary["reads"].as_u64().unwrap() + summary["writes"].as_u64().unwrap();
+        let statements = server["statements"].as_u64().unwrap();
+        let all = counted + summary["other"].as_u64().unwrap();
+        assert!(
+            (counted..=all + 10).contains(&statements),
+            "{statements} statements for sysbench's {counted} reads and writes: {server}"
+        );
+        assert!(server["p95_ms"].as_f64().unwrap() > 0.0, "{server}");
+        assert!(
+            server["p99_ms"].as_f64().unwrap() >= server["p95_ms"].as_f64().unwrap(),
+            "{server}"
+        );
+        let hit = server["block_cache_hit_ratio"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&hit), "{server}");
     }
     // Writes were synced to disk by the server.
     assert!(runs[1]["resources"]["disk_write_bytes"].as_u64().unwrap() > 0);
@@ -137,6 +162,10 @@ fn sysbench_matrix_against_a_playground_and_its_report() {
     assert!(markdown.contains("oltp_read_only"), "{markdown}");
     assert!(markdown.contains("oltp_update_index"), "{markdown}");
     assert!(markdown.contains("Strata under test"), "{markdown}");
+    assert!(
+        markdown.contains("The server's view: oltp_read_only"),
+        "{markdown}"
+    );
     let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
     let charts = html.matches("<svg").count();
     assert!(charts >= 4, "{charts} charts in the HTML report");

@@ -82,8 +82,65 @@ pub(super) fn workloads(context: &Context<'_>) -> Vec<Block> {
         blocks.push(heading(3, format!("Server resources: {}", workload.name)));
         blocks.push(Block::Table(resources_table(&columns, &workload)));
         blocks.extend(resource_figures(context, &columns, &workload));
+        if let Some(table) = server_table(&columns, &workload) {
+            blocks.push(heading(3, format!("The server's view: {}", workload.name)));
+            blocks.push(Block::Paragraph(
+                "From the server's own /metrics, read before and after each run: statements \
+                 it answered per second and the time each took from parse to answer (without \
+                 the network and the client), commits per second and the block cache's hit \
+                 ratio."
+                    .to_string(),
+            ));
+            blocks.push(Block::Table(table));
+        }
     }
     blocks
+}
+
+/// One row per thread count and result whose run has the server's own figures; None when no
+/// run has them.
+fn server_table(columns: &[Column<'_>], workload: &Workload<'_>) -> Option<Table> {
+    let name = workload.name;
+    let header = [
+        "Threads",
+        "Result",
+        "Statements/s",
+        "Mean ms",
+        "p95 ms",
+        "p99 ms",
+        "Commits/s",
+        "Cache hit %",
+    ]
+    .iter()
+    .map(|cell| cell.to_string())
+    .collect();
+    let mut rows = Vec::new();
+    for &threads in &workload.threads {
+        for column in columns {
+            let Some(run) = column.run(name, threads) else {
+                continue;
+            };
+            let (Some(server), Some(summary)) = (&run.server, &run.summary) else {
+                continue;
+            };
+            let seconds = summary.total_time_seconds.max(f64::MIN_POSITIVE);
+            rows.push(vec![
+                threads.to_string(),
+                column.label.to_string(),
+                format::number(server.statements as f64 / seconds, 1),
+                format::number(server.mean_ms, 3),
+                format::number(server.p95_ms, 3),
+                format::number(server.p99_ms, 3),
+                format::number(server.commits as f64 / seconds, 1),
+                format::optional_number(server.block_cache_hit_ratio.map(|r| r * 100.0), 2),
+            ]);
+        }
+    }
+    (!rows.is_empty()).then_some(Table {
+        header,
+        rows,
+        left_columns: 2,
+    })
 }
 
 /// Returns one line per workload comparing each result with the baseline at the highest

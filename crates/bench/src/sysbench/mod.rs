@@ -15,6 +15,7 @@ use crate::result::{
     BenchResult, DataSize, PrepareResult, SysbenchMatrix, SysbenchOptions, SysbenchRun,
 };
 use crate::server::Server;
+use crate::server_metrics;
 
 /// The eight OLTP workloads of sysbench, in the order reports list them.
 pub const ALL_WORKLOADS: &[&str] = &[
@@ -439,9 +440,20 @@ fn run_cell(
     commands.push(command.clone());
     let log = config.raw_dir.join(format!("{workload}-{threads}.log"));
     let limit = Duration::from_secs(u64::from(config.time_seconds)) + RUN_GRACE;
+    let status = server.status_address();
+    let scrape = || {
+        status
+            .as_deref()
+            .and_then(|a| server_metrics::scrape(a).ok())
+    };
+    let before = scrape();
     let sampler = Sampler::start(server.pids());
     let outcome = run_sysbench(&config.sysbench, &args, &log, limit)?;
     let usage = sampler.finish();
+    let after = scrape();
+    let server_side = before
+        .zip(after)
+        .map(|(before, after)| server_metrics::between(&before, &after));
     let parsed = parse::parse_output(&outcome.output);
     let failure = if outcome.timed_out {
         Some(format!(
@@ -474,6 +486,7 @@ fn run_cell(
         summary: parsed.summary,
         intervals: parsed.intervals,
         resources: (!usage.pids.is_empty()).then_some(usage),
+        server: server_side,
         restored,
         exit_code: outcome.exit_code,
         failure,

@@ -313,8 +313,7 @@ fn point(before: &Sample, after: &Sample) -> Value {
     })
 }
 
-/// The `q` quantile (in seconds) of the statements between two samples, interpolated within
-/// the histogram bucket it falls in (as Prometheus's histogram_quantile); 0 without any.
+/// The `q` quantile (in seconds) of the statements between two samples.
 fn quantile(before: &Sample, after: &Sample, q: f64) -> f64 {
     let deltas: Vec<(f64, f64)> = after
         .buckets
@@ -325,27 +324,7 @@ fn quantile(before: &Sample, after: &Sample, q: f64) -> f64 {
             (*bound, (count - earlier).max(0.0))
         })
         .collect();
-    let Some(&(_, total)) = deltas.last() else {
-        return 0.0;
-    };
-    if total <= 0.0 {
-        return 0.0;
-    }
-    let rank = q * total;
-    let mut lower_bound = 0.0;
-    let mut lower_count = 0.0;
-    for (bound, count) in deltas {
-        if count >= rank {
-            if bound.is_infinite() {
-                return lower_bound;
-            }
-            let within = (rank - lower_count) / (count - lower_count).max(f64::MIN_POSITIVE);
-            return lower_bound + (bound - lower_bound) * within.clamp(0.0, 1.0);
-        }
-        lower_bound = bound;
-        lower_count = count;
-    }
-    lower_bound
+    strata_bench::server_metrics::histogram_quantile(&deltas, q)
 }
 
 #[cfg(test)]
