@@ -451,5 +451,6 @@ pub fn sql_type(kind: TypeKind, unsigned: bool, length: u32, scale: u32) -> SqlT
         length,
         scale,
         members: Vec::new(),
+        binary: false,
     }
 }

@@ -10,12 +10,10 @@ use crate::types::{SqlType, TypeKind};
 pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
     use ast::DataType as D;
     let int = |kind, unsigned| SqlType {
-        kind,
         unsigned,
-        length: 0,
-        scale: 0,
-        members: Vec::new(),
+        ..SqlType::new(kind)
     };
+    let binary = |ty: SqlType| SqlType { binary: true, ..ty };
     let chars = |kind, len: &Option<ast::CharacterLength>, default: u32| {
         let length = match len {
             Some(ast::CharacterLength::IntegerLength { length, .. }) => *length as u32,
@@ -23,11 +21,8 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             None => default,
         };
         SqlType {
-            kind,
-            unsigned: false,
             length,
-            scale: 0,
-            members: Vec::new(),
+            ..SqlType::new(kind)
         }
     };
     let decimal = |info: &ast::ExactNumberInfo, unsigned| {
@@ -37,11 +32,10 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u32, *s as u32),
         };
         SqlType {
-            kind: TypeKind::Decimal,
             unsigned,
             length: length.min(65),
             scale: scale.min(30),
-            members: Vec::new(),
+            ..SqlType::new(TypeKind::Decimal)
         }
     };
     let text = |bytes: usize| SqlType {
@@ -70,18 +64,27 @@ pub fn sql_type(data_type: &ast::DataType) -> Result<SqlType> {
             chars(TypeKind::Varchar, len, 255)
         }
         // The plain size keeps length 0, as columns stored before sizes were kept.
-        D::Text | D::Blob(_) => SqlType::new(TypeKind::Text),
-        D::TinyText | D::TinyBlob => text(crate::types::TINY_TEXT_BYTES),
-        D::MediumText | D::MediumBlob => text(crate::types::MEDIUM_TEXT_BYTES),
-        D::LongText | D::LongBlob => text(crate::types::LONG_TEXT_BYTES),
-        D::Binary(len) => SqlType {
+        D::Text => SqlType::new(TypeKind::Text),
+        D::TinyText => text(crate::types::TINY_TEXT_BYTES),
+        D::MediumText => text(crate::types::MEDIUM_TEXT_BYTES),
+        D::LongText => text(crate::types::LONG_TEXT_BYTES),
+        D::Blob(_) => binary(SqlType::new(TypeKind::Text)),
+        D::TinyBlob => binary(text(crate::types::TINY_TEXT_BYTES)),
+        D::MediumBlob => binary(text(crate::types::MEDIUM_TEXT_BYTES)),
+        D::LongBlob => binary(text(crate::types::LONG_TEXT_BYTES)),
+        D::Binary(len) => binary(SqlType {
             length: len.unwrap_or(1) as u32,
             ..SqlType::new(TypeKind::Char)
-        },
-        D::Varbinary(_) => SqlType {
-            length: 65_535,
+        }),
+        D::Varbinary(len) => binary(SqlType {
+            length: match len {
+                Some(ast::BinaryLength::IntegerLength { length }) => {
+                    u32::try_from(*length).unwrap_or(u32::MAX)
+                }
+                _ => 65_535,
+            },
             ..SqlType::new(TypeKind::Varchar)
-        },
+        }),
         D::Date => SqlType::new(TypeKind::Date),
         D::Bit(bits) => match bits.unwrap_or(1) {
             bits @ 1..=64 => SqlType {

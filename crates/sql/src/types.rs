@@ -64,6 +64,11 @@ pub struct SqlType {
     /// The members of an ENUM or SET, in order (empty for every other type).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
+    /// A binary string (BINARY, VARBINARY, BLOB): bytes rather than characters. Its values
+    /// are kept and compared as those of CHAR, VARCHAR and TEXT are (bytewise, as Strata's
+    /// collation is binary); clients see the binary character set and flag, as MySQL sends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
 
 impl SqlType {
@@ -74,7 +79,14 @@ impl SqlType {
             length: 0,
             scale: 0,
             members: Vec::new(),
+            binary: false,
         }
+    }
+
+    /// Whether clients see the column as bytes: a binary string, or a type MySQL sends with
+    /// the binary character set (numbers, dates, BIT).
+    pub fn is_binary_to_clients(&self) -> bool {
+        self.binary || !self.is_string()
     }
 
     /// The most bytes a TEXT or BLOB column holds: 255 for TINY, 16 MiB - 1 for MEDIUM,
@@ -177,6 +189,14 @@ impl SqlType {
             TypeKind::Float => "float".into(),
             TypeKind::Double => "double".into(),
             TypeKind::Decimal => format!("decimal({},{}){unsigned}", self.length, self.scale),
+            TypeKind::Char if self.binary => format!("binary({})", self.length),
+            TypeKind::Varchar if self.binary => format!("varbinary({})", self.length),
+            TypeKind::Text if self.binary => match self.text_bytes_max() {
+                TINY_TEXT_BYTES => "tinyblob".into(),
+                TEXT_BYTES_MAX => "blob".into(),
+                MEDIUM_TEXT_BYTES => "mediumblob".into(),
+                _ => "longblob".into(),
+            },
             TypeKind::Char => format!("char({})", self.length),
             TypeKind::Varchar => format!("varchar({})", self.length),
             TypeKind::Text => match self.text_bytes_max() {

@@ -273,11 +273,9 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
         Func::CastDouble => Datum::Float(to_f64(&first).unwrap_or(0.0)),
         Func::CastDecimal(precision, scale) => {
             let ty = SqlType {
-                kind: TypeKind::Decimal,
-                unsigned: false,
                 length: *precision,
                 scale: *scale,
-                members: Vec::new(),
+                ..SqlType::new(TypeKind::Decimal)
             };
             ty.coerce(first, "cast")?
         }

@@ -271,6 +271,7 @@ fn sql_type(ty: &ResultType) -> SqlType {
         length,
         scale,
         members: Vec::new(),
+        binary: false,
     }
 }
 

@@ -779,9 +779,12 @@ fn column_info(
     if ty.unsigned {
         flags |= column_flags::UNSIGNED;
     }
+    // A binary string column (BINARY, VARBINARY, BLOB) is bytes to the client, as in MySQL.
+    let mut binary_string = false;
     let (schema, table_name, org_table, org_name) = match (table, origin) {
         (Some((def, alias)), Some(i)) => {
             let column = &def.columns[i];
+            binary_string = column.ty.binary;
             if def.primary_columns().contains(&i) {
                 flags |= column_flags::PRIMARY_KEY;
             }
@@ -797,12 +800,13 @@ fn column_info(
         }
         _ => (String::new(), String::new(), String::new(), String::new()),
     };
-    let is_text = matches!(
-        ty.column_type,
-        crate::api::ColumnType::VarString
-            | crate::api::ColumnType::String
-            | crate::api::ColumnType::Blob
-    );
+    let is_text = !binary_string
+        && matches!(
+            ty.column_type,
+            crate::api::ColumnType::VarString
+                | crate::api::ColumnType::String
+                | crate::api::ColumnType::Blob
+        );
     if !is_text {
         flags |= column_flags::BINARY;
     }

@@ -483,10 +483,10 @@ impl Session {
                 org_table: def.name.clone(),
                 name: c.name.clone(),
                 org_name: c.name.clone(),
-                charset: if c.ty.is_string() {
-                    crate::api::charsets::UTF8MB4_GENERAL_CI
-                } else {
+                charset: if c.ty.is_binary_to_clients() {
                     crate::api::charsets::BINARY
+                } else {
+                    crate::api::charsets::UTF8MB4_GENERAL_CI
                 },
                 column_length: s.ty.length,
                 column_type: s.ty.column_type,
@@ -494,6 +494,10 @@ impl Session {
                     0
                 } else {
                     crate::api::column_flags::NOT_NULL
+                } | if c.ty.binary {
+                    crate::api::column_flags::BINARY
+                } else {
+                    0
                 },
                 decimals: s.ty.decimals,
             })

@@ -147,3 +147,34 @@ other	0	NULL	1
 > SELECT STORE_ID, ADDRESS, STORE_STATE_NAME, LEADER_COUNT, REGION_COUNT FROM information_schema.TIKV_STORE_STATUS
 STORE_ID	ADDRESS	STORE_STATE_NAME	LEADER_COUNT	REGION_COUNT
 1	embedded	Up	1	1
+# Binary strings keep their types: SHOW CREATE TABLE and information_schema name them as MySQL.
+> CREATE TABLE bytes (id INT PRIMARY KEY, b BINARY(4), vb VARBINARY(16), tb TINYBLOB, bl BLOB, mb MEDIUMBLOB, lb LONGBLOB, tx TEXT)
+ok 0
+> SHOW CREATE TABLE bytes
+Table	Create Table
+bytes	CREATE TABLE `bytes` (
+  `id` int NOT NULL,
+  `b` binary(4) DEFAULT NULL,
+  `vb` varbinary(16) DEFAULT NULL,
+  `tb` tinyblob DEFAULT NULL,
+  `bl` blob DEFAULT NULL,
+  `mb` mediumblob DEFAULT NULL,
+  `lb` longblob DEFAULT NULL,
+  `tx` text DEFAULT NULL,
+  PRIMARY KEY (`id`) /*T![clustered_index] CLUSTERED */
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin
+> SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'shows' AND TABLE_NAME = 'bytes' ORDER BY ORDINAL_POSITION
+COLUMN_NAME	DATA_TYPE	COLUMN_TYPE
+id	int	int
+b	binary	binary(4)
+vb	varbinary	varbinary(16)
+tb	tinyblob	tinyblob
+bl	blob	blob
+mb	mediumblob	mediumblob
+lb	longblob	longblob
+tx	text	text
+> INSERT INTO bytes VALUES (1, X'00010203', X'FF00', X'BEEF', 'abc', NULL, NULL, 'text')
+ok 1
+> SELECT HEX(b), HEX(vb), HEX(tb), bl, tx FROM bytes
+HEX(b)	HEX(vb)	HEX(tb)	bl	tx
+00010203	FF00	BEEF	abc	text
