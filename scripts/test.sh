@@ -4,7 +4,8 @@
 # headless Chromium to load the benchmark report, iproute2 for the partition test's network
 # namespaces, openssl for client certificates of the TLS tests, PyMySQL for the system Python,
 # Go with go-sql-driver/mysql for the Go driver's test, percona-toolkit's pt-query-digest to
-# read the slow log,
+# read the slow log, pip and Node.js's npm through which the Python and Node driver tests fetch
+# their drivers,
 # cargo-fuzz from crates.io) when missing, then runs
 # every test of the workspace with the one cargo profile (release), so RocksDB's C++ build
 # happens once, and the fuzz targets for a minute each.
@@ -23,6 +24,8 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/go-sql-driver/mysql ] || need+=(golang-github-go-sql-driver-mysql-dev)
 command -v pt-query-digest >/dev/null 2>&1 || need+=(percona-toolkit)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}"
   SUDO=""

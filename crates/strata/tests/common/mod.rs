@@ -424,3 +424,43 @@ pub async fn bounded<T>(
 pub async fn connect(url: &str) -> Result<mysql_async::Conn, ClientError> {
     bounded(mysql_async::Conn::from_url(url)).await
 }
+
+/// Runs a child process, killing it after `timeout`.
+pub fn run_bounded(command: &mut Command, timeout: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {command:?}: {e}"));
+    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut text).ok();
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut text).ok();
+        text
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}

@@ -1,53 +1,15 @@
 //! `strata bench tpcc` as a bounded child process, and the JSON result it writes.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use strata_bench::result::{BenchResult, TpccResult};
 
+pub use super::run_bounded;
+
 /// Bound on each `strata bench tpcc` command; a 1-warehouse load takes about 10 s on MariaDB.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Runs a child process, killing it after `timeout`.
-pub fn run_bounded(command: &mut Command, timeout: Duration) -> Output {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {command:?}: {e}"));
-    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut text).ok();
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(&mut stderr, &mut text).ok();
-        text
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} did not finish within {timeout:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
-}
 
 /// `strata bench tpcc <args>`; returns (success, stdout, stderr).
 pub fn tpcc(args: &[String]) -> (bool, String, String) {

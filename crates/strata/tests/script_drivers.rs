@@ -1,0 +1,111 @@
+//! The Python and Node.js drivers people use with MySQL, with their default options, against
+//! the playground: Oracle's MySQL Connector/Python (its C extension when it loads, and pure
+//! Python) and Node's `mysql2`. Each test installs its driver from its registry (PyPI, npm)
+//! into the build's test folder when it is not there yet, then runs a script of checks
+//! (`tests/drivers/`): connecting over TCP to 127.0.0.1 and to localhost, DDL, text and
+//! prepared statements with every column type, NULLs, a 1 MiB value, transactions, errors,
+//! multiple result sets and column metadata.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{run_bounded, Playground};
+
+/// The versions installed (pinned: a new release is a change to review).
+const CONNECTOR_PYTHON: &str = "mysql-connector-python==26.10.0";
+const MYSQL2: &str = "mysql2@3.24.5";
+/// Bounds on an install and on a script.
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Where the drivers are installed: kept between runs, inside the build's folder.
+fn driver_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("drivers")
+        .join(name)
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/drivers")
+        .join(name)
+}
+
+/// Runs `install` unless `marker` exists under `dir`; panics with its output when it fails.
+fn ensure_installed(dir: &Path, marker: &str, install: &mut Command) {
+    if dir.join(marker).exists() {
+        return;
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let out = run_bounded(install, INSTALL_TIMEOUT);
+    assert!(
+        out.status.success() && dir.join(marker).exists(),
+        "installing with {install:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs a driver script against `port`; asserts it printed "ok".
+fn run_script(command: &mut Command) {
+    let out = run_bounded(command, SCRIPT_TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "{command:?} ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+#[test]
+fn mysql_connector_python_with_default_options() {
+    let dir = driver_dir("python");
+    // `--target` installs beside the interpreter's own packages, not into them.
+    ensure_installed(
+        &dir,
+        "mysql/connector/__init__.py",
+        Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .arg("--target")
+            .arg(&dir)
+            .arg(CONNECTOR_PYTHON),
+    );
+    let playground = Playground::start();
+    run_script(
+        Command::new("python3")
+            .arg(script("connector.py"))
+            .arg(playground.port.to_string())
+            .arg(&dir),
+    );
+}
+
+#[test]
+fn node_mysql2_with_default_options() {
+    let dir = driver_dir("node");
+    ensure_installed(
+        &dir,
+        "node_modules/mysql2/package.json",
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+            .arg(&dir)
+            .arg(MYSQL2),
+    );
+    let playground = Playground::start();
+    run_script(
+        Command::new("node")
+            .arg(script("mysql2.js"))
+            .arg(playground.port.to_string())
+            .arg(&dir),
+    );
+}
