@@ -154,11 +154,17 @@ fn sysbench_round(port: u16) -> (f64, f64, f64) {
     sysbench_counts(&sysbench_output(run, "run"))
 }
 
-#[test]
-fn the_playground_counts_what_sysbench_did() {
+/// A playground with a status port of its own, and that port's address.
+fn playground_with_status_port() -> (Playground, SocketAddr) {
     let status_port = free_port();
     let playground = Playground::start_with(&["--status-port", &status_port.to_string()]);
-    let status: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    let status = format!("127.0.0.1:{status_port}").parse().unwrap();
+    (playground, status)
+}
+
+#[test]
+fn the_playground_counts_what_sysbench_did() {
+    let (playground, status) = playground_with_status_port();
     let before = scrape(status);
     assert!(has(&before, "strata_sql_statement_duration_seconds_bucket"));
 
@@ -669,9 +675,7 @@ fn attribute(dom: &str, id: &str, name: &str) -> String {
 
 #[test]
 fn the_dashboard_loads_in_headless_chromium_with_its_charts_holding_data() {
-    let status_port = free_port();
-    let playground = Playground::start_with(&["--status-port", &status_port.to_string()]);
-    let status: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    let (playground, status) = playground_with_status_port();
     sql_at(
         playground.port,
         None,
@@ -727,9 +731,7 @@ fn the_dashboard_loads_in_headless_chromium_with_its_charts_holding_data() {
 #[test]
 fn deadlocks_and_lock_wait_timeouts_are_counted_by_kind() {
     use mysql::prelude::Queryable;
-    let status_port = free_port();
-    let playground = Playground::start_with(&["--status-port", &status_port.to_string()]);
-    let status: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    let (playground, status) = playground_with_status_port();
     sql_at(
         playground.port,
         None,

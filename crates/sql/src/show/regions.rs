@@ -60,20 +60,14 @@ pub fn table_regions(
     let out = regions
         .iter()
         .map(|r| {
-            let peers = r
-                .peers
-                .iter()
-                .map(|(peer, _)| peer.to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
+            let [leader, leader_store, peers] = leader_and_peers(r);
             vec![
                 Datum::UInt(r.id),
                 text(describe_key(&r.start_key)),
                 text(describe_key(&r.end_key)),
-                r.leader.map_or(Datum::Null, |(peer, _)| Datum::UInt(peer)),
-                r.leader
-                    .map_or(Datum::Null, |(_, store)| Datum::UInt(store)),
-                text(peers),
+                leader,
+                leader_store,
+                peers,
                 Datum::UInt(0),
                 Datum::Null,
                 Datum::Null,
@@ -98,6 +92,22 @@ pub fn table_regions(
         ],
         out,
     ))
+}
+
+/// A region's leading peer, the leader's store and its peers (`1, 2, 3`), as cells.
+fn leader_and_peers(r: &RegionInfo) -> [Datum; 3] {
+    let peers = r
+        .peers
+        .iter()
+        .map(|(peer, _)| peer.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    [
+        r.leader.map_or(Datum::Null, |(peer, _)| Datum::UInt(peer)),
+        r.leader
+            .map_or(Datum::Null, |(_, store)| Datum::UInt(store)),
+        text(peers),
+    ]
 }
 
 /// A key as TiDB prints region boundaries: `t_<table>_r_<handle>` for a row,
@@ -166,12 +176,7 @@ pub(crate) fn region_status_rows(schema: &Schema, regions: &[RegionInfo]) -> Vec
             (r.end_key.is_empty() || start < r.end_key.as_slice()) && end > r.start_key.as_slice()
         };
         let base = |table: Option<&TableDef>, index: Option<(i64, &str)>| {
-            let peers = r
-                .peers
-                .iter()
-                .map(|(peer, _)| peer.to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
+            let [leader, leader_store, peers] = leader_and_peers(r);
             vec![
                 Datum::UInt(r.id),
                 text(describe_key(&r.start_key)),
@@ -184,10 +189,9 @@ pub(crate) fn region_status_rows(schema: &Schema, regions: &[RegionInfo]) -> Vec
                 index.map_or(Datum::Null, |(_, name)| text(name)),
                 Datum::UInt(r.conf_ver),
                 Datum::UInt(r.version),
-                r.leader.map_or(Datum::Null, |(peer, _)| Datum::UInt(peer)),
-                r.leader
-                    .map_or(Datum::Null, |(_, store)| Datum::UInt(store)),
-                text(peers),
+                leader,
+                leader_store,
+                peers,
             ]
         };
         let before = out.len();
