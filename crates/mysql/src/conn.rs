@@ -194,7 +194,7 @@ impl<S: BackendSession> Connection<S> {
     /// may send several statements: for any other, text after the first is a syntax error and
     /// nothing runs, so an injected `; DROP …` cannot ride along.
     fn query<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
-        let sql = String::from_utf8_lossy(body);
+        let sql = strata_sql::decode_statement_text(statement_text(body));
         let batch = if self.capabilities & capabilities::MULTI_STATEMENTS != 0 {
             Batch::Multiple
         } else {
@@ -263,7 +263,9 @@ impl<S: BackendSession> Connection<S> {
         if self.statements.len() >= MAX_PREPARED_STATEMENTS {
             return Err(codes::too_many_prepared_statements(MAX_PREPARED_STATEMENTS).into());
         }
-        let info = self.session.prepare(&String::from_utf8_lossy(body))?;
+        let info = self
+            .session
+            .prepare(&strata_sql::decode_statement_text(statement_text(body)))?;
         let column_count = u16::try_from(info.columns.len()).unwrap_or(u16::MAX);
         replies.writer.write_with(|buffer| {
             buffer.push(0x00);
@@ -403,6 +405,21 @@ fn write_output<W: Write>(
 }
 
 /// The definition sent for every `?` of a prepared statement.
+/// The statement text of a COM_QUERY or COM_STMT_PREPARE body. MySQL's lexer takes one NUL
+/// that ends the text (after trailing spaces and `;`, which the server trims first) as its
+/// end, and some clients send one (mysqlslap's queries end in the C string's terminator);
+/// any other NUL stays, to be read as the lexer reads it.
+fn statement_text(body: &[u8]) -> &[u8] {
+    let trimmed = body
+        .iter()
+        .rposition(|&b| !(b == b';' || b.is_ascii_whitespace()))
+        .map_or(&body[..0], |last| &body[..=last]);
+    match trimmed.split_last() {
+        Some((0, text)) => text,
+        _ => body,
+    }
+}
+
 fn param_definition() -> ColumnInfo {
     ColumnInfo {
         schema: String::new(),

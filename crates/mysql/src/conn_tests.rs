@@ -408,3 +408,29 @@ fn random_payloads_never_panic() {
         assert!(flow.is_ok(), "seed {seed:#x}, payload {payload:?}");
     }
 }
+
+#[test]
+fn one_nul_ending_the_text_ends_the_statement() {
+    // As MariaDB 10.11 answers each of these (checked with pymysql).
+    for (body, text) in [
+        (&b"select 1\0"[..], &b"select 1"[..]),
+        (b"select 1 \0 ", b"select 1 "),
+        (b"select 1;\0", b"select 1;"),
+        (b"select 1\0;", b"select 1"),
+        (b"select 1\0\0", b"select 1\0"),
+        (b"select 1\0 + 2", b"select 1\0 + 2"),
+        (b"\0select 1", b"\0select 1"),
+        (b"\0", b""),
+        (b"", b""),
+        (b" ;", b" ;"),
+    ] {
+        assert_eq!(statement_text(body), text, "{body:?}");
+    }
+    let backend = backend();
+    let mut connection = connection(&backend, DEPRECATE_EOF);
+    let mut payload = vec![0x03];
+    payload.extend_from_slice(b"select 1\0");
+    let replies = payloads(command(&mut connection, &payload));
+    assert_eq!(replies, query(&mut connection, "select 1"));
+    assert_eq!(replies[0], [1], "a result set of one column");
+}

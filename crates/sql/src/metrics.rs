@@ -119,7 +119,10 @@ impl StatementKind {
             Statement::Show(_) => StatementKind::Show,
             Statement::BeginConsistent => StatementKind::Begin,
             Statement::Account(_) => StatementKind::Account,
-            Statement::Analyze { .. } | Statement::Do(_) => StatementKind::Other,
+            Statement::AlterDatabase { .. } => StatementKind::Ddl,
+            Statement::Analyze { .. } | Statement::Do(_) | Statement::Checksum { .. } => {
+                StatementKind::Other
+            }
         }
     }
 

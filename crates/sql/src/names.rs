@@ -145,6 +145,9 @@ fn needs_name(item: &SelectItem) -> bool {
                 | ast::Value::Null
                 | ast::Value::Boolean(_)
         ),
+        // `_binary'ab'` is named by its string, as the string alone is.
+        ast::Expr::Prefixed { value, .. } => !matches!(&**value, ast::Expr::Value(v)
+            if matches!(v.value, ast::Value::SingleQuotedString(_) | ast::Value::DoubleQuotedString(_))),
         _ => true,
     }
 }

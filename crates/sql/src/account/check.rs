@@ -161,6 +161,16 @@ pub fn needs(statement: &own::Statement, database: Option<&str>) -> Vec<Need> {
                 out.table(table, Privileges::SELECT.union(Privileges::INSERT));
             }
         }
+        own::Statement::Checksum { tables, .. } => {
+            for table in tables {
+                out.table(table, Privileges::SELECT);
+            }
+        }
+        own::Statement::AlterDatabase { name, .. } => {
+            if let Some(db) = name.as_ref().map(|n| n.value.as_str()).or(database) {
+                out.database(db, Privileges::ALTER);
+            }
+        }
         own::Statement::Do(exprs) => {
             for e in exprs {
                 out.reads(e, &HashSet::new());

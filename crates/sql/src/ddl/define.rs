@@ -60,18 +60,25 @@ pub(crate) struct DefinedColumn {
 
 /// Reads one column definition (`name type [options]`), giving the column `id`.
 pub(crate) fn column_definition(c: &ast::ColumnDef, id: i64) -> Result<DefinedColumn> {
-    let ty = crate::datatype::sql_type(&c.data_type)?;
+    // SERIAL is BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE.
+    let serial = matches!(&c.data_type, ast::DataType::Custom(name, modifiers)
+        if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("serial"));
+    let ty = if serial {
+        crate::datatype::sql_type(&ast::DataType::BigIntUnsigned(None))?
+    } else {
+        crate::datatype::sql_type(&c.data_type)?
+    };
     let mut column = ColumnDef {
         id,
         name: c.name.value.clone(),
         ty,
-        nullable: true,
+        nullable: !serial,
         default: None,
-        auto_increment: false,
+        auto_increment: serial,
         origin_default: None,
         write_only: false,
     };
-    let (mut primary, mut unique) = (false, false);
+    let (mut primary, mut unique) = (false, serial);
     for option in &c.options {
         match &option.option {
             ast::ColumnOption::Null => column.nullable = true,

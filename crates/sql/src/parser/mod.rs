@@ -11,6 +11,7 @@
 
 pub mod account;
 pub mod alter;
+pub mod bytes;
 pub mod dialect;
 pub mod sets;
 pub mod statement;
@@ -89,6 +90,8 @@ pub struct Extras {
     pub view_check_option: Option<String>,
     /// The `MAX_EXECUTION_TIME(n)` optimizer hint of a SELECT, in milliseconds.
     pub max_execution_ms: Option<u64>,
+    /// The character set and collation a CREATE DATABASE names.
+    pub database_options: crate::parser::statement::DatabaseOptions,
 }
 
 /// How many statements one text may hold.
@@ -191,6 +194,7 @@ pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
                 .unwrap_or_default(),
             begin_mode: clauses.get(i).and_then(|c| c.begin_mode),
             view_check_option: clauses.get(i).and_then(|c| c.view_check_option.clone()),
+            database_options: std::mem::take(&mut extras.database_options),
         };
     }
     Ok(Parsed {

@@ -35,6 +35,24 @@ pub enum Statement {
     BeginConsistent,
     /// CREATE / ALTER / DROP / RENAME USER, SET PASSWORD, GRANT, REVOKE, SHOW GRANTS.
     Account(AccountStatement),
+    /// `ALTER {DATABASE | SCHEMA} [name] option…`: the database's name, else the current one.
+    AlterDatabase {
+        name: Option<ast::Ident>,
+        options: DatabaseOptions,
+    },
+    /// `CHECKSUM TABLE name [, name]… [QUICK | EXTENDED]`.
+    Checksum {
+        tables: Vec<ast::ObjectName>,
+        quick: bool,
+    },
+}
+
+/// The character set and collation CREATE or ALTER DATABASE names (`[DEFAULT] CHARACTER SET
+/// [=] name`, `[DEFAULT] COLLATE [=] name`); ENCRYPTION and COMMENT are read and dropped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DatabaseOptions {
+    pub charset: Option<String>,
+    pub collation: Option<String>,
 }
 
 /// The SHOW forms read here.
@@ -68,12 +86,33 @@ pub enum Show {
     Processlist { full: bool },
     /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`.
     CreateDatabase(ast::Ident),
+    /// A SHOW of objects Strata has none of (triggers, events, stored routines, a binary log),
+    /// answered with no rows as MySQL answers where there are none: `SHOW TRIGGERS [{FROM | IN}
+    /// database] [LIKE … | WHERE …]`, `SHOW EVENTS …` likewise, `SHOW {FUNCTION | PROCEDURE}
+    /// STATUS [LIKE … | WHERE …]`, `SHOW {MASTER | BINARY LOG} STATUS`.
+    Empty {
+        of: EmptyShow,
+        database: Option<ast::Ident>,
+        filter: Option<ShowFilter>,
+    },
+    /// `SHOW {BINARY | MASTER} LOGS`: MySQL's error without a binary log.
+    BinaryLogs,
     /// TiDB's `SHOW TABLE table [INDEX index] REGIONS [WHERE expr]`.
     TableRegions {
         table: ast::ObjectName,
         index: Option<ast::Ident>,
         filter: Option<ShowFilter>,
     },
+}
+
+/// What an empty SHOW lists.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EmptyShow {
+    Triggers,
+    Events,
+    FunctionStatus,
+    ProcedureStatus,
+    BinaryLogStatus,
 }
 
 /// The `LIKE` or `WHERE` of a SHOW: LIKE matches the first column, WHERE reads the columns
@@ -108,6 +147,47 @@ pub fn parse_mysql_only(parser: &mut Parser) -> Result<Option<Statement>, Parser
         parser.expect_keyword_is(Keyword::TABLE)?;
         let tables = parser.parse_comma_separated(|p| p.parse_object_name(false))?;
         return Ok(Some(Statement::Analyze { tables, optimize }));
+    }
+    if parser.peek_keyword(Keyword::CREATE)
+        && (at_keyword(parser, 1, Keyword::DATABASE) || at_keyword(parser, 1, Keyword::SCHEMA))
+    {
+        parser.expect_keyword_is(Keyword::CREATE)?;
+        parser.expect_one_of_keywords(&[Keyword::DATABASE, Keyword::SCHEMA])?;
+        let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+        let name = parser.parse_object_name(false)?;
+        let options = parse_database_options(parser)?.unwrap_or_default();
+        let tree = crate::parser::synth::create_database(name, if_not_exists);
+        let extras = Extras {
+            database_options: options,
+            ..Extras::default()
+        };
+        return Ok(Some(Statement::Sql(Box::new(tree), extras)));
+    }
+    if parser.peek_keyword(Keyword::ALTER)
+        && (at_keyword(parser, 1, Keyword::DATABASE) || at_keyword(parser, 1, Keyword::SCHEMA))
+    {
+        parser.expect_keyword_is(Keyword::ALTER)?;
+        parser.expect_one_of_keywords(&[Keyword::DATABASE, Keyword::SCHEMA])?;
+        let name = match parser.peek_token().token {
+            Token::Word(w) if w.quote_style.is_some() || !is_database_option(&w.value) => {
+                Some(parser.parse_identifier()?)
+            }
+            _ => None,
+        };
+        let Some(options) = parse_database_options(parser)? else {
+            return parser.expected("CHARACTER SET, COLLATE or ENCRYPTION", parser.peek_token());
+        };
+        return Ok(Some(Statement::AlterDatabase { name, options }));
+    }
+    if word_is(parser, "CHECKSUM") && at_keyword(parser, 1, Keyword::TABLE) {
+        parser.next_token();
+        parser.expect_keyword_is(Keyword::TABLE)?;
+        let tables = parser.parse_comma_separated(|p| p.parse_object_name(false))?;
+        let quick = consume_word(parser, "QUICK");
+        if !quick {
+            let _ = consume_word(parser, "EXTENDED");
+        }
+        return Ok(Some(Statement::Checksum { tables, quick }));
     }
     if parser.parse_keyword(Keyword::DO) {
         let exprs = parser.parse_comma_separated(Parser::parse_expr)?;
@@ -216,10 +296,116 @@ fn parse_show(parser: &mut Parser) -> Result<Option<Show>, ParserError> {
         parser.expect_one_of_keywords(&[Keyword::DATABASE, Keyword::SCHEMA])?;
         let _ = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
         Show::CreateDatabase(parser.parse_identifier()?)
+    } else if word_is(parser, "TRIGGERS") || word_is(parser, "EVENTS") {
+        let of = if consume_word(parser, "TRIGGERS") {
+            EmptyShow::Triggers
+        } else {
+            parser.next_token();
+            EmptyShow::Events
+        };
+        Show::Empty {
+            of,
+            database: parse_from_database(parser)?,
+            filter: parse_filter(parser)?,
+        }
+    } else if (parser.peek_keyword(Keyword::FUNCTION) || parser.peek_keyword(Keyword::PROCEDURE))
+        && at_keyword(parser, 1, Keyword::STATUS)
+    {
+        let of = if parser.parse_keyword(Keyword::FUNCTION) {
+            EmptyShow::FunctionStatus
+        } else {
+            parser.expect_keyword_is(Keyword::PROCEDURE)?;
+            EmptyShow::ProcedureStatus
+        };
+        parser.expect_keyword_is(Keyword::STATUS)?;
+        Show::Empty {
+            of,
+            database: None,
+            filter: parse_filter(parser)?,
+        }
+    } else if (word_is(parser, "MASTER") && at_keyword(parser, 1, Keyword::STATUS))
+        || (parser.peek_keyword(Keyword::BINARY)
+            && at_words(parser, 1, &["LOG"])
+            && at_keyword(parser, 2, Keyword::STATUS))
+    {
+        if !consume_word(parser, "MASTER") {
+            parser.expect_keyword_is(Keyword::BINARY)?;
+            expect_word(parser, "LOG")?;
+        }
+        parser.expect_keyword_is(Keyword::STATUS)?;
+        Show::Empty {
+            of: EmptyShow::BinaryLogStatus,
+            database: None,
+            filter: None,
+        }
+    } else if (word_is(parser, "MASTER") || parser.peek_keyword(Keyword::BINARY))
+        && at_words(parser, 1, &["LOGS"])
+    {
+        parser.next_token();
+        parser.next_token();
+        Show::BinaryLogs
     } else {
         return Ok(None);
     };
     Ok(Some(show))
+}
+
+/// Whether an unquoted `word` after ALTER DATABASE starts an option rather than naming the
+/// database.
+fn is_database_option(word: &str) -> bool {
+    [
+        "DEFAULT",
+        "CHARACTER",
+        "CHARSET",
+        "COLLATE",
+        "ENCRYPTION",
+        "COMMENT",
+    ]
+    .iter()
+    .any(|option| word.eq_ignore_ascii_case(option))
+}
+
+/// The options of CREATE or ALTER DATABASE, in any order, each optionally after DEFAULT and
+/// before `=`; None when there are none.
+fn parse_database_options(parser: &mut Parser) -> Result<Option<DatabaseOptions>, ParserError> {
+    let mut options = DatabaseOptions::default();
+    let mut read = false;
+    loop {
+        let default = parser.parse_keyword(Keyword::DEFAULT);
+        let slot = if parser.parse_keywords(&[Keyword::CHARACTER, Keyword::SET])
+            || consume_word(parser, "CHARSET")
+        {
+            &mut options.charset
+        } else if parser.parse_keyword(Keyword::COLLATE) {
+            &mut options.collation
+        } else if consume_word(parser, "ENCRYPTION") {
+            let _ = parser.consume_token(&Token::Eq);
+            let value = parser.parse_literal_string()?;
+            if !value.eq_ignore_ascii_case("Y") && !value.eq_ignore_ascii_case("N") {
+                return parser.expected("'Y' or 'N'", parser.peek_token());
+            }
+            read = true;
+            continue;
+        } else if !default && parser.parse_keyword(Keyword::COMMENT) {
+            let _ = parser.consume_token(&Token::Eq);
+            parser.parse_literal_string()?;
+            read = true;
+            continue;
+        } else if default {
+            return parser.expected("CHARACTER SET, COLLATE or ENCRYPTION", parser.peek_token());
+        } else {
+            break;
+        };
+        let _ = parser.consume_token(&Token::Eq);
+        let next = parser.next_token();
+        *slot = Some(match next.token {
+            Token::Word(w) => w.value.to_ascii_lowercase(),
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s.to_ascii_lowercase(),
+            _ => return parser.expected("a character set or collation name", next),
+        });
+        read = true;
+    }
+    Ok(read.then_some(options))
 }
 
 /// An optional `{FROM | IN} database`.
@@ -331,6 +517,56 @@ mod tests {
             parse("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"),
             Some(Statement::BeginConsistent)
         ));
+    }
+
+    #[test]
+    fn database_options_and_checksum_parse() {
+        let Some(Statement::Sql(tree, extras)) =
+            parse("CREATE DATABASE IF NOT EXISTS `shop` DEFAULT CHARACTER SET = utf8mb4 COLLATE 'UTF8MB4_BIN' ENCRYPTION='N'")
+        else {
+            panic!("not a CREATE DATABASE");
+        };
+        assert!(
+            matches!(*tree, ast::Statement::CreateDatabase { if_not_exists: true, ref db_name, .. } if db_name.to_string() == "`shop`")
+        );
+        assert_eq!(
+            extras.database_options,
+            DatabaseOptions {
+                charset: Some("utf8mb4".into()),
+                collation: Some("utf8mb4_bin".into())
+            }
+        );
+        assert!(matches!(
+            parse("ALTER DATABASE CHARSET latin1"),
+            Some(Statement::AlterDatabase { name: None, options }) if options.charset.as_deref() == Some("latin1")
+        ));
+        assert!(matches!(
+            parse("ALTER SCHEMA d COMMENT 'x'"),
+            Some(Statement::AlterDatabase { name: Some(n), options }) if n.value == "d" && options == DatabaseOptions::default()
+        ));
+        assert!(matches!(
+            parse("ALTER SCHEMA `comment` DEFAULT COLLATE utf8mb4_bin"),
+            Some(Statement::AlterDatabase { name: Some(n), .. }) if n.value == "comment"
+        ));
+        assert!(matches!(
+            parse("CHECKSUM TABLE a, b.c EXTENDED"),
+            Some(Statement::Checksum { tables, quick: false }) if tables.len() == 2
+        ));
+        assert!(matches!(
+            parse("checksum table a quick"),
+            Some(Statement::Checksum { quick: true, .. })
+        ));
+        for bad in [
+            "ALTER DATABASE d",
+            "ALTER DATABASE d DEFAULT",
+            "CREATE DATABASE d DEFAULT COMMENT 'x'",
+            "CREATE DATABASE d ENCRYPTION 'maybe'",
+            "CREATE DATABASE d CHARACTER SET 5",
+        ] {
+            let dialect = StrataDialect::default();
+            let mut parser = Parser::new(&dialect).try_with_sql(bad).unwrap();
+            assert!(parse_mysql_only(&mut parser).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The statements Strata composes for itself (a union ordered as a whole, the rows of CREATE
-//! TABLE … SELECT, the value of `SET @v = (SELECT …)`), built as trees around the user's own
+//! TABLE … SELECT, the value of `SET @v = (SELECT …)`, the rows CHECKSUM TABLE reads, CREATE
+//! DATABASE read with MySQL's options), built as trees around the user's own
 //! parts, never as text to parse again.
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
     Expr, GroupByExpr, Ident, Insert, ObjectName, Query, Select, SelectFlavor, SelectItem, SetExpr,
     Statement, TableAlias, TableFactor, TableObject, TableWithJoins, Values,
+    WildcardAdditionalOptions,
 };
 
 /// `SELECT projection [FROM from]`, with no other clause.
@@ -64,6 +66,55 @@ pub fn query(body: SetExpr) -> Query {
 /// `SELECT expr`.
 pub fn select_value(expr: Expr) -> Query {
     select(vec![SelectItem::UnnamedExpr(expr)], Vec::new())
+}
+
+/// `SELECT * FROM name`.
+pub fn select_all(name: ObjectName) -> Query {
+    let table = TableWithJoins {
+        relation: TableFactor::Table {
+            name,
+            alias: None,
+            args: None,
+            with_hints: Vec::new(),
+            version: None,
+            with_ordinality: false,
+            partitions: Vec::new(),
+            json_path: None,
+            sample: None,
+            index_hints: Vec::new(),
+        },
+        joins: Vec::new(),
+    };
+    select(
+        vec![SelectItem::Wildcard(WildcardAdditionalOptions::default())],
+        vec![table],
+    )
+}
+
+/// `CREATE DATABASE [IF NOT EXISTS] name`.
+pub fn create_database(db_name: ObjectName, if_not_exists: bool) -> Statement {
+    Statement::CreateDatabase {
+        db_name,
+        if_not_exists,
+        location: None,
+        managed_location: None,
+        or_replace: false,
+        transient: false,
+        clone: None,
+        data_retention_time_in_days: None,
+        max_data_extension_time_in_days: None,
+        external_volume: None,
+        catalog: None,
+        replace_invalid_characters: None,
+        default_ddl_collation: None,
+        storage_serialization_policy: None,
+        comment: None,
+        catalog_sync: None,
+        catalog_sync_namespace_mode: None,
+        catalog_sync_namespace_flatten_delimiter: None,
+        with_tags: None,
+        with_contacts: None,
+    }
 }
 
 /// `(query) AS alias` as the one table of a FROM.

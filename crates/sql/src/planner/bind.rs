@@ -170,6 +170,16 @@ impl<'a> Binder<'a> {
                 _ => return Err(error::unsupported(e)),
             },
             A::Value(v) => value_expr(&v.value)?,
+            // A character set introducer (`_binary'…'`, `_utf8mb4'…'`): the string's bytes as
+            // they are, which is what every string already holds. MySQL reads an unknown name
+            // as a column.
+            A::Prefixed { prefix, value } if matches!(**value, A::Value(_)) => {
+                let charset = prefix.value.strip_prefix('_').unwrap_or_default();
+                if !crate::charset::is_known(&charset.to_ascii_lowercase()) {
+                    return Err(error::unknown_column(&prefix.value, self.context));
+                }
+                self.bind(value)?
+            }
             A::Nested(inner) => self.bind(inner)?,
             A::UnaryOp { op, expr } => {
                 let inner = self.bind(expr)?;
@@ -893,7 +903,7 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
     Ok(match v {
         V::Number(text, _) => Expr::Literal(number_literal(text)?),
         V::SingleQuotedString(s) | V::DoubleQuotedString(s) => {
-            Expr::Literal(Datum::Bytes(s.clone().into_bytes()))
+            Expr::Literal(Datum::Bytes(crate::parser::bytes::literal_bytes(s)))
         }
         V::HexStringLiteral(h) => match crate::expr::unhex_bytes(h.as_bytes()) {
             Some(bytes) => Expr::Literal(Datum::Bytes(bytes)),

@@ -762,8 +762,15 @@ fn expression_name(e: &ast::Expr) -> String {
             ast::Value::Boolean(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
             other => other.to_string(),
         },
+        // `_binary'ab'` is named `ab`, as its string would be.
+        ast::Expr::Prefixed { value, .. } if is_string_literal(value) => expression_name(value),
         other => other.to_string(),
     }
+}
+
+fn is_string_literal(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Value(v) if matches!(v.value,
+        ast::Value::SingleQuotedString(_) | ast::Value::DoubleQuotedString(_)))
 }
 
 fn column_info(

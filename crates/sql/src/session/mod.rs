@@ -600,6 +600,16 @@ impl Session {
         }
     }
 
+    /// The rows of a query Strata composed, run as the session's own SELECT would be.
+    pub(crate) fn query_rows(&mut self, query: &ast::Query) -> Result<Vec<Vec<Datum>>> {
+        let schema = self.server.catalog.schema();
+        let plan = query::plan_select(query, &schema, self.database.as_deref())?;
+        match self.run_select(&plan, &[])? {
+            Output::ResultSet { rows, .. } => Ok(rows),
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// The rows of `rows`, laid out as `scope`, for which `condition` holds (a SHOW's WHERE).
     pub(crate) fn filter_rows(
         &self,

@@ -115,6 +115,7 @@ pub fn execute_other(
             if_not_exists,
             ..
         } => {
+            crate::charset::check(&session.extras().database_options)?;
             session.implicit_commit()?;
             let created = session
                 .server()

@@ -1,6 +1,6 @@
 //! The handlers of MySQL's statements that Strata parses itself ([`crate::parser::statement`]): the
-//! SHOW forms sqlparser lacks, ANALYZE and OPTIMIZE TABLE, DO, and START TRANSACTION WITH
-//! CONSISTENT SNAPSHOT.
+//! SHOW forms sqlparser lacks, ANALYZE, OPTIMIZE and CHECKSUM TABLE, ALTER DATABASE, DO, and
+//! START TRANSACTION WITH CONSISTENT SNAPSHOT.
 
 use sqlparser::ast;
 use strata_codec::Datum;
@@ -10,7 +10,7 @@ use crate::api::{charsets, ColumnInfo, Output};
 use crate::catalog::PrimaryKey;
 use crate::error::{self, Result};
 use crate::expr::ResultType;
-use crate::parser::statement::{Show, ShowFilter, Statement};
+use crate::parser::statement::{DatabaseOptions, EmptyShow, Show, ShowFilter, Statement};
 use crate::planner::bind::{Reach, Scope, ScopeColumn};
 use crate::session::Session;
 
@@ -30,6 +30,8 @@ pub(crate) fn execute_mysql_only(session: &mut Session, statement: &Statement) -
             Ok(ok())
         }
         Statement::BeginConsistent => session.begin(),
+        Statement::AlterDatabase { name, options } => alter_database(session, name, options),
+        Statement::Checksum { tables, quick } => checksum(session, tables, *quick),
         Statement::Account(account) => crate::account::statement::execute(session, account),
     }
 }
@@ -39,6 +41,7 @@ fn execute_show(session: &mut Session, show: &Show) -> Result<Output> {
         Show::Index { filter, .. }
         | Show::TableRegions { filter, .. }
         | Show::TableStatus { filter, .. }
+        | Show::Empty { filter, .. }
         | Show::Status { filter, .. }
         | Show::Collation(filter)
         | Show::Charset(filter) => filter.as_ref(),
@@ -109,6 +112,34 @@ fn show_rows(session: &mut Session, show: &Show) -> Result<Output> {
             );
         }
         Show::TableStatus { database, .. } => return table_status(session, database.as_ref()),
+        Show::Empty { of, database, .. } => {
+            if let Some(db) = database {
+                if !session
+                    .server()
+                    .catalog()
+                    .schema()
+                    .databases
+                    .contains_key(&db.value)
+                    && !crate::infoschema::is_information_schema(&db.value)
+                {
+                    return Err(error::unknown_database(&db.value));
+                }
+            }
+            rows(
+                empty_show_columns(*of)
+                    .iter()
+                    .map(|c| text_column(c))
+                    .collect(),
+                Vec::new(),
+            )
+        }
+        Show::BinaryLogs => {
+            return Err(error::Error::new(
+                1381,
+                "HY000",
+                "You are not using binary logging",
+            ))
+        }
         Show::TableRegions { table, index, .. } => {
             let (database, name) = match table.0.as_slice() {
                 [ast::ObjectNamePart::Identifier(db), _] => {
@@ -248,6 +279,155 @@ pub(crate) fn collations() -> Output {
     )
 }
 
+/// The columns MySQL 8.0 gives each empty SHOW.
+fn empty_show_columns(of: EmptyShow) -> &'static [&'static str] {
+    const CLIENT: [&str; 3] = [
+        "character_set_client",
+        "collation_connection",
+        "Database Collation",
+    ];
+    match of {
+        EmptyShow::Triggers => &[
+            "Trigger",
+            "Event",
+            "Table",
+            "Statement",
+            "Timing",
+            "Created",
+            "sql_mode",
+            "Definer",
+            CLIENT[0],
+            CLIENT[1],
+            CLIENT[2],
+        ],
+        EmptyShow::Events => &[
+            "Db",
+            "Name",
+            "Definer",
+            "Time zone",
+            "Type",
+            "Execute at",
+            "Interval value",
+            "Interval field",
+            "Starts",
+            "Ends",
+            "Status",
+            "Originator",
+            CLIENT[0],
+            CLIENT[1],
+            CLIENT[2],
+        ],
+        EmptyShow::FunctionStatus | EmptyShow::ProcedureStatus => &[
+            "Db",
+            "Name",
+            "Type",
+            "Definer",
+            "Modified",
+            "Created",
+            "Security_type",
+            "Comment",
+            CLIENT[0],
+            CLIENT[1],
+            CLIENT[2],
+        ],
+        EmptyShow::BinaryLogStatus => &[
+            "File",
+            "Position",
+            "Binlog_Do_DB",
+            "Binlog_Ignore_DB",
+            "Executed_Gtid_Set",
+        ],
+    }
+}
+
+/// ALTER DATABASE: its names are checked and the database must exist; every database holds
+/// utf8mb4, so there is nothing to change.
+fn alter_database(
+    session: &mut Session,
+    name: &Option<ast::Ident>,
+    options: &DatabaseOptions,
+) -> Result<Output> {
+    let name = match name {
+        Some(name) => name.value.clone(),
+        None => session
+            .current_database()
+            .ok_or_else(error::no_database)?
+            .to_string(),
+    };
+    crate::charset::check(options)?;
+    session.implicit_commit()?;
+    if !session
+        .server()
+        .catalog()
+        .schema()
+        .databases
+        .contains_key(&name)
+    {
+        return Err(error::unknown_database(&name));
+    }
+    Ok(Output::Ok {
+        affected_rows: 1,
+        last_insert_id: 0,
+        warnings: 0,
+        info: String::new(),
+    })
+}
+
+/// CHECKSUM TABLE: per table, the wrapping sum of a CRC-32 of each row's values, so equal
+/// contents give equal checksums whatever the order or the storage, and a dump restored
+/// elsewhere can be compared. QUICK gives NULL, as InnoDB does (it keeps no live checksum); a
+/// table that is not there gives NULL too.
+fn checksum(session: &mut Session, tables: &[ast::ObjectName], quick: bool) -> Result<Output> {
+    let mut out = Vec::new();
+    for name in tables {
+        let (db, table) = crate::planner::query::qualified_name(name)?;
+        let db = match db {
+            Some(db) => db,
+            None => session
+                .current_database()
+                .ok_or_else(error::no_database)?
+                .to_string(),
+        };
+        let qualified = ast::ObjectName::from(vec![
+            ast::Ident::with_quote('`', &db),
+            ast::Ident::with_quote('`', &table),
+        ]);
+        let sum = if quick {
+            Datum::Null
+        } else {
+            match session.query_rows(&crate::parser::synth::select_all(qualified)) {
+                Ok(rows) => Datum::Int(i64::from(
+                    rows.iter()
+                        .fold(0u32, |sum, row| sum.wrapping_add(row_checksum(row))),
+                )),
+                Err(e) if e.code() == error::unknown_table("", "").code() => Datum::Null,
+                Err(e) => return Err(e),
+            }
+        };
+        out.push(vec![text(format!("{db}.{table}")), sum]);
+    }
+    Ok(rows(
+        vec![text_column("Table"), int_column("Checksum")],
+        out,
+    ))
+}
+
+/// A CRC-32 of one row: each value's text, NULL told apart from every string.
+fn row_checksum(row: &[Datum]) -> u32 {
+    let mut crc = crc32fast::Hasher::new();
+    for value in row {
+        if matches!(value, Datum::Null) {
+            crc.update(&[0]);
+        } else {
+            let text = crate::types::datum_to_text(value);
+            crc.update(&[1]);
+            crc.update(&(text.len() as u64).to_le_bytes());
+            crc.update(&text);
+        }
+    }
+    crc.finalize()
+}
+
 /// ANALYZE TABLE, and OPTIMIZE TABLE, which has nothing to rebuild here and analyzes instead
 /// (InnoDB recreates the table, then analyzes it).
 pub(crate) fn analyze(
@@ -310,33 +490,39 @@ fn show_index(session: &Session, db: Option<&ast::Ident>, table: &str) -> Result
             .to_string(),
     };
     let schema = session.server().catalog().schema();
-    let def = schema.table(&db, table)?;
     let mut out = Vec::new();
-    let mut push = |name: &str, unique: bool, columns: &[usize]| {
-        for (seq, c) in columns.iter().enumerate() {
-            out.push(vec![
-                text(&def.name),
-                Datum::Int(if unique { 0 } else { 1 }),
-                text(name),
-                Datum::Int(seq as i64 + 1),
-                text(&def.columns[*c].name),
-                text("A"),
-                Datum::Int(0),
-                Datum::Null,
-                Datum::Null,
-                text(if def.columns[*c].nullable { "YES" } else { "" }),
-                text("BTREE"),
-                text(""),
-                text(""),
-                text("YES"),
-            ]);
-        }
+    // A view has no indexes: MySQL lists none.
+    let def = match schema.table(&db, table) {
+        Err(_) if schema.view(&db, table).is_some() => None,
+        def => Some(def?),
     };
-    if def.primary_key != PrimaryKey::RowId {
-        push("PRIMARY", true, &def.primary_columns());
-    }
-    for index in def.indexes.iter().filter(|i| i.public) {
-        push(&index.name, index.unique, &index.columns);
+    if let Some(def) = def {
+        let mut push = |name: &str, unique: bool, columns: &[usize]| {
+            for (seq, c) in columns.iter().enumerate() {
+                out.push(vec![
+                    text(&def.name),
+                    Datum::Int(if unique { 0 } else { 1 }),
+                    text(name),
+                    Datum::Int(seq as i64 + 1),
+                    text(&def.columns[*c].name),
+                    text("A"),
+                    Datum::Int(0),
+                    Datum::Null,
+                    Datum::Null,
+                    text(if def.columns[*c].nullable { "YES" } else { "" }),
+                    text("BTREE"),
+                    text(""),
+                    text(""),
+                    text("YES"),
+                ]);
+            }
+        };
+        if def.primary_key != PrimaryKey::RowId {
+            push("PRIMARY", true, &def.primary_columns());
+        }
+        for index in def.indexes.iter().filter(|i| i.public) {
+            push(&index.name, index.unique, &index.columns);
+        }
     }
     let names = [
         "Table",

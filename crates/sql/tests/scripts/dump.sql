@@ -79,5 +79,79 @@ Table	Op	Msg_type	Msg_text
 dmp.t	analyze	status	OK
 > ANALYZE NO_WRITE_TO_BINLOG t
 error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 't' at line 1
+# A dump's CREATE DATABASE names its character set; the names are checked as MySQL checks
+# them, and every database holds utf8mb4 whatever it names.
+> CREATE DATABASE dmp2 /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */
+ok 1
+> CREATE SCHEMA IF NOT EXISTS dmp2 CHARSET = latin1 ENCRYPTION = 'N'
+ok 0
+> CREATE DATABASE dmp3 CHARACTER SET klingon
+error 1115 (42000): Unknown character set: 'klingon'
+> CREATE DATABASE dmp3 COLLATE latin1_swedish_ci CHARACTER SET utf8mb4
+error 1253 (42000): COLLATION 'latin1_swedish_ci' is not valid for CHARACTER SET 'utf8mb4'
+> CREATE DATABASE dmp3 COLLATE nonsense
+error 1273 (HY000): Unknown collation: 'nonsense'
+> ALTER DATABASE dmp2 DEFAULT CHARACTER SET utf8mb4
+ok 1
+> ALTER SCHEMA CHARSET utf8mb4
+ok 1
+> ALTER DATABASE missing CHARSET utf8mb4
+error 1049 (42000): Unknown database 'missing'
+> ALTER DATABASE dmp2
+error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '' at line 1
+> SHOW CREATE DATABASE dmp2
+Database	Create Database
+dmp2	CREATE DATABASE `dmp2` /*!40100 DEFAULT CHARACTER SET utf8mb4 */
+> DROP DATABASE dmp2
+ok 0
+# Objects Strata has none of are listed as none; a binary log is not kept.
+> SHOW TRIGGERS
+Trigger	Event	Table	Statement	Timing	Created	sql_mode	Definer	character_set_client	collation_connection	Database Collation
+> SHOW TRIGGERS FROM dmp LIKE 't%'
+Trigger	Event	Table	Statement	Timing	Created	sql_mode	Definer	character_set_client	collation_connection	Database Collation
+> SHOW EVENTS FROM missing
+error 1049 (42000): Unknown database 'missing'
+> SHOW FUNCTION STATUS WHERE Db = 'dmp'
+Db	Name	Type	Definer	Modified	Created	Security_type	Comment	character_set_client	collation_connection	Database Collation
+> SHOW PROCEDURE STATUS LIKE 'p'
+Db	Name	Type	Definer	Modified	Created	Security_type	Comment	character_set_client	collation_connection	Database Collation
+> SHOW MASTER STATUS
+File	Position	Binlog_Do_DB	Binlog_Ignore_DB	Executed_Gtid_Set
+> SHOW BINARY LOGS
+error 1381 (HY000): You are not using binary logging
+# CHECKSUM TABLE: equal contents give equal checksums, in any order; QUICK is NULL, as
+# InnoDB gives it, and so is a missing table.
+> CREATE TABLE c1 (id INT PRIMARY KEY, v VARCHAR(5), b VARBINARY(4))
+ok 0
+> CREATE TABLE c2 (id INT PRIMARY KEY, v VARCHAR(5), b VARBINARY(4))
+ok 0
+> INSERT INTO c1 VALUES (1, 'a', X'00FF'), (2, NULL, NULL), (3, '', '')
+ok 3
+> INSERT INTO c2 VALUES (3, '', ''), (2, NULL, NULL), (1, 'a', X'00FF')
+ok 3
+> CHECKSUM TABLE c1, dmp.c2, missing
+Table	Checksum
+dmp.c1	1426047170
+dmp.c2	1426047170
+dmp.missing	NULL
+> CHECKSUM TABLE c1 QUICK
+Table	Checksum
+dmp.c1	NULL
+> UPDATE c2 SET v = NULL WHERE id = 3
+ok 1 (Rows matched: 1  Changed: 1  Warnings: 0)
+> CHECKSUM TABLE c1, c2
+Table	Checksum
+dmp.c1	1426047170
+dmp.c2	4004635119
+> CREATE VIEW cv AS SELECT id FROM c1
+ok 0
+> SHOW KEYS FROM cv
+Table	Non_unique	Key_name	Seq_in_index	Column_name	Collation	Cardinality	Sub_part	Packed	Null	Index_type	Comment	Index_comment	Visible
+# Character set introducers, as PyMySQL sends bytes.
+> SELECT _binary'ab', HEX(_binary X'00FF'), _utf8mb4'é', _latin1'x' = 'x'
+ab	HEX(_binary X'00FF')	é	_latin1'x' = 'x'
+ab	00FF	é	1
+> SELECT _klingon'x'
+error 1054 (42S22): Unknown column '_klingon' in 'field list'
 > DROP DATABASE dmp
 ok 0
