@@ -1,10 +1,34 @@
-//! The `mariadb` command-line client in one session: create, insert, select, show tables, an
-//! error, and the session staying usable after it. And `mariadb-dump` of tables and views,
-//! restored through `mariadb`.
+//! The tools of Debian's `mariadb-client`: the `mariadb` command-line client in one session
+//! (create, insert, select, show tables, an error, and the session staying usable after it);
+//! `mariadb-dump` of tables and views restored through `mariadb`, and of a database with every
+//! column type, binary bytes and views restored with identical CHECKSUM TABLE and rows;
+//! `mysqladmin` and `mysqlslap`.
 
 mod common;
 
+use std::process::{Command, Output};
+use std::time::Duration;
+
 use common::Playground;
+
+/// How long one tool may run before the test fails.
+const TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs one of the client tools against the playground, as root from 127.0.0.1.
+fn tool(p: &Playground, program: &str, args: &[&str]) -> Output {
+    let out = common::run_bounded(
+        Command::new(program)
+            .args(["-h", "127.0.0.1", "-P", &p.port.to_string(), "-u", "root"])
+            .args(args),
+        TOOL_TIMEOUT,
+    );
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
 
 #[test]
 fn one_session_of_the_mariadb_client() {
@@ -114,4 +138,156 @@ fn a_mariadb_dump_restores_into_another_database() {
         "INSERT INTO items (name) VALUES ('fig'); SELECT id FROM items WHERE name = 'fig'",
     );
     assert!(next.ends_with("id\n4\n"), "{next}");
+}
+
+/// Every column type, bytes that are not UTF-8 in BLOB, BINARY and BIT columns, quotes,
+/// backslashes, NULLs and extreme values, a table without a primary key, a SERIAL column and a
+/// view: dumped with `--databases` (so the dump creates the database, naming its character
+/// set) in the default form and in the form with `--hex-blob` and a consistent snapshot,
+/// dropped, and restored through `mariadb`, the tables have the CHECKSUM TABLE and the rows
+/// they had.
+#[test]
+fn every_type_survives_a_dump_of_the_whole_database_and_its_restore() {
+    let p = Playground::start();
+    p.sql(
+        None,
+        r#"CREATE DATABASE alltypes DEFAULT CHARACTER SET utf8mb4; USE alltypes;
+        CREATE TABLE t_all (
+          id INT PRIMARY KEY AUTO_INCREMENT,
+          ti TINYINT, si SMALLINT UNSIGNED, mi MEDIUMINT, bi BIGINT, ub BIGINT UNSIGNED,
+          de DECIMAL(12,3), fl FLOAT, db DOUBLE,
+          ch CHAR(5), vc VARCHAR(100) NOT NULL DEFAULT 'x', tx TEXT, bl BLOB, vb VARBINARY(20),
+          bn BINARY(4), dt DATE, tm TIME, dtt DATETIME(3), ts TIMESTAMP NULL, yr YEAR,
+          en ENUM('a','b','c'), st SET('x','y'), js JSON, bt BIT(8),
+          KEY k_vc (vc), UNIQUE KEY u_bi (bi), KEY k_comp (ti, dt)
+        ) COMMENT 'all types';
+        INSERT INTO t_all VALUES (NULL, -128, 65535, -8388608, 9223372036854775807,
+          18446744073709551615, -123456789.125, 1.5, 2.25e100, 'ab', 'hello ''world''',
+          'line1\nline2\ttab\\', X'00FF10', X'DEADBEEF', X'01020304', '2024-02-29',
+          '-838:59:59', '2024-01-02 03:04:05.678', '2020-01-01 00:00:00', 2155, 'b', 'x,y',
+          '{"a": [1, 2, {"b": null}]}', b'10101010');
+        INSERT INTO t_all (vc) VALUES ('only');
+        INSERT INTO t_all (ti, vc, tx, bl, bt) VALUES (5, 'quotes " \\ and ` ', 'ünïcødé 😀',
+          X'5C275C22000D0A1A', b'0');
+        CREATE TABLE no_key (a INT, b VARCHAR(10));
+        INSERT INTO no_key VALUES (1, 'a'), (1, 'a'), (NULL, NULL), (2, '');
+        CREATE TABLE serials (id SERIAL, v INT);
+        INSERT INTO serials (v) VALUES (10), (20);
+        CREATE VIEW joined AS SELECT t.id, t.vc, n.b FROM t_all t JOIN no_key n ON n.a = t.id;"#,
+    );
+    let checksums =
+        |p: &Playground| p.sql(Some("alltypes"), "CHECKSUM TABLE t_all, no_key, serials");
+    // Row by row, as the client prints them (bytes that are not UTF-8 compared as bytes).
+    let contents = |p: &Playground| -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = ["t_all", "no_key", "serials"]
+            .iter()
+            .map(|t| {
+                let query = format!("SELECT * FROM {t} ORDER BY 1, 2; SHOW CREATE TABLE {t}");
+                let rows = p.mariadb(Some("alltypes"), &query);
+                assert!(
+                    rows.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&rows.stderr)
+                );
+                rows.stdout
+            })
+            .collect();
+        out.push(
+            p.mariadb(Some("alltypes"), "SELECT * FROM joined ORDER BY id, b")
+                .stdout,
+        );
+        out
+    };
+    let before_sums = checksums(&p);
+    let before_rows = contents(&p);
+    assert_eq!(before_sums.lines().count(), 4, "{before_sums}");
+    assert!(!before_sums.contains("NULL"), "{before_sums}");
+    assert!(
+        before_rows[0].windows(2).any(|w| w == [0xDE, 0xAD]),
+        "BLOB bytes as they are"
+    );
+
+    for options in [
+        &[][..],
+        &[
+            "--single-transaction",
+            "--hex-blob",
+            "--routines",
+            "--events",
+            "--order-by-primary",
+        ][..],
+    ] {
+        let mut args = options.to_vec();
+        args.extend(["--databases", "alltypes"]);
+        let dump = tool(&p, "mariadb-dump", &args).stdout;
+        let text = String::from_utf8_lossy(&dump);
+        assert!(text.contains("CREATE DATABASE"), "{text}");
+        assert!(text.contains("CREATE TABLE `t_all`"), "{text}");
+        p.sql(None, "DROP DATABASE alltypes");
+        let restored = common::mariadb_reading(p.port, &[], &dump);
+        assert!(
+            restored.status.success(),
+            "{options:?}: {}",
+            String::from_utf8_lossy(&restored.stderr)
+        );
+        assert_eq!(checksums(&p), before_sums, "{options:?}");
+        assert!(
+            contents(&p) == before_rows,
+            "{options:?}: the rows differ after the restore"
+        );
+    }
+    // The restored auto-increment counter goes on after the restored rows.
+    let next = p.sql(
+        Some("alltypes"),
+        "INSERT INTO t_all (vc) VALUES ('next'); SELECT id FROM t_all WHERE vc = 'next'",
+    );
+    assert!(next.ends_with("id\n4\n"), "{next}");
+}
+
+/// `mysqladmin` reports on the server, and `mysqlslap` runs its generated schema and loads
+/// with several clients, then drops its schema.
+#[test]
+fn mysqladmin_and_mysqlslap_run_against_the_playground() {
+    let p = Playground::start();
+    let text = |out: Output| String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text(tool(&p, "mysqladmin", &["ping"])).contains("mysqld is alive"));
+    let status = text(tool(&p, "mysqladmin", &["status"]));
+    assert!(
+        status.contains("Uptime:") && status.contains("Threads:"),
+        "{status}"
+    );
+    let processes = text(tool(&p, "mysqladmin", &["processlist"]));
+    assert!(
+        processes.contains("| Id ") && processes.contains("root"),
+        "{processes}"
+    );
+    let version = text(tool(&p, "mysqladmin", &["version"]));
+    assert!(version.contains("Strata"), "{version}");
+    let counters = text(tool(&p, "mysqladmin", &["extended-status"]));
+    assert!(counters.contains("Com_select"), "{counters}");
+
+    for load in ["mixed", "update", "key"] {
+        let out = text(tool(
+            &p,
+            "mysqlslap",
+            &[
+                "--auto-generate-sql",
+                &format!("--auto-generate-sql-load-type={load}"),
+                "--auto-generate-sql-add-autoincrement",
+                "--concurrency=4",
+                "--iterations=2",
+                "--number-of-queries=400",
+            ],
+        ));
+        assert!(
+            out.contains("Average number of seconds to run all queries"),
+            "{load}: {out}"
+        );
+        assert!(
+            out.contains("Number of clients running queries: 4"),
+            "{load}: {out}"
+        );
+    }
+    let databases = p.sql(None, "SHOW DATABASES");
+    assert!(!databases.contains("mysqlslap"), "{databases}");
 }

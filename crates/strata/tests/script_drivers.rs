@@ -1,7 +1,8 @@
 //! The Python and Node.js drivers people use with MySQL, with their default options, against
 //! the playground: Oracle's MySQL Connector/Python (its C extension when it loads, and pure
-//! Python) and Node's `mysql2`. Each test installs its driver from its registry (PyPI, npm)
-//! into the build's test folder when it is not there yet, then runs a script of checks
+//! Python), PyMySQL (Debian's package) and Node's `mysql2`. Each test installs its driver
+//! from its registry (PyPI, npm) into the build's test folder when it is not there yet (PyMySQL
+//! comes with the test command's packages), then runs a script of checks
 //! (`tests/drivers/`): connecting over TCP to 127.0.0.1 and to localhost, DDL, text and
 //! prepared statements with every column type, NULLs, a 1 MiB value, transactions, errors,
 //! multiple result sets and column metadata.
@@ -87,6 +88,19 @@ fn mysql_connector_python_with_default_options() {
             .arg(script("connector.py"))
             .arg(playground.port.to_string())
             .arg(&dir),
+    );
+}
+
+/// PyMySQL from Debian's package: no install, and no prepared statements, so every parameter
+/// (bytes included) travels inside the statement's text.
+#[test]
+fn pymysql_with_default_options() {
+    let python = common::python_with_pymysql();
+    let playground = Playground::start();
+    run_script(
+        Command::new(python)
+            .arg(script("pymysql_driver.py"))
+            .arg(playground.port.to_string()),
     );
 }
 

@@ -323,6 +323,14 @@ pub fn mariadb_binary() -> &'static str {
 /// Runs a Python `script` with PyMySQL (Debian's `python3-pymysql`, for the system Python) and
 /// the server's port as its one argument; returns its output.
 pub fn pymysql(port: u16, script: &str) -> Output {
+    Command::new(python_with_pymysql())
+        .args(["-c", script, &port.to_string()])
+        .output()
+        .expect("run python3")
+}
+
+/// The system Python, which imports Debian's PyMySQL (`python3-pymysql`).
+pub fn python_with_pymysql() -> &'static str {
     const PYTHON: &str = "/usr/bin/python3";
     assert!(
         Command::new(PYTHON)
@@ -331,10 +339,7 @@ pub fn pymysql(port: u16, script: &str) -> Output {
             .is_ok_and(|o| o.status.success()),
         "PyMySQL is required: run scripts/test.sh, which installs python3-pymysql"
     );
-    Command::new(PYTHON)
-        .args(["-c", script, &port.to_string()])
-        .output()
-        .expect("run python3")
+    PYTHON
 }
 
 /// The real sysbench 1.0.20 (Debian's `sysbench`).
