@@ -40,6 +40,7 @@ mod commands {
     pub const PROCESS_KILL: u8 = 0x0C;
     pub const DEBUG: u8 = 0x0D;
     pub const PING: u8 = 0x0E;
+    pub const CHANGE_USER: u8 = 0x11;
     pub const STMT_PREPARE: u8 = 0x16;
     pub const STMT_EXECUTE: u8 = 0x17;
     pub const STMT_SEND_LONG_DATA: u8 = 0x18;
@@ -60,6 +61,10 @@ pub enum Flow {
     Continue,
     /// Close the connection (COM_QUIT).
     Quit,
+    /// COM_CHANGE_USER: nothing was written; the driver, which reads and writes the socket,
+    /// authenticates the user the payload names and hands the connection a new session
+    /// ([`Connection::replace_session`]).
+    ChangeUser,
 }
 
 /// A prepared statement as the connection remembers it.
@@ -113,6 +118,18 @@ impl<S: BackendSession> Connection<S> {
         }
     }
 
+    /// The capabilities the client negotiated.
+    pub fn capabilities(&self) -> u32 {
+        self.capabilities
+    }
+
+    /// Gives the connection another session (COM_CHANGE_USER's, for the user it changed to):
+    /// the prepared statements of the old one are forgotten.
+    pub fn replace_session(&mut self, session: S) {
+        self.statements.clear();
+        self.session = session;
+    }
+
     /// Returns the status flags of the session for OK and EOF packets.
     pub fn status(&self) -> u16 {
         let mut flags = 0;
@@ -143,6 +160,7 @@ impl<S: BackendSession> Connection<S> {
         };
         let result = match command {
             commands::QUIT => return Ok(Flow::Quit),
+            commands::CHANGE_USER => return Ok(Flow::ChangeUser),
             commands::INIT_DB => self.init_db(body, &mut replies),
             commands::QUERY => self.query(body, &mut replies),
             commands::FIELD_LIST => self.field_list(body, &mut replies),

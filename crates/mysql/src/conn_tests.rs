@@ -434,3 +434,33 @@ fn one_nul_ending_the_text_ends_the_statement() {
     assert_eq!(replies, query(&mut connection, "select 1"));
     assert_eq!(replies[0], [1], "a result set of one column");
 }
+
+#[test]
+fn change_user_is_left_to_the_driver_and_forgets_prepared_statements() {
+    let backend = backend();
+    let mut connection = connection(&backend, DEPRECATE_EOF);
+    let id = prepare(&mut connection, "select c, pad from sbtest1 where id=?");
+    let mut writer = PacketWriter::new(Vec::new());
+    writer.set_sequence(1);
+    let flow = connection
+        .handle(b"\x11bob\0\0shop\0", &mut writer)
+        .unwrap();
+    writer.flush().unwrap();
+    assert_eq!(flow, Flow::ChangeUser);
+    assert!(writer.get_ref().is_empty(), "the driver answers it");
+    let client = Client {
+        connection_id: backend.next_connection_id(),
+        user: "bob".to_string(),
+        ..Client::default()
+    };
+    connection.replace_session(backend.open_session(client, None).unwrap());
+    let mut execute = vec![0x17];
+    execute.extend_from_slice(&id.to_le_bytes());
+    execute.extend_from_slice(&[0, 1, 0, 0, 0]);
+    let reply = payloads(command(&mut connection, &execute));
+    assert_eq!(
+        error_code(&reply[0]),
+        1243,
+        "unknown statement after the change"
+    );
+}

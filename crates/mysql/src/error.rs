@@ -48,6 +48,18 @@ pub mod codes {
         )
     }
 
+    /// 1873: COM_CHANGE_USER named an unknown user or a wrong password; MySQL disconnects.
+    pub fn change_user_denied(user: &str, host: &str, using_password: bool) -> SqlError {
+        let using = if using_password { "YES" } else { "NO" };
+        SqlError::new(
+            1873,
+            "28000",
+            format!(
+                "Access denied trying to change to user '{user}'@'{host}' (using password: {using}). Disconnecting."
+            ),
+        )
+    }
+
     /// 3159: a plain connection while `require_secure_transport` is ON.
     pub fn insecure_transport() -> SqlError {
         SqlError::new(

@@ -73,6 +73,10 @@ pub fn commands(data: &[u8]) -> usize {
         writer.set_sequence(reader.sequence());
         match connection.handle(&payload, &mut writer) {
             Ok(Flow::Continue) => {}
+            // The driver would authenticate the user it names: the parse is what bytes reach.
+            Ok(Flow::ChangeUser) => {
+                let _ = crate::handshake::parse_change_user(&payload[1..], capabilities);
+            }
             Ok(Flow::Quit) | Err(_) => return handled + 1,
         }
     }

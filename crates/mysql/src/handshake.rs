@@ -198,6 +198,43 @@ pub fn parse_handshake_response(
     parse_response_fields(payload, secure).map_err(|Truncated| codes::bad_handshake())
 }
 
+/// Reads the body of a COM_CHANGE_USER (after its command byte) from a client that negotiated
+/// `capabilities`: user, auth response (answering the greeting's scramble), database, and
+/// with the protocol 4.1 flags a character set, the auth method and attributes.
+pub fn parse_change_user(body: &[u8], capabilities: u32) -> Result<HandshakeResponse, SqlError> {
+    change_user_fields(body, capabilities).map_err(|Truncated| codes::malformed_packet())
+}
+
+fn change_user_fields(body: &[u8], capabilities: u32) -> Result<HandshakeResponse, Truncated> {
+    use capabilities::*;
+    let mut cursor = Cursor::new(body);
+    let user = lossy(cursor.nul_bytes()?);
+    let auth_response = if capabilities & SECURE_CONNECTION != 0 {
+        let length = cursor.u8()?;
+        cursor.take(usize::from(length))?
+    } else {
+        cursor.nul_bytes()?
+    };
+    let database = cursor.nul_bytes_or_rest();
+    let mut response = HandshakeResponse {
+        capabilities,
+        user,
+        auth_response: auth_response.to_vec(),
+        database: (!database.is_empty()).then(|| lossy(database)),
+        ..HandshakeResponse::default()
+    };
+    if capabilities & PROTOCOL_41 != 0 && !cursor.is_empty() {
+        response.charset = cursor.u16()? as u8;
+    }
+    if capabilities & PLUGIN_AUTH != 0 && !cursor.is_empty() {
+        response.auth_plugin = Some(lossy(cursor.nul_bytes_or_rest()));
+    }
+    if capabilities & CONNECT_ATTRS != 0 && !cursor.is_empty() {
+        response.attributes = parse_attributes(cursor.lenenc_bytes()?)?;
+    }
+    Ok(response)
+}
+
 /// Whether a client's first packet is an SSLRequest: the fixed part of a HandshakeResponse41
 /// alone, with the SSL flag.
 pub fn is_ssl_request(payload: &[u8]) -> bool {
@@ -398,13 +435,29 @@ pub fn authenticate_response<R: Read, W: Write>(
     reader: &mut PacketReader<R>,
     writer: &mut PacketWriter<W>,
     greeting: &Greeting,
-    mut payload: Vec<u8>,
+    payload: Vec<u8>,
     transport: Transport,
     logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
     let response =
         parse_handshake_response(&payload, transport.is_tls()).map_err(ConnectionError::Fatal)?;
+    authenticate_client(reader, writer, greeting, response, transport, logins, host)
+}
+
+/// Checks the identity a client claims (in its HandshakeResponse41 or its COM_CHANGE_USER):
+/// switches it to its account's method if it proposed another, and checks the scramble of
+/// `greeting`, which the client answered. Up to, not including, the final OK.
+pub fn authenticate_client<R: Read, W: Write>(
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<W>,
+    greeting: &Greeting,
+    response: HandshakeResponse,
+    transport: Transport,
+    logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
+    host: &str,
+) -> Result<Authenticated, ConnectionError> {
+    let mut payload = Vec::new();
     let mut auth_response = response.auth_response;
     // A client without plugin authentication speaks mysql_native_password.
     let proposed = response
@@ -829,5 +882,33 @@ mod tests {
             panic!("accepted")
         };
         assert!(error.message.ends_with("(using password: NO)"));
+    }
+
+    #[test]
+    fn change_user_bodies_parse_as_clients_send_them() {
+        // mysql2's layout: user, length-prefixed token, database, charset, plugin, attributes.
+        let mut body = b"bob\0".to_vec();
+        body.push(3);
+        body.extend_from_slice(&[7, 8, 9]);
+        body.extend_from_slice(b"shop\0");
+        body.extend_from_slice(&45u16.to_le_bytes());
+        body.extend_from_slice(b"mysql_native_password\0");
+        body.extend_from_slice(&[4, 1, b'k', 1, b'v']);
+        let parsed = parse_change_user(&body, capabilities::SERVER).unwrap();
+        assert_eq!(
+            (parsed.user.as_str(), parsed.auth_response.as_slice()),
+            ("bob", &[7u8, 8, 9][..])
+        );
+        assert_eq!(parsed.database.as_deref(), Some("shop"));
+        assert_eq!(parsed.charset, 45);
+        assert_eq!(parsed.auth_plugin.as_deref(), Some(NATIVE_PASSWORD_PLUGIN));
+        assert_eq!(parsed.attributes, vec![("k".to_string(), "v".to_string())]);
+        // An old client's: user, NUL-ended token, database.
+        let parsed = parse_change_user(b"amy\0\0\0", capabilities::PROTOCOL_41).unwrap();
+        assert_eq!((parsed.user.as_str(), parsed.database), ("amy", None));
+        for truncated in [&b""[..], b"bob", b"bob\0", b"bob\0\x05ab"] {
+            let error = parse_change_user(truncated, capabilities::SERVER).unwrap_err();
+            assert_eq!(error.code, 1835, "{truncated:?}");
+        }
     }
 }

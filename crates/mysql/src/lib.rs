@@ -44,10 +44,15 @@
 //! - Parameter types sent with the first COM_STMT_EXECUTE are remembered per statement, because
 //!   libmysqlclient and Connector/C send them only once.
 //!
-//! **Deliberately not done.** TLS, compression, `caching_sha2_password` (clients are switched to
-//! `mysql_native_password`), CLIENT_QUERY_ATTRIBUTES, server-side cursors (COM_STMT_FETCH; a
-//! cursor request gets the whole result set inline, which clients accept), COM_CHANGE_USER, and
-//! binlog commands. Query text that is not UTF-8 is passed on with invalid sequences replaced.
+//! - COM_CHANGE_USER authenticates again with the greeting's scramble (switching the client to
+//!   the account's method as at connection), then the connection gets a new session; a failed
+//!   change disconnects (1873), as in MySQL.
+//! - Query text that is not UTF-8 (bytes in a BLOB literal) keeps its bytes: the SQL layer's
+//!   `decode_statement_text` maps them to characters its string literals map back.
+//!
+//! **Deliberately not done.** Compression, CLIENT_QUERY_ATTRIBUTES, server-side cursors
+//! (COM_STMT_FETCH; a cursor request gets the whole result set inline, which clients accept),
+//! and binlog commands.
 //!
 //! **Testing.** [`memory::ScriptedBackend`] is the in-memory backend beside the real one: canned
 //! outputs per statement, an echo for prepared statements, and a log of the parameters each

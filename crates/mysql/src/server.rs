@@ -31,15 +31,15 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use strata_fiber::FiberPool;
-use strata_sql::{Client, Login, MAX_CONNECTIONS_DEFAULT};
+use strata_sql::{Blocked, Client, Login, MAX_CONNECTIONS_DEFAULT};
 use tracing::{debug, error, warn};
 
-use crate::backend::{Backend, BackendSession};
+use crate::backend::Backend;
 use crate::conn::{Connection, Flow};
 use crate::error::{codes, ConnectionError};
 use crate::handshake::{
-    authenticate_response, greet, is_ssl_request, Greeting, Logins, Transport,
-    HANDSHAKE_MAX_PAYLOAD_BYTES,
+    authenticate_client, authenticate_response, greet, is_ssl_request, parse_change_user,
+    Authenticated, Greeting, Logins, Transport, HANDSHAKE_MAX_PAYLOAD_BYTES,
 };
 use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
@@ -528,24 +528,22 @@ fn serve_phases<B: Backend, S: Socket>(
         Some((described, transport)) => (Some(described), transport),
         None => (None, Transport::Plain),
     };
-    let config = &shared.config;
+    let peer = Peer {
+        shared,
+        greeting,
+        host: peer.ip().to_string(),
+        transport,
+        secure,
+    };
     let connection_id = greeting.connection_id;
-    let host = peer.ip().to_string();
-    let secure_label = secure
-        .as_ref()
-        .map_or("", |(version, _)| version.as_str())
-        .to_string();
     let client = authenticate_response(
         reader,
         writer,
         greeting,
         first,
         transport,
-        Logins {
-            find: |user: &str| shared.backend.find_login(user, &host),
-            outcome: |login: &Login, right: bool| shared.backend.login_outcome(login, right),
-        },
-        &host,
+        peer.logins(),
+        &peer.host,
     )?;
     match shared
         .state
@@ -559,27 +557,11 @@ fn serve_phases<B: Backend, S: Socket>(
             return Err(io::Error::new(io::ErrorKind::TimedOut, "handshake closed").into());
         }
     }
-    let state = Arc::clone(&shared.state);
-    let session = shared
-        .backend
-        .open_session(
-            Client {
-                connection_id,
-                user: client.user.clone(),
-                host,
-                account: Some(client.account.clone()),
-                password_expired: client.password_expired,
-                tls: secure,
-                on_kill: Some(Box::new(move || state.close(connection_id))),
-            },
-            client.database.as_deref(),
-        )
-        .map_err(ConnectionError::Fatal)?;
-    debug!(connection_id, user = %client.user, database = ?client.database, tls = secure_label, "authenticated");
+    let session = peer.open_session(&client)?;
     let mut connection = Connection::new(
         session,
         client.capabilities,
-        config.max_allowed_packet,
+        shared.config.max_allowed_packet,
         shared.state.clone(),
     );
     writer.write_with(|buffer| {
@@ -594,15 +576,123 @@ fn serve_phases<B: Backend, S: Socket>(
     })?;
     writer.flush()?;
     Socket::set_read_timeout(*reader.get_ref().get_ref(), Some(WAIT_TIMEOUT))?;
-    reader.set_max_payload_bytes(config.max_allowed_packet);
-    command_loop(&mut connection, reader, writer)
+    reader.set_max_payload_bytes(shared.config.max_allowed_packet);
+    command_loop(&mut connection, reader, writer, &peer)
+}
+
+/// What a connection keeps of its connection phase: enough to authenticate a client again
+/// when it changes its user.
+struct Peer<'a, B> {
+    shared: &'a Shared<B>,
+    /// The greeting, whose scramble COM_CHANGE_USER answers too.
+    greeting: &'a Greeting,
+    /// The client's IP address.
+    host: String,
+    transport: Transport,
+    /// The TLS protocol and cipher, over TLS.
+    secure: Option<(String, String)>,
+}
+
+impl<B: Backend> Peer<'_, B> {
+    fn logins(
+        &self,
+    ) -> Logins<impl Fn(&str) -> Option<Login> + '_, impl Fn(&Login, bool) -> Option<Blocked> + '_>
+    {
+        Logins {
+            find: |user: &str| self.shared.backend.find_login(user, &self.host),
+            outcome: |login: &Login, right: bool| self.shared.backend.login_outcome(login, right),
+        }
+    }
+
+    /// Opens the session of `client`, who proved their identity.
+    fn open_session(&self, client: &Authenticated) -> Result<B::Session, ConnectionError> {
+        let connection_id = self.greeting.connection_id;
+        let state = Arc::clone(&self.shared.state);
+        let session = self
+            .shared
+            .backend
+            .open_session(
+                Client {
+                    connection_id,
+                    user: client.user.clone(),
+                    host: self.host.clone(),
+                    account: Some(client.account.clone()),
+                    password_expired: client.password_expired,
+                    tls: self.secure.clone(),
+                    on_kill: Some(Box::new(move || state.close(connection_id))),
+                },
+                client.database.as_deref(),
+            )
+            .map_err(ConnectionError::Fatal)?;
+        let tls = self
+            .secure
+            .as_ref()
+            .map_or("", |(version, _)| version.as_str());
+        debug!(connection_id, user = %client.user, database = ?client.database, tls, "authenticated");
+        Ok(session)
+    }
+
+    /// COM_CHANGE_USER (`body` after the command byte): authenticates the user it names, as
+    /// at connection (an auth switch when the client proposed another method), then gives
+    /// the connection a new session, which rolls back the old one's transaction and forgets
+    /// its variables and prepared statements. As in MySQL, a client that fails to prove the
+    /// new identity is disconnected (1873), and so is one whose database cannot be used.
+    fn change_user<S: Socket>(
+        &self,
+        connection: &mut Connection<B::Session>,
+        reader: &mut PacketReader<BufReader<S>>,
+        writer: &mut PacketWriter<S>,
+        body: &[u8],
+    ) -> Result<(), ConnectionError> {
+        let response = match parse_change_user(body, connection.capabilities()) {
+            Ok(response) => response,
+            Err(error) => {
+                writer.write_with(|buffer| encode_err(buffer, &error))?;
+                return Ok(());
+            }
+        };
+        let (user, with_password) = (response.user.clone(), !response.auth_response.is_empty());
+        let client = match authenticate_client(
+            reader,
+            writer,
+            self.greeting,
+            response,
+            self.transport,
+            self.logins(),
+            &self.host,
+        ) {
+            Ok(client) => client,
+            Err(ConnectionError::Fatal(error)) if error.code == 1045 => {
+                return Err(ConnectionError::Fatal(codes::change_user_denied(
+                    &user,
+                    &self.host,
+                    with_password,
+                )))
+            }
+            Err(error) => return Err(error),
+        };
+        let session = self.open_session(&client)?;
+        connection.replace_session(session);
+        writer.write_with(|buffer| {
+            encode_ok(
+                buffer,
+                0x00,
+                &OkPacket {
+                    status: connection.status(),
+                    ..OkPacket::default()
+                },
+            )
+        })?;
+        Ok(())
+    }
 }
 
 /// Reads commands and writes replies until the client quits or the connection breaks.
-fn command_loop<B: BackendSession, S: Socket>(
-    connection: &mut Connection<B>,
+fn command_loop<B: Backend, S: Socket>(
+    connection: &mut Connection<B::Session>,
     reader: &mut PacketReader<BufReader<S>>,
     writer: &mut PacketWriter<S>,
+    peer: &Peer<'_, B>,
 ) -> Result<(), ConnectionError> {
     let mut payload = Vec::new();
     loop {
@@ -612,6 +702,9 @@ fn command_loop<B: BackendSession, S: Socket>(
         }
         writer.set_sequence(reader.sequence());
         let flow = connection.handle(&payload, writer)?;
+        if flow == Flow::ChangeUser {
+            peer.change_user(connection, reader, writer, &payload[1..])?;
+        }
         writer.flush()?;
         if flow == Flow::Quit {
             return Ok(());

@@ -301,16 +301,29 @@ impl ProcessList {
             on_kill: client.on_kill,
             memory: StatementMemory::new(Arc::clone(&self.memory)),
         });
-        self.processes
+        let replaced = self
+            .processes
             .lock()
             .insert(process.id, Arc::clone(&process));
+        // A connection that changed its user (COM_CHANGE_USER) opens its new session before
+        // the old one closes: the old one is gone from the list from here on.
+        if replaced.is_some() {
+            crate::metrics::session_closed();
+        }
         crate::metrics::session_opened();
         process
     }
 
-    /// Removes the process `id` (its session closed).
-    pub fn deregister(&self, id: u32) {
-        if self.processes.lock().remove(&id).is_some() {
+    /// Removes `process` (its session closed), unless a newer session of its connection took
+    /// its place.
+    pub fn deregister(&self, process: &Arc<Process>) {
+        let mut processes = self.processes.lock();
+        if processes
+            .get(&process.id)
+            .is_some_and(|listed| Arc::ptr_eq(listed, process))
+        {
+            processes.remove(&process.id);
+            drop(processes);
             crate::metrics::session_closed();
         }
     }
@@ -394,7 +407,18 @@ mod tests {
         assert!(p.check().is_ok());
         let rows = list.rows();
         assert_eq!((rows[0].id, rows[0].database.as_deref()), (1, Some("d")));
-        list.deregister(1);
+        list.deregister(&p);
+        assert!(list.get(1).is_none());
+    }
+
+    #[test]
+    fn a_session_that_took_the_place_of_another_stays_listed() {
+        let list = ProcessList::default();
+        let old = list.register(client(1), None);
+        let new = list.register(client(1), Some("d"));
+        list.deregister(&old);
+        assert!(list.get(1).is_some_and(|p| Arc::ptr_eq(&p, &new)));
+        list.deregister(&new);
         assert!(list.get(1).is_none());
     }
 }

@@ -645,3 +645,80 @@ fn mariadb_as_child(port: u16, sql: &str) -> std::process::Child {
         .spawn()
         .expect("the mariadb client")
 }
+
+/// COM_CHANGE_USER through the Rust `mysql` crate: to an account of each authentication method
+/// (the client is switched to the account's method when it proposes the other), into a
+/// database; the old session's transaction is rolled back and its variables and prepared
+/// statements are gone; CURRENT_USER() and the privileges are the new account's. A wrong
+/// password is refused with 1873 and the connection closes, as MySQL does.
+#[test]
+fn change_user_authenticates_again_and_starts_a_new_session() {
+    use mysql::prelude::Queryable;
+    use mysql::{ChangeUserOpts, Conn, OptsBuilder};
+
+    let p = Playground::start();
+    p.sql(
+        None,
+        "CREATE DATABASE cu; CREATE TABLE cu.t (id INT PRIMARY KEY); \
+         CREATE USER 'native'@'%' IDENTIFIED WITH mysql_native_password BY 'n-pass'; \
+         CREATE USER 'sha2'@'%' IDENTIFIED WITH caching_sha2_password BY 's-pass'; \
+         GRANT SELECT ON cu.* TO 'native'@'%'; GRANT SELECT, INSERT ON cu.* TO 'sha2'@'%'",
+    );
+    let opts = OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(p.port)
+        .user(Some("root"));
+    let mut conn = Conn::new(opts.clone()).expect("connect as root");
+    conn.query_drop("SET @kept = 'root''s'").unwrap();
+    conn.query_drop("BEGIN").unwrap();
+    conn.query_drop("INSERT INTO cu.t VALUES (1)").unwrap();
+    let statement = conn.prep("SELECT 1").unwrap();
+
+    conn.change_user(
+        ChangeUserOpts::default()
+            .with_user(Some("native".into()))
+            .with_pass(Some("n-pass".into()))
+            .with_db_name(Some("cu".into())),
+    )
+    .expect("change to the native account");
+    let who: (String, Option<String>, Option<String>) = conn
+        .query_first("SELECT CURRENT_USER(), DATABASE(), @kept")
+        .unwrap()
+        .unwrap();
+    assert_eq!(who, ("native@%".into(), Some("cu".into()), None));
+    let rows: Vec<i32> = conn.query("SELECT id FROM t").unwrap();
+    assert!(rows.is_empty(), "the open transaction was rolled back");
+    let denied = conn.query_drop("INSERT INTO t VALUES (2)").unwrap_err();
+    assert!(denied.to_string().contains("1142"), "{denied}");
+    assert!(
+        conn.exec_drop(&statement, ()).is_err(),
+        "the old session's prepared statement is gone"
+    );
+
+    conn.change_user(
+        ChangeUserOpts::default()
+            .with_user(Some("sha2".into()))
+            .with_pass(Some("s-pass".into()))
+            .with_db_name(Some("cu".into())),
+    )
+    .expect("change to the caching_sha2 account");
+    conn.query_drop("INSERT INTO t VALUES (3)").unwrap();
+    let who: Option<String> = conn.query_first("SELECT CURRENT_USER()").unwrap();
+    assert_eq!(who.as_deref(), Some("sha2@%"));
+    let processes = p.sql(None, "SELECT USER, DB FROM information_schema.PROCESSLIST");
+    assert!(processes.contains("sha2\tcu"), "{processes}");
+
+    let refused = conn
+        .change_user(
+            ChangeUserOpts::default()
+                .with_user(Some("native".into()))
+                .with_pass(Some("wrong".into())),
+        )
+        .unwrap_err();
+    assert!(refused.to_string().contains("1873"), "{refused}");
+    assert!(
+        conn.query_drop("SELECT 1").is_err(),
+        "the connection is closed"
+    );
+    assert_eq!(p.sql(None, "SELECT id FROM cu.t"), "id\n3\n");
+}

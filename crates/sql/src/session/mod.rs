@@ -129,7 +129,7 @@ pub struct Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.server.processes.deregister(self.process.id());
+        self.server.processes.deregister(&self.process);
     }
 }
 

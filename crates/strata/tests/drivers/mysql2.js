@@ -3,7 +3,7 @@
 //
 // Usage: node mysql2.js PORT MODULE_DIR. Connects over TCP to 127.0.0.1 and to localhost; runs
 // DDL, text and prepared statements with every column type, NULLs, a large value,
-// transactions, errors, multiple result sets and metadata. Prints "ok" at the end; a failed
+// transactions, errors, a change of user, multiple result sets and metadata. Prints "ok" at the end; a failed
 // check exits non-zero.
 'use strict';
 
@@ -113,8 +113,24 @@ async function session(host, db) {
   assert.strictEqual(count.n, 3);
   // Without multipleStatements (the default) two statements are refused, as by MySQL.
   await expectError(conn, 'SELECT 1; SELECT 2', 1064, '42000');
-  await conn.query(`DROP DATABASE ${db}`);
+
+  // changeUser (COM_CHANGE_USER, as pools use it): another account in the same connection,
+  // with its own privileges, and back.
+  await conn.query(`CREATE USER '${db}'@'%' IDENTIFIED BY 'pw-${db}'`);
+  await conn.query(`GRANT SELECT ON ${db}.* TO '${db}'@'%'`);
+  await conn.query("SET @left = 'behind'");
+  await conn.changeUser({ user: db, password: `pw-${db}`, database: db });
+  const [[changed]] = await conn.query('SELECT CURRENT_USER() AS u, DATABASE() AS d, @left AS l');
+  assert.deepStrictEqual({ ...changed }, { u: `${db}@%`, d: db, l: null });
+  const [[seen]] = await conn.query('SELECT COUNT(*) AS n FROM every_type');
+  assert.strictEqual(seen.n, 3);
+  await expectError(conn, 'DELETE FROM every_type', 1142, '42000');
   await conn.end();
+  // (mysql2 cannot change back to root: an empty password makes it resend the last one.)
+  const root = await mysql.createConnection({ host, port, user: 'root', password: '' });
+  await root.query(`DROP USER '${db}'@'%'`);
+  await root.query(`DROP DATABASE ${db}`);
+  await root.end();
 
   // Several result sets from one call, where the client asks for them.
   const multi = await mysql.createConnection({ host, port, user: 'root', password: '', multipleStatements: true });
