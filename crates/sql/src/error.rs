@@ -449,6 +449,17 @@ pub fn commit_undetermined(why: &str) -> Error {
 /// MySQL's code of an error during COMMIT: Strata's answer to a commit of unknown outcome.
 pub const ERROR_DURING_COMMIT: u16 = 1180;
 
+/// A commit on a SQL node that has not reported its schema version for half a lease (TiDB's
+/// 8027): other nodes may soon stop waiting for it and change the schema under its writes.
+pub fn schema_out_of_date() -> Error {
+    Error::new(
+        8027,
+        "HY000",
+        "Information schema is out of date: schema failed to update in 1 lease, please make \
+         sure the SQL node can reach the KV nodes",
+    )
+}
+
 /// A scalar subquery that returned more than one row.
 pub fn subquery_rows() -> Error {
     Error::new(1242, "21000", "Subquery returns more than 1 row")

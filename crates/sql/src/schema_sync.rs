@@ -13,9 +13,18 @@
 //! A DDL statement commits its change, then waits until every node that reported within
 //! [`SCHEMA_LEASE`] has loaded the new version; online index creation also waits until no node
 //! runs a write planned under an older one. A node that has not reported for a lease (killed,
-//! or cut off) is not waited for; one that stops cleanly withdraws its report. The report's timestamp comes from the timestamp oracle, so
-//! the nodes' clocks need not agree.
+//! or cut off) is not waited for; one that stops cleanly withdraws its report. The report's
+//! timestamp comes from the timestamp oracle, so the nodes' clocks need not agree.
+//!
+//! So a node that is not waited for must not write: a node commits only while its last report
+//! began less than [`COMMIT_LEASE`] (half the lease) ago by its own clock, and refuses with
+//! 8027 otherwise (TiDB's schema validator). Other nodes count the lease from the report's
+//! timestamp, taken after that moment, so a commit that passed the check has at least the
+//! other half of the lease to finish before any DDL stops waiting for this node. While it
+//! reports, a change of schema cannot slip under its writes: DDL waits for its writes planned
+//! under an older version (its report names the oldest) before it goes on.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -24,7 +33,7 @@ use strata_types::Timestamp;
 
 use crate::catalog::scan_all;
 use crate::ddl::Catalog;
-use crate::error::Result;
+use crate::error::{self, Result};
 
 /// How often a SQL node of a cluster checks whether another node changed the schema.
 pub const SCHEMA_SYNC_INTERVAL: Duration = Duration::from_millis(100);
@@ -32,6 +41,8 @@ pub const SCHEMA_SYNC_INTERVAL: Duration = Duration::from_millis(100);
 /// failover (a report waits for the region of the catalog keys to have a leader again) plus
 /// [`REPORT_INTERVAL`]; a node that stops cleanly withdraws its report at once.
 pub const SCHEMA_LEASE: Duration = Duration::from_secs(10);
+/// A node commits only while its last report began less than this long ago.
+pub const COMMIT_LEASE: Duration = Duration::from_millis(SCHEMA_LEASE.as_millis() as u64 / 2);
 /// How often a node reports when its versions did not change.
 const REPORT_INTERVAL: Duration = Duration::from_secs(1);
 /// Reports older than this are deleted by the next DDL that reads them.
@@ -77,7 +88,52 @@ impl Report {
     }
 }
 
+/// When this node's last report that succeeded began.
+#[derive(Debug)]
+pub(crate) struct Lease {
+    epoch: Instant,
+    /// Milliseconds from `epoch`.
+    reported_ms: AtomicU64,
+}
+
+impl Default for Lease {
+    fn default() -> Lease {
+        Lease {
+            epoch: Instant::now(),
+            reported_ms: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Lease {
+    /// Notes a report that began at `began` and succeeded.
+    fn reported(&self, began: Instant) {
+        let ms = began.saturating_duration_since(self.epoch).as_millis() as u64;
+        self.reported_ms.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    /// How long ago the last report that succeeded began.
+    fn since_report(&self) -> Duration {
+        let reported = Duration::from_millis(self.reported_ms.load(Ordering::Relaxed));
+        self.epoch.elapsed().saturating_sub(reported)
+    }
+}
+
 impl Catalog {
+    /// Refuses a commit (8027) on a node of a cluster whose last schema report began
+    /// [`COMMIT_LEASE`] ago or more; a node alone (no reports) always commits.
+    // Hot path: every commit that writes; two atomic loads and a clock read.
+    pub(crate) fn check_schema_lease(&self) -> Result<()> {
+        if self.member.get().is_none() || self.lease.since_report() < COMMIT_LEASE {
+            return Ok(());
+        }
+        tracing::warn!(
+            since_report_ms = self.lease.since_report().as_millis() as u64,
+            "commit refused: this SQL node has not reported its schema version for half a lease"
+        );
+        Err(error::schema_out_of_date())
+    }
+
     /// Joins the cluster's schema reports and starts the thread that picks up other nodes'
     /// changes and reports this node's versions; it ends when the catalog is dropped. The
     /// first report is made before this returns, so a node reports before it serves (a failed
@@ -188,8 +244,12 @@ impl Reporter {
         if !due {
             return;
         }
+        let began = Instant::now();
         match write_report(catalog.client(), self.id, loaded, oldest_writer) {
-            Ok(()) => self.last = Some((loaded, oldest_writer, Instant::now())),
+            Ok(()) => {
+                catalog.lease.reported(began);
+                self.last = Some((loaded, oldest_writer, Instant::now()));
+            }
             Err(error) => tracing::warn!(%error, "reporting the schema version failed"),
         }
     }
@@ -210,6 +270,68 @@ fn write_report(client: &TxnClient, id: u64, loaded: u64, oldest_writer: u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SqlServer;
+
+    /// The error code of each statement of `sql`, 0 for success.
+    fn codes(session: &mut crate::Session, sql: &str) -> Vec<u16> {
+        session
+            .execute_text(sql)
+            .into_iter()
+            .map(|r| r.err().map_or(0, |e| e.code))
+            .collect()
+    }
+
+    #[test]
+    fn a_node_that_stopped_reporting_refuses_to_commit_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Arc::new(
+            strata_kv::Storage::new(Arc::new(strata_engine::MemoryEngine::new())).unwrap(),
+        );
+        let tso = Arc::new(strata_pd_client::LocalTso::open(dir.path()).unwrap());
+        let server = SqlServer::open(TxnClient::new(storage, tso)).unwrap();
+        let catalog = &server.catalog;
+        let mut session = server.new_session("root", None).unwrap();
+        assert_eq!(
+            codes(
+                &mut session,
+                "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY)"
+            ),
+            [0, 0]
+        );
+        // Reports made by hand, as the sync thread makes them once a second.
+        let _ = catalog.member.set(1);
+        let mut reporter = Reporter { id: 1, last: None };
+        reporter.tick(catalog);
+        assert_eq!(
+            codes(
+                &mut session,
+                "INSERT INTO d.t VALUES (1); BEGIN; INSERT INTO d.t VALUES (2); COMMIT"
+            ),
+            [0, 0, 0, 0]
+        );
+
+        // No report for half a lease: writes are refused, reads are served.
+        std::thread::sleep(COMMIT_LEASE);
+        assert_eq!(codes(&mut session, "INSERT INTO d.t VALUES (3)"), [8027]);
+        assert_eq!(
+            codes(&mut session, "BEGIN; DELETE FROM d.t; COMMIT"),
+            [0, 0, 8027]
+        );
+        assert_eq!(
+            codes(&mut session, "BEGIN; SELECT * FROM d.t; COMMIT"),
+            [0, 0, 0]
+        );
+        let rows = session.execute_text("SELECT COUNT(*) FROM d.t");
+        assert!(
+            matches!(&rows[0], Ok(crate::Output::ResultSet { rows, .. }) if rows[0][0] == strata_codec::Datum::Int(2)),
+            "{rows:?}"
+        );
+
+        // A report again: writes go on.
+        reporter.last = None;
+        reporter.tick(catalog);
+        assert_eq!(codes(&mut session, "INSERT INTO d.t VALUES (3)"), [0]);
+    }
 
     #[test]
     fn a_report_round_trips_and_bad_bytes_are_no_report() {

@@ -19,9 +19,10 @@ use mysql_async::prelude::Queryable;
 
 /// The MySQL error codes a SQL node may answer while a region elects a new leader: 1105 (a
 /// KV request that found no leader in time), 1180 (a commit whose outcome the dead leader took
-/// with it), 1205 / 1213 (lock waits and deadlocks, as under any load) and 9007 (a write
-/// conflict).
-const FAILOVER_ERRORS: &str = "1105,1180,1205,1213,9007";
+/// with it), 1205 / 1213 (lock waits and deadlocks, as under any load), 9007 (a write
+/// conflict) and 8027 (a commit refused while the node's schema report waits for the leader of
+/// the catalog's region for half a lease).
+const FAILOVER_ERRORS: &str = "1105,1180,1205,1213,8027,9007";
 
 /// The transactions per second of each `--report-interval=1` line, by second.
 fn tps_by_second(out: &str) -> Vec<(u64, f64)> {

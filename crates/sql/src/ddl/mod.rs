@@ -81,6 +81,8 @@ pub struct Catalog {
     active: Mutex<BTreeMap<u64, usize>>,
     /// This node's id in the cluster's schema reports, once it joined them (schema_sync.rs).
     pub(crate) member: OnceLock<u64>,
+    /// When this node last reported its schema (schema_sync.rs), checked at every commit.
+    pub(crate) lease: crate::schema_sync::Lease,
     pub autoids: AutoIds,
 }
 
@@ -94,6 +96,7 @@ impl Catalog {
             ddl: strata_fiber::Mutex::new(()),
             active: Mutex::new(BTreeMap::new()),
             member: OnceLock::new(),
+            lease: crate::schema_sync::Lease::default(),
         }))
     }
 

@@ -929,6 +929,7 @@ impl Session {
             self.choose_commit_protocols(&mut txn);
             let outcome = self
                 .write_in(&mut txn, plan, params)
+                .and_then(|r| self.server.catalog.check_schema_lease().map(|()| r))
                 .and_then(|r| txn.commit().map(|_| r).map_err(Error::Txn));
             match outcome {
                 Ok(r) => return Ok(r),

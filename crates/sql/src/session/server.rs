@@ -21,7 +21,7 @@ use crate::vars;
 
 /// The SQL layer shared by every connection of one server.
 pub struct SqlServer {
-    pub(super) catalog: Arc<Catalog>,
+    pub(crate) catalog: Arc<Catalog>,
     pub(super) client: TxnClient,
     pub(super) globals: RwLock<HashMap<String, Datum>>,
     pub(super) processes: ProcessList,

@@ -13,6 +13,10 @@ impl Session {
 
     pub(crate) fn commit(&mut self) -> Result<Output> {
         if let Some(mut open) = self.txn.take() {
+            if open.txn.is_dirty() {
+                // The transaction ends either way, as after any failed commit.
+                self.server.catalog.check_schema_lease()?;
+            }
             self.choose_commit_protocols(&mut open.txn);
             open.txn
                 .commit()
