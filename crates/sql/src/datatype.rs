@@ -144,7 +144,8 @@ pub fn cast_func(data_type: &ast::DataType) -> Result<Func> {
         D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => {
             Func::CastUnsigned
         }
-        D::Char(_) | D::Varchar(_) | D::Text | D::Binary(_) | D::String(_) => Func::CastChar,
+        D::Char(_) | D::Varchar(_) | D::Text | D::String(_) => Func::CastChar,
+        D::Binary(_) | D::Varbinary(_) | D::Blob(_) => Func::CastBinary,
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => Func::CastDouble,
         D::Date => Func::CastDate,
         D::Datetime(_) | D::Timestamp(..) => Func::CastDateTime,

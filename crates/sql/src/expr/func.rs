@@ -269,7 +269,7 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
                 _ => cast_signed(other) as u64,
             },
         }),
-        Func::CastChar => Datum::Bytes(text(&first)),
+        Func::CastChar | Func::CastBinary => Datum::Bytes(text(&first)),
         Func::CastDouble => Datum::Float(to_f64(&first).unwrap_or(0.0)),
         Func::CastDecimal(precision, scale) => {
             let ty = SqlType {

@@ -173,6 +173,9 @@ pub enum Func {
     CastSigned,
     CastUnsigned,
     CastChar,
+    /// CAST(… AS BINARY), `BINARY x`, `X'…'` and `_binary'…'`: the value's bytes, as a binary
+    /// string.
+    CastBinary,
     CastDecimal(u32, u32),
     CastDouble,
     CastDate,

@@ -44,6 +44,27 @@ pub enum StrFunc {
 }
 
 impl StrFunc {
+    /// Whether the result is made of its arguments' strings (so a binary string of one).
+    pub fn keeps_binary(self) -> bool {
+        use StrFunc::*;
+        matches!(
+            self,
+            ConcatWs
+                | Replace
+                | Left
+                | Right
+                | Lpad
+                | Rpad
+                | Ltrim
+                | Rtrim
+                | Reverse
+                | Repeat
+                | SubstringIndex
+                | Elt
+                | Insert
+        )
+    }
+
     pub fn by_name(name: &str) -> Option<StrFunc> {
         use StrFunc::*;
         Some(match name {

@@ -16,6 +16,9 @@ pub struct ResultType {
     pub decimals: u8,
     pub unsigned: bool,
     pub not_null: bool,
+    /// A binary string (bytes, the binary character set): a BINARY, VARBINARY or BLOB column,
+    /// `X'…'`, `_binary'…'`, CAST(… AS BINARY), UNHEX, and string functions of one.
+    pub binary: bool,
 }
 
 impl ResultType {
@@ -26,6 +29,15 @@ impl ResultType {
             decimals,
             unsigned: false,
             not_null: false,
+            binary: false,
+        }
+    }
+
+    /// A binary string of up to `length` bytes.
+    pub fn binary_string(length: u32) -> ResultType {
+        ResultType {
+            binary: true,
+            ..ResultType::of(ColumnType::VarString, length, 0)
         }
     }
 
@@ -43,6 +55,7 @@ impl ResultType {
             decimals,
             unsigned: ty.unsigned,
             not_null,
+            binary: ty.binary,
         }
     }
 
@@ -156,6 +169,10 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
                 ResultType::of(ColumnType::Double, 22, 31)
             }
             Func::CastDecimal(p, s) => ResultType::of(ColumnType::NewDecimal, p + 2, *s as u8),
+            Func::CastBinary => {
+                ResultType::binary_string(args.first().map_or(255, |a| typed(a, env).length.max(1)))
+            }
+            Func::Encoding(EncodingFunc::Unhex) => ResultType::binary_string(255),
             Func::CastDate => ResultType::of(ColumnType::Date, 10, 0),
             Func::CastDateTime => ResultType::of(ColumnType::DateTime, 19, 0),
             Func::Abs | Func::Mod => args.first().map(|a| typed(a, env)).unwrap_or(long),
@@ -262,6 +279,22 @@ pub fn typed(expr: &Expr, env: &Typing<'_>) -> ResultType {
                 None if f.returns_text(args.len()) => string,
                 None => long,
             },
+            // Of a binary string, a function that gives part of its string (or strings) gives
+            // a binary string, as in MySQL.
+            Func::Concat | Func::Substring | Func::Upper | Func::Lower | Func::Trim
+                if args.iter().any(|a| typed(a, env).binary) =>
+            {
+                ResultType {
+                    binary: true,
+                    ..string
+                }
+            }
+            Func::Str(f) if f.keeps_binary() && args.iter().any(|a| typed(a, env).binary) => {
+                ResultType {
+                    binary: true,
+                    ..string
+                }
+            }
             _ => string,
         },
         // Values of another row: described as text; clients see their real values.
@@ -326,6 +359,8 @@ pub fn merged_type(types: &[ResultType]) -> ResultType {
     let decimals = types.iter().map(|t| t.decimals).max().unwrap_or(0);
     let unsigned = types.iter().all(|t| t.unsigned || t.column_type == Null);
     let known: Vec<&ResultType> = types.iter().filter(|t| t.column_type != Null).collect();
+    // A binary string among strings makes the result one, as MySQL's charset aggregation.
+    let binary = known.iter().any(|t| t.binary);
     let Some(first) = known.first() else {
         return ResultType::of(Null, 0, 0);
     };
@@ -335,6 +370,7 @@ pub fn merged_type(types: &[ResultType]) -> ResultType {
             decimals,
             unsigned,
             not_null,
+            binary,
             ..(*first).clone()
         };
     }
@@ -359,7 +395,10 @@ pub fn merged_type(types: &[ResultType]) -> ResultType {
             decimals.min(6),
         )
     } else {
-        ResultType::of(VarString, length.max(255), 0)
+        ResultType {
+            binary,
+            ..ResultType::of(VarString, length.max(255), 0)
+        }
     };
     ResultType { not_null, ..merged }
 }

@@ -175,10 +175,16 @@ impl<'a> Binder<'a> {
             // as a column.
             A::Prefixed { prefix, value } if matches!(**value, A::Value(_)) => {
                 let charset = prefix.value.strip_prefix('_').unwrap_or_default();
-                if !crate::charset::is_known(&charset.to_ascii_lowercase()) {
+                let charset = charset.to_ascii_lowercase();
+                if !crate::charset::is_known(&charset) {
                     return Err(error::unknown_column(&prefix.value, self.context));
                 }
-                self.bind(value)?
+                match self.bind(value)? {
+                    // `_binary X'…'` is a binary string already.
+                    Expr::Call(Func::CastBinary, args) => Expr::Call(Func::CastBinary, args),
+                    text if charset == "binary" => Expr::Call(Func::CastBinary, vec![text]),
+                    text => text,
+                }
             }
             A::Nested(inner) => self.bind(inner)?,
             A::UnaryOp { op, expr } => {
@@ -388,7 +394,12 @@ impl<'a> Binder<'a> {
                 "utf8mb4" | "utf8" | "utf8mb3" | "binary" | "ascii" | "latin1"
             ) =>
             {
-                Expr::Call(Func::CastChar, vec![self.bind(expr)?])
+                let cast = if charset.to_string().eq_ignore_ascii_case("binary") {
+                    Func::CastBinary
+                } else {
+                    Func::CastChar
+                };
+                Expr::Call(cast, vec![self.bind(expr)?])
             }
             A::Substring {
                 expr,
@@ -414,6 +425,18 @@ impl<'a> Binder<'a> {
                 trim_what: None,
                 ..
             } => Expr::Call(Func::Trim, vec![self.bind(expr)?]),
+            // `BINARY 'x'`: the string as a binary string.
+            A::TypedString(typed)
+                if matches!(
+                    typed.data_type,
+                    ast::DataType::Binary(_) | ast::DataType::Varbinary(_)
+                ) =>
+            {
+                match value_expr(&typed.value.value)? {
+                    Expr::Call(Func::CastBinary, args) => Expr::Call(Func::CastBinary, args),
+                    other => Expr::Call(Func::CastBinary, vec![other]),
+                }
+            }
             A::TypedString(typed) => {
                 let text = match &typed.value.value {
                     ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
@@ -520,6 +543,10 @@ impl<'a> Binder<'a> {
                         ast::FunctionArgumentClause::Separator(v) => {
                             separator = match value_expr(v)? {
                                 Expr::Literal(d) => crate::types::datum_to_text(&d),
+                                Expr::Call(Func::CastBinary, args) => match args.as_slice() {
+                                    [Expr::Literal(d)] => crate::types::datum_to_text(d),
+                                    _ => return Err(error::syntax("SEPARATOR needs a string")),
+                                },
                                 _ => return Err(error::syntax("SEPARATOR needs a string")),
                             };
                         }
@@ -906,7 +933,8 @@ pub fn value_expr(v: &ast::Value) -> Result<Expr> {
             Expr::Literal(Datum::Bytes(crate::parser::bytes::literal_bytes(s)))
         }
         V::HexStringLiteral(h) => match crate::expr::unhex_bytes(h.as_bytes()) {
-            Some(bytes) => Expr::Literal(Datum::Bytes(bytes)),
+            // A binary string (its value is the literal's: the cast only types it).
+            Some(bytes) => Expr::Call(Func::CastBinary, vec![Expr::Literal(Datum::Bytes(bytes))]),
             None => return Err(error::syntax(format!("near 'x'{h}''"))),
         },
         // b'101': a number here, so that it compares with and is stored in BIT columns as

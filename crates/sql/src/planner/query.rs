@@ -786,12 +786,13 @@ fn column_info(
     if ty.unsigned {
         flags |= column_flags::UNSIGNED;
     }
-    // A binary string column (BINARY, VARBINARY, BLOB) is bytes to the client, as in MySQL.
-    let mut binary_string = false;
+    // A binary string (a BINARY, VARBINARY or BLOB column, `X'…'`, CAST(… AS BINARY)) is
+    // bytes to the client, as in MySQL.
+    let mut binary_string = ty.binary;
     let (schema, table_name, org_table, org_name) = match (table, origin) {
         (Some((def, alias)), Some(i)) => {
             let column = &def.columns[i];
-            binary_string = column.ty.binary;
+            binary_string |= column.ty.binary;
             if def.primary_columns().contains(&i) {
                 flags |= column_flags::PRIMARY_KEY;
             }
