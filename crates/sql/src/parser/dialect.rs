@@ -11,10 +11,13 @@
 //! The MySQL dialect of `sqlparser` 0.59 binds XOR tighter than `=` (so `a = 1 XOR b = 2` was
 //! `a = (1 XOR b) = 2`), parses the right side of DIV as a whole expression (`7 DIV 2 + 1` was
 //! `7 DIV 3`), puts `^` below `&`, and knows neither MOD, `<<`, `>>`, `~`, `&&` nor `||` as OR.
-//! `||` is OR as in MySQL's default SQL mode (no `PIPES_AS_CONCAT`).
+//! `||` is OR as in MySQL's default SQL mode; with `PIPES_AS_CONCAT` in `sql_mode` (which sqlx
+//! sets, and `ANSI` implies) it concatenates, binding between `^` and the unary operators, and
+//! a run of them is read as one `CONCAT(…)` call, so the tree (and a view's text) says so.
 
 use sqlparser::ast::{
-    BinaryOperator, DateTimeField, Expr, ExtractSyntax, Ident, Statement, UnaryOperator,
+    BinaryOperator, DateTimeField, Expr, ExtractSyntax, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, Ident, ObjectName, Statement, UnaryOperator,
 };
 use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
 use sqlparser::keywords::Keyword;
@@ -28,6 +31,8 @@ const PREC_JSON_PATH: u8 = 70;
 const PREC_BANG: u8 = 60;
 /// Unary minus and `~`: tighter than `^` (`-2 ^ 1` is `(-2) ^ 1`).
 const PREC_UNARY: u8 = 50;
+/// `||` as concatenation (`PIPES_AS_CONCAT`): between `^` and the unary operators.
+const PREC_CONCAT: u8 = 47;
 const PREC_XOR_BITS: u8 = 45;
 const PREC_MUL: u8 = 40;
 const PREC_PLUS: u8 = 30;
@@ -43,19 +48,32 @@ const PREC_OR: u8 = 5;
 #[derive(Debug)]
 pub struct StrataDialect {
     mysql: MySqlDialect,
+    /// `sql_mode` holds PIPES_AS_CONCAT: `||` concatenates.
+    pipes_as_concat: bool,
 }
 
 impl Default for StrataDialect {
     fn default() -> StrataDialect {
         StrataDialect {
             mysql: MySqlDialect {},
+            pipes_as_concat: false,
+        }
+    }
+}
+
+impl StrataDialect {
+    /// The dialect of a session whose `sql_mode` does (or does not) hold PIPES_AS_CONCAT.
+    pub fn with_pipes_as_concat(pipes_as_concat: bool) -> StrataDialect {
+        StrataDialect {
+            pipes_as_concat,
+            ..StrataDialect::default()
         }
     }
 }
 
 /// The binary operator the next token starts, with its binding power, where this dialect
-/// decides it.
-fn infix(token: &Token) -> Option<(BinaryOperator, u8)> {
+/// decides it; `pipes` when `||` concatenates.
+fn infix(token: &Token, pipes: bool) -> Option<(BinaryOperator, u8)> {
     Some(match token {
         Token::Word(w) if w.keyword == Keyword::DIV => (BinaryOperator::MyIntegerDivide, PREC_MUL),
         Token::Word(w) if w.keyword == Keyword::MOD => (BinaryOperator::Modulo, PREC_MUL),
@@ -68,6 +86,7 @@ fn infix(token: &Token) -> Option<(BinaryOperator, u8)> {
         Token::Ampersand => (BinaryOperator::BitwiseAnd, PREC_BIT_AND),
         Token::Pipe => (BinaryOperator::BitwiseOr, PREC_BIT_OR),
         Token::Overlap => (BinaryOperator::And, PREC_AND),
+        Token::StringConcat if pipes => (BinaryOperator::StringConcat, PREC_CONCAT),
         Token::StringConcat => (BinaryOperator::Or, PREC_OR),
         _ => return None,
     })
@@ -91,7 +110,7 @@ pub const MAX_LEFT_DEEP: usize = 256;
 
 /// The binary operator the next token starts, with its binding power: this dialect's own
 /// ([`infix`]) and the arithmetic, AND and OR operators sqlparser would read the same way.
-fn chain_operator(token: &Token) -> Option<(BinaryOperator, u8)> {
+fn chain_operator(token: &Token, pipes: bool) -> Option<(BinaryOperator, u8)> {
     Some(match token {
         Token::Plus => (BinaryOperator::Plus, PREC_PLUS),
         Token::Minus => (BinaryOperator::Minus, PREC_PLUS),
@@ -100,7 +119,7 @@ fn chain_operator(token: &Token) -> Option<(BinaryOperator, u8)> {
         Token::Mod => (BinaryOperator::Modulo, PREC_MUL),
         Token::Word(w) if w.keyword == Keyword::AND => (BinaryOperator::And, PREC_AND),
         Token::Word(w) if w.keyword == Keyword::OR => (BinaryOperator::Or, PREC_OR),
-        token => return infix(token),
+        token => return infix(token, pipes),
     })
 }
 
@@ -127,15 +146,24 @@ fn associative(op: &BinaryOperator) -> bool {
 /// order, so evaluation and short-circuiting run left to right as before), so that no later
 /// walk of it (binding, evaluation, cloning, dropping) recurses once per operator. A
 /// `WHERE id = 0 OR id = 1 OR …` of 100,000 terms is a tree 17 deep.
-fn parse_chain(parser: &mut Parser, first: &Expr, precedence: u8) -> Result<Expr, ParserError> {
+fn parse_chain(
+    parser: &mut Parser,
+    first: &Expr,
+    precedence: u8,
+    pipes: bool,
+) -> Result<Expr, ParserError> {
     let mut operators = Vec::new();
     let mut operands = vec![first.clone()];
     while let Some((op, _)) =
-        chain_operator(&parser.peek_token().token).filter(|(_, p)| *p == precedence)
+        chain_operator(&parser.peek_token().token, pipes).filter(|(_, p)| *p == precedence)
     {
         parser.next_token();
         operands.push(parser.parse_subexpr(precedence)?);
         operators.push(op);
+    }
+    // `a || b || c` as concatenation (the only operator of its binding power): CONCAT(a, b, c).
+    if operators.first() == Some(&BinaryOperator::StringConcat) {
+        return Ok(concat_call(operands));
     }
     let uniform = operators.iter().all(|op| *op == operators[0]);
     if operators.len() >= BALANCE_FROM && uniform && associative(&operators[0]) {
@@ -154,6 +182,27 @@ fn parse_chain(parser: &mut Parser, first: &Expr, precedence: u8) -> Result<Expr
         };
     }
     Ok(tree)
+}
+
+/// `CONCAT(args…)`.
+fn concat_call(args: Vec<Expr>) -> Expr {
+    Expr::Function(Function {
+        name: ObjectName::from(vec![Ident::new("CONCAT")]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|e| FunctionArg::Unnamed(FunctionArgExpr::Expr(e)))
+                .collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
 }
 
 /// `operands` joined by `op` as a balanced tree, leaves in order.
@@ -244,7 +293,7 @@ impl Dialect for StrataDialect {
         match token {
             Token::Mul | Token::Div | Token::Mod => Some(Ok(PREC_MUL)),
             Token::Plus | Token::Minus => Some(Ok(PREC_PLUS)),
-            token => infix(&token).map(|(_, precedence)| Ok(precedence)),
+            token => infix(&token, self.pipes_as_concat).map(|(_, precedence)| Ok(precedence)),
         }
     }
 
@@ -257,8 +306,9 @@ impl Dialect for StrataDialect {
         if let Some(regexp) = parse_regexp(parser, expr, self.prec_value(Precedence::Like)) {
             return Some(regexp);
         }
-        let (_, precedence) = chain_operator(&parser.peek_token().token)?;
-        Some(parse_chain(parser, expr, precedence))
+        let pipes = self.pipes_as_concat;
+        let (_, precedence) = chain_operator(&parser.peek_token().token, pipes)?;
+        Some(parse_chain(parser, expr, precedence, pipes))
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {

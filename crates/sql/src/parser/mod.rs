@@ -110,13 +110,20 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     parse_batch(sql, Batch::Multiple)
 }
 
-/// Parses the statements of one text, as many as `batch` allows.
+/// Parses the statements of one text, as many as `batch` allows, in MySQL's default SQL mode.
 pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
-    let dialect = StrataDialect::default();
+    parse_batch_in(sql, batch, false)
+}
+
+/// Parses the statements of one text, as many as `batch` allows; with `pipes_as_concat`,
+/// `||` concatenates (`sql_mode` holds PIPES_AS_CONCAT).
+pub fn parse_batch_in(sql: &str, batch: Batch, pipes_as_concat: bool) -> Result<Parsed> {
+    let dialect = StrataDialect::with_pipes_as_concat(pipes_as_concat);
     let mut tokens = Vec::new();
     tokenize_into(&dialect, sql, &mut tokens, 0)?;
     let hints = drop_select_hints(&mut tokens);
     share_mode_as_for_share(&mut tokens);
+    set_names_as_assignments(&mut tokens);
     set_assignments_as_equals(&mut tokens);
     let mut param_count = 0;
     for token in &mut tokens {
@@ -570,6 +577,142 @@ fn share_mode_as_for_share(tokens: &mut [TokenWithSpan]) {
     }
 }
 
+/// Whether `token` is the unquoted word `word`.
+fn is_word(token: &Token, word: &str) -> bool {
+    matches!(token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+/// `SET NAMES cs [COLLATE co]` and `SET {CHARACTER SET | CHARSET} cs`, alone or among other
+/// assignments of one SET (`SET time_zone = '+00:00', NAMES utf8mb4 COLLATE …`, as sqlx sends
+/// it), as the assignments MySQL makes of them: NAMES sets `character_set_client`,
+/// `_connection` and `_results` (and `collation_connection`), CHARACTER SET the client's and
+/// the results'. sqlparser reads NAMES only as a statement of its own. `NAMES DEFAULT` is left
+/// to it.
+fn set_names_as_assignments(tokens: &mut Vec<TokenWithSpan>) {
+    let mentioned = tokens.iter().any(|t| {
+        is_word(&t.token, "NAMES") || is_word(&t.token, "CHARSET") || is_word(&t.token, "CHARACTER")
+    });
+    if !mentioned {
+        return;
+    }
+    let mut out = Vec::with_capacity(tokens.len() + 16);
+    let (mut statement_start, mut in_set, mut item_start, mut depth) = (true, false, false, 0i32);
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = &tokens[i].token;
+        match token {
+            Token::Whitespace(_) => {
+                out.push(tokens[i].clone());
+                i += 1;
+                continue;
+            }
+            Token::SemiColon => {
+                (statement_start, in_set, depth) = (true, false, 0);
+                out.push(tokens[i].clone());
+                i += 1;
+                continue;
+            }
+            Token::Word(w) if statement_start => {
+                in_set = w.quote_style.is_none() && w.value.eq_ignore_ascii_case("SET");
+                statement_start = false;
+                item_start = in_set;
+                out.push(tokens[i].clone());
+                i += 1;
+                continue;
+            }
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if in_set && depth == 0 => {
+                item_start = true;
+                out.push(tokens[i].clone());
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        statement_start = false;
+        if std::mem::take(&mut item_start) {
+            if let Some((assignments, consumed)) = names_item(&tokens[i..]) {
+                out.extend(assignments);
+                i += consumed;
+                continue;
+            }
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    *tokens = out;
+}
+
+/// The assignments of a NAMES or CHARACTER SET item at the start of `tokens`, and how many
+/// tokens it took; None when the item is neither (or is `… DEFAULT`).
+fn names_item(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, usize)> {
+    let mut at = 0;
+    let next = |at: &mut usize| -> Option<&TokenWithSpan> {
+        while matches!(tokens.get(*at)?.token, Token::Whitespace(_)) {
+            *at += 1;
+        }
+        let token = tokens.get(*at)?;
+        *at += 1;
+        Some(token)
+    };
+    let first = next(&mut at)?;
+    let span = first.span;
+    let names = is_word(&first.token, "NAMES");
+    let charset_item = is_word(&first.token, "CHARSET")
+        || (is_word(&first.token, "CHARACTER") && is_word(&next(&mut at)?.token, "SET"));
+    if !names && !charset_item {
+        return None;
+    }
+    let value = |token: &TokenWithSpan| match &token.token {
+        Token::Word(w) if !w.value.eq_ignore_ascii_case("DEFAULT") => Some(token.token.clone()),
+        Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => Some(token.token.clone()),
+        _ => None,
+    };
+    let charset = value(next(&mut at)?)?;
+    let mut collation = None;
+    if names {
+        let before = at;
+        match next(&mut at) {
+            Some(t) if is_word(&t.token, "COLLATE") => collation = Some(value(next(&mut at)?)?),
+            _ => at = before,
+        }
+    }
+    let names_set: &[&str] = if names {
+        &[
+            "character_set_client",
+            "character_set_connection",
+            "character_set_results",
+        ]
+    } else {
+        &["character_set_client", "character_set_results"]
+    };
+    let mut assignments: Vec<(&str, Token)> =
+        names_set.iter().map(|n| (*n, charset.clone())).collect();
+    if let Some(collation) = collation {
+        assignments.push(("collation_connection", collation));
+    }
+    let mut out = Vec::new();
+    for (n, (name, value)) in assignments.into_iter().enumerate() {
+        if n > 0 {
+            out.push(Token::Comma);
+            out.push(Token::Whitespace(Whitespace::Space));
+        }
+        out.extend([
+            Token::make_word(name, None),
+            Token::Whitespace(Whitespace::Space),
+            Token::Eq,
+            Token::Whitespace(Whitespace::Space),
+            value,
+        ]);
+    }
+    let out = out
+        .into_iter()
+        .map(|token| TokenWithSpan { token, span })
+        .collect();
+    Some((out, at))
+}
+
 /// Reads `:=` as `=` where a SET statement assigns (`SET @a := 1, b := 2`), which sqlparser
 /// does not accept there; elsewhere `:=` stays the assignment operator of expressions.
 fn set_assignments_as_equals(tokens: &mut [TokenWithSpan]) {
@@ -736,5 +879,24 @@ mod tests {
     fn multi_statements_split() {
         assert_eq!(parse("SELECT 1; SELECT 2").unwrap().statements.len(), 2);
         assert!(parse("SELEC 1").is_err());
+    }
+
+    #[test]
+    fn names_and_character_set_items_are_assignments_wherever_they_stand() {
+        let text = |sql: &str| sql_trees(&parse(sql).unwrap())[0].to_string();
+        assert_eq!(
+            text("SET time_zone = '+00:00', NAMES utf8mb4 COLLATE utf8mb4_unicode_ci"),
+            "SET time_zone = '+00:00', character_set_client = utf8mb4, \
+             character_set_connection = utf8mb4, character_set_results = utf8mb4, \
+             collation_connection = utf8mb4_unicode_ci"
+        );
+        assert_eq!(
+            text("SET CHARACTER SET 'latin1', @a = (SELECT names FROM t)"),
+            "SET character_set_client = 'latin1', character_set_results = 'latin1', @a = \
+             (SELECT names FROM t)"
+        );
+        assert_eq!(text("SET NAMES DEFAULT"), "SET NAMES DEFAULT");
+        assert_eq!(text("UPDATE t SET names = 1"), "UPDATE t SET names = 1");
+        assert!(parse("SET NAMES").is_err());
     }
 }

@@ -125,6 +125,8 @@ pub struct Session {
     observing: observe::Observing,
     row_count: i64,
     process: Arc<Process>,
+    /// The session's `sql_mode` holds PIPES_AS_CONCAT (or ANSI): `||` concatenates.
+    pipes_as_concat: bool,
 }
 
 impl Drop for Session {
@@ -246,7 +248,7 @@ impl Session {
     }
 
     fn run_batch(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output>> {
-        let parsed = match parser::parse_batch(sql, batch) {
+        let parsed = match parser::parse_batch_in(sql, batch, self.pipes_as_concat) {
             Ok(p) => p,
             Err(e) => return vec![Err(e)],
         };
@@ -324,7 +326,7 @@ impl Session {
         if self.prepared.len() >= limit {
             return Err(error::too_many_prepared(limit));
         }
-        let mut parsed = parser::parse_batch(sql, Batch::Single)?;
+        let mut parsed = parser::parse_batch_in(sql, Batch::Single, self.pipes_as_concat)?;
         if parsed.statements.is_empty() {
             return Err(Error::new(1065, "42000", "Query was empty"));
         }

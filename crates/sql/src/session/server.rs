@@ -195,6 +195,12 @@ impl SqlServer {
             observing: Default::default(),
             row_count: -1,
             process: self.processes.register(client, database),
+            // As MySQL, a session starts with the global sql_mode.
+            pipes_as_concat: self
+                .globals
+                .read()
+                .get("sql_mode")
+                .is_some_and(vars::pipes_as_concat),
         })
     }
 

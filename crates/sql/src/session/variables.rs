@@ -94,6 +94,21 @@ impl Session {
             return Err(error::global_variable(&name));
         }
         let text = String::from_utf8_lossy(&crate::types::datum_to_text(&value)).into_owned();
+        // Character set and collation names are MySQL's (1115, 1273); every one holds utf8mb4.
+        if value != Datum::Null {
+            let lowered = text.to_ascii_lowercase();
+            if name.starts_with("character_set_") {
+                crate::charset::check(&statement::DatabaseOptions {
+                    charset: Some(lowered),
+                    collation: None,
+                })?;
+            } else if name.starts_with("collation_") {
+                crate::charset::check(&statement::DatabaseOptions {
+                    charset: None,
+                    collation: Some(lowered),
+                })?;
+            }
+        }
         let value = vars::normalize(&name, value)
             .ok_or_else(|| error::wrong_value_for_variable(&name, &text))?;
         if name == "autocommit" && value == Datum::Int(1) && !global {
@@ -119,6 +134,9 @@ impl Session {
                 ));
             }
             crate::slowlog::set_file(std::path::Path::new(&path));
+        }
+        if names.iter().any(|n| n == "sql_mode") && !global {
+            self.pipes_as_concat = vars::pipes_as_concat(&value);
         }
         for n in names {
             if global {

@@ -62,3 +62,34 @@ NOT NOT NOT 0	NOT NOT 5	NOT NOT NULL	! ! ! 1	!!!!2	NOT NOT 1 = 2	! ! 1 = 2
 > SELECT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT 1 AS n60, NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT 1 AS n61
 n60	n61
 1	0
+# `||` is OR in the default sql_mode; with PIPES_AS_CONCAT (which sqlx sets) or ANSI it
+# concatenates, binding tighter than `^` and `*`. Every answer here is MariaDB 10.11's.
+> SELECT 'a' || 'b', 1 || 0, 0 || 0
+'a' || 'b'	1 || 0	0 || 0
+0	1	0
+> SET sql_mode = 'PIPES_AS_CONCAT'
+ok 0
+> SELECT 'a' || 'b' || 'c', 1 || 0, 'x' || NULL, 1 + 2 || 3, 2 * 3 || 4, 2 ^ 3 || 1, - 1 || 2, 'a' || 'b' = 'ab', 'x' || 1 IS NULL
+'a' || 'b' || 'c'	1 || 0	'x' || NULL	1 + 2 || 3	2 * 3 || 4	2 ^ 3 || 1	- 1 || 2	'a' || 'b' = 'ab'	'x' || 1 IS NULL
+abc	10	NULL	24	68	29	-12	1	0
+> SET sql_mode = (SELECT CONCAT(@@sql_mode, ',NO_ENGINE_SUBSTITUTION'))
+ok 0
+> SELECT @@sql_mode, 'p' || 'q'
+@@sql_mode	'p' || 'q'
+PIPES_AS_CONCAT,NO_ENGINE_SUBSTITUTION	pq
+> CREATE DATABASE pipes
+ok 1
+> CREATE VIEW pipes.v AS SELECT 'a' || 'b' AS ab
+ok 0
+> SET sql_mode = 'ANSI'
+ok 0
+> SELECT 'a' || 'b'
+'a' || 'b'
+ab
+> SET sql_mode = DEFAULT
+ok 0
+> SELECT 'a' || 'b', ab FROM pipes.v
+'a' || 'b'	ab
+0	ab
+> DROP DATABASE pipes
+ok 0
