@@ -90,8 +90,11 @@ pub mod column_flags {
     pub const MULTIPLE_KEY: u16 = 8;
     pub const BLOB: u16 = 16;
     pub const UNSIGNED: u16 = 32;
+    pub const ZEROFILL: u16 = 64;
     pub const BINARY: u16 = 128;
+    pub const ENUM: u16 = 256;
     pub const AUTO_INCREMENT: u16 = 512;
+    pub const SET: u16 = 2048;
     pub const NUM: u16 = 32768;
 }
 

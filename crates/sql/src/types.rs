@@ -83,6 +83,19 @@ impl SqlType {
         }
     }
 
+    /// The column definition flags MySQL sends for the type itself: UNSIGNED and ZEROFILL for
+    /// YEAR, ENUM and SET for theirs (drivers such as sqlx read YEAR as an unsigned integer
+    /// only with them).
+    pub fn client_flags(&self) -> u16 {
+        use crate::api::column_flags;
+        match self.kind {
+            TypeKind::Year => column_flags::UNSIGNED | column_flags::ZEROFILL,
+            TypeKind::Enum => column_flags::ENUM,
+            TypeKind::Set => column_flags::SET,
+            _ => 0,
+        }
+    }
+
     /// Whether clients see the column as bytes: a binary string, or a type MySQL sends with
     /// the binary character set (numbers, dates, BIT).
     pub fn is_binary_to_clients(&self) -> bool {
@@ -152,8 +165,13 @@ impl SqlType {
             TypeKind::Float => 12,
             TypeKind::Double => 22,
             TypeKind::Decimal => self.length + 2,
+            // In bytes: four per character of utf8mb4 text, one of a binary string.
+            TypeKind::Char | TypeKind::Varchar if self.binary => self.length,
             TypeKind::Char | TypeKind::Varchar => self.length * 4,
-            TypeKind::Text => u32::try_from(self.text_bytes_max()).unwrap_or(u32::MAX),
+            TypeKind::Text if self.binary => {
+                u32::try_from(self.text_bytes_max()).unwrap_or(u32::MAX)
+            }
+            TypeKind::Text => u32::try_from(self.text_bytes_max() * 4).unwrap_or(u32::MAX),
             TypeKind::Date => 10,
             TypeKind::DateTime | TypeKind::Timestamp => {
                 19 + if self.scale > 0 { self.scale + 1 } else { 0 }

@@ -786,6 +786,9 @@ fn column_info(
     if ty.unsigned {
         flags |= column_flags::UNSIGNED;
     }
+    if ty.column_type == crate::api::ColumnType::Year {
+        flags |= column_flags::UNSIGNED | column_flags::ZEROFILL;
+    }
     // A binary string (a BINARY, VARBINARY or BLOB column, `X'…'`, CAST(… AS BINARY)) is
     // bytes to the client, as in MySQL.
     let mut binary_string = ty.binary;
@@ -793,6 +796,7 @@ fn column_info(
         (Some((def, alias)), Some(i)) => {
             let column = &def.columns[i];
             binary_string |= column.ty.binary;
+            flags |= column.ty.client_flags();
             if def.primary_columns().contains(&i) {
                 flags |= column_flags::PRIMARY_KEY;
             }

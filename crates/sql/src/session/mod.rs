@@ -500,7 +500,7 @@ impl Session {
                     crate::api::column_flags::BINARY
                 } else {
                     0
-                },
+                } | c.ty.client_flags(),
                 decimals: s.ty.decimals,
             })
             .collect();
