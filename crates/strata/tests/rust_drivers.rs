@@ -1,8 +1,10 @@
-//! The two Rust MySQL drivers, `mysql` (synchronous) and `mysql_async`, with their default
-//! options, against the playground and against every SQL node of a `--kv 3 --sql 2` cluster:
-//! connecting over TCP to 127.0.0.1 (where both ask for `@@socket` to move to a Unix socket)
-//! and to `localhost`, DDL, prepared and text statements with every column type, NULLs, large
-//! values, transactions, errors, multiple result sets and column metadata.
+//! The Rust MySQL drivers, `mysql` (synchronous), `mysql_async` and `sqlx` (whose types are
+//! checked against the column definitions, and which sets PIPES_AS_CONCAT), with their
+//! default options, against the playground and against every SQL node of a `--kv 3 --sql 2`
+//! cluster: connecting over TCP to 127.0.0.1 (where `mysql` and `mysql_async` ask for
+//! `@@socket` to move to a Unix socket) and to `localhost`, DDL, prepared and text statements
+//! with every column type, NULLs, large values, transactions, errors, multiple result sets and
+//! column metadata.
 
 mod common;
 
@@ -347,6 +349,254 @@ fn exercise_mysql_async(host: &str, port: u16, database: &str) {
     });
 }
 
+/// Every column of `every_type` after `id`, decoded by sqlx as the Rust type an application
+/// would ask for (sqlx refuses a type the column definition does not allow), and printed.
+fn sqlx_values(row: &sqlx::mysql::MySqlRow) -> Vec<String> {
+    use sqlx::mysql::types::MySqlTime;
+    use sqlx::mysql::MySql;
+    use sqlx::types::chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+    use sqlx::types::{Decimal, Json};
+    use sqlx::Row;
+    fn get<'r, T>(row: &'r sqlx::mysql::MySqlRow, column: &str) -> String
+    where
+        T: sqlx::Decode<'r, MySql> + sqlx::Type<MySql> + std::fmt::Debug,
+    {
+        let value: Option<T> = row
+            .try_get(column)
+            .unwrap_or_else(|e| panic!("sqlx decoding {column}: {e}"));
+        format!("{value:?}")
+    }
+    vec![
+        get::<i8>(row, "ti"),
+        get::<i16>(row, "si"),
+        get::<i32>(row, "mi"),
+        get::<i32>(row, "i"),
+        get::<i64>(row, "bi"),
+        get::<u64>(row, "ubi"),
+        get::<Decimal>(row, "de"),
+        get::<f32>(row, "fl"),
+        get::<f64>(row, "db"),
+        get::<String>(row, "ch"),
+        get::<String>(row, "vc"),
+        get::<String>(row, "tx"),
+        get::<Vec<u8>>(row, "bl"),
+        get::<Vec<u8>>(row, "vb"),
+        get::<NaiveDate>(row, "d"),
+        get::<NaiveDateTime>(row, "dt"),
+        get::<DateTime<Utc>>(row, "ts"),
+        get::<MySqlTime>(row, "tm"),
+        get::<u16>(row, "y"),
+        get::<u8>(row, "bt"),
+        get::<Json<serde_json::Value>>(row, "j"),
+        get::<String>(row, "e"),
+        get::<String>(row, "st"),
+    ]
+}
+
+/// `sqlx` (MySQL, on tokio), default options, at `host:port`.
+fn exercise_sqlx(host: &str, port: u16, database: &str) {
+    use sqlx::mysql::types::{MySqlTime, MySqlTimeSign};
+    use sqlx::mysql::{MySqlConnection, MySqlDatabaseError};
+    use sqlx::types::chrono::{NaiveDate, TimeZone, Utc};
+    use sqlx::types::Decimal;
+    use sqlx::{Column, Connection, Executor, Row, TypeInfo};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let url = format!("mysql://root@{host}:{port}/");
+        let mut conn = MySqlConnection::connect(&url)
+            .await
+            .unwrap_or_else(|e| panic!("sqlx connecting to {url}: {e}"));
+        // sqlx sets PIPES_AS_CONCAT (and time_zone '+00:00') when it connects.
+        let (version, joined): (String, String) = sqlx::query_as("SELECT @@version, 'sq' || 'lx'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert!(version.contains("Strata"), "{version}");
+        assert_eq!(joined, "sqlx");
+        for sql in [
+            format!("CREATE DATABASE {database}"),
+            format!("USE {database}"),
+            CREATE_TABLE.to_string(),
+            format!("INSERT INTO every_type (id, {COLUMNS}) VALUES (1, {LITERALS})"),
+            "INSERT INTO every_type (id) VALUES (3)".to_string(),
+        ] {
+            conn.execute(sql.as_str())
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let dt = NaiveDate::from_ymd_opt(2024, 2, 29)
+            .unwrap()
+            .and_hms_micro_opt(13, 14, 15, 123_456)
+            .unwrap();
+        let ts = Utc.with_ymd_and_hms(2001, 2, 3, 4, 5, 6).unwrap();
+        let insert = format!(
+            "INSERT INTO every_type (id, {COLUMNS}) VALUES (?{})",
+            ", ?".repeat(23)
+        );
+        sqlx::query(&insert)
+            .bind(2)
+            .bind(-128i8)
+            .bind(-32768i16)
+            .bind(-8_388_608i32)
+            .bind(i32::MIN)
+            .bind(i64::MIN)
+            .bind(u64::MAX)
+            .bind("-12345678901234.123456".parse::<Decimal>().unwrap())
+            .bind(1.5f32)
+            .bind(-2.25f64)
+            .bind("fixed")
+            .bind("variable ü")
+            .bind("some text")
+            .bind(vec![0x00u8, 0xFF, 0x10])
+            .bind(vec![0xBEu8, 0xEF])
+            .bind(NaiveDate::from_ymd_opt(2024, 2, 29).unwrap())
+            .bind(dt)
+            .bind(ts)
+            .bind(MySqlTime::new(MySqlTimeSign::Negative, 838, 59, 59, 0).unwrap())
+            .bind(2155u16)
+            .bind(0x5Au8)
+            .bind(r#"{"a": [1, 2]}"#)
+            .bind("large")
+            .bind("x,z")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+
+        // The literals by the text protocol, the parameters by the binary one: the same values.
+        let select = format!("SELECT id, {COLUMNS} FROM every_type WHERE id = ?");
+        let by_text = conn
+            .fetch_one(select.replace('?', "1").as_str())
+            .await
+            .unwrap();
+        let prepared = sqlx::query(&select)
+            .bind(2)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        let values = sqlx_values(&by_text);
+        assert_eq!(values, sqlx_values(&prepared));
+        let expected = [
+            "Some(-128)",
+            "Some(-32768)",
+            "Some(-8388608)",
+            "Some(-2147483648)",
+            "Some(-9223372036854775808)",
+            "Some(18446744073709551615)",
+            "Some(-12345678901234.123456)",
+            "Some(1.5)",
+            "Some(-2.25)",
+            "Some(\"fixed\")",
+            "Some(\"variable ü\")",
+            "Some(\"some text\")",
+            "Some([0, 255, 16])",
+            "Some([190, 239])",
+            "Some(2024-02-29)",
+            "Some(2024-02-29T13:14:15.123456)",
+            "Some(2001-02-03T04:05:06Z)",
+        ];
+        assert_eq!(values[..expected.len()], expected);
+        assert!(
+            values[17].contains("Negative") && values[17].contains("838"),
+            "{}",
+            values[17]
+        );
+        assert_eq!(values[18..20], ["Some(2155)", "Some(90)"]);
+        assert!(
+            values[20].contains("\"a\": Array [Number(1), Number(2)]"),
+            "{}",
+            values[20]
+        );
+        assert_eq!(values[21..], ["Some(\"large\")", "Some(\"x,z\")"]);
+        let nulls = sqlx_values(
+            &conn
+                .fetch_one(select.replace('?', "3").as_str())
+                .await
+                .unwrap(),
+        );
+        let mut expected_nulls = vec!["None".to_string(); 23];
+        expected_nulls[10] = "Some(\"\")".into();
+        assert_eq!(nulls, expected_nulls);
+
+        // Column metadata, as sqlx names the types.
+        let types: Vec<(String, String)> = prepared
+            .columns()
+            .iter()
+            .map(|c| (c.name().to_string(), c.type_info().name().to_string()))
+            .collect();
+        for (name, ty) in [
+            ("id", "INT"),
+            ("ubi", "BIGINT UNSIGNED"),
+            ("de", "DECIMAL"),
+            ("tx", "TEXT"),
+            ("bl", "BLOB"),
+            ("vb", "VARBINARY"),
+            ("j", "JSON"),
+            ("e", "ENUM"),
+        ] {
+            assert!(
+                types.contains(&(name.to_string(), ty.to_string())),
+                "{name} {ty}: {types:?}"
+            );
+        }
+
+        // A large value both ways.
+        conn.execute("ALTER TABLE every_type ADD COLUMN big LONGBLOB")
+            .await
+            .unwrap();
+        let big: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
+        sqlx::query("UPDATE every_type SET big = ? WHERE id = 3")
+            .bind(&big)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let back: Vec<u8> = sqlx::query_scalar("SELECT big FROM every_type WHERE id = ?")
+            .bind(3)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert!(back == big, "1 MiB LONGBLOB");
+
+        // A rolled-back transaction leaves nothing.
+        let mut tx = conn.begin().await.unwrap();
+        sqlx::query("UPDATE every_type SET ti = ? WHERE id = 3")
+            .bind(7)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.rollback().await.unwrap();
+        let ti: Option<i8> = sqlx::query_scalar("SELECT ti FROM every_type WHERE id = 3")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(ti, None);
+
+        // An error carries MySQL's number and SQLSTATE; the connection goes on.
+        let error = sqlx::query("INSERT INTO every_type (id) VALUES (?)")
+            .bind(2)
+            .execute(&mut conn)
+            .await
+            .unwrap_err();
+        let database_error = error.as_database_error().expect("a server error");
+        assert_eq!(database_error.code().as_deref(), Some("23000"));
+        let number = database_error
+            .try_downcast_ref::<MySqlDatabaseError>()
+            .map(|e| e.number());
+        assert_eq!(number, Some(1062));
+
+        // Several result sets from one text, as sqlx reads them: the rows of each in turn.
+        let rows = conn.fetch_all("SELECT 1; SELECT 2, 3").await.unwrap();
+        let firsts: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        assert_eq!(firsts, [1, 2]);
+        conn.execute(format!("DROP DATABASE {database}").as_str())
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+    });
+}
+
 #[test]
 fn rust_drivers_with_default_options_on_the_playground() {
     let playground = Playground::start();
@@ -354,6 +604,8 @@ fn rust_drivers_with_default_options_on_the_playground() {
     exercise_mysql("localhost", playground.port, "sync_name");
     exercise_mysql_async("127.0.0.1", playground.port, "async_ip");
     exercise_mysql_async("localhost", playground.port, "async_name");
+    exercise_sqlx("127.0.0.1", playground.port, "sqlx_ip");
+    exercise_sqlx("localhost", playground.port, "sqlx_name");
 }
 
 #[test]
@@ -362,5 +614,6 @@ fn rust_drivers_with_default_options_on_every_sql_node_of_a_cluster() {
     for (n, node) in cluster.sql.iter().enumerate() {
         exercise_mysql("127.0.0.1", node.port, &format!("sync_{n}"));
         exercise_mysql_async("localhost", node.port, &format!("async_{n}"));
+        exercise_sqlx("127.0.0.1", node.port, &format!("sqlx_{n}"));
     }
 }

@@ -89,6 +89,11 @@ def session(host, pure, db):
         if name == "j" and isinstance(b, (bytes, bytearray)):
             # JSON has the binary character set (as in MySQL): bytes when prepared.
             b = b.decode()
+        if name == "st":
+            # SET columns carry MySQL's SET flag: the text decoder makes a Python set of them,
+            # the binary one keeps the string.
+            a = ",".join(sorted(a)) if isinstance(a, set) else a
+            b = ",".join(sorted(b)) if isinstance(b, set) else b
         if name == "bt":
             # BIT arrives as an int by text and as bytes when prepared.
             b = int.from_bytes(b, "big") if isinstance(b, (bytes, bytearray)) else b
