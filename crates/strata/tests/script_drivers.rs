@@ -1,11 +1,12 @@
 //! The Python and Node.js drivers people use with MySQL, with their default options, against
 //! the playground: Oracle's MySQL Connector/Python (its C extension when it loads, and pure
-//! Python), PyMySQL (Debian's package) and Node's `mysql2`. Each test installs its driver
-//! from its registry (PyPI, npm) into the build's test folder when it is not there yet (PyMySQL
-//! comes with the test command's packages), then runs a script of checks
-//! (`tests/drivers/`): connecting over TCP to 127.0.0.1 and to localhost, DDL, text and
+//! Python), PyMySQL (Debian's package), SQLAlchemy with Alembic, and Node's `mysql2`. Each
+//! test installs its driver from its registry (PyPI, npm) into the build's test folder when it
+//! is not there yet (PyMySQL comes with the test command's packages), then runs a script of
+//! checks (`tests/drivers/`): connecting over TCP to 127.0.0.1 and to localhost, DDL, text and
 //! prepared statements with every column type, NULLs, a 1 MiB value, transactions, errors,
-//! multiple result sets and column metadata.
+//! multiple result sets and column metadata; for SQLAlchemy, models, ORM sessions, reflection
+//! and a migration.
 
 mod common;
 
@@ -17,6 +18,7 @@ use common::{run_bounded, Playground};
 
 /// The versions installed (pinned: a new release is a change to review).
 const CONNECTOR_PYTHON: &str = "mysql-connector-python==26.10.0";
+const SQLALCHEMY: [&str; 3] = ["SQLAlchemy==2.0.58", "alembic==1.20.1", "PyMySQL==1.1.2"];
 const MYSQL2: &str = "mysql2@3.24.5";
 /// Bounds on an install and on a script.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -63,29 +65,56 @@ fn run_script(command: &mut Command) {
     );
 }
 
+/// `python3 -m pip install` of `packages` into `dir`: `--target` installs beside the
+/// interpreter's own packages, not into them.
+fn pip_install(dir: &Path, packages: &[&str]) -> Command {
+    let mut command = Command::new("python3");
+    command
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .arg("--target")
+        .arg(dir)
+        .args(packages);
+    command
+}
+
 #[test]
 fn mysql_connector_python_with_default_options() {
     let dir = driver_dir("python");
-    // `--target` installs beside the interpreter's own packages, not into them.
     ensure_installed(
         &dir,
         "mysql/connector/__init__.py",
-        Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .arg("--target")
-            .arg(&dir)
-            .arg(CONNECTOR_PYTHON),
+        &mut pip_install(&dir, &[CONNECTOR_PYTHON]),
     );
     let playground = Playground::start();
     run_script(
         Command::new("python3")
             .arg(script("connector.py"))
+            .arg(playground.port.to_string())
+            .arg(&dir),
+    );
+}
+
+/// SQLAlchemy's ORM over PyMySQL (both from PyPI) and an Alembic migration: a schema created
+/// from models, sessions with relationships, reflection (which parses SHOW CREATE TABLE) and
+/// ALTER TABLE through Alembic's operations (tests/drivers/sqlalchemy_orm.py).
+#[test]
+fn sqlalchemy_orm_and_an_alembic_migration() {
+    let dir = driver_dir("sqlalchemy");
+    ensure_installed(
+        &dir,
+        "alembic/__init__.py",
+        &mut pip_install(&dir, &SQLALCHEMY),
+    );
+    let playground = Playground::start();
+    run_script(
+        Command::new("python3")
+            .arg(script("sqlalchemy_orm.py"))
             .arg(playground.port.to_string())
             .arg(&dir),
     );
