@@ -38,8 +38,8 @@ use crate::backend::Backend;
 use crate::conn::{Connection, Flow};
 use crate::error::{codes, ConnectionError};
 use crate::handshake::{
-    authenticate_client, authenticate_response, greet, is_ssl_request, parse_change_user,
-    Authenticated, Greeting, Logins, Transport, HANDSHAKE_MAX_PAYLOAD_BYTES,
+    authenticate_client, authenticate_response, capabilities, greet, is_ssl_request,
+    parse_change_user, Authenticated, Greeting, Logins, Transport, HANDSHAKE_MAX_PAYLOAD_BYTES,
 };
 use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
@@ -619,6 +619,7 @@ impl<B: Backend> Peer<'_, B> {
                     account: Some(client.account.clone()),
                     password_expired: client.password_expired,
                     tls: self.secure.clone(),
+                    found_rows: client.capabilities & capabilities::FOUND_ROWS != 0,
                     on_kill: Some(Box::new(move || state.close(connection_id))),
                 },
                 client.database.as_deref(),

@@ -60,6 +60,9 @@ pub struct Client {
     pub password_expired: bool,
     /// The TLS protocol version and cipher of the connection; None for a plain one.
     pub tls: Option<(String, String)>,
+    /// The client asked for CLIENT_FOUND_ROWS: an UPDATE's affected rows are the rows it
+    /// matched, not those it changed (Django counts on it).
+    pub found_rows: bool,
     /// Ends the connection when it is killed.
     pub on_kill: Option<KillHook>,
 }

@@ -99,6 +99,9 @@ pub enum DateFunc {
     PeriodAdd,
     PeriodDiff,
     StrToDate,
+    /// `CONVERT_TZ(dt, from, to)`: between offsets (`'+05:30'`) and `SYSTEM`; a named zone is
+    /// NULL, as in MySQL without its time zone tables.
+    ConvertTz,
     /// `EXTRACT(unit FROM value)`.
     Extract(ExtractUnit),
 }
@@ -136,6 +139,7 @@ impl DateFunc {
             "PERIOD_ADD" => PeriodAdd,
             "PERIOD_DIFF" => PeriodDiff,
             "STR_TO_DATE" => StrToDate,
+            "CONVERT_TZ" => ConvertTz,
             _ => return None,
         })
     }
@@ -151,6 +155,7 @@ impl DateFunc {
             | DateFunc::PeriodDiff
             | DateFunc::StrToDate => n == 2,
             DateFunc::Week | DateFunc::YearWeek => n == 1 || n == 2,
+            DateFunc::ConvertTz => n == 3,
             DateFunc::UtcTimestamp | DateFunc::UtcDate => n == 0,
             DateFunc::UnixTimestamp => n <= 1,
             DateFunc::FromUnixtime => n == 1 || n == 2,
@@ -164,7 +169,7 @@ impl DateFunc {
             DateFunc::LastDay | DateFunc::UtcDate | DateFunc::FromDays | DateFunc::MakeDate => {
                 Some(true)
             }
-            DateFunc::UtcTimestamp => Some(false),
+            DateFunc::UtcTimestamp | DateFunc::ConvertTz => Some(false),
             DateFunc::FromUnixtime if args == 1 => Some(false),
             _ => None,
         }
@@ -352,6 +357,35 @@ fn is_date_only(d: &Datum) -> bool {
     }
 }
 
+/// The offset from UTC, in seconds, of a time zone as CONVERT_TZ reads it: `±hh:mm` (within
+/// MySQL's -13:59 to +14:00) or `SYSTEM` (the server's zone at `at`, a UTC time when
+/// `at_is_utc`, else the zone's own); None for a named zone.
+fn zone_offset(zone: &[u8], at: NaiveDateTime, at_is_utc: bool) -> Option<i64> {
+    let zone = std::str::from_utf8(zone).ok()?.trim();
+    if zone.eq_ignore_ascii_case("SYSTEM") {
+        let offset = if at_is_utc {
+            Local.from_utc_datetime(&at).offset().local_minus_utc()
+        } else {
+            Local
+                .from_local_datetime(&at)
+                .earliest()?
+                .offset()
+                .local_minus_utc()
+        };
+        return Some(i64::from(offset));
+    }
+    let (sign, rest) = match zone.as_bytes().first()? {
+        b'+' => (1, &zone[1..]),
+        b'-' => (-1, &zone[1..]),
+        _ => return None,
+    };
+    let (hours, minutes) = rest.split_once(':')?;
+    let (hours, minutes): (i64, i64) = (hours.parse().ok()?, minutes.parse().ok()?);
+    let offset = sign * (hours * 3600 + minutes * 60);
+    ((0..60).contains(&minutes) && (-(13 * 3600 + 59 * 60)..=14 * 3600).contains(&offset))
+        .then_some(offset)
+}
+
 fn from_unix(seconds: i64) -> Option<NaiveDateTime> {
     Local
         .timestamp_opt(seconds, 0)
@@ -392,6 +426,15 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
                 PeriodAdd => calendar::period_add(a, b),
                 _ => calendar::period_diff(a, b),
             }));
+        }
+        ConvertTz => {
+            let converted = to_datetime(&values[0]).and_then(|dt| {
+                let from = zone_offset(&datum_to_text(&values[1]), dt, false)?;
+                let utc = dt - TimeDelta::seconds(from);
+                let to = zone_offset(&datum_to_text(&values[2]), utc, true)?;
+                Some(utc + TimeDelta::seconds(to))
+            });
+            return Ok(converted.map_or(Datum::Null, Datum::DateTime));
         }
         StrToDate => {
             let format = datum_to_text(&values[1]);
@@ -500,6 +543,6 @@ pub(super) fn eval(func: DateFunc, values: &[Datum]) -> Result<Datum> {
         WeekOfYear => int(calendar::week(dt.date(), calendar::week_behaviour(3)).0),
         Extract(unit) => Datum::Int(unit.extract(&dt)),
         FromUnixtime | UtcTimestamp | UtcDate | FromDays | MakeDate | PeriodAdd | PeriodDiff
-        | StrToDate => unreachable!("handled above"),
+        | StrToDate | ConvertTz => unreachable!("handled above"),
     })
 }

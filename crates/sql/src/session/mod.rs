@@ -127,6 +127,8 @@ pub struct Session {
     process: Arc<Process>,
     /// The session's `sql_mode` holds PIPES_AS_CONCAT (or ANSI): `||` concatenates.
     pipes_as_concat: bool,
+    /// The client asked for CLIENT_FOUND_ROWS (an UPDATE reports the rows it matched).
+    client_found_rows: bool,
 }
 
 impl Drop for Session {
@@ -895,20 +897,32 @@ impl Session {
         if result.last_insert_id != 0 {
             self.last_insert_id = result.last_insert_id;
         }
-        self.row_count = result.affected_rows as i64;
-        let info = match plan {
+        let update = matches!(
+            plan,
             Plan::Update(_)
-            | Plan::Joined(dml::JoinedWritePlan {
-                assignments: Some(_),
-                ..
-            }) => format!(
+                | Plan::Joined(dml::JoinedWritePlan {
+                    assignments: Some(_),
+                    ..
+                })
+        );
+        let info = if update {
+            format!(
                 "Rows matched: {}  Changed: {}  Warnings: 0",
                 result.matched_rows, result.affected_rows
-            ),
-            _ => String::new(),
+            )
+        } else {
+            String::new()
         };
+        // With CLIENT_FOUND_ROWS an UPDATE counts the rows it matched, as MySQL does (and so
+        // does ROW_COUNT()).
+        let affected_rows = if update && self.client_found_rows {
+            result.matched_rows
+        } else {
+            result.affected_rows
+        };
+        self.row_count = affected_rows as i64;
         Ok(Output::Ok {
-            affected_rows: result.affected_rows,
+            affected_rows,
             last_insert_id: result.last_insert_id,
             warnings: 0,
             info,

@@ -194,6 +194,7 @@ impl SqlServer {
             counts: Default::default(),
             observing: Default::default(),
             row_count: -1,
+            client_found_rows: client.found_rows,
             process: self.processes.register(client, database),
             // As MySQL, a session starts with the global sql_mode.
             pipes_as_concat: self

@@ -94,3 +94,11 @@ CURTIME() = CURRENT_TIME	LENGTH(CURTIME())	LENGTH(CURTIME(3))
 1	8	15
 > SELECT CURTIME(7)
 error 1426 (42000): Too-big precision 7 specified for 'curtime'. Maximum is 6.
+# CONVERT_TZ between offsets and SYSTEM (this server's zone is UTC); a named zone is NULL, as
+# in MySQL and MariaDB without their time zone tables (Django asks it so). MariaDB's answers.
+> SELECT CONVERT_TZ('2001-01-01 01:00:00', 'UTC', 'UTC'), CONVERT_TZ('2024-02-29 23:30:00', '+00:00', '+05:30'), CONVERT_TZ('2024-03-01 00:10:00.123456', '-08:00', '+01:00')
+CONVERT_TZ('2001-01-01 01:00:00', 'UTC', 'UTC')	CONVERT_TZ('2024-02-29 23:30:00', '+00:00', '+05:30')	CONVERT_TZ('2024-03-01 00:10:00.123456', '-08:00', '+01:00')
+NULL	2024-03-01 05:00:00	2024-03-01 09:10:00.123456
+> SELECT CONVERT_TZ('2024-01-01 00:00:00', '+15:00', '+00:00'), CONVERT_TZ(NULL, '+00:00', '+01:00'), CONVERT_TZ('bad', '+00:00', '+01:00')
+CONVERT_TZ('2024-01-01 00:00:00', '+15:00', '+00:00')	CONVERT_TZ(NULL, '+00:00', '+01:00')	CONVERT_TZ('bad', '+00:00', '+01:00')
+NULL	NULL	NULL
