@@ -1,12 +1,12 @@
-//! The Python and Node.js drivers people use with MySQL, with their default options, against
-//! the playground: Oracle's MySQL Connector/Python (its C extension when it loads, and pure
-//! Python), PyMySQL (Debian's package), SQLAlchemy with Alembic, and Node's `mysql2`. Each
-//! test installs its driver from its registry (PyPI, npm) into the build's test folder when it
-//! is not there yet (PyMySQL comes with the test command's packages), then runs a script of
-//! checks (`tests/drivers/`): connecting over TCP to 127.0.0.1 and to localhost, DDL, text and
-//! prepared statements with every column type, NULLs, a 1 MiB value, transactions, errors,
-//! multiple result sets and column metadata; for SQLAlchemy, models, ORM sessions, reflection
-//! and a migration.
+//! The Python and Node.js drivers and frameworks people use with MySQL, with their default
+//! options, against the playground: Oracle's MySQL Connector/Python (its C extension when it
+//! loads, and pure Python), PyMySQL (Debian's package), SQLAlchemy with Alembic, Django, and
+//! Node's `mysql2`. Each test installs what it needs from its registry (PyPI, npm) into the
+//! build's test folder when it is not there yet (PyMySQL comes with the test command's
+//! packages), then runs a script of checks (`tests/drivers/`): for the drivers, connecting
+//! over TCP to 127.0.0.1 and to localhost, DDL, text and prepared statements with every column
+//! type, NULLs, a 1 MiB value, transactions, errors, multiple result sets and column metadata;
+//! for SQLAlchemy and Django, models, ORM sessions, reflection and migrations.
 
 mod common;
 
@@ -19,6 +19,7 @@ use common::{run_bounded, Playground};
 /// The versions installed (pinned: a new release is a change to review).
 const CONNECTOR_PYTHON: &str = "mysql-connector-python==26.10.0";
 const SQLALCHEMY: [&str; 3] = ["SQLAlchemy==2.0.58", "alembic==1.20.1", "PyMySQL==1.1.2"];
+const DJANGO: [&str; 2] = ["Django==5.2.19", "PyMySQL==1.1.2"];
 const MYSQL2: &str = "mysql2@3.24.5";
 /// Bounds on an install and on a script.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -115,6 +116,21 @@ fn sqlalchemy_orm_and_an_alembic_migration() {
     run_script(
         Command::new("python3")
             .arg(script("sqlalchemy_orm.py"))
+            .arg(playground.port.to_string())
+            .arg(&dir),
+    );
+}
+
+/// Django's MySQL backend over PyMySQL (both from PyPI): a model round trip through the ORM
+/// and the schema editor (tests/drivers/django_models.py).
+#[test]
+fn django_models_round_trip() {
+    let dir = driver_dir("django");
+    ensure_installed(&dir, "django/__init__.py", &mut pip_install(&dir, &DJANGO));
+    let playground = Playground::start();
+    run_script(
+        Command::new("python3")
+            .arg(script("django_models.py"))
             .arg(playground.port.to_string())
             .arg(&dir),
     );

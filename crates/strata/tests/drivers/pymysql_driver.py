@@ -155,6 +155,19 @@ def session(host, db):
     cur.execute("SELECT COUNT(*) FROM every_type")
     expect(cur.fetchone(), (3,), "count after errors")
 
+    # An UPDATE that changes nothing affects no row, unless the client asked for
+    # CLIENT_FOUND_ROWS: then it counts the rows it matched (ROW_COUNT() too), as MySQL does.
+    expect(cur.execute("UPDATE every_type SET ti = ti WHERE id IN (1, 2)"), 0, "changed rows")
+    found = pymysql.connect(
+        host=host, port=port, user="root", password="", database=db,
+        client_flag=CLIENT.FOUND_ROWS, autocommit=True,
+    )
+    found_cur = found.cursor()
+    expect(found_cur.execute("UPDATE every_type SET ti = ti WHERE id IN (1, 2)"), 2, "found rows")
+    found_cur.execute("SELECT ROW_COUNT()")
+    expect(found_cur.fetchone(), (2,), "ROW_COUNT() of found rows")
+    found.close()
+
     cur.execute(f"DROP DATABASE {db}")
     cur.close()
     conn.close()
