@@ -34,7 +34,7 @@ use strata_fiber::FiberPool;
 use strata_sql::{Blocked, Client, Login, MAX_CONNECTIONS_DEFAULT};
 use tracing::{debug, error, warn};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendSession};
 use crate::conn::{Connection, Flow};
 use crate::error::{codes, ConnectionError};
 use crate::handshake::{
@@ -564,16 +564,7 @@ fn serve_phases<B: Backend, S: Socket>(
         shared.config.max_allowed_packet,
         shared.state.clone(),
     );
-    writer.write_with(|buffer| {
-        encode_ok(
-            buffer,
-            0x00,
-            &OkPacket {
-                status: connection.status(),
-                ..OkPacket::default()
-            },
-        )
-    })?;
+    write_login_ok(writer, &connection)?;
     writer.flush()?;
     Socket::set_read_timeout(*reader.get_ref().get_ref(), Some(WAIT_TIMEOUT))?;
     reader.set_max_payload_bytes(shared.config.max_allowed_packet);
@@ -674,18 +665,26 @@ impl<B: Backend> Peer<'_, B> {
         };
         let session = self.open_session(&client)?;
         connection.replace_session(session);
-        writer.write_with(|buffer| {
-            encode_ok(
-                buffer,
-                0x00,
-                &OkPacket {
-                    status: connection.status(),
-                    ..OkPacket::default()
-                },
-            )
-        })?;
+        write_login_ok(writer, connection)?;
         Ok(())
     }
+}
+
+/// The OK that ends a login (or a change of user), with the new session's status.
+fn write_login_ok<B: BackendSession, S: Socket>(
+    writer: &mut PacketWriter<S>,
+    connection: &Connection<B>,
+) -> io::Result<()> {
+    writer.write_with(|buffer| {
+        encode_ok(
+            buffer,
+            0x00,
+            &OkPacket {
+                status: connection.status(),
+                ..OkPacket::default()
+            },
+        )
+    })
 }
 
 /// Reads commands and writes replies until the client quits or the connection breaks.

@@ -68,21 +68,26 @@ pub fn select_value(expr: Expr) -> Query {
     select(vec![SelectItem::UnnamedExpr(expr)], Vec::new())
 }
 
+/// The table `name [AS alias]` of a FROM, with no other clause.
+pub fn table(name: ObjectName, alias: Option<TableAlias>) -> TableFactor {
+    TableFactor::Table {
+        name,
+        alias,
+        args: None,
+        with_hints: Vec::new(),
+        version: None,
+        with_ordinality: false,
+        partitions: Vec::new(),
+        json_path: None,
+        sample: None,
+        index_hints: Vec::new(),
+    }
+}
+
 /// `SELECT * FROM name`.
 pub fn select_all(name: ObjectName) -> Query {
     let table = TableWithJoins {
-        relation: TableFactor::Table {
-            name,
-            alias: None,
-            args: None,
-            with_hints: Vec::new(),
-            version: None,
-            with_ordinality: false,
-            partitions: Vec::new(),
-            json_path: None,
-            sample: None,
-            index_hints: Vec::new(),
-        },
+        relation: table(name, None),
         joins: Vec::new(),
     };
     select(

@@ -373,6 +373,20 @@ fn alter_database(
     })
 }
 
+/// The database and name of a table a statement names, in the current database when the
+/// name has none (1046 without one).
+fn table_in(session: &Session, name: &ast::ObjectName) -> Result<(String, String)> {
+    let (db, table) = crate::planner::query::qualified_name(name)?;
+    let db = match db {
+        Some(db) => db,
+        None => session
+            .current_database()
+            .ok_or_else(error::no_database)?
+            .to_string(),
+    };
+    Ok((db, table))
+}
+
 /// CHECKSUM TABLE: per table, the wrapping sum of a CRC-32 of each row's values, so equal
 /// contents give equal checksums whatever the order or the storage, and a dump restored
 /// elsewhere can be compared. QUICK gives NULL, as InnoDB does (it keeps no live checksum); a
@@ -380,14 +394,7 @@ fn alter_database(
 fn checksum(session: &mut Session, tables: &[ast::ObjectName], quick: bool) -> Result<Output> {
     let mut out = Vec::new();
     for name in tables {
-        let (db, table) = crate::planner::query::qualified_name(name)?;
-        let db = match db {
-            Some(db) => db,
-            None => session
-                .current_database()
-                .ok_or_else(error::no_database)?
-                .to_string(),
-        };
+        let (db, table) = table_in(session, name)?;
         let qualified = ast::ObjectName::from(vec![
             ast::Ident::with_quote('`', &db),
             ast::Ident::with_quote('`', &table),
@@ -437,14 +444,7 @@ pub(crate) fn analyze(
 ) -> Result<Output> {
     let mut out = Vec::new();
     for name in tables {
-        let (db, table) = crate::planner::query::qualified_name(name)?;
-        let db = match db {
-            Some(db) => db,
-            None => session
-                .current_database()
-                .ok_or_else(error::no_database)?
-                .to_string(),
-        };
+        let (db, table) = table_in(session, name)?;
         let op = if optimize { "optimize" } else { "analyze" };
         let mut report = |msg_type: &str, msg_text: &str| {
             out.push(vec![

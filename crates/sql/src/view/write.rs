@@ -241,21 +241,13 @@ fn writable(view: &ViewDef, schema: &Schema, statement: &str) -> Result<Writable
         })
         .collect();
     Ok(Writable {
-        table: TableFactor::Table {
-            name: ObjectName(vec![
+        table: crate::parser::synth::table(
+            ObjectName(vec![
                 ObjectNamePart::Identifier(Ident::with_quote('`', &db)),
                 ObjectNamePart::Identifier(Ident::with_quote('`', &table_name)),
             ]),
-            alias: alias.clone(),
-            args: None,
-            with_hints: Vec::new(),
-            version: None,
-            with_ordinality: false,
-            partitions: Vec::new(),
-            json_path: None,
-            sample: None,
-            index_hints: Vec::new(),
-        },
+            alias.clone(),
+        ),
         columns,
         filter: select.selection.clone(),
     })
