@@ -29,15 +29,13 @@ use crate::rows;
 
 use super::describe;
 use super::scan::{source_node, SCAN_PAGE_ROWS};
-use super::{once, Batch, Exec, Node, Operator, Ran};
+use super::{Batch, Cursor, Exec, Node, Operator, Ran};
 
 pub struct Join<'p> {
     /// The query block, whose FROM row names the columns EXPLAIN shows.
     block: &'p SelectPlan,
     plan: &'p JoinPlan,
-    done: bool,
-    /// What each step did, shown by EXPLAIN ANALYZE when `measured`.
-    steps: Vec<Ran>,
+    joining: Joining<'p>,
     measured: bool,
 }
 
@@ -46,8 +44,7 @@ impl<'p> Join<'p> {
         Join {
             block,
             plan,
-            done: false,
-            steps: vec![Ran::default(); plan.steps.len()],
+            joining: Joining::new(plan),
             measured,
         }
     }
@@ -55,11 +52,7 @@ impl<'p> Join<'p> {
 
 impl Operator for Join<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        let steps = &mut self.steps;
-        once(&mut self.done, || {
-            let rows = execute_counted(self.plan, exec.txn, exec.ctx, steps)?;
-            Ok(rows)
-        })
+        self.joining.next_batch(exec.txn, exec.ctx)
     }
 
     fn explain(&self) -> Node {
@@ -71,7 +64,7 @@ impl Operator for Join<'_> {
             .map(|(k, step)| {
                 let mut node = self.step_node(k, step);
                 if self.measured {
-                    node.ran = Some(self.steps[k]);
+                    node.ran = Some(self.joining.steps[k]);
                 }
                 node
             })
@@ -135,101 +128,196 @@ struct Built {
 /// Joined rows a step takes at a time: a lookup step reads for all of them at once.
 pub const JOIN_BATCH_ROWS: usize = 1024;
 
-/// Runs the join; returns the joined rows that pass every step.
+/// Runs the join; returns the joined rows that pass every step (held whole, and charged to
+/// the statement's memory).
 pub fn execute(plan: &JoinPlan, txn: &mut Transaction, ctx: &Ctx) -> Result<Vec<Vec<Datum>>> {
-    execute_counted(plan, txn, ctx, &mut vec![Ran::default(); plan.steps.len()])
-}
-
-/// [`execute`], counting in `steps` the rows each step passed on and the batches it took.
-fn execute_counted(
-    plan: &JoinPlan,
-    txn: &mut Transaction,
-    ctx: &Ctx,
-    steps: &mut [Ran],
-) -> Result<Vec<Vec<Datum>>> {
-    let mut built: Vec<Option<Built>> = (0..plan.steps.len()).map(|_| None).collect();
+    let mut joining = Joining::new(plan);
     let mut out = Vec::new();
-    let mut run = Run {
-        plan,
-        txn,
-        ctx,
-        built: &mut built,
-        out: &mut out,
-        steps,
-    };
-    run.step(0, vec![vec![Datum::Null; plan.width]])?;
+    while let Some(batch) = joining.next_batch(txn, ctx)? {
+        for row in &batch {
+            ctx.keep_row(row)?;
+        }
+        out.extend(batch);
+    }
     Ok(out)
 }
 
-/// One execution of a join.
-struct Run<'r, 'c> {
-    plan: &'r JoinPlan,
-    txn: &'r mut Transaction,
-    ctx: &'r Ctx<'c>,
-    built: &'r mut [Option<Built>],
-    out: &'r mut Vec<Vec<Datum>>,
-    steps: &'r mut [Ran],
+/// A join as it runs, pulled a batch of joined rows at a time: the rows a batch of one step
+/// passes on are joined through the later steps before that step goes on, so the output keeps
+/// the order of a row-at-a-time nested loop while no more than a batch per step is held (and
+/// a LIMIT above stops the join).
+struct Joining<'p> {
+    plan: &'p JoinPlan,
+    /// The steps with input left, innermost last.
+    stack: Vec<Frame<'p>>,
+    /// The rows of each build step, read once.
+    built: Vec<Option<Built>>,
+    /// What each step did (EXPLAIN ANALYZE).
+    steps: Vec<Ran>,
 }
 
-impl Run<'_, '_> {
-    /// Joins step `k`'s relation to `rows` (rows of the steps before it, NULL from `k` on)
-    /// and passes what matches to the next step, [`JOIN_BATCH_ROWS`] rows at a time. The
-    /// output keeps the order of a row-at-a-time nested loop.
-    fn step(&mut self, k: usize, rows: Vec<Vec<Datum>>) -> Result<()> {
-        let (plan, ctx) = (self.plan, self.ctx);
-        if let Some(counted) = k
-            .checked_sub(1)
-            .and_then(|before| self.steps.get_mut(before))
-        {
-            counted.rows += rows.len() as u64;
-        }
-        let Some(step) = plan.steps.get(k) else {
-            for row in &rows {
-                ctx.keep_row(row)?;
-            }
-            self.out.extend(rows);
-            return Ok(());
+/// Step `k` joining a batch of rows of the steps before it.
+struct Frame<'p> {
+    k: usize,
+    input: std::vec::IntoIter<Vec<Datum>>,
+    /// What a batched lookup found for each row of `input`, in order.
+    looked_up: Option<std::vec::IntoIter<Vec<Vec<Datum>>>>,
+    /// The input row being joined, with what may match it.
+    current: Option<Current<'p>>,
+}
+
+struct Current<'p> {
+    /// The input row, its step's slots filled with the candidate being tried.
+    row: Vec<Datum>,
+    found: Found<'p>,
+    matched: bool,
+}
+
+/// The rows of a step's relation that may match one input row.
+enum Found<'p> {
+    Rows(std::vec::IntoIter<Vec<Datum>>),
+    /// The first step's access path, read a page at a time.
+    Paged {
+        cursor: Cursor<'p>,
+        page: std::vec::IntoIter<(Key, Vec<Datum>)>,
+    },
+}
+
+impl<'p> Joining<'p> {
+    fn new(plan: &'p JoinPlan) -> Joining<'p> {
+        let start = Frame {
+            k: 0,
+            input: vec![vec![Datum::Null; plan.width]].into_iter(),
+            looked_up: None,
+            current: None,
         };
-        self.steps[k].loops += 1;
-        let slots = step.offset..step.offset + step.width;
-        let mut next = Vec::new();
-        for chunk in rows.chunks(JOIN_BATCH_ROWS) {
+        let mut steps = vec![Ran::default(); plan.steps.len()];
+        let stack = match steps.first_mut() {
+            Some(first) => {
+                first.loops = 1;
+                vec![start]
+            }
+            None => Vec::new(),
+        };
+        Joining {
+            plan,
+            stack,
+            built: (0..plan.steps.len()).map(|_| None).collect(),
+            steps,
+        }
+    }
+
+    /// The next joined rows (never none), or None once the join is done.
+    fn next_batch(&mut self, txn: &mut Transaction, ctx: &Ctx) -> Result<Option<Batch>> {
+        let plan = self.plan;
+        loop {
+            let Some(frame) = self.stack.last_mut() else {
+                return Ok(None);
+            };
+            let k = frame.k;
+            let (batch, exhausted) = fill(plan, frame, &mut self.built, txn, ctx)?;
+            if exhausted {
+                self.stack.pop();
+            }
+            if batch.is_empty() {
+                continue;
+            }
+            self.steps[k].rows += batch.len() as u64;
+            if k + 1 == plan.steps.len() {
+                return Ok(Some(batch));
+            }
             ctx.session.check_interrupt()?;
-            let mut looked_up = match &step.item {
+            let step = &plan.steps[k + 1];
+            let looked_up = match &step.item {
                 JoinItem::Lookup(source) => match &source.access {
                     Access::Point(exprs) => {
-                        Some(point_lookups(self.txn, source, exprs, chunk, ctx)?.into_iter())
+                        Some(point_lookups(txn, source, exprs, &batch, ctx)?.into_iter())
                     }
-                    _ => range_lookups(self.txn, source, chunk, ctx)?.map(Vec::into_iter),
+                    _ => range_lookups(txn, source, &batch, ctx)?.map(Vec::into_iter),
                 },
                 JoinItem::Build { .. } => None,
             };
-            for row in chunk {
-                let found: Vec<Vec<Datum>> = match looked_up.as_mut() {
-                    Some(rows) => rows.next().unwrap_or_default(),
-                    None => candidates(step, k, row, self.txn, ctx, self.built)?,
-                };
-                let mut row = row.clone();
-                let mut matched = false;
-                for candidate in found {
-                    let mut values = candidate.into_iter();
-                    for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
-                        *slot = value;
-                    }
-                    if let Some(k) = step.key_slot {
-                        row[k] = values.next().unwrap_or(Datum::Null);
-                    }
-                    if holds(step.on.as_ref(), &row, ctx)? {
-                        matched = true;
-                        if holds(step.filter.as_ref(), &row, ctx)? {
-                            next.push(row.clone());
-                            if next.len() >= JOIN_BATCH_ROWS {
-                                let batch = std::mem::take(&mut next);
-                                self.step(k + 1, batch)?;
-                            }
-                        }
+            self.steps[k + 1].loops += 1;
+            self.stack.push(Frame {
+                k: k + 1,
+                input: batch.into_iter(),
+                looked_up,
+                current: None,
+            });
+        }
+    }
+}
+
+/// Joins `frame`'s step to its input rows until [`JOIN_BATCH_ROWS`] rows passed or the input
+/// is used up; returns those rows and whether it is.
+fn fill<'p>(
+    plan: &'p JoinPlan,
+    frame: &mut Frame<'p>,
+    built: &mut [Option<Built>],
+    txn: &mut Transaction,
+    ctx: &Ctx,
+) -> Result<(Batch, bool)> {
+    let k = frame.k;
+    let step = &plan.steps[k];
+    let slots = step.offset..step.offset + step.width;
+    let mut out = Vec::new();
+    while out.len() < JOIN_BATCH_ROWS {
+        if frame.current.is_none() {
+            let Some(row) = frame.input.next() else {
+                return Ok((out, true));
+            };
+            let found = match (frame.looked_up.as_mut(), &step.item) {
+                (Some(rows), _) => Found::Rows(rows.next().unwrap_or_default().into_iter()),
+                // The first step reads its whole relation: a page at a time.
+                (None, JoinItem::Lookup(source)) if k == 0 => Found::Paged {
+                    cursor: Cursor::new(source, None),
+                    page: Vec::new().into_iter(),
+                },
+                (None, _) => Found::Rows(candidates(step, k, &row, txn, ctx, built)?.into_iter()),
+            };
+            frame.current = Some(Current {
+                row,
+                found,
+                matched: false,
+            });
+        }
+        let Current {
+            row,
+            found,
+            matched,
+        } = frame.current.as_mut().expect("set above");
+        let candidate = match found {
+            Found::Rows(rows) => rows.next(),
+            Found::Paged { cursor, page } => loop {
+                if let Some((_, r)) = page.next() {
+                    break Some(r);
+                }
+                match cursor.next_page(txn, &ctx.with_prefix(row))? {
+                    Some(next) => *page = next.into_iter(),
+                    None => break None,
+                }
+            },
+        };
+        match candidate {
+            Some(candidate) => {
+                let mut values = candidate.into_iter();
+                for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
+                    *slot = value;
+                }
+                if let Some(k) = step.key_slot {
+                    row[k] = values.next().unwrap_or(Datum::Null);
+                }
+                if holds(step.on.as_ref(), row, ctx)? {
+                    *matched = true;
+                    if holds(step.filter.as_ref(), row, ctx)? {
+                        out.push(row.clone());
                     }
                 }
+            }
+            None => {
+                let Current {
+                    mut row, matched, ..
+                } = frame.current.take().expect("set above");
                 if step.left && !matched {
                     for slot in &mut row[slots.clone()] {
                         *slot = Datum::Null;
@@ -238,16 +326,13 @@ impl Run<'_, '_> {
                         row[k] = Datum::Null;
                     }
                     if holds(step.filter.as_ref(), &row, ctx)? {
-                        next.push(row);
+                        out.push(row);
                     }
                 }
             }
         }
-        if !next.is_empty() {
-            self.step(k + 1, next)?;
-        }
-        Ok(())
     }
+    Ok((out, frame.input.len() == 0 && frame.current.is_none()))
 }
 
 /// The rows of step `k`'s relation that may match `row` (steps other than primary-key
