@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use strata_sql::{
-    Batch, Blocked, Client, ColumnInfo, Datum, Login, Output, PreparedInfo, Session, SqlError,
-    SqlServer,
+    Batch, Blocked, Client, ColumnInfo, Datum, Login, Output, PreparedInfo, ResultSink, RowSink,
+    Session, SqlError, SqlServer,
 };
 
 /// What the server needs from the SQL layer: a way to open one session per connection.
@@ -50,19 +50,21 @@ pub trait Backend: Send + Sync + 'static {
 
 /// The per-connection state of the SQL layer, as the protocol drives it.
 pub trait BackendSession {
-    /// Runs the statements of one COM_QUERY, one result per statement, stopping after the first
-    /// error; with [`Batch::Single`] text after the first statement is a syntax error and none
-    /// runs.
-    fn execute_text(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output, SqlError>>;
+    /// Runs the statements of one COM_QUERY, handing `sink` one result per statement as each
+    /// ends (and a large result set's rows while it runs), stopping after the first error;
+    /// with [`Batch::Single`] text after the first statement is a syntax error and none runs.
+    fn execute_text(&mut self, sql: &str, batch: Batch, sink: &mut dyn ResultSink);
 
     /// Prepares a statement.
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError>;
 
-    /// Executes a prepared statement with one datum per parameter.
+    /// Executes a prepared statement with one datum per parameter; a large result set's rows
+    /// may go to `sink` while it runs ([`Output::Streamed`]).
     fn execute_prepared(
         &mut self,
         statement_id: u32,
         params: Vec<Datum>,
+        sink: &mut dyn RowSink,
     ) -> Result<Output, SqlError>;
 
     /// Forgets a prepared statement.
@@ -124,8 +126,8 @@ impl Backend for Arc<SqlServer> {
 }
 
 impl BackendSession for Session {
-    fn execute_text(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output, SqlError>> {
-        Session::execute_batch(self, sql, batch)
+    fn execute_text(&mut self, sql: &str, batch: Batch, sink: &mut dyn ResultSink) {
+        Session::execute_batch_into(self, sql, batch, sink)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
@@ -136,8 +138,9 @@ impl BackendSession for Session {
         &mut self,
         statement_id: u32,
         params: Vec<Datum>,
+        sink: &mut dyn RowSink,
     ) -> Result<Output, SqlError> {
-        Session::execute_prepared(self, statement_id, params)
+        Session::execute_prepared_into(self, statement_id, params, sink)
     }
 
     fn close_prepared(&mut self, statement_id: u32) {

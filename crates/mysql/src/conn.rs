@@ -19,7 +19,10 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use strata_sql::{charsets, Batch, ColumnInfo, ColumnType, Datum, Output, SqlError};
+use strata_sql::{
+    charsets, Batch, ColumnInfo, ColumnType, Datum, Output, ResultSink, RowSink, SessionStatus,
+    SqlError,
+};
 
 use crate::backend::BackendSession;
 use crate::binary::{decode_params, encode_binary_row, ParamState};
@@ -132,14 +135,10 @@ impl<S: BackendSession> Connection<S> {
 
     /// Returns the status flags of the session for OK and EOF packets.
     pub fn status(&self) -> u16 {
-        let mut flags = 0;
-        if self.session.in_transaction() {
-            flags |= status::IN_TRANS;
-        }
-        if self.session.autocommit() {
-            flags |= status::AUTOCOMMIT;
-        }
-        flags
+        status_flags(SessionStatus {
+            in_transaction: self.session.in_transaction(),
+            autocommit: self.session.autocommit(),
+        })
     }
 
     /// Handles one command payload, appending its reply (if it has one) to `writer`, whose
@@ -206,11 +205,12 @@ impl<S: BackendSession> Connection<S> {
         self.ok(replies)
     }
 
-    /// COM_QUERY: one result per statement, each but the last flagged MORE_RESULTS_EXISTS; an
-    /// error ends the batch. The status flags are read once, after the whole batch ran. Only a
-    /// client that asked for CLIENT_MULTI_STATEMENTS (at the handshake or by COM_SET_OPTION)
-    /// may send several statements: for any other, text after the first is a syntax error and
-    /// nothing runs, so an injected `; DROP …` cannot ride along.
+    /// COM_QUERY: one result per statement, written as the statement ends with the session's
+    /// status then, each but the last flagged MORE_RESULTS_EXISTS; an error ends the batch. A
+    /// large result set is written while its statement runs. Only a client that asked for
+    /// CLIENT_MULTI_STATEMENTS (at the handshake or by COM_SET_OPTION) may send several
+    /// statements: for any other, text after the first is a syntax error and nothing runs, so
+    /// an injected `; DROP …` cannot ride along.
     fn query<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
         let sql = strata_sql::decode_statement_text(statement_text(body));
         let batch = if self.capabilities & capabilities::MULTI_STATEMENTS != 0 {
@@ -218,27 +218,9 @@ impl<S: BackendSession> Connection<S> {
         } else {
             Batch::Single
         };
-        let results = self.session.execute_text(&sql, batch);
-        let status = self.status();
-        if results.is_empty() {
-            return self.ok(replies);
-        }
-        let last = results.len() - 1;
-        for (index, result) in results.into_iter().enumerate() {
-            let more = if index < last {
-                status::MORE_RESULTS_EXISTS
-            } else {
-                0
-            };
-            match result {
-                Ok(output) => write_output(replies, output, status | more, encode_text_row)?,
-                Err(error) => {
-                    replies.err(&error)?;
-                    break;
-                }
-            }
-        }
-        Ok(())
+        let mut sink = ReplySink::new(replies, encode_text_row);
+        self.session.execute_text(&sql, batch, &mut sink);
+        sink.finish()
     }
 
     fn field_list<W: Write>(&mut self, body: &[u8], replies: &mut Replies<'_, W>) -> CommandResult {
@@ -328,9 +310,14 @@ impl<S: BackendSession> Connection<S> {
         if overflowed {
             return Err(codes::packet_too_large().into());
         }
-        let output = self.session.execute_prepared(statement_id, params?)?;
+        let params = params?;
+        let mut sink = ReplySink::new(replies, encode_binary_row);
+        let output = self
+            .session
+            .execute_prepared(statement_id, params, &mut sink);
+        sink.finish()?;
         let status = self.status();
-        write_output(replies, output, status, encode_binary_row)?;
+        write_output(replies, output?, status, encode_binary_row)?;
         Ok(())
     }
 
@@ -391,15 +378,108 @@ impl<S: BackendSession> Connection<S> {
     }
 }
 
-/// Writes one statement's output: a result set (rows encoded by `encode_row`) or an OK packet.
-/// A result set without columns cannot be expressed in the protocol and is sent as OK.
+/// The `SERVER_STATUS_*` flags of a session's state.
+fn status_flags(state: SessionStatus) -> u16 {
+    let mut flags = 0;
+    if state.in_transaction {
+        flags |= status::IN_TRANS;
+    }
+    if state.autocommit {
+        flags |= status::AUTOCOMMIT;
+    }
+    flags
+}
+
+/// How a row's payload is encoded: the text or the binary protocol.
+type EncodeRow = fn(&mut Vec<u8>, &[ColumnInfo], &[Datum]);
+
+/// Writes a command's results as the session hands them over: whole results, and the
+/// columns and rows of a result set that streams while its statement runs. The first socket
+/// error is kept (the session is told the write failed, and stops) and ends the connection.
+struct ReplySink<'r, 'w, W: Write> {
+    replies: &'r mut Replies<'w, W>,
+    encode_row: EncodeRow,
+    /// The columns of the result set being streamed.
+    columns: Vec<ColumnInfo>,
+    failed: Option<io::Error>,
+}
+
+impl<'r, 'w, W: Write> ReplySink<'r, 'w, W> {
+    fn new(replies: &'r mut Replies<'w, W>, encode_row: EncodeRow) -> Self {
+        ReplySink {
+            replies,
+            encode_row,
+            columns: Vec::new(),
+            failed: None,
+        }
+    }
+
+    /// Keeps the first socket error, which the session gets as MySQL's 1160.
+    fn written(&mut self, result: io::Result<()>) -> Result<(), SqlError> {
+        result.map_err(|error| {
+            self.failed.get_or_insert(error);
+            codes::net_error_on_write()
+        })
+    }
+
+    /// The socket error a write met, if any.
+    fn finish(self) -> CommandResult {
+        match self.failed {
+            Some(error) => Err(CommandError::Io(error)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<W: Write> RowSink for ReplySink<'_, '_, W> {
+    fn columns(&mut self, columns: &[ColumnInfo], state: SessionStatus) -> Result<(), SqlError> {
+        self.columns = columns.to_vec();
+        let written = self.replies.begin_result_set(columns, status_flags(state));
+        self.written(written)
+    }
+
+    fn rows(&mut self, rows: &[Vec<Datum>]) -> Result<(), SqlError> {
+        let (columns, encode_row) = (&self.columns, self.encode_row);
+        let writer = &mut *self.replies.writer;
+        let written = rows
+            .iter()
+            .try_for_each(|row| writer.write_with(|buffer| encode_row(buffer, columns, row)));
+        self.written(written)
+    }
+}
+
+impl<W: Write> ResultSink for ReplySink<'_, '_, W> {
+    fn result(
+        &mut self,
+        result: Result<Output, SqlError>,
+        state: SessionStatus,
+        more: bool,
+    ) -> Result<(), SqlError> {
+        let more = if more { status::MORE_RESULTS_EXISTS } else { 0 };
+        let written = match result {
+            Ok(output) => write_output(
+                self.replies,
+                output,
+                status_flags(state) | more,
+                self.encode_row,
+            ),
+            Err(error) => self.replies.err(&error),
+        };
+        self.written(written)
+    }
+}
+
+/// Writes one statement's output: a result set (rows encoded by `encode_row`), the end of one
+/// whose rows were streamed, or an OK packet. A result set without columns cannot be expressed
+/// in the protocol and is sent as OK.
 fn write_output<W: Write>(
     replies: &mut Replies<'_, W>,
     output: Output,
     status: u16,
-    encode_row: fn(&mut Vec<u8>, &[ColumnInfo], &[Datum]),
+    encode_row: EncodeRow,
 ) -> io::Result<()> {
     match output {
+        Output::Streamed { .. } => replies.end_of_rows(status),
         Output::ResultSet { columns, rows } if !columns.is_empty() => {
             replies.result_set(&columns, &rows, status, encode_row)
         }

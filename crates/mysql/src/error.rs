@@ -93,6 +93,11 @@ pub mod codes {
         SqlError::new(1156, "08S01", "Got packets out of order")
     }
 
+    /// 1160: a reply could not be written (the client went away or stopped reading).
+    pub fn net_error_on_write() -> SqlError {
+        SqlError::new(1160, "08S01", "Got an error writing communication packets")
+    }
+
     /// 1210: a COM_STMT_* command whose arguments do not match the statement.
     pub fn wrong_arguments(command: &str) -> SqlError {
         SqlError::new(1210, "HY000", format!("Incorrect arguments to {command}"))

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use strata_sql::{
     charsets, Batch, Client, ColumnInfo, ColumnType, Datum, Identity, Login, Output, PreparedInfo,
-    SqlError,
+    ResultSink, RowSink, SessionStatus, SqlError,
 };
 
 use crate::backend::{Backend, BackendSession};
@@ -184,6 +184,13 @@ impl ScriptedSession {
         self.database.as_deref()
     }
 
+    fn status(&self) -> SessionStatus {
+        SessionStatus {
+            in_transaction: self.in_transaction,
+            autocommit: true,
+        }
+    }
+
     fn execute_one(&mut self, statement: &str) -> Result<Output, SqlError> {
         let ok = Output::Ok {
             affected_rows: 0,
@@ -208,28 +215,32 @@ impl ScriptedSession {
 }
 
 impl BackendSession for ScriptedSession {
-    fn execute_text(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output, SqlError>> {
+    fn execute_text(&mut self, sql: &str, batch: Batch, sink: &mut dyn ResultSink) {
         let statements: Vec<String> = sql
             .split(';')
             .map(normalize)
             .filter(|statement| !statement.is_empty())
             .collect();
-        if batch == Batch::Single && statements.len() > 1 {
-            return vec![Err(SqlError::new(1064, "42000", "multiple statements"))];
+        let refused = if batch == Batch::Single && statements.len() > 1 {
+            Some(SqlError::new(1064, "42000", "multiple statements"))
+        } else if statements.is_empty() {
+            Some(SqlError::new(1065, "42000", "Query was empty"))
+        } else {
+            None
+        };
+        if let Some(error) = refused {
+            let _ = sink.result(Err(error), self.status(), false);
+            return;
         }
-        let mut results = Vec::new();
-        for statement in &statements {
+        let last = statements.len() - 1;
+        for (index, statement) in statements.iter().enumerate() {
             let result = self.execute_one(statement);
             let failed = result.is_err();
-            results.push(result);
-            if failed {
+            let more = index < last && !failed;
+            if sink.result(result, self.status(), more).is_err() || failed {
                 break;
             }
         }
-        if results.is_empty() {
-            results.push(Err(SqlError::new(1065, "42000", "Query was empty")));
-        }
-        results
     }
 
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
@@ -255,6 +266,7 @@ impl BackendSession for ScriptedSession {
         &mut self,
         statement_id: u32,
         params: Vec<Datum>,
+        _sink: &mut dyn RowSink,
     ) -> Result<Output, SqlError> {
         let Some((sql, statement)) = self.prepared.get(&statement_id) else {
             let message = format!(

@@ -139,6 +139,13 @@ impl<W: Write> Replies<'_, W> {
         self.eof_after_definitions(status)
     }
 
+    /// Writes what comes before a result set's rows: the column count and definitions.
+    pub fn begin_result_set(&mut self, columns: &[ColumnInfo], status: u16) -> io::Result<()> {
+        self.writer
+            .write_with(|buffer| put_lenenc_int(buffer, columns.len() as u64))?;
+        self.definitions(columns, status)
+    }
+
     /// Writes a whole result set; `encode_row` appends one row's payload.
     pub fn result_set(
         &mut self,
@@ -147,9 +154,7 @@ impl<W: Write> Replies<'_, W> {
         status: u16,
         encode_row: fn(&mut Vec<u8>, &[ColumnInfo], &[Datum]),
     ) -> io::Result<()> {
-        self.writer
-            .write_with(|buffer| put_lenenc_int(buffer, columns.len() as u64))?;
-        self.definitions(columns, status)?;
+        self.begin_result_set(columns, status)?;
         for row in rows {
             self.writer
                 .write_with(|buffer| encode_row(buffer, columns, row))?;

@@ -127,6 +127,12 @@ pub enum Output {
         columns: Arc<[ColumnInfo]>,
         rows: Vec<Vec<Datum>>,
     },
+    /// Rows that already went to the [`ResultSink`] as the statement made them: what is left
+    /// to send is the end of the result set.
+    Streamed {
+        /// How many rows were sent.
+        rows: u64,
+    },
     /// No rows: an OK packet.
     Ok {
         affected_rows: u64,
@@ -134,6 +140,82 @@ pub enum Output {
         warnings: u16,
         info: String,
     },
+}
+
+/// The session's state that the protocol reports with each result (`SERVER_STATUS_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionStatus {
+    /// A transaction is open.
+    pub in_transaction: bool,
+    /// Autocommit is on.
+    pub autocommit: bool,
+}
+
+/// Where a running SELECT may send its rows before it ends (the protocol's connection). One
+/// whose result grows past [`STREAM_AFTER_BYTES`](crate::STREAM_AFTER_BYTES) sends its
+/// columns and rows here while it runs, so that no result is ever held whole: its result is
+/// then [`Output::Streamed`]. A failure of the sink (the client went away) is returned as the
+/// error that stops the statement.
+pub trait RowSink {
+    /// Whether rows may go out before their statement has ended; when false, every result
+    /// comes whole.
+    fn streams(&self) -> bool {
+        true
+    }
+
+    /// A result set begins: its columns, before any of its rows.
+    fn columns(
+        &mut self,
+        columns: &[ColumnInfo],
+        status: SessionStatus,
+    ) -> std::result::Result<(), SqlError>;
+
+    /// More rows of the result set that [`RowSink::columns`] began.
+    fn rows(&mut self, rows: &[Vec<Datum>]) -> std::result::Result<(), SqlError>;
+}
+
+/// Where a session sends the results of a client's COM_QUERY as its statements finish, each
+/// before the next statement runs (so a streamed result follows the ones before it).
+pub trait ResultSink: RowSink {
+    /// One statement ended with `result`; `more` when another statement of the same command
+    /// follows. An error from the sink stops the command.
+    fn result(
+        &mut self,
+        result: std::result::Result<Output, SqlError>,
+        status: SessionStatus,
+        more: bool,
+    ) -> std::result::Result<(), SqlError>;
+}
+
+/// A [`ResultSink`] that keeps every result whole, in order (tests, and callers that want
+/// the results as values).
+#[derive(Default)]
+pub struct CollectResults(pub Vec<std::result::Result<Output, SqlError>>);
+
+impl RowSink for CollectResults {
+    fn streams(&self) -> bool {
+        false
+    }
+
+    fn columns(&mut self, _: &[ColumnInfo], _: SessionStatus) -> std::result::Result<(), SqlError> {
+        unreachable!("a collecting sink is never streamed to")
+    }
+
+    fn rows(&mut self, _: &[Vec<Datum>]) -> std::result::Result<(), SqlError> {
+        unreachable!("a collecting sink is never streamed to")
+    }
+}
+
+impl ResultSink for CollectResults {
+    fn result(
+        &mut self,
+        result: std::result::Result<Output, SqlError>,
+        _: SessionStatus,
+        _: bool,
+    ) -> std::result::Result<(), SqlError> {
+        self.0.push(result);
+        Ok(())
+    }
 }
 
 /// The reply to COM_STMT_PREPARE.

@@ -23,6 +23,8 @@ pub trait SessionEnv {
     /// Charges `bytes` the running statement keeps to its memory (8175 past its quota, 8176
     /// past the server's limit).
     fn consume_memory(&self, bytes: usize) -> Result<()>;
+    /// Gives back `bytes` the running statement no longer holds (rows sent to the client).
+    fn release_memory(&self, bytes: usize);
 }
 
 /// What one execution of a statement evaluates against.

@@ -12,7 +12,8 @@
 //! handlers ([`dml`], [`ddl`], [`show`]).
 //!
 //! 1. **Wire.** strata-mysql reads a COM_QUERY or a COM_STMT_EXECUTE and calls
-//!    [`Session::execute_text`] or [`Session::execute_prepared`].
+//!    [`Session::execute_batch_into`] or [`Session::execute_prepared_into`] with a
+//!    [`ResultSink`] that writes to the client.
 //! 2. **Parse.** [`parser::parse`] tokenizes the text (executable comments run, optimizer hints
 //!    dropped), reads MySQL's own statements (the SHOW forms sqlparser lacks, ANALYZE, DO, …)
 //!    into [`parser::statement::Statement`] variants
@@ -35,16 +36,18 @@
 //! 5. **Execute.** [`executor::build`] turns the plan into a tree of physical operators, one
 //!    file each under [`executor`]: a scan of the access path through a
 //!    [`strata_txn::Transaction`] ([`executor::scan::Scan`], or a join of several,
-//!    [`executor::join::execute`]), then subqueries, grouping
+//!    [`executor::join::Join`], which is pulled a batch at a time too), then subqueries, grouping
 //!    ([`executor::grouping::Grouping`]), HAVING, windows, the projection (each value in its
-//!    column's type, [`expr::conform`]), DISTINCT, sort and limit. [`executor::execute`] pulls
-//!    batches of rows from its root, so a LIMIT stops the scan below it; EXPLAIN prints the
-//!    same tree ([`executor::Node`]).
+//!    column's type, [`expr::conform`]), DISTINCT, sort and limit. [`executor::execute_into`]
+//!    pulls batches of rows from its root, so a LIMIT stops the scan below it, and hands a
+//!    result past [`STREAM_AFTER_BYTES`] to the sink batch by batch instead of holding it;
+//!    EXPLAIN prints the same tree ([`executor::Node`]).
 //! 6. **Commit.** An autocommit statement commits at once (one-phase, async or two-phase
 //!    commit, chosen in strata-txn); one that meets a concurrent commit runs again from
 //!    scratch ([`error::Error::is_retryable`]). Inside a transaction a failed statement is
 //!    undone alone, except a deadlock, which ends the transaction.
-//! 7. **Answer.** The session returns an [`Output`] (rows or OK); an [`Error`] becomes
+//! 7. **Answer.** The session hands the sink an [`Output`] per statement (rows, the end of
+//!    streamed rows, or OK) as each ends; an [`Error`] becomes
 //!    MySQL's code, SQLSTATE and message there ([`error::Error::to_packet`]).
 //!
 //! The map names private items: rustdoc checks that each link resolves, so the map fails
@@ -89,6 +92,7 @@ mod view;
 pub use account::{Blocked, Credential, Identity, Login};
 pub use api::*;
 pub use error::Error;
+pub use executor::STREAM_AFTER_BYTES;
 pub use parser::bytes::decode as decode_statement_text;
 pub use parser::Batch;
 pub use process::{Client, KillHook};

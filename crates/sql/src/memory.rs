@@ -111,6 +111,8 @@ impl MemoryPool {
 #[derive(Default)]
 struct Tracker {
     used: AtomicU64,
+    /// The most `used` was before a release (rows sent to the client are released).
+    peak: AtomicU64,
     reserved: AtomicU64,
     /// The running statement's quota; 0 for none.
     quota: AtomicU64,
@@ -142,6 +144,7 @@ impl StatementMemory {
     pub fn end(&self) {
         let tracker = &self.tracker;
         tracker.used.store(0, Ordering::Relaxed);
+        tracker.peak.store(0, Ordering::Relaxed);
         tracker.cancelled.store(false, Ordering::Relaxed);
         let reserved = tracker.reserved.swap(0, Ordering::Relaxed);
         if reserved > 0 {
@@ -149,10 +152,25 @@ impl StatementMemory {
         }
     }
 
-    /// The bytes the running statement holds (what it charged so far: charges are only ever
-    /// added, so this is its peak).
+    /// The most bytes the running statement has held at once.
     pub fn used(&self) -> u64 {
-        self.tracker.used.load(Ordering::Relaxed)
+        let tracker = &self.tracker;
+        let used = tracker.used.load(Ordering::Relaxed);
+        used.max(tracker.peak.load(Ordering::Relaxed))
+    }
+
+    /// Gives back `bytes` that the running statement no longer holds (result rows that went
+    /// to the client). What it reserved from the pool stays reserved until it ends, so a
+    /// statement that streams its result reserves no more than its largest held part.
+    pub fn release(&self, bytes: usize) {
+        let tracker = &self.tracker;
+        let used = tracker.used.load(Ordering::Relaxed);
+        if used > tracker.peak.load(Ordering::Relaxed) {
+            tracker.peak.store(used, Ordering::Relaxed);
+        }
+        tracker
+            .used
+            .store(used.saturating_sub(bytes as u64), Ordering::Relaxed);
     }
 
     /// Charges `bytes` to the running statement of connection `connection_id`: 8175 past its

@@ -174,6 +174,11 @@ impl Process {
         self.memory.consume(bytes, self.id)
     }
 
+    /// Gives back `bytes` the running statement no longer holds.
+    pub fn release_memory(&self, bytes: usize) {
+        self.memory.release(bytes);
+    }
+
     /// Whether the connection was killed.
     pub fn connection_killed(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed) == CONNECTION_KILLED

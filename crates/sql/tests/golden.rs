@@ -51,6 +51,8 @@ fn render(output: &Result<Output, strata_sql::SqlError>) -> String {
             }
             mask_durations(&lines.join("\n"))
         }
+        // `execute_text` collects every result whole: nothing is streamed.
+        Ok(Output::Streamed { rows }) => format!("streamed {rows} rows"),
         Err(e) => format!(
             "error {} ({}): {}",
             e.code,

@@ -358,6 +358,120 @@ fn statements_past_their_memory_quota_are_cancelled() {
     eprintln!("peak RSS {peak} MiB");
 }
 
+/// A result larger than the statement's memory quota is sent while the SELECT runs instead of
+/// being held whole: through the text protocol (alone and between the results of a
+/// multi-statement query) and the binary one. A statement that does hold its rows (a sort) is
+/// still stopped by the quota, and an error after some rows were sent reaches the client after
+/// them, on a connection that goes on.
+#[test]
+fn results_larger_than_the_memory_quota_stream_to_the_client() {
+    use mysql::prelude::Queryable;
+
+    const ROWS: u64 = 100_000;
+    // About 25 MiB of rows as the server counts them; the quota is 4 MiB.
+    const QUOTA: &str = "SET tidb_mem_quota_query = 4194304";
+    let p = Playground::start();
+    p.sql(
+        None,
+        "CREATE DATABASE big; CREATE TABLE big.t (id INT PRIMARY KEY, pad VARCHAR(200))",
+    );
+    p.sql(
+        Some("big"),
+        &format!(
+            "SET cte_max_recursion_depth = {ROWS}; INSERT INTO t WITH RECURSIVE r(n) AS \
+             (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < {ROWS}) \
+             SELECT n, REPEAT('x', 180) FROM r"
+        ),
+    );
+    let quick = |sql: &str| {
+        common::mariadb_reading(
+            p.port,
+            &[
+                "--quick",
+                "-N",
+                "-D",
+                "big",
+                "-e",
+                &format!("{QUOTA}; {sql}"),
+            ],
+            b"",
+        )
+    };
+
+    let all = quick("SELECT id, pad FROM t");
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    let ids: Vec<u64> = String::from_utf8_lossy(&all.stdout)
+        .lines()
+        .map(|line| line.split('\t').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ids, (1..=ROWS).collect::<Vec<_>>());
+
+    let batch = quick("SELECT 'first'; SELECT id FROM t; SELECT 'last'");
+    let text = String::from_utf8_lossy(&batch.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len() as u64,
+        ROWS + 2,
+        "{}",
+        String::from_utf8_lossy(&batch.stderr)
+    );
+    assert_eq!(
+        (lines[0], lines[1], lines[lines.len() - 1]),
+        ("first", "1", "last")
+    );
+
+    let sorted = quick("SELECT pad FROM t ORDER BY pad DESC, id");
+    let sorted = String::from_utf8_lossy(&sorted.stderr).into_owned();
+    assert!(sorted.contains("ERROR 8175"), "{sorted}");
+
+    // Row 90,000 cannot be computed: the rows before it went out, then the error.
+    let failing = quick("SELECT id, JSON_EXTRACT(IF(id = 90000, '{bad', '{}'), '$') FROM t");
+    let sent = String::from_utf8_lossy(&failing.stdout).lines().count();
+    let error = String::from_utf8_lossy(&failing.stderr).into_owned();
+    assert!(error.contains("ERROR 3141"), "{error}");
+    assert!(
+        (10_000..90_000).contains(&sent),
+        "{sent} rows before the error"
+    );
+
+    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&p.url("big")).unwrap()).unwrap();
+    conn.query_drop(QUOTA).unwrap();
+    let mut count = 0u64;
+    let mut sum = 0u64;
+    for row in conn
+        .exec_iter("SELECT id, pad FROM t WHERE id > ?", (0,))
+        .unwrap()
+    {
+        let (id, pad): (u64, String) = mysql::from_row(row.unwrap());
+        assert_eq!(pad.len(), 180);
+        count += 1;
+        sum += id;
+    }
+    assert_eq!((count, sum), (ROWS, ROWS * (ROWS + 1) / 2));
+    let mut sent = 0;
+    let mut failed = None;
+    for row in conn
+        .exec_iter(
+            "SELECT id, JSON_EXTRACT(IF(id = ?, '{bad', '{}'), '$') FROM t",
+            (90_000,),
+        )
+        .unwrap()
+    {
+        match row {
+            Ok(_) => sent += 1,
+            Err(e) => failed = Some(e.to_string()),
+        }
+    }
+    let failed = failed.unwrap_or_default();
+    assert!(failed.contains("3141"), "{sent} rows, then {failed:?}");
+    let next: Option<u64> = conn.query_first("SELECT COUNT(*) FROM t").unwrap();
+    assert_eq!(next, Some(ROWS));
+}
+
 /// Samples a process's resident memory every 20 ms until stopped (or dropped).
 struct RssSampler {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,

@@ -32,6 +32,7 @@ use strata_codec::Datum;
 use strata_txn::Transaction;
 use strata_types::Key;
 
+use crate::api::{RowSink, SessionStatus};
 use crate::error::Result;
 use crate::exec::{AggEnv, Ctx};
 use crate::expr::EvalEnv;
@@ -246,6 +247,68 @@ fn build_with(plan: &SelectPlan, measure: bool) -> Box<dyn Operator + '_> {
         input = measured(Box::new(limit::Limit::new(input, count)));
     }
     input
+}
+
+/// A result past this many bytes (as [`crate::memory::row_bytes`] counts them) goes to the
+/// client while the SELECT runs instead of being held whole; one below it is held, so that
+/// an error before its end still replaces the whole result, as for every small result.
+pub const STREAM_AFTER_BYTES: usize = 1 << 20;
+
+/// What [`execute_into`] did with a SELECT's rows.
+pub enum Selected {
+    /// They are held whole: the result stayed under [`STREAM_AFTER_BYTES`].
+    Rows(Batch),
+    /// They went to the sink as they came: how many.
+    Sent(u64),
+}
+
+/// Runs a SELECT that does not lock to the end, handing its rows to `sink` once they pass
+/// [`STREAM_AFTER_BYTES`] (the columns first, with `status`), batch by batch as the root
+/// makes them; the rows sent no longer count against the statement's memory.
+pub fn execute_into(
+    plan: &SelectPlan,
+    txn: &mut Transaction,
+    ctx: &Ctx,
+    sink: &mut dyn RowSink,
+    status: SessionStatus,
+) -> Result<Selected> {
+    let mut root = build(plan);
+    let mut exec = Exec {
+        txn,
+        ctx,
+        locked: Vec::new(),
+    };
+    let mut held: Batch = Vec::new();
+    let mut held_bytes = 0;
+    let mut sent = None;
+    while let Some(batch) = root.next(&mut exec)? {
+        if let Some(count) = sent.as_mut() {
+            sink.rows(&batch)?;
+            *count += batch.len() as u64;
+            continue;
+        }
+        for row in &batch {
+            let bytes = crate::memory::row_bytes(row);
+            ctx.consume_memory(bytes)?;
+            held_bytes += bytes;
+        }
+        if held.is_empty() {
+            held = batch;
+        } else {
+            held.extend(batch);
+        }
+        if held_bytes > STREAM_AFTER_BYTES {
+            sink.columns(&plan.columns, status)?;
+            sink.rows(&held)?;
+            sent = Some(held.len() as u64);
+            ctx.session.release_memory(held_bytes);
+            held = Vec::new();
+        }
+    }
+    Ok(match sent {
+        Some(count) => Selected::Sent(count),
+        None => Selected::Rows(held),
+    })
 }
 
 /// Runs a SELECT to the end; returns its rows and the row keys a locking read must lock.

@@ -17,7 +17,9 @@ use strata_codec::Datum;
 use strata_txn::{KvError, Transaction, TxnError, TxnMode};
 
 use crate::account::{self, Identity};
-use crate::api::{ColumnInfo, Output, PreparedInfo, SqlError};
+use crate::api::{
+    CollectResults, ColumnInfo, Output, PreparedInfo, ResultSink, RowSink, SessionStatus, SqlError,
+};
 use crate::ddl::ActiveTxn;
 use crate::dml::{self, WriteCtx, WriteResult};
 use crate::error::{self, Error, Result};
@@ -151,6 +153,10 @@ impl SessionEnv for Env<'_> {
         self.session.process.consume_memory(bytes)
     }
 
+    fn release_memory(&self, bytes: usize) {
+        self.session.process.release_memory(bytes);
+    }
+
     fn set_user_variable(&self, name: &str, value: Datum) {
         self.session
             .user_vars
@@ -243,40 +249,53 @@ impl Session {
         sql: &str,
         batch: Batch,
     ) -> Vec<std::result::Result<Output, SqlError>> {
-        self.run_batch(sql, batch)
-            .into_iter()
-            .map(|r| r.map_err(Error::into_packet))
-            .collect()
+        let mut results = CollectResults::default();
+        self.execute_batch_into(sql, batch, &mut results);
+        results.0
     }
 
-    fn run_batch(&mut self, sql: &str, batch: Batch) -> Vec<Result<Output>> {
+    /// [`Session::execute_batch`] with each statement's result handed to `sink` as the
+    /// statement ends, and a large result set's rows while it runs (see [`RowSink`]). The
+    /// batch stops at the first error, its own or the sink's.
+    pub fn execute_batch_into(&mut self, sql: &str, batch: Batch, sink: &mut dyn ResultSink) {
         let parsed = match parser::parse_batch_in(sql, batch, self.pipes_as_concat) {
-            Ok(p) => p,
-            Err(e) => return vec![Err(e)],
+            Ok(p) if p.param_count > 0 => Err(error::syntax("near '?'")),
+            Ok(p) if p.statements.is_empty() => Err(Error::new(1065, "42000", "Query was empty")),
+            other => other,
         };
-        if parsed.param_count > 0 {
-            return vec![Err(error::syntax("near '?'"))];
-        }
-        if parsed.statements.is_empty() {
-            return vec![Err(Error::new(1065, "42000", "Query was empty"))];
-        }
-        let mut outputs = Vec::with_capacity(parsed.statements.len());
+        let parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                let _ = sink.result(Err(e.into_packet()), self.status(), false);
+                return;
+            }
+        };
         let text = crate::process::info_text(sql);
-        for statement in &parsed.statements {
+        let last = parsed.statements.len() - 1;
+        for (index, statement) in parsed.statements.iter().enumerate() {
             self.process.begin_statement(
                 &text,
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_counted(statement, &text, &[], None);
+            let rows = sink.streams().then_some(&mut *sink as &mut dyn RowSink);
+            let result = self.run_counted(statement, &text, &[], None, rows);
             let failed = result.is_err();
-            outputs.push(result);
-            if failed {
+            let more = index < last && !failed;
+            let delivered = sink.result(result.map_err(Error::into_packet), self.status(), more);
+            if failed || delivered.is_err() {
                 break;
             }
         }
         self.process.end_statement();
-        outputs
+    }
+
+    /// The state reported with each result: an open transaction, autocommit.
+    pub fn status(&self) -> SessionStatus {
+        SessionStatus {
+            in_transaction: self.in_transaction(),
+            autocommit: self.autocommit(),
+        }
     }
 
     /// This session's statements by type.
@@ -292,12 +311,13 @@ impl Session {
         params: &[Datum],
         cache: Option<&mut Option<CachedPlan>>,
         needs: Option<&mut access::CachedNeeds>,
+        rows: Option<&mut dyn RowSink>,
     ) -> Result<Output> {
         self.check_privileges(statement, needs)?;
         match statement {
             statement::Statement::Sql(tree, extras) => {
                 self.take_extras(extras);
-                self.execute_statement(tree, params, cache)
+                self.execute_statement(tree, params, cache, rows)
             }
             other => {
                 self.take_extras(&parser::Extras::default());
@@ -399,7 +419,20 @@ impl Session {
         statement_id: u32,
         params: Vec<Datum>,
     ) -> std::result::Result<Output, SqlError> {
-        self.execute_prepared_statement(statement_id, params)
+        self.execute_prepared_statement(statement_id, params, None)
+            .map_err(Error::into_packet)
+    }
+
+    /// [`Session::execute_prepared`] with a large result set's rows handed to `sink` while
+    /// the statement runs (its result is then [`Output::Streamed`]).
+    pub fn execute_prepared_into(
+        &mut self,
+        statement_id: u32,
+        params: Vec<Datum>,
+        sink: &mut dyn RowSink,
+    ) -> std::result::Result<Output, SqlError> {
+        let rows = sink.streams().then_some(sink);
+        self.execute_prepared_statement(statement_id, params, rows)
             .map_err(Error::into_packet)
     }
 
@@ -407,6 +440,7 @@ impl Session {
         &mut self,
         statement_id: u32,
         params: Vec<Datum>,
+        rows: Option<&mut dyn RowSink>,
     ) -> Result<Output> {
         let mut prepared = self
             .prepared
@@ -426,7 +460,7 @@ impl Session {
                 self.max_execution_ms(statement),
                 self.memory_quota(),
             );
-            let result = self.run_counted(statement, text, &params, Some(caches));
+            let result = self.run_counted(statement, text, &params, Some(caches), rows);
             self.process.end_statement();
             result
         };
@@ -594,7 +628,7 @@ impl Session {
         let query = crate::parser::synth::select_value(e.clone());
         let schema = self.server.catalog.schema();
         let plan = query::plan_select(&query, &schema, self.database.as_deref())?;
-        match self.run_select(&plan, params)? {
+        match self.run_select(&plan, params, None)? {
             Output::ResultSet { rows, .. } => Ok(rows
                 .into_iter()
                 .next()
@@ -608,7 +642,7 @@ impl Session {
     pub(crate) fn query_rows(&mut self, query: &ast::Query) -> Result<Vec<Vec<Datum>>> {
         let schema = self.server.catalog.schema();
         let plan = query::plan_select(query, &schema, self.database.as_deref())?;
-        match self.run_select(&plan, &[])? {
+        match self.run_select(&plan, &[], None)? {
             Output::ResultSet { rows, .. } => Ok(rows),
             _ => Ok(Vec::new()),
         }
@@ -721,7 +755,7 @@ impl Session {
 
     /// Runs one statement that writes (CREATE TABLE … SELECT's INSERT), as if a client sent it.
     pub(crate) fn execute_write(&mut self, statement: &Statement) -> Result<Output> {
-        self.execute_statement(statement, &[], None)
+        self.execute_statement(statement, &[], None, None)
     }
 
     fn execute_statement(
@@ -729,6 +763,7 @@ impl Session {
         statement: &Statement,
         params: &[Datum],
         cache: Option<&mut Option<CachedPlan>>,
+        rows: Option<&mut dyn RowSink>,
     ) -> Result<Output> {
         // A write registers its transaction before it is planned: online DDL waits for every
         // transaction registered under an older schema, and a plan made from an older schema
@@ -746,19 +781,55 @@ impl Session {
             None
         };
         match self.plan(statement, cache)? {
-            Some(plan) => self.execute_plan(&plan, params),
+            Some(plan) => self.execute_plan(&plan, params, rows),
             None => show::execute_other(self, statement, params),
         }
     }
 
-    fn execute_plan(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
+    fn execute_plan(
+        &mut self,
+        plan: &Plan,
+        params: &[Datum],
+        rows: Option<&mut dyn RowSink>,
+    ) -> Result<Output> {
         match plan {
-            Plan::Select(select) => self.run_select(select, params),
+            Plan::Select(select) => self.run_select(select, params, rows),
             _ => self.run_write(plan, params),
         }
     }
 
-    fn run_select(&mut self, plan: &SelectPlan, params: &[Datum]) -> Result<Output> {
+    /// Runs a SELECT. With `sink`, a large result of a read that does not lock goes there
+    /// while it runs (a locking read may be retried, and SQL_CALC_FOUND_ROWS runs twice: their
+    /// results are held whole).
+    fn run_select(
+        &mut self,
+        plan: &SelectPlan,
+        params: &[Datum],
+        sink: Option<&mut dyn RowSink>,
+    ) -> Result<Output> {
+        let streamable = plan.lock == query::RowLock::None && !self.extras.calc_found_rows;
+        if let (Some(sink), true) = (sink, streamable) {
+            let status = SessionStatus {
+                in_transaction: self.explicit_txn_active(),
+                autocommit: self.autocommit(),
+            };
+            let selected = self.reading(plan, |session, txn| {
+                let env = Env { session };
+                let ctx = Ctx::new(params, &env, false);
+                crate::executor::execute_into(plan, txn, &ctx, &mut *sink, status)
+            })?;
+            return Ok(match selected {
+                crate::executor::Selected::Rows(rows) => {
+                    let found = rows.len() as u64;
+                    self.result_set(plan, (rows, found))
+                }
+                crate::executor::Selected::Sent(rows) => {
+                    self.found_rows = rows;
+                    self.row_count = -1;
+                    Output::Streamed { rows }
+                }
+            });
+        }
         let rows = self.reading(plan, |session, txn| session.select_in(txn, plan, params))?;
         Ok(self.result_set(plan, rows))
     }

@@ -37,6 +37,7 @@ impl Session {
         text: &str,
         params: &[Datum],
         caches: Option<&mut Caches>,
+        rows: Option<&mut dyn crate::api::RowSink>,
     ) -> Result<Output> {
         let kind = StatementKind::of(statement);
         // Counted for the session before it runs: MySQL's Questions includes the statement
@@ -49,10 +50,13 @@ impl Session {
                 needs,
                 digest,
             }) => (
-                self.run_statement(statement, params, Some(plan), Some(needs)),
+                self.run_statement(statement, params, Some(plan), Some(needs), rows),
                 Some(digest),
             ),
-            None => (self.run_statement(statement, params, None, None), None),
+            None => (
+                self.run_statement(statement, params, None, None, rows),
+                None,
+            ),
         };
         let took = started.elapsed();
         crate::metrics::statement_done(kind, took, result.is_err());
@@ -181,6 +185,7 @@ impl Session {
 fn rows_of(result: &Result<Output>) -> (u64, u64) {
     match result {
         Ok(Output::ResultSet { rows, .. }) => (rows.len() as u64, 0),
+        Ok(Output::Streamed { rows }) => (*rows, 0),
         Ok(Output::Ok { affected_rows, .. }) => (0, *affected_rows),
         _ => (0, 0),
     }
