@@ -322,9 +322,10 @@ fn statements_past_their_memory_quota_are_cancelled() {
         p.port,
         &["--threads=4", "--time=8", "oltp_point_select", "run"],
     );
-    // Every row of one table with every row of the other, sorted: nothing to stream.
-    const CROSS_JOIN: &str = "SELECT a.c, b.pad FROM sbtest.sbtest1 a, sbtest.sbtest2 b \
-                              ORDER BY a.c, b.pad LIMIT 1";
+    // Every row of one table with every row of the other, each its own group: held whole
+    // (a sort would spill to disk, a plain result would stream).
+    const CROSS_JOIN: &str = "SELECT a.c, b.pad, COUNT(*) FROM sbtest.sbtest1 a, \
+                              sbtest.sbtest2 b GROUP BY a.c, b.pad LIMIT 1";
     let quota = p.mariadb(
         None,
         &format!("SET tidb_mem_quota_query = {}; {CROSS_JOIN}", 64 << 20),
@@ -360,9 +361,9 @@ fn statements_past_their_memory_quota_are_cancelled() {
 
 /// A result larger than the statement's memory quota is sent while the SELECT runs instead of
 /// being held whole: through the text protocol (alone and between the results of a
-/// multi-statement query) and the binary one. A statement that does hold its rows (a sort) is
-/// still stopped by the quota, and an error after some rows were sent reaches the client after
-/// them, on a connection that goes on.
+/// multi-statement query) and the binary one. A sort larger than the quota spills to disk. An
+/// error after some rows were sent reaches the client after them, on a connection that goes
+/// on.
 #[test]
 fn results_larger_than_the_memory_quota_stream_to_the_client() {
     use mysql::prelude::Queryable;
@@ -424,9 +425,39 @@ fn results_larger_than_the_memory_quota_stream_to_the_client() {
         ("first", "1", "last")
     );
 
-    let sorted = quick("SELECT pad FROM t ORDER BY pad DESC, id");
-    let sorted = String::from_utf8_lossy(&sorted.stderr).into_owned();
-    assert!(sorted.contains("ERROR 8175"), "{sorted}");
+    // A sort past the quota writes sorted runs to disk and merges them: the same rows in
+    // the same order as the sort held in memory under the default quota.
+    const SORT: &str = "SELECT id, IF(id % 3 = 0, NULL, pad), id / 7, -id * 0.5e0, \
+                        DATE_ADD('2020-01-01', INTERVAL id DAY), SEC_TO_TIME(id) FROM t \
+                        ORDER BY id % 1000, id DESC";
+    let spilled = quick(SORT);
+    assert!(
+        spilled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&spilled.stderr)
+    );
+    let in_memory =
+        common::mariadb_reading(p.port, &["--quick", "-N", "-D", "big", "-e", SORT], b"");
+    assert!(in_memory.status.success());
+    assert!(
+        spilled.stdout == in_memory.stdout,
+        "the spilled sort differs"
+    );
+    let first: Vec<&str> = std::str::from_utf8(&spilled.stdout)
+        .unwrap()
+        .lines()
+        .take(2)
+        .collect();
+    assert_eq!(
+        first,
+        [
+            format!(
+                "100000\t{}\t14285.7143\t-50000\t2293-10-16\t27:46:40",
+                "x".repeat(180)
+            ),
+            "99000\tNULL\t14142.8571\t-49500\t2291-01-20\t27:30:00".to_string()
+        ]
+    );
 
     // Row 90,000 cannot be computed: the rows before it went out, then the error.
     let failing = quick("SELECT id, JSON_EXTRACT(IF(id = 90000, '{bad', '{}'), '$') FROM t");

@@ -1,12 +1,37 @@
 //! ORDER BY: every row, sorted by the ORDER BY values that follow its projected columns.
+//!
+//! The rows are sorted in memory while the statement's memory allows. When keeping one more
+//! would pass `tidb_mem_quota_query` (8175), the rows held so far are sorted and written to
+//! an anonymous temporary file as a run (as TiDB spills a sort under its quota, and MySQL's
+//! filesort merges runs on disk), their memory is given back, and the sort goes on; at the
+//! end the runs and the rows still held are merged. A file holds each row in the row value
+//! format (`strata_codec::row`), which keeps every value exactly. The files are unlinked from
+//! the start, so nothing is left behind however the statement or the process ends.
 
-use crate::error::Result;
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+
+use strata_codec::Datum;
+
+use crate::error::{Error, Result};
 use crate::exec::compare_sort_keys;
 use crate::expr::{EvalEnv, Expr};
+use crate::memory::row_bytes;
 use crate::planner::query::SelectPlan;
 
 use super::describe;
-use super::{drain, once, Batch, Exec, Node, Operator};
+use super::{Batch, Exec, Node, Operator};
+
+/// Below this many bytes held, a sort past its quota fails (8175) rather than write a run:
+/// the memory is held elsewhere in the statement, and runs this small would only multiply.
+const SPILL_MIN_BYTES: usize = 1 << 20;
+
+/// Rows a merge hands its parent at once.
+const MERGE_BATCH_ROWS: usize = 1024;
+
+/// Buffer of each run's reader and of the writer of a run.
+const RUN_BUFFER_BYTES: usize = 64 << 10;
 
 pub struct Sort<'p> {
     input: Box<dyn Operator + 'p>,
@@ -14,7 +39,17 @@ pub struct Sort<'p> {
     order_by: &'p [(Expr, bool)],
     /// The projected columns; the ORDER BY values follow them and are cut off.
     width: usize,
-    done: bool,
+    state: State,
+}
+
+enum State {
+    /// Nothing read yet.
+    Start,
+    /// Sorted in memory, to be handed over at once.
+    Sorted(Batch),
+    /// Runs on disk (and the last one in memory) being merged.
+    Merging(Merge),
+    Done,
 }
 
 impl<'p> Sort<'p> {
@@ -29,25 +64,64 @@ impl<'p> Sort<'p> {
             plan,
             order_by,
             width,
-            done: false,
+            state: State::Start,
         }
+    }
+
+    /// Reads every input row: sorted in memory, or in runs when the quota is reached.
+    fn sort(&mut self, exec: &mut Exec) -> Result<State> {
+        let mut rows: Batch = Vec::new();
+        let mut held = 0;
+        let mut runs = Vec::new();
+        while let Some(batch) = self.input.next(exec)? {
+            for row in batch {
+                let bytes = row_bytes(&row);
+                let kept = exec.ctx.consume_memory(bytes);
+                rows.push(row);
+                held += bytes;
+                if let Err(e) = kept {
+                    if e.code() != 8175 || held < SPILL_MIN_BYTES {
+                        return Err(e);
+                    }
+                    self.sort_rows(&mut rows);
+                    runs.push(write_run(std::mem::take(&mut rows))?);
+                    exec.ctx.session.release_memory(held);
+                    held = 0;
+                }
+            }
+        }
+        self.sort_rows(&mut rows);
+        if runs.is_empty() {
+            for row in &mut rows {
+                row.truncate(self.width);
+            }
+            return Ok(State::Sorted(rows));
+        }
+        Ok(State::Merging(Merge::new(runs, rows)))
+    }
+
+    fn sort_rows(&self, rows: &mut Batch) {
+        let (width, order_by) = (self.width, self.order_by);
+        rows.sort_by(|a, b| compare_sort_keys(&a[width..], &b[width..], order_by));
     }
 }
 
 impl Operator for Sort<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        once(&mut self.done, || {
-            let mut rows = drain(self.input.as_mut(), exec)?;
-            for row in &rows {
-                exec.ctx.keep_row(row)?;
+        if let State::Start = self.state {
+            self.state = self.sort(exec)?;
+        }
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Sorted(rows) => Ok((!rows.is_empty()).then_some(rows)),
+            State::Merging(mut merge) => {
+                let batch = merge.next_batch(self.order_by, self.width)?;
+                if batch.is_some() {
+                    self.state = State::Merging(merge);
+                }
+                Ok(batch)
             }
-            let width = self.width;
-            rows.sort_by(|a, b| compare_sort_keys(&a[width..], &b[width..], self.order_by));
-            for row in &mut rows {
-                row.truncate(width);
-            }
-            Ok(rows)
-        })
+            State::Start | State::Done => Ok(None),
+        }
     }
 
     fn explain(&self) -> Node {
@@ -66,5 +140,197 @@ impl Operator for Sort<'_> {
             .collect::<Vec<_>>()
             .join(", ");
         Node::root("Sort", info, vec![self.input.explain()])
+    }
+}
+
+/// Sorted rows written to a temporary file.
+struct Run {
+    file: File,
+    rows: usize,
+}
+
+/// Writes sorted `rows` as a run.
+fn write_run(rows: Batch) -> Result<Run> {
+    let written = || -> io::Result<File> {
+        let mut out = BufWriter::with_capacity(RUN_BUFFER_BYTES, tempfile::tempfile()?);
+        let mut encoded = Vec::new();
+        let mut columns = Vec::new();
+        for row in &rows {
+            strata_fiber::yield_if_long();
+            columns.clear();
+            columns.extend(row.iter().enumerate().map(|(i, d)| (i as i64, d)));
+            encoded.clear();
+            strata_codec::encode_row(&mut encoded, &columns);
+            out.write_all(&(encoded.len() as u32).to_le_bytes())?;
+            out.write_all(&encoded)?;
+        }
+        let mut file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.rewind()?;
+        Ok(file)
+    };
+    let file = written().map_err(|e| {
+        Error::new(
+            1026,
+            "HY000",
+            format!("Error writing file 'sort run' (Errcode: {e})"),
+        )
+    })?;
+    Ok(Run {
+        file,
+        rows: rows.len(),
+    })
+}
+
+/// Where the next row of each run comes from.
+enum Source {
+    File {
+        reader: BufReader<File>,
+        left: usize,
+    },
+    Memory(std::vec::IntoIter<Vec<Datum>>),
+}
+
+impl Source {
+    fn next_row(&mut self) -> Result<Option<Vec<Datum>>> {
+        match self {
+            Source::Memory(rows) => Ok(rows.next()),
+            Source::File { left: 0, .. } => Ok(None),
+            Source::File { reader, left } => {
+                *left -= 1;
+                read_row(reader).map(Some).map_err(|e| {
+                    Error::new(
+                        1024,
+                        "HY000",
+                        format!("Error reading file 'sort run' (Errcode: {e})"),
+                    )
+                })
+            }
+        }
+    }
+}
+
+fn read_row(reader: &mut BufReader<File>) -> io::Result<Vec<Datum>> {
+    let mut length = [0; 4];
+    reader.read_exact(&mut length)?;
+    let mut encoded = vec![0; u32::from_le_bytes(length) as usize];
+    reader.read_exact(&mut encoded)?;
+    let columns = strata_codec::decode_row_all(&encoded)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    Ok(columns.into_iter().map(|(_, datum)| datum).collect())
+}
+
+/// A k-way merge of sorted runs: the smallest head first, the earlier run first among
+/// equals, so the merged order is the stable order an in-memory sort gives.
+struct Merge {
+    sources: Vec<Source>,
+    /// The next row of each run that has one, with its run, largest first: the next row out
+    /// is the last. Binary search places a new head; there are few (one per run).
+    heads: Vec<(Vec<Datum>, usize)>,
+    started: bool,
+}
+
+impl Merge {
+    fn new(runs: Vec<Run>, last: Batch) -> Merge {
+        let mut sources: Vec<Source> = runs
+            .into_iter()
+            .map(|run| Source::File {
+                reader: BufReader::with_capacity(RUN_BUFFER_BYTES, run.file),
+                left: run.rows,
+            })
+            .collect();
+        sources.push(Source::Memory(last.into_iter()));
+        Merge {
+            heads: Vec::with_capacity(sources.len()),
+            sources,
+            started: false,
+        }
+    }
+
+    fn next_batch(&mut self, order_by: &[(Expr, bool)], width: usize) -> Result<Option<Batch>> {
+        if !std::mem::replace(&mut self.started, true) {
+            for run in 0..self.sources.len() {
+                if let Some(row) = self.sources[run].next_row()? {
+                    self.push(row, run, order_by, width);
+                }
+            }
+        }
+        let mut batch = Vec::with_capacity(MERGE_BATCH_ROWS);
+        while batch.len() < MERGE_BATCH_ROWS {
+            let Some((mut row, run)) = self.heads.pop() else {
+                break;
+            };
+            if let Some(next) = self.sources[run].next_row()? {
+                self.push(next, run, order_by, width);
+            }
+            row.truncate(width);
+            batch.push(row);
+        }
+        Ok((!batch.is_empty()).then_some(batch))
+    }
+
+    /// Places run `run`'s next row among the heads.
+    fn push(&mut self, row: Vec<Datum>, run: usize, order_by: &[(Expr, bool)], width: usize) {
+        let at = self.heads.partition_point(|(other, other_run)| {
+            compare_sort_keys(&other[width..], &row[width..], order_by).then(other_run.cmp(&run))
+                == Ordering::Greater
+        });
+        self.heads.insert(at, (row, run));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs written to disk and the last one in memory merge into the order one stable sort
+    /// of all the rows gives, every value read back exactly.
+    #[test]
+    fn runs_merge_in_stable_order_with_their_values_intact() {
+        let order_by = [(Expr::Column(0), true)];
+        let width = 2;
+        // Projected: the row's number and a value of another type; then the key, descending,
+        // with many equal keys across runs.
+        let row = |n: i64| {
+            vec![
+                Datum::Int(n),
+                match n % 4 {
+                    0 => Datum::Null,
+                    1 => Datum::Decimal(rust_decimal::Decimal::new(150 + n, 2)),
+                    2 => Datum::Bytes(vec![0xFF, n as u8]),
+                    _ => Datum::Float(-0.0),
+                },
+                Datum::Int(n % 7),
+            ]
+        };
+        let all: Vec<Vec<Datum>> = (0..1_000).map(row).collect();
+        let sort = |rows: &mut Batch| {
+            rows.sort_by(|a, b| compare_sort_keys(&a[width..], &b[width..], &order_by));
+        };
+        let mut runs = Vec::new();
+        let mut last = Vec::new();
+        for chunk in all.chunks(300) {
+            let mut chunk = chunk.to_vec();
+            sort(&mut chunk);
+            if chunk.len() == 300 {
+                runs.push(write_run(chunk).unwrap());
+            } else {
+                last = chunk;
+            }
+        }
+        assert_eq!(runs.len(), 3);
+        let mut merge = Merge::new(runs, last);
+        let mut merged = Vec::new();
+        while let Some(batch) = merge.next_batch(&order_by, width).unwrap() {
+            merged.extend(batch);
+        }
+        let mut expected = all;
+        sort(&mut expected);
+        for row in &mut expected {
+            row.truncate(width);
+        }
+        assert_eq!(merged.len(), expected.len());
+        for (got, want) in merged.iter().zip(&expected) {
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        }
     }
 }
