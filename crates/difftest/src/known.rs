@@ -39,10 +39,12 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         name: "grouped-aggregate-of-quotient",
-        reason: "MariaDB 10.11 rounds each quotient to its shown decimals before SUM or AVG \
-                 adds it up when the rows of several groups are sorted through a temporary \
-                 table, and keeps every digit otherwise (one group, or no GROUP BY); Strata \
-                 always adds the quotients as computed",
+        reason: "MariaDB 10.11 rounds each quotient (or MIN/MAX of quotients) to its shown \
+                 decimals before SUM or AVG adds it up, or before an expression uses it, \
+                 when the rows of several groups go through a temporary table, and keeps \
+                 every digit otherwise (one group, or no GROUP BY: `MIN(c5 / c1 / id) + 8` \
+                 is 7.9999909748 for one row alone and 7.9999909747 grouped); Strata always \
+                 uses the quotients as computed",
         matches: grouped_aggregate_of_quotient,
     },
     Known {
@@ -107,19 +109,23 @@ fn grouped_aggregate_of_quotient(
     fn has_quotient(e: &Expr) -> bool {
         matches!(e, Expr::Binary { op: "/", .. }) || e.children().into_iter().any(has_quotient)
     }
-    fn sums_quotient(e: &Expr) -> bool {
+    fn aggregates_quotient(e: &Expr) -> bool {
         match e {
             Expr::Aggregate {
-                name: "SUM" | "AVG",
+                name: "SUM" | "AVG" | "MIN" | "MAX",
                 arg: Some(arg),
                 ..
             } => has_quotient(arg),
-            other => other.children().into_iter().any(sums_quotient),
+            other => other.children().into_iter().any(aggregates_quotient),
         }
     }
     matches!((peer, strata), (Outcome::Rows(_), Outcome::Rows(_)))
         && query.selects.iter().any(|s| {
-            !s.group_by.is_empty() && s.items.iter().chain(s.having.iter()).any(sums_quotient)
+            !s.group_by.is_empty()
+                && s.items
+                    .iter()
+                    .chain(s.having.iter())
+                    .any(aggregates_quotient)
         })
 }
 

@@ -33,7 +33,7 @@ impl<'p> Count<'p> {
         Ok(limit.map(|l| l.saturating_add(offset)))
     }
 
-    fn info(&self) -> String {
+    pub fn info(&self) -> String {
         let text = |e: Option<&Expr>| match e {
             Some(e) => super::describe::exprs([e], &super::describe::Names::none()),
             None => String::new(),

@@ -240,10 +240,13 @@ fn build_with(plan: &SelectPlan, measure: bool) -> Box<dyn Operator + '_> {
     if plan.distinct {
         input = measured(Box::new(distinct::Distinct::new(input, width)));
     }
+    let count = limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref());
     if !order_by.is_empty() {
-        input = measured(Box::new(sort::Sort::new(input, plan, order_by, width)));
+        input = measured(Box::new(sort::Sort::new(
+            input, plan, order_by, width, count,
+        )));
     }
-    if let Some(count) = limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()) {
+    if let Some(count) = count {
         input = measured(Box::new(limit::Limit::new(input, count)));
     }
     input

@@ -1,5 +1,9 @@
 //! ORDER BY: every row, sorted by the ORDER BY values that follow its projected columns.
 //!
+//! Under a LIMIT the sort is a TopN: it keeps only the rows the limit can return (OFFSET +
+//! LIMIT of them), sorting and cutting what it holds whenever it has twice that many, so
+//! `ORDER BY … LIMIT 10` over any number of rows holds a few hundred.
+//!
 //! The rows are sorted in memory while the statement's memory allows. When keeping one more
 //! would pass `tidb_mem_quota_query` (8175), the rows held so far are sorted and written to
 //! an anonymous temporary file as a run (as TiDB spills a sort under its quota, and MySQL's
@@ -21,7 +25,11 @@ use crate::memory::row_bytes;
 use crate::planner::query::SelectPlan;
 
 use super::describe;
+use super::limit::Count;
 use super::{Batch, Exec, Node, Operator};
+
+/// A TopN holding fewer rows than this does not cut them yet.
+const TOP_N_CUT_MIN_ROWS: usize = 512;
 
 /// Below this many bytes held, a sort past its quota fails (8175) rather than write a run:
 /// the memory is held elsewhere in the statement, and runs this small would only multiply.
@@ -39,6 +47,8 @@ pub struct Sort<'p> {
     order_by: &'p [(Expr, bool)],
     /// The projected columns; the ORDER BY values follow them and are cut off.
     width: usize,
+    /// The LIMIT right above, which makes this a TopN.
+    limit: Option<Count<'p>>,
     state: State,
 }
 
@@ -58,18 +68,26 @@ impl<'p> Sort<'p> {
         plan: &'p SelectPlan,
         order_by: &'p [(Expr, bool)],
         width: usize,
+        limit: Option<Count<'p>>,
     ) -> Sort<'p> {
         Sort {
             input,
             plan,
             order_by,
             width,
+            limit,
             state: State::Start,
         }
     }
 
-    /// Reads every input row: sorted in memory, or in runs when the quota is reached.
+    /// Reads every input row: sorted in memory, or in runs when the quota is reached; under a
+    /// LIMIT, only the first rows are kept.
     fn sort(&mut self, exec: &mut Exec) -> Result<State> {
+        let keep = match &self.limit {
+            Some(count) => count.rows_needed(exec)?,
+            None => None,
+        };
+        let cut_at = keep.map(|n| n.max(TOP_N_CUT_MIN_ROWS).saturating_mul(2));
         let mut rows: Batch = Vec::new();
         let mut held = 0;
         let mut runs = Vec::new();
@@ -87,10 +105,15 @@ impl<'p> Sort<'p> {
                     runs.push(write_run(std::mem::take(&mut rows))?);
                     exec.ctx.session.release_memory(held);
                     held = 0;
+                } else if cut_at == Some(rows.len()) {
+                    held -= self.cut(exec, &mut rows, keep.unwrap_or(0));
                 }
             }
         }
         self.sort_rows(&mut rows);
+        if let Some(keep) = keep {
+            self.cut(exec, &mut rows, keep);
+        }
         if runs.is_empty() {
             for row in &mut rows {
                 row.truncate(self.width);
@@ -98,6 +121,18 @@ impl<'p> Sort<'p> {
             return Ok(State::Sorted(rows));
         }
         Ok(State::Merging(Merge::new(runs, rows)))
+    }
+
+    /// Sorts `rows` and keeps the first `keep`; returns the bytes given back.
+    fn cut(&self, exec: &Exec, rows: &mut Batch, keep: usize) -> usize {
+        if rows.len() <= keep {
+            return 0;
+        }
+        self.sort_rows(rows);
+        let freed = rows[keep..].iter().map(|row| row_bytes(row)).sum();
+        rows.truncate(keep);
+        exec.ctx.session.release_memory(freed);
+        freed
     }
 
     fn sort_rows(&self, rows: &mut Batch) {
@@ -139,7 +174,14 @@ impl Operator for Sort<'_> {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        Node::root("Sort", info, vec![self.input.explain()])
+        match &self.limit {
+            Some(count) => Node::root(
+                "TopN",
+                format!("{info}, {}", count.info()),
+                vec![self.input.explain()],
+            ),
+            None => Node::root("Sort", info, vec![self.input.explain()]),
+        }
     }
 }
 

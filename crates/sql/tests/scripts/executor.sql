@@ -98,7 +98,7 @@ Limit	root		count:2
 > EXPLAIN SELECT k, COUNT(*) FROM t GROUP BY k HAVING COUNT(*) > 99 ORDER BY SUM(id) DESC LIMIT 3
 id	task	access object	operator info
 Limit	root		count:3
-└─Sort	root		sum(t.id):desc
+└─TopN	root		sum(t.id):desc, count:3
   └─Projection	root		t.k, count(1)
     └─Selection	root		having:gt(count(1), 99)
       └─HashAgg	root		group by:t.k, funcs:count(1), sum(t.id)
@@ -125,3 +125,38 @@ Union	root		distinct
 │   └─Point_Get	cop[tikv]	table:t, handle	inner index join, on:and(eq(a.c, "c1"), eq(a.id, b.k))
 └─Projection	root		1, 2, "x", 3, 4, "y"
   └─TableDual	root		
+# ORDER BY under a LIMIT is a TopN: it keeps OFFSET + LIMIT rows, cutting what it holds each
+# time it has twice that many (from 1,024 rows on), so these read 5,000 rows and hold few.
+> CREATE TABLE t2 (id INT PRIMARY KEY, k INT NOT NULL)
+ok 0
+> SET cte_max_recursion_depth = 5000
+ok 0
+> INSERT INTO t2 WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) SELECT i, (i * 7919) % 1000 FROM n
+ok 5000
+> SELECT id, k FROM t2 ORDER BY k DESC, id LIMIT 4
+id	k
+321	999
+1321	999
+2321	999
+3321	999
+> SELECT id, k FROM t2 ORDER BY k, id DESC LIMIT 3 OFFSET 2000
+id	k
+4600	400
+3600	400
+2600	400
+> SELECT id FROM t2 ORDER BY k LIMIT 0
+id
+> SELECT k, COUNT(*) FROM t2 GROUP BY k ORDER BY k DESC LIMIT 2
+k	COUNT(*)
+999	5
+998	5
+> SELECT id, k FROM t2 ORDER BY k DESC, id LIMIT 1500, 2
+id	k
+621	699
+1621	699
+> EXPLAIN SELECT id, k FROM t2 ORDER BY k DESC, id LIMIT 4
+id	task	access object	operator info
+Limit	root		count:4
+└─TopN	root		t2.k:desc, t2.id, count:4
+  └─Projection	root		t2.id, t2.k
+    └─TableFullScan	cop[tikv]	table:t2	

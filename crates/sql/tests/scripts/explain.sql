@@ -209,7 +209,7 @@ Projection	root		customer.c_balance, customer.c_first, customer.c_middle, custom
 > EXPLAIN SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 2 ORDER BY o_id DESC LIMIT 1
 id	task	access object	operator info
 Limit	root		count:1
-└─Sort	root		orders.o_id:desc
+└─TopN	root		orders.o_id:desc, count:1
   └─Projection	root		orders.o_id, orders.o_carrier_id, orders.o_entry_d
     └─IndexLookUp	cop[tikv]	table:orders, index:idx_order	and(eq(orders.o_w_id, 1), and(eq(orders.o_d_id, 1), eq(orders.o_c_id, 2)))
 > EXPLAIN SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1

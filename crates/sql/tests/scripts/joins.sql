@@ -60,7 +60,7 @@ c_balance	c_first	c_id
 > EXPLAIN SELECT o_id, o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 1 ORDER BY o_id DESC LIMIT 1
 id	task	access object	operator info
 Limit	root		count:1
-└─Sort	root		orders.o_id:desc
+└─TopN	root		orders.o_id:desc, count:1
   └─Projection	root		orders.o_id, orders.o_carrier_id
     └─IndexLookUp	cop[tikv]	table:orders, index:idx_order	and(eq(orders.o_w_id, 1), and(eq(orders.o_d_id, 1), eq(orders.o_c_id, 1)))
 > SELECT o_id, o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 1 ORDER BY o_id DESC LIMIT 1
