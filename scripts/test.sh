@@ -5,7 +5,7 @@
 # namespaces, openssl for client certificates of the TLS tests, PyMySQL for the system Python,
 # Go with go-sql-driver/mysql for the Go driver's test, percona-toolkit's pt-query-digest to
 # read the slow log, pip and Node.js's npm through which the Python and Node driver tests fetch
-# their drivers,
+# their drivers, a JDK with MariaDB Connector/J for the JDBC test,
 # cargo-fuzz from crates.io) when missing, then runs
 # every test of the workspace with the one cargo profile (release), so RocksDB's C++ build
 # happens once, and the fuzz targets for a minute each.
@@ -26,6 +26,8 @@ command -v go >/dev/null 2>&1 || need+=(golang-go)
 command -v pt-query-digest >/dev/null 2>&1 || need+=(percona-toolkit)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+[ -e /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}"
   SUDO=""

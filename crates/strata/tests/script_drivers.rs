@@ -1,9 +1,10 @@
-//! The Python and Node.js drivers and frameworks people use with MySQL, with their default
-//! options, against the playground: Oracle's MySQL Connector/Python (its C extension when it
-//! loads, and pure Python), PyMySQL (Debian's package), SQLAlchemy with Alembic, Django, and
-//! Node's `mysql2`. Each test installs what it needs from its registry (PyPI, npm) into the
-//! build's test folder when it is not there yet (PyMySQL comes with the test command's
-//! packages), then runs a script of checks (`tests/drivers/`): for the drivers, connecting
+//! The Python, Node.js and Java drivers and frameworks people use with MySQL, with their
+//! default options, against the playground: Oracle's MySQL Connector/Python (its C extension
+//! when it loads, and pure Python), PyMySQL (Debian's package), SQLAlchemy with Alembic, Django,
+//! Node's `mysql2`, and JDBC through MariaDB Connector/J (Debian's package). Each test installs
+//! what it needs from its registry (PyPI, npm) into the build's test folder when it is not
+//! there yet (the Debian packages come with the test command's), then runs a script of checks
+//! (`tests/drivers/`): for the drivers, connecting
 //! over TCP to 127.0.0.1 and to localhost, DDL, text and prepared statements with every column
 //! type, NULLs, a 1 MiB value, transactions, errors, multiple result sets and column metadata;
 //! for SQLAlchemy and Django, models, ORM sessions, reflection and migrations.
@@ -21,6 +22,8 @@ const CONNECTOR_PYTHON: &str = "mysql-connector-python==26.10.0";
 const SQLALCHEMY: [&str; 3] = ["SQLAlchemy==2.0.58", "alembic==1.20.1", "PyMySQL==1.1.2"];
 const DJANGO: [&str; 2] = ["Django==5.2.19", "PyMySQL==1.1.2"];
 const MYSQL2: &str = "mysql2@3.24.5";
+/// Debian's MariaDB Connector/J (libmariadb-java 2.7.6).
+const CONNECTOR_J: &str = "/usr/share/java/mariadb-java-client.jar";
 /// Bounds on an install and on a script.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(180);
@@ -166,5 +169,40 @@ fn node_mysql2_with_default_options() {
             .arg(script("mysql2.js"))
             .arg(playground.port.to_string())
             .arg(&dir),
+    );
+}
+
+/// Debian's MariaDB Connector/J (libmariadb-java, which the test command installs with a JDK):
+/// JDBC with its default options (statements prepared in the client) and with server-side
+/// prepared statements, every type, a streamed result and metadata (tests/drivers/Jdbc.java).
+/// Oracle's MySQL Connector/J is on Maven Central only, which this machine cannot reach.
+#[test]
+fn jdbc_with_mariadb_connector_j() {
+    assert!(
+        Path::new(CONNECTOR_J).exists() && Command::new("javac").arg("-version").output().is_ok(),
+        "a JDK and {CONNECTOR_J} are required: run scripts/test.sh, which installs \
+         default-jdk-headless and libmariadb-java"
+    );
+    let classes = tempfile::tempdir().unwrap();
+    let compiled = run_bounded(
+        Command::new("javac")
+            .arg("-d")
+            .arg(classes.path())
+            .args(["-cp", CONNECTOR_J])
+            .arg(script("Jdbc.java")),
+        SCRIPT_TIMEOUT,
+    );
+    assert!(
+        compiled.status.success(),
+        "javac: {}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let playground = Playground::start();
+    run_script(
+        Command::new("java")
+            .arg("-cp")
+            .arg(format!("{}:{CONNECTOR_J}", classes.path().display()))
+            .arg("Jdbc")
+            .arg(playground.port.to_string()),
     );
 }
