@@ -12,10 +12,11 @@ use crate::session::Session;
 use crate::show::{rows, text, text_column};
 
 /// EXPLAIN ANALYZE of a SELECT: runs it (its rows are not sent) and prints its operator tree
-/// with TiDB's columns: the rows each operator handed its parent (actRows), and in
-/// `execution info` the time spent in it and below it and how often it was pulled. Operators
-/// measured only as part of another (a join's steps, a subquery's or union branch's
-/// operators) show no figures.
+/// with TiDB's columns: the rows each operator handed its parent (actRows), in
+/// `execution info` the time spent in it and below it and how often it was pulled, and the
+/// most memory an operator that keeps rows held and what it wrote to disk (`N/A` for one that
+/// only passes batches on). Operators measured only as part of another (a join's steps, a
+/// subquery's or union branch's operators) show no figures.
 pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
     let Statement::Query(q) = statement else {
         return Err(error::unsupported(
@@ -26,7 +27,7 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
         let schema = session.server().catalog().schema();
         query::plan_select(q, &schema, session.current_database())?
     };
-    let (tree, _) = session.analyze_select(&plan)?;
+    let tree = session.analyze_select(&plan)?;
     let out = tree
         .analyzed_rows()
         .into_iter()
@@ -41,6 +42,11 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
                 ),
                 None => (String::new(), String::new()),
             };
+            let (memory, disk) = match ran.and_then(|ran| ran.held) {
+                Some(held) => (bytes(held.memory), bytes(held.disk)),
+                None if ran.is_some() => ("N/A".to_string(), "N/A".to_string()),
+                None => (String::new(), String::new()),
+            };
             vec![
                 text(id),
                 text(act_rows),
@@ -48,6 +54,8 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
                 text(object),
                 text(execution),
                 text(info),
+                text(memory),
+                text(disk),
             ]
         })
         .collect();
@@ -59,9 +67,26 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
             text_column("access object"),
             text_column("execution info"),
             text_column("operator info"),
+            text_column("memory"),
+            text_column("disk"),
         ],
         out,
     ))
+}
+
+/// A size as TiDB prints one: `512 Bytes`, `1.50 KB`, `2.25 MB`, `1.07 GB`.
+fn bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let n_f = n as f64;
+    if n < 1024 {
+        format!("{n} Bytes")
+    } else if n_f < KIB * KIB {
+        format!("{:.2} KB", n_f / KIB)
+    } else if n_f < KIB * KIB * KIB {
+        format!("{:.2} MB", n_f / (KIB * KIB))
+    } else {
+        format!("{:.2} GB", n_f / (KIB * KIB * KIB))
+    }
 }
 
 /// A duration as TiDB prints one: `1.23ms`, `456.7µs`, `2.1s`.

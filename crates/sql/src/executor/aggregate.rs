@@ -6,12 +6,15 @@ use crate::executor::grouping::Grouping;
 use crate::planner::query::SelectPlan;
 
 use super::describe;
-use super::{once, Batch, Exec, Node, Operator};
+use super::{once, Batch, Exec, Held, Node, Operator};
+use crate::memory::row_bytes;
 
 pub struct HashAgg<'p> {
     input: Box<dyn Operator + 'p>,
     plan: &'p SelectPlan,
     done: bool,
+    /// The bytes of the groups it made.
+    memory: u64,
 }
 
 impl<'p> HashAgg<'p> {
@@ -20,12 +23,14 @@ impl<'p> HashAgg<'p> {
             input,
             plan,
             done: false,
+            memory: 0,
         }
     }
 }
 
 impl Operator for HashAgg<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
+        let memory = &mut self.memory;
         once(&mut self.done, || {
             let plan = self.plan;
             let mut grouping =
@@ -44,7 +49,15 @@ impl Operator for HashAgg<'_> {
                     row
                 })
                 .collect();
+            *memory = rows.iter().map(|row| row_bytes(row) as u64).sum();
             Ok(rows)
+        })
+    }
+
+    fn held(&self) -> Option<Held> {
+        Some(Held {
+            memory: self.memory,
+            disk: 0,
         })
     }
 

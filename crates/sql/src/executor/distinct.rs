@@ -6,13 +6,15 @@ use crate::error::Result;
 use crate::exec::group_key;
 use crate::expr::EvalEnv;
 
-use super::{Batch, Exec, Node, Operator};
+use super::{Batch, Exec, Held, Node, Operator};
 
 pub struct Distinct<'p> {
     input: Box<dyn Operator + 'p>,
     /// The projected columns compared; ORDER BY values may follow them.
     width: usize,
     seen: HashSet<Vec<u8>>,
+    /// The bytes of the keys it keeps.
+    memory: u64,
 }
 
 impl<'p> Distinct<'p> {
@@ -21,6 +23,7 @@ impl<'p> Distinct<'p> {
             input,
             width,
             seen: HashSet::new(),
+            memory: 0,
         }
     }
 }
@@ -35,6 +38,7 @@ impl Operator for Distinct<'_> {
                     return false;
                 }
                 kept = exec.ctx.consume_memory(key.len());
+                self.memory += key.len() as u64;
                 self.seen.insert(key)
             });
             kept?;
@@ -47,5 +51,12 @@ impl Operator for Distinct<'_> {
 
     fn explain(&self) -> Node {
         Node::root("HashAgg", "distinct", vec![self.input.explain()])
+    }
+
+    fn held(&self) -> Option<Held> {
+        Some(Held {
+            memory: self.memory,
+            disk: 0,
+        })
     }
 }

@@ -29,7 +29,8 @@ use crate::rows;
 
 use super::describe;
 use super::scan::{source_node, SCAN_PAGE_ROWS};
-use super::{Batch, Cursor, Exec, Node, Operator, Ran};
+use super::{Batch, Cursor, Exec, Held, Node, Operator, Ran};
+use crate::memory::row_bytes;
 
 pub struct Join<'p> {
     /// The query block, whose FROM row names the columns EXPLAIN shows.
@@ -53,6 +54,19 @@ impl<'p> Join<'p> {
 impl Operator for Join<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
         self.joining.next_batch(exec.txn, exec.ctx)
+    }
+
+    /// The build sides it read, when it has any.
+    fn held(&self) -> Option<Held> {
+        let builds = self
+            .plan
+            .steps
+            .iter()
+            .any(|step| matches!(step.item, JoinItem::Build { .. }));
+        builds.then(|| Held {
+            memory: self.joining.built.iter().flatten().map(|b| b.bytes).sum(),
+            disk: 0,
+        })
     }
 
     fn explain(&self) -> Node {
@@ -123,6 +137,8 @@ impl Join<'_> {
 struct Built {
     rows: Vec<Vec<Datum>>,
     index: Option<HashMap<Vec<u8>, Vec<usize>>>,
+    /// The bytes of `rows`, as charged.
+    bytes: u64,
 }
 
 /// Joined rows a step takes at a time: a lookup step reads for all of them at once.
@@ -397,6 +413,7 @@ fn build(
         }
         BuildSource::Derived(plan) => exec::execute_select(plan, txn, ctx)?.0,
     };
+    let bytes = rows.iter().map(|row| row_bytes(row) as u64).sum();
     let index = hash.map(|hash| {
         let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
         for (i, r) in rows.iter().enumerate() {
@@ -412,7 +429,7 @@ fn build(
         }
         index
     });
-    Ok(Built { rows, index })
+    Ok(Built { rows, index, bytes })
 }
 
 /// A hash key under which values that compare equal meet (numbers of any type by value);

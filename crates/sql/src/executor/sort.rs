@@ -26,7 +26,7 @@ use crate::planner::query::SelectPlan;
 
 use super::describe;
 use super::limit::Count;
-use super::{Batch, Exec, Node, Operator};
+use super::{Batch, Exec, Held, Node, Operator};
 
 /// A TopN holding fewer rows than this does not cut them yet.
 const TOP_N_CUT_MIN_ROWS: usize = 512;
@@ -50,6 +50,7 @@ pub struct Sort<'p> {
     /// The LIMIT right above, which makes this a TopN.
     limit: Option<Count<'p>>,
     state: State,
+    held: Held,
 }
 
 enum State {
@@ -77,6 +78,7 @@ impl<'p> Sort<'p> {
             width,
             limit,
             state: State::Start,
+            held: Held::default(),
         }
     }
 
@@ -97,12 +99,15 @@ impl<'p> Sort<'p> {
                 let kept = exec.ctx.consume_memory(bytes);
                 rows.push(row);
                 held += bytes;
+                self.held.memory = self.held.memory.max(held as u64);
                 if let Err(e) = kept {
                     if e.code() != 8175 || held < SPILL_MIN_BYTES {
                         return Err(e);
                     }
                     self.sort_rows(&mut rows);
-                    runs.push(write_run(std::mem::take(&mut rows))?);
+                    let run = write_run(std::mem::take(&mut rows))?;
+                    self.held.disk += run.bytes;
+                    runs.push(run);
                     exec.ctx.session.release_memory(held);
                     held = 0;
                 } else if cut_at == Some(rows.len()) {
@@ -183,17 +188,24 @@ impl Operator for Sort<'_> {
             None => Node::root("Sort", info, vec![self.input.explain()]),
         }
     }
+
+    fn held(&self) -> Option<Held> {
+        Some(self.held)
+    }
 }
 
 /// Sorted rows written to a temporary file.
 struct Run {
     file: File,
     rows: usize,
+    /// Bytes written.
+    bytes: u64,
 }
 
 /// Writes sorted `rows` as a run.
 fn write_run(rows: Batch) -> Result<Run> {
-    let written = || -> io::Result<File> {
+    let mut bytes = 0;
+    let mut written = || -> io::Result<File> {
         let mut out = BufWriter::with_capacity(RUN_BUFFER_BYTES, tempfile::tempfile()?);
         let mut encoded = Vec::new();
         let mut columns = Vec::new();
@@ -205,6 +217,7 @@ fn write_run(rows: Batch) -> Result<Run> {
             strata_codec::encode_row(&mut encoded, &columns);
             out.write_all(&(encoded.len() as u32).to_le_bytes())?;
             out.write_all(&encoded)?;
+            bytes += 4 + encoded.len() as u64;
         }
         let mut file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.rewind()?;
@@ -220,6 +233,7 @@ fn write_run(rows: Batch) -> Result<Run> {
     Ok(Run {
         file,
         rows: rows.len(),
+        bytes,
     })
 }
 

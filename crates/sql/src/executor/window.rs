@@ -21,7 +21,7 @@ use crate::planner::window::{
 };
 use crate::types::{self, sort_compare};
 
-use super::{drain, once, split_aggs, Batch, Exec, Node, Operator};
+use super::{drain, once, split_aggs, Batch, Exec, Held, Node, Operator};
 
 pub struct Window<'p> {
     input: Box<dyn Operator + 'p>,
@@ -31,6 +31,8 @@ pub struct Window<'p> {
     /// The block has no ORDER BY: rows leave in the order of the last window.
     keep_window_order: bool,
     done: bool,
+    /// The bytes of the rows it held.
+    memory: u64,
 }
 
 impl<'p> Window<'p> {
@@ -46,16 +48,19 @@ impl<'p> Window<'p> {
             aggs,
             keep_window_order,
             done: false,
+            memory: 0,
         }
     }
 }
 
 impl Operator for Window<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
+        let memory = &mut self.memory;
         once(&mut self.done, || {
             let rows = drain(self.input.as_mut(), exec)?;
             for row in &rows {
                 exec.ctx.keep_row(row)?;
+                *memory += crate::memory::row_bytes(row) as u64;
             }
             let stage: Vec<_> = rows.iter().map(|r| split_aggs(r, self.aggs)).collect();
             let (values, order) = compute(self.calls, &stage, exec.ctx)?;
@@ -73,6 +78,13 @@ impl Operator for Window<'_> {
                 out.push(row);
             }
             Ok(out)
+        })
+    }
+
+    fn held(&self) -> Option<Held> {
+        Some(Held {
+            memory: self.memory,
+            disk: 0,
         })
     }
 

@@ -874,12 +874,8 @@ impl Session {
     }
 
     /// EXPLAIN ANALYZE of a SELECT: runs it as it would run (its rows are not sent), with
-    /// each operator of its block measured; returns the operator tree with what each did and
-    /// the rows the SELECT returned.
-    pub(crate) fn analyze_select(
-        &mut self,
-        plan: &SelectPlan,
-    ) -> Result<(crate::executor::Node, Vec<Vec<Datum>>)> {
+    /// each operator of its block measured; returns the operator tree with what each did.
+    pub(crate) fn analyze_select(&mut self, plan: &SelectPlan) -> Result<crate::executor::Node> {
         self.reading(plan, |session, txn| {
             let env = Env { session };
             let ctx = Ctx::new(&[], &env, false);
