@@ -1,5 +1,6 @@
 //! The Python, Node.js and Java drivers and frameworks people use with MySQL, with their
-//! default options, against the playground: Oracle's MySQL Connector/Python (its C extension
+//! default options, against the playground (the drivers also against each SQL node of a
+//! `--kv 3 --sql 2` cluster): Oracle's MySQL Connector/Python (its C extension
 //! when it loads, and pure Python), PyMySQL (Debian's package), SQLAlchemy with Alembic, Django,
 //! Node's `mysql2`, and JDBC through MariaDB Connector/J (Debian's package). Each test installs
 //! what it needs from its registry (PyPI, npm) into the build's test folder when it is not
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use common::cluster::Cluster;
 use common::{run_bounded, Playground};
 
 /// The versions installed (pinned: a new release is a change to review).
@@ -89,17 +91,20 @@ fn pip_install(dir: &Path, packages: &[&str]) -> Command {
 
 #[test]
 fn mysql_connector_python_with_default_options() {
+    connector_python(Playground::start().port);
+}
+
+fn connector_python(port: u16) {
     let dir = driver_dir("python");
     ensure_installed(
         &dir,
         "mysql/connector/__init__.py",
         &mut pip_install(&dir, &[CONNECTOR_PYTHON]),
     );
-    let playground = Playground::start();
     run_script(
         Command::new("python3")
             .arg(script("connector.py"))
-            .arg(playground.port.to_string())
+            .arg(port.to_string())
             .arg(&dir),
     );
 }
@@ -143,17 +148,23 @@ fn django_models_round_trip() {
 /// (bytes included) travels inside the statement's text.
 #[test]
 fn pymysql_with_default_options() {
-    let python = common::python_with_pymysql();
-    let playground = Playground::start();
+    pymysql(Playground::start().port);
+}
+
+fn pymysql(port: u16) {
     run_script(
-        Command::new(python)
+        Command::new(common::python_with_pymysql())
             .arg(script("pymysql_driver.py"))
-            .arg(playground.port.to_string()),
+            .arg(port.to_string()),
     );
 }
 
 #[test]
 fn node_mysql2_with_default_options() {
+    node_mysql2(Playground::start().port);
+}
+
+fn node_mysql2(port: u16) {
     let dir = driver_dir("node");
     ensure_installed(
         &dir,
@@ -163,11 +174,10 @@ fn node_mysql2_with_default_options() {
             .arg(&dir)
             .arg(MYSQL2),
     );
-    let playground = Playground::start();
     run_script(
         Command::new("node")
             .arg(script("mysql2.js"))
-            .arg(playground.port.to_string())
+            .arg(port.to_string())
             .arg(&dir),
     );
 }
@@ -178,6 +188,10 @@ fn node_mysql2_with_default_options() {
 /// Oracle's MySQL Connector/J is on Maven Central only, which this machine cannot reach.
 #[test]
 fn jdbc_with_mariadb_connector_j() {
+    jdbc(Playground::start().port);
+}
+
+fn jdbc(port: u16) {
     assert!(
         Path::new(CONNECTOR_J).exists() && Command::new("javac").arg("-version").output().is_ok(),
         "a JDK and {CONNECTOR_J} are required: run scripts/test.sh, which installs \
@@ -197,12 +211,24 @@ fn jdbc_with_mariadb_connector_j() {
         "javac: {}",
         String::from_utf8_lossy(&compiled.stderr)
     );
-    let playground = Playground::start();
     run_script(
         Command::new("java")
             .arg("-cp")
             .arg(format!("{}:{CONNECTOR_J}", classes.path().display()))
             .arg("Jdbc")
-            .arg(playground.port.to_string()),
+            .arg(port.to_string()),
     );
+}
+
+/// The same driver scripts against each SQL node of a cluster of real processes (three KV
+/// nodes, two SQL nodes sharing data and schema), one node after the other.
+#[test]
+fn drivers_on_every_sql_node_of_a_cluster() {
+    let cluster = Cluster::start(3, 2);
+    for node in &cluster.sql {
+        connector_python(node.port);
+        pymysql(node.port);
+        node_mysql2(node.port);
+        jdbc(node.port);
+    }
 }
