@@ -13,7 +13,8 @@ use crate::show::{rows, text, text_column};
 
 /// EXPLAIN ANALYZE of a SELECT: runs it (its rows are not sent) and prints its operator tree
 /// with TiDB's columns: the rows each operator handed its parent (actRows), in
-/// `execution info` the time spent in it and below it and how often it was pulled, and the
+/// `execution info` the time spent in it and below it, how often it was pulled and the read
+/// requests to storage made in it and below it (`kv_reads`), and the
 /// most memory an operator that keeps rows held and what it wrote to disk (`N/A` for one that
 /// only passes batches on). Operators measured only as part of another (a join's steps, a
 /// subquery's or union branch's operators) show no figures.
@@ -36,8 +37,13 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
                 Some(ran) => (
                     ran.rows.to_string(),
                     match ran.time {
-                        Some(time) => format!("time:{}, loops:{}", duration(time), ran.loops),
-                        None => format!("loops:{}", ran.loops),
+                        Some(time) => format!(
+                            "time:{}, loops:{}, kv_reads:{}",
+                            duration(time),
+                            ran.loops,
+                            ran.kv_reads
+                        ),
+                        None => format!("loops:{}, kv_reads:{}", ran.loops, ran.kv_reads),
                     },
                 ),
                 None => (String::new(), String::new()),

@@ -93,6 +93,9 @@ pub struct Transaction {
     interrupt: Option<Arc<dyn Interrupt>>,
     /// Keeps the primary's lock alive while the transaction holds locks.
     heartbeat: Option<Heartbeat>,
+    /// Read requests sent to storage (each get, batch get, scan or batch of scans, and each
+    /// retry after resolving a lock), for EXPLAIN ANALYZE.
+    reads: u64,
 }
 
 /// Says whether the statement using a transaction was stopped (killed, or out of time).
@@ -107,6 +110,7 @@ impl Transaction {
             _snapshot: snapshot,
             interrupt: None,
             heartbeat: None,
+            reads: 0,
             client,
             start_ts,
             mode,
@@ -203,6 +207,11 @@ impl Transaction {
         {
             self.primary = None;
         }
+    }
+
+    /// The read requests this transaction sent to storage so far.
+    pub fn reads(&self) -> u64 {
+        self.reads
     }
 
     /// The snapshot the running statement reads.
@@ -703,10 +712,11 @@ impl Transaction {
 
     /// Runs a read, resolving locks of finished transactions and backing off for running ones.
     fn with_lock_resolution<T>(
-        &self,
+        &mut self,
         mut read: impl FnMut(&dyn strata_kvapi::KvApi) -> Result<T, KvError>,
     ) -> Result<T, TxnError> {
         for _ in 0..READ_LOCK_RETRIES_MAX {
+            self.reads += 1;
             match read(self.client.kv()) {
                 Err(KvError::KeyIsLocked(_)) if self.interrupted() => {
                     return Err(TxnError::Interrupted)

@@ -231,7 +231,9 @@ impl<'p> Joining<'p> {
                 return Ok(None);
             };
             let k = frame.k;
+            let reads = txn.reads();
             let (batch, exhausted) = fill(plan, frame, &mut self.built, txn, ctx)?;
+            self.steps[k].kv_reads += txn.reads() - reads;
             if exhausted {
                 self.stack.pop();
             }
@@ -244,6 +246,7 @@ impl<'p> Joining<'p> {
             }
             ctx.session.check_interrupt()?;
             let step = &plan.steps[k + 1];
+            let reads = txn.reads();
             let looked_up = match &step.item {
                 JoinItem::Lookup(source) => match &source.access {
                     Access::Point(exprs) => {
@@ -253,6 +256,7 @@ impl<'p> Joining<'p> {
                 },
                 JoinItem::Build { .. } => None,
             };
+            self.steps[k + 1].kv_reads += txn.reads() - reads;
             self.steps[k + 1].loops += 1;
             self.stack.push(Frame {
                 k: k + 1,

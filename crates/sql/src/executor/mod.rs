@@ -99,6 +99,8 @@ pub struct Ran {
     pub time: Option<std::time::Duration>,
     /// What it held (see [`Operator::held`]).
     pub held: Option<Held>,
+    /// Read requests to storage made in it and below it.
+    pub kv_reads: u64,
 }
 
 /// An operator measured for EXPLAIN ANALYZE.
@@ -110,8 +112,10 @@ struct Measured<'p> {
 impl Operator for Measured<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
         let started = std::time::Instant::now();
+        let reads = exec.txn.reads();
         let result = self.inner.next(exec);
         *self.ran.time.get_or_insert_default() += started.elapsed();
+        self.ran.kv_reads += exec.txn.reads() - reads;
         self.ran.loops += 1;
         if let Ok(Some(batch)) = &result {
             self.ran.rows += batch.len() as u64;

@@ -167,14 +167,14 @@ Limit	root		count:4
 ok 0
 > EXPLAIN ANALYZE SELECT id, REPEAT('x', 300) FROM t2 ORDER BY k DESC, id
 id	actRows	task	access object	execution info	operator info	memory	disk
-Sort	5000	root		time:<t>, loops:6	t2.k:desc, t2.id	1.50 MB	1.15 MB
-└─Projection	5000	root		time:<t>, loops:6	t2.id, repeat("x", 300)	N/A	N/A
-  └─TableFullScan	5000	cop[tikv]	table:t2	time:<t>, loops:6		N/A	N/A
+Sort	5000	root		time:<t>, loops:6, kv_reads:5	t2.k:desc, t2.id	1.50 MB	1.15 MB
+└─Projection	5000	root		time:<t>, loops:6, kv_reads:5	t2.id, repeat("x", 300)	N/A	N/A
+  └─TableFullScan	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
 > EXPLAIN ANALYZE SELECT id FROM t2 ORDER BY k DESC, id LIMIT 3
 id	actRows	task	access object	execution info	operator info	memory	disk
-Limit	3	root		time:<t>, loops:2	count:3	N/A	N/A
-└─TopN	3	root		time:<t>, loops:1	t2.k:desc, t2.id, count:3	96.00 KB	0 Bytes
-  └─Projection	5000	root		time:<t>, loops:6	t2.id	N/A	N/A
-    └─TableFullScan	5000	cop[tikv]	table:t2	time:<t>, loops:6		N/A	N/A
+Limit	3	root		time:<t>, loops:2, kv_reads:5	count:3	N/A	N/A
+└─TopN	3	root		time:<t>, loops:1, kv_reads:5	t2.k:desc, t2.id, count:3	96.00 KB	0 Bytes
+  └─Projection	5000	root		time:<t>, loops:6, kv_reads:5	t2.id	N/A	N/A
+    └─TableFullScan	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
