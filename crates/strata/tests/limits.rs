@@ -322,10 +322,11 @@ fn statements_past_their_memory_quota_are_cancelled() {
         p.port,
         &["--threads=4", "--time=8", "oltp_point_select", "run"],
     );
-    // Every row of one table with every row of the other, each its own group: held whole
-    // (a sort would spill to disk, a plain result would stream).
+    // Every row of one table with every row of the other, each its own group, with rollup
+    // totals: held whole (a sort or a plain GROUP BY would spill to disk, a plain result
+    // would stream).
     const CROSS_JOIN: &str = "SELECT a.c, b.pad, COUNT(*) FROM sbtest.sbtest1 a, \
-                              sbtest.sbtest2 b GROUP BY a.c, b.pad LIMIT 1";
+                              sbtest.sbtest2 b GROUP BY a.c, b.pad WITH ROLLUP LIMIT 1";
     let quota = p.mariadb(
         None,
         &format!("SET tidb_mem_quota_query = {}; {CROSS_JOIN}", 64 << 20),

@@ -1,20 +1,46 @@
 //! GROUP BY and aggregate functions: every input row is added to its group; the groups leave
 //! as their first row followed by their aggregate values.
+//!
+//! The groups are held in memory while the statement's memory allows. When a new group would
+//! pass `tidb_mem_quota_query` (8175) and the groups hold at least 1 MiB, the aggregation
+//! spills: rows of the groups it holds are still added to them, and every row of a group it
+//! does not hold is written to one of [`PARTITIONS`] temporary files by a hash of its group
+//! key ([`super::spill`]). The groups held leave first and give their memory back; then each
+//! file is read and aggregated alone, so every group is made whole in one place. A partition
+//! whose own groups pass the quota still fails with 8175. WITH ROLLUP (whose totals span the
+//! partitions) and a grouping whose output order the plan relies on (an ORDER BY that the
+//! access path's order satisfies, so no sort follows) do not spill.
+
+use std::collections::VecDeque;
 
 use crate::error::Result;
-use crate::executor::grouping::Grouping;
+use crate::executor::grouping::{Aggregator, Grouping};
 use crate::planner::query::SelectPlan;
 
 use super::describe;
-use super::{once, Batch, Exec, Held, Node, Operator};
+use super::spill::{SpillReader, SpillWriter};
+use super::{Batch, Exec, Held, Node, Operator};
 use crate::memory::row_bytes;
+
+/// Files the rows of groups not held are spread over.
+pub const PARTITIONS: usize = 16;
+
+/// Below this many bytes of groups held, an aggregation past its quota fails (8175) rather
+/// than spill: the memory is held elsewhere in the statement.
+const SPILL_MIN_BYTES: u64 = 1 << 20;
 
 pub struct HashAgg<'p> {
     input: Box<dyn Operator + 'p>,
     plan: &'p SelectPlan,
-    done: bool,
-    /// The bytes of the groups it made.
-    memory: u64,
+    state: State,
+    held: Held,
+}
+
+enum State {
+    Start,
+    /// The groups held went out; these partitions are left to aggregate.
+    Partitions(VecDeque<SpillReader>),
+    Done,
 }
 
 impl<'p> HashAgg<'p> {
@@ -22,43 +48,146 @@ impl<'p> HashAgg<'p> {
         HashAgg {
             input,
             plan,
-            done: false,
-            memory: 0,
+            state: State::Start,
+            held: Held::default(),
         }
     }
+
+    /// Whether the groups may leave in another order than they were first met.
+    fn may_spill(&self) -> bool {
+        let plan = self.plan;
+        let ordered = plan.source.as_ref().is_some_and(|s| s.ordered);
+        !plan.rollup && !plan.group_by.is_empty() && (plan.order_by.is_empty() || !ordered)
+    }
+
+    /// Reads every input row into groups (spilling what does not fit); returns the groups
+    /// held and the partitions written, if any.
+    fn aggregate(&mut self, exec: &mut Exec) -> Result<(Batch, VecDeque<SpillReader>)> {
+        let plan = self.plan;
+        let may_spill = self.may_spill();
+        let mut grouping = Grouping::new(&plan.aggs, plan.group_by.len(), plan.rollup, exec.ctx);
+        let mut partitions: Vec<SpillWriter> = Vec::new();
+        while let Some(batch) = self.input.next(exec)? {
+            for row in &batch {
+                let Grouping::Plain(aggregator) = &mut grouping else {
+                    grouping.add(&plan.group_by, row, exec.ctx)?;
+                    continue;
+                };
+                let key = Aggregator::key_of(&plan.group_by, row, exec.ctx)?;
+                if !partitions.is_empty() && !aggregator.has_group(&key) {
+                    partitions[partition(&key)].write(row)?;
+                    continue;
+                }
+                let charged = aggregator.charged();
+                match aggregator.add_keyed(key.clone(), row, exec.ctx) {
+                    Err(e)
+                        if may_spill
+                            && e.code() == 8175
+                            && partitions.is_empty()
+                            && charged >= SPILL_MIN_BYTES =>
+                    {
+                        // The failed group's charge is given back; its row goes to disk.
+                        exec.ctx
+                            .session
+                            .release_memory((aggregator.charged() - charged) as usize);
+                        partitions = (0..PARTITIONS)
+                            .map(|_| SpillWriter::new())
+                            .collect::<Result<_>>()?;
+                        partitions[partition(&key)].write(row)?;
+                    }
+                    other => other?,
+                }
+            }
+        }
+        let charged = match &grouping {
+            Grouping::Plain(aggregator) => aggregator.charged(),
+            Grouping::Rollup(_) => 0,
+        };
+        let rows = self.finish(grouping, exec)?;
+        self.held.memory = self.held.memory.max(charged);
+        if !partitions.is_empty() {
+            exec.ctx.session.release_memory(charged as usize);
+        }
+        let mut readers = VecDeque::with_capacity(partitions.len());
+        for writer in partitions {
+            self.held.disk += writer.bytes();
+            readers.push_back(writer.finish()?);
+        }
+        Ok((rows, readers))
+    }
+
+    /// Each group's row followed by its aggregate values.
+    fn finish(&self, grouping: Grouping, exec: &Exec) -> Result<Batch> {
+        let plan = self.plan;
+        let width = plan.width + plan.subqueries.len();
+        let groups = grouping.finish(width, &plan.group_by, exec.ctx)?;
+        Ok(groups
+            .into_iter()
+            .map(|(mut row, aggs)| {
+                row.extend(aggs);
+                row
+            })
+            .collect())
+    }
+
+    /// The groups of one spilled partition, made whole; their memory is given back once they
+    /// leave.
+    fn aggregate_partition(&mut self, mut reader: SpillReader, exec: &Exec) -> Result<Batch> {
+        let plan = self.plan;
+        let mut grouping = Grouping::new(&plan.aggs, plan.group_by.len(), false, exec.ctx);
+        while let Some(row) = reader.next_row()? {
+            strata_fiber::yield_if_long();
+            grouping.add(&plan.group_by, &row, exec.ctx)?;
+        }
+        let charged = match &grouping {
+            Grouping::Plain(aggregator) => aggregator.charged(),
+            Grouping::Rollup(_) => 0,
+        };
+        self.held.memory = self.held.memory.max(charged);
+        let rows = self.finish(grouping, exec)?;
+        exec.ctx.session.release_memory(charged as usize);
+        Ok(rows)
+    }
+}
+
+/// The partition of a group key.
+fn partition(key: &[u8]) -> usize {
+    crc32fast::hash(key) as usize % PARTITIONS
 }
 
 impl Operator for HashAgg<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        let memory = &mut self.memory;
-        once(&mut self.done, || {
-            let plan = self.plan;
-            let mut grouping =
-                Grouping::new(&plan.aggs, plan.group_by.len(), plan.rollup, exec.ctx);
-            while let Some(batch) = self.input.next(exec)? {
-                for row in &batch {
-                    grouping.add(&plan.group_by, row, exec.ctx)?;
+        loop {
+            match std::mem::replace(&mut self.state, State::Done) {
+                State::Start => {
+                    let (rows, partitions) = self.aggregate(exec)?;
+                    if !partitions.is_empty() {
+                        self.state = State::Partitions(partitions);
+                    }
+                    if self.held.memory == 0 {
+                        self.held.memory = rows.iter().map(|row| row_bytes(row) as u64).sum();
+                    }
+                    if !rows.is_empty() {
+                        return Ok(Some(rows));
+                    }
                 }
+                State::Partitions(mut partitions) => {
+                    let Some(reader) = partitions.pop_front() else {
+                        return Ok(None);
+                    };
+                    let rows = self.aggregate_partition(reader, exec)?;
+                    self.state = State::Partitions(partitions);
+                    if !rows.is_empty() {
+                        return Ok(Some(rows));
+                    }
+                }
+                State::Done => return Ok(None),
             }
-            let width = plan.width + plan.subqueries.len();
-            let groups = grouping.finish(width, &plan.group_by, exec.ctx)?;
-            let rows: Batch = groups
-                .into_iter()
-                .map(|(mut row, aggs)| {
-                    row.extend(aggs);
-                    row
-                })
-                .collect();
-            *memory = rows.iter().map(|row| row_bytes(row) as u64).sum();
-            Ok(rows)
-        })
+        }
     }
 
     fn held(&self) -> Option<Held> {
-        Some(Held {
-            memory: self.memory,
-            disk: 0,
-        })
+        Some(self.held)
     }
 
     fn explain(&self) -> Node {

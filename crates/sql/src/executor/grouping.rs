@@ -48,6 +48,8 @@ pub(crate) struct Aggregator<'a> {
     index: HashMap<Vec<u8>, usize>,
     groups: Vec<Group>,
     grouped: bool,
+    /// See [`Aggregator::charged`].
+    charged: u64,
 }
 
 impl<'a> Aggregator<'a> {
@@ -62,6 +64,7 @@ impl<'a> Aggregator<'a> {
             index: HashMap::new(),
             groups: Vec::new(),
             grouped: group_by_len > 0,
+            charged: 0,
         }
     }
 
@@ -75,19 +78,47 @@ impl<'a> Aggregator<'a> {
         row: &[Datum],
         ctx: &dyn EvalEnv,
     ) -> Result<()> {
-        let key = if group_by.is_empty() {
-            Vec::new()
-        } else {
-            let values: Vec<Datum> = group_by
-                .iter()
-                .map(|e| e.eval(row, ctx))
-                .collect::<Result<_>>()?;
-            group_key(&values)
-        };
+        let key = Self::key_of(group_by, row, ctx)?;
+        self.add_keyed(key, row, ctx)
+    }
+
+    /// The key of `row`'s group.
+    pub(crate) fn key_of(group_by: &[Expr], row: &[Datum], ctx: &dyn EvalEnv) -> Result<Vec<u8>> {
+        if group_by.is_empty() {
+            return Ok(Vec::new());
+        }
+        let values: Vec<Datum> = group_by
+            .iter()
+            .map(|e| e.eval(row, ctx))
+            .collect::<Result<_>>()?;
+        Ok(group_key(&values))
+    }
+
+    /// Whether the group of `key` is here.
+    pub(crate) fn has_group(&self, key: &[u8]) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// The bytes charged to the statement for the groups (including a group whose charge
+    /// failed, which the statement's memory counted all the same).
+    pub(crate) fn charged(&self) -> u64 {
+        self.charged
+    }
+
+    /// [`Aggregator::add`] of a row whose group key is `key`.
+    pub(crate) fn add_keyed(
+        &mut self,
+        key: Vec<u8>,
+        row: &[Datum],
+        ctx: &dyn EvalEnv,
+    ) -> Result<()> {
         let slot = match self.index.get(&key) {
             Some(i) => *i,
             None => {
-                ctx.keep_row(row)?;
+                let bytes = crate::memory::row_bytes(row);
+                self.charged += bytes as u64;
+                ctx.consume_memory(bytes)?;
+                self.charged += key.len() as u64;
                 ctx.consume_memory(key.len())?;
                 let states = self.fresh_states();
                 self.groups

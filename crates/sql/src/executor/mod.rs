@@ -25,6 +25,7 @@ mod limit;
 mod project;
 pub mod scan;
 mod sort;
+mod spill;
 mod union;
 mod window;
 

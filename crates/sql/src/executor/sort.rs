@@ -8,17 +8,13 @@
 //! would pass `tidb_mem_quota_query` (8175), the rows held so far are sorted and written to
 //! an anonymous temporary file as a run (as TiDB spills a sort under its quota, and MySQL's
 //! filesort merges runs on disk), their memory is given back, and the sort goes on; at the
-//! end the runs and the rows still held are merged. A file holds each row in the row value
-//! format (`strata_codec::row`), which keeps every value exactly. The files are unlinked from
-//! the start, so nothing is left behind however the statement or the process ends.
+//! end the runs and the rows still held are merged (the files: [`super::spill`]).
 
 use std::cmp::Ordering;
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
 
 use strata_codec::Datum;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::compare_sort_keys;
 use crate::expr::{EvalEnv, Expr};
 use crate::memory::row_bytes;
@@ -26,6 +22,7 @@ use crate::planner::query::SelectPlan;
 
 use super::describe;
 use super::limit::Count;
+use super::spill::{SpillReader, SpillWriter};
 use super::{Batch, Exec, Held, Node, Operator};
 
 /// A TopN holding fewer rows than this does not cut them yet.
@@ -37,9 +34,6 @@ const SPILL_MIN_BYTES: usize = 1 << 20;
 
 /// Rows a merge hands its parent at once.
 const MERGE_BATCH_ROWS: usize = 1024;
-
-/// Buffer of each run's reader and of the writer of a run.
-const RUN_BUFFER_BYTES: usize = 64 << 10;
 
 pub struct Sort<'p> {
     input: Box<dyn Operator + 'p>,
@@ -105,8 +99,9 @@ impl<'p> Sort<'p> {
                         return Err(e);
                     }
                     self.sort_rows(&mut rows);
-                    let run = write_run(std::mem::take(&mut rows))?;
-                    self.held.disk += run.bytes;
+                    let (run, bytes) = write_run(&rows)?;
+                    rows.clear();
+                    self.held.disk += bytes;
                     runs.push(run);
                     exec.ctx.session.release_memory(held);
                     held = 0;
@@ -194,55 +189,20 @@ impl Operator for Sort<'_> {
     }
 }
 
-/// Sorted rows written to a temporary file.
-struct Run {
-    file: File,
-    rows: usize,
-    /// Bytes written.
-    bytes: u64,
-}
-
 /// Writes sorted `rows` as a run.
-fn write_run(rows: Batch) -> Result<Run> {
-    let mut bytes = 0;
-    let mut written = || -> io::Result<File> {
-        let mut out = BufWriter::with_capacity(RUN_BUFFER_BYTES, tempfile::tempfile()?);
-        let mut encoded = Vec::new();
-        let mut columns = Vec::new();
-        for row in &rows {
-            strata_fiber::yield_if_long();
-            columns.clear();
-            columns.extend(row.iter().enumerate().map(|(i, d)| (i as i64, d)));
-            encoded.clear();
-            strata_codec::encode_row(&mut encoded, &columns);
-            out.write_all(&(encoded.len() as u32).to_le_bytes())?;
-            out.write_all(&encoded)?;
-            bytes += 4 + encoded.len() as u64;
-        }
-        let mut file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.rewind()?;
-        Ok(file)
-    };
-    let file = written().map_err(|e| {
-        Error::new(
-            1026,
-            "HY000",
-            format!("Error writing file 'sort run' (Errcode: {e})"),
-        )
-    })?;
-    Ok(Run {
-        file,
-        rows: rows.len(),
-        bytes,
-    })
+fn write_run(rows: &Batch) -> Result<(SpillReader, u64)> {
+    let mut writer = SpillWriter::new()?;
+    for row in rows {
+        strata_fiber::yield_if_long();
+        writer.write(row)?;
+    }
+    let bytes = writer.bytes();
+    Ok((writer.finish()?, bytes))
 }
 
 /// Where the next row of each run comes from.
 enum Source {
-    File {
-        reader: BufReader<File>,
-        left: usize,
-    },
+    File(SpillReader),
     Memory(std::vec::IntoIter<Vec<Datum>>),
 }
 
@@ -250,29 +210,9 @@ impl Source {
     fn next_row(&mut self) -> Result<Option<Vec<Datum>>> {
         match self {
             Source::Memory(rows) => Ok(rows.next()),
-            Source::File { left: 0, .. } => Ok(None),
-            Source::File { reader, left } => {
-                *left -= 1;
-                read_row(reader).map(Some).map_err(|e| {
-                    Error::new(
-                        1024,
-                        "HY000",
-                        format!("Error reading file 'sort run' (Errcode: {e})"),
-                    )
-                })
-            }
+            Source::File(reader) => reader.next_row(),
         }
     }
-}
-
-fn read_row(reader: &mut BufReader<File>) -> io::Result<Vec<Datum>> {
-    let mut length = [0; 4];
-    reader.read_exact(&mut length)?;
-    let mut encoded = vec![0; u32::from_le_bytes(length) as usize];
-    reader.read_exact(&mut encoded)?;
-    let columns = strata_codec::decode_row_all(&encoded)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-    Ok(columns.into_iter().map(|(_, datum)| datum).collect())
 }
 
 /// A k-way merge of sorted runs: the smallest head first, the earlier run first among
@@ -286,14 +226,8 @@ struct Merge {
 }
 
 impl Merge {
-    fn new(runs: Vec<Run>, last: Batch) -> Merge {
-        let mut sources: Vec<Source> = runs
-            .into_iter()
-            .map(|run| Source::File {
-                reader: BufReader::with_capacity(RUN_BUFFER_BYTES, run.file),
-                left: run.rows,
-            })
-            .collect();
+    fn new(runs: Vec<SpillReader>, last: Batch) -> Merge {
+        let mut sources: Vec<Source> = runs.into_iter().map(Source::File).collect();
         sources.push(Source::Memory(last.into_iter()));
         Merge {
             heads: Vec::with_capacity(sources.len()),
@@ -368,7 +302,7 @@ mod tests {
             let mut chunk = chunk.to_vec();
             sort(&mut chunk);
             if chunk.len() == 300 {
-                runs.push(write_run(chunk).unwrap());
+                runs.push(write_run(&chunk).unwrap().0);
             } else {
                 last = chunk;
             }

@@ -178,3 +178,32 @@ Limit	3	root		time:<t>, loops:2, kv_reads:5	count:3	N/A	N/A
     └─TableFullScan	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
+# GROUP BY past the quota: the groups held keep taking their rows, the rows of other groups go
+# to 16 partitions on disk, each aggregated alone afterwards; the totals are those of the
+# whole grouping. 10,000 wide rows in 4,000 groups of 2 or 3.
+> CREATE TABLE t3 (id INT PRIMARY KEY, pad VARCHAR(400))
+ok 0
+> SET cte_max_recursion_depth = 10000
+ok 0
+> INSERT INTO t3 WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) SELECT i, REPEAT('p', 300) FROM n
+ok 10000
+> SELECT COUNT(*), SUM(n), SUM(s), MIN(n), MAX(n), MIN(l) FROM (SELECT id % 4000 AS g, COUNT(*) AS n, SUM(id) AS s, LENGTH(MAX(pad)) AS l FROM t3 GROUP BY g) AS d
+COUNT(*)	SUM(n)	SUM(s)	MIN(n)	MAX(n)	MIN(l)
+4000	10000	50005000	2	3	300
+> SET tidb_mem_quota_query = 1310720
+ok 0
+> SELECT COUNT(*), SUM(n), SUM(s), MIN(n), MAX(n), MIN(l) FROM (SELECT id % 4000 AS g, COUNT(*) AS n, SUM(id) AS s, LENGTH(MAX(pad)) AS l FROM t3 GROUP BY g) AS d
+COUNT(*)	SUM(n)	SUM(s)	MIN(n)	MAX(n)	MIN(l)
+4000	10000	50005000	2	3	300
+> EXPLAIN ANALYZE SELECT id % 4000 AS g, COUNT(*) AS n, LENGTH(MAX(pad)) AS l FROM t3 GROUP BY g
+id	actRows	task	access object	execution info	operator info	memory	disk
+Projection	4000	root		time:<t>, loops:18, kv_reads:6	mod(t3.id, 4000), count(1), length(max(t3.pad))	N/A	N/A
+└─HashAgg	4000	root		time:<t>, loops:18, kv_reads:6	group by:mod(t3.id, 4000), funcs:count(1), max(t3.pad)	1.25 MB	343.44 KB
+  └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+> SELECT id % 4000 AS g, COUNT(*) AS n, SUM(id), LENGTH(MAX(pad)) FROM t3 GROUP BY g ORDER BY n, g DESC LIMIT 3
+g	n	SUM(id)	LENGTH(MAX(pad))
+3999	2	11998	300
+3998	2	11996	300
+3997	2	11994	300
+> SET tidb_mem_quota_query = DEFAULT
+ok 0

@@ -280,7 +280,7 @@ Sort	4	root		time:<t>, loops:2, kv_reads:2	order_line.ol_o_id, order_line.ol_num
 > EXPLAIN ANALYZE SELECT COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 15
 id	actRows	task	access object	execution info	operator info	memory	disk
 Projection	1	root		time:<t>, loops:2, kv_reads:2	count(distinct stock.s_i_id)	N/A	N/A
-└─HashAgg	1	root		time:<t>, loops:2, kv_reads:2	funcs:count(distinct stock.s_i_id)	504 Bytes	0 Bytes
+└─HashAgg	1	root		time:<t>, loops:2, kv_reads:2	funcs:count(distinct stock.s_i_id)	480 Bytes	0 Bytes
   └─Join	2	root		time:<t>, loops:2, kv_reads:2	2 relations, in this order	N/A	N/A
     ├─TableRangeScan	1	cop[tikv]	table:stock, range on primary key	loops:1, kv_reads:1	on:and(eq(stock.s_w_id, 1), lt(stock.s_quantity, 15))	N/A	N/A
     └─TableRangeScan	2	cop[tikv]	table:order_line, range on primary key	loops:1, kv_reads:1	inner index join, on:and(and(eq(order_line.ol_w_id, 1), eq(order_line.ol_d_id, 1)), and(lt(order_line.ol_o_id, 4), eq(stock.s_i_id, order_line.ol_i_id)))	N/A	N/A
