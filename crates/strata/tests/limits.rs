@@ -362,9 +362,9 @@ fn statements_past_their_memory_quota_are_cancelled() {
 
 /// A result larger than the statement's memory quota is sent while the SELECT runs instead of
 /// being held whole: through the text protocol (alone and between the results of a
-/// multi-statement query) and the binary one. A sort larger than the quota spills to disk. An
-/// error after some rows were sent reaches the client after them, on a connection that goes
-/// on.
+/// multi-statement query) and the binary one. A sort, a DISTINCT and a GROUP BY larger than
+/// the quota spill to disk. An error after some rows were sent reaches the client after them,
+/// on a connection that goes on.
 #[test]
 fn results_larger_than_the_memory_quota_stream_to_the_client() {
     use mysql::prelude::Queryable;
@@ -459,6 +459,31 @@ fn results_larger_than_the_memory_quota_stream_to_the_client() {
             "99000\tNULL\t14142.8571\t-49500\t2291-01-20\t27:30:00".to_string()
         ]
     );
+
+    // DISTINCT and GROUP BY past the quota spill their rows by key and finish each part alone.
+    let distinct = quick("SELECT DISTINCT id % 40000, CONCAT(pad, pad) FROM t");
+    assert!(
+        distinct.status.success(),
+        "{}",
+        String::from_utf8_lossy(&distinct.stderr)
+    );
+    let text = String::from_utf8_lossy(&distinct.stdout).into_owned();
+    let rows: Vec<&str> = text.lines().collect();
+    let unique: std::collections::HashSet<&str> = rows.iter().copied().collect();
+    assert_eq!((rows.len(), unique.len()), (40_000, 40_000));
+    let grouped =
+        quick("SELECT id % 40000, COUNT(*), MAX(CONCAT(pad, id)) FROM t GROUP BY id % 40000");
+    assert!(
+        grouped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&grouped.stderr)
+    );
+    let text = String::from_utf8_lossy(&grouped.stdout).into_owned();
+    let counts: u64 = text
+        .lines()
+        .map(|line| line.split('\t').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!((text.lines().count(), counts), (40_000, ROWS));
 
     // Row 90,000 cannot be computed: the rows before it went out, then the error.
     let failing = quick("SELECT id, JSON_EXTRACT(IF(id = 90000, '{bad', '{}'), '$') FROM t");

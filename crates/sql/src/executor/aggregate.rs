@@ -4,7 +4,7 @@
 //! The groups are held in memory while the statement's memory allows. When a new group would
 //! pass `tidb_mem_quota_query` (8175) and the groups hold at least 1 MiB, the aggregation
 //! spills: rows of the groups it holds are still added to them, and every row of a group it
-//! does not hold is written to one of [`PARTITIONS`] temporary files by a hash of its group
+//! does not hold is written to one of [`spill::PARTITIONS`] temporary files by a hash of its group
 //! key ([`super::spill`]). The groups held leave first and give their memory back; then each
 //! file is read and aggregated alone, so every group is made whole in one place. A partition
 //! whose own groups pass the quota still fails with 8175. WITH ROLLUP (whose totals span the
@@ -13,28 +13,28 @@
 
 use std::collections::VecDeque;
 
+use strata_codec::Datum;
+
 use crate::error::Result;
 use crate::executor::grouping::{Aggregator, Grouping};
 use crate::planner::query::SelectPlan;
 
 use super::describe;
-use super::spill::{SpillReader, SpillWriter};
+use super::spill::{self, partition, SpillReader, SpillWriter, SPILL_MIN_BYTES};
 use super::{Batch, Exec, Held, Node, Operator};
 use crate::memory::row_bytes;
-
-/// Files the rows of groups not held are spread over.
-pub const PARTITIONS: usize = 16;
-
-/// Below this many bytes of groups held, an aggregation past its quota fails (8175) rather
-/// than spill: the memory is held elsewhere in the statement.
-const SPILL_MIN_BYTES: u64 = 1 << 20;
 
 pub struct HashAgg<'p> {
     input: Box<dyn Operator + 'p>,
     plan: &'p SelectPlan,
     state: State,
+    /// Groups made and not handed on yet.
+    pending: std::vec::IntoIter<Vec<Datum>>,
     held: Held,
 }
+
+/// Groups handed to the parent at once, so that a large grouping streams on.
+const OUTPUT_BATCH_ROWS: usize = 1024;
 
 enum State {
     Start,
@@ -49,6 +49,7 @@ impl<'p> HashAgg<'p> {
             input,
             plan,
             state: State::Start,
+            pending: Vec::new().into_iter(),
             held: Held::default(),
         }
     }
@@ -90,9 +91,7 @@ impl<'p> HashAgg<'p> {
                         exec.ctx
                             .session
                             .release_memory((aggregator.charged() - charged) as usize);
-                        partitions = (0..PARTITIONS)
-                            .map(|_| SpillWriter::new())
-                            .collect::<Result<_>>()?;
+                        partitions = spill::partitions()?;
                         partitions[partition(&key)].write(row)?;
                     }
                     other => other?,
@@ -150,14 +149,13 @@ impl<'p> HashAgg<'p> {
     }
 }
 
-/// The partition of a group key.
-fn partition(key: &[u8]) -> usize {
-    crc32fast::hash(key) as usize % PARTITIONS
-}
-
 impl Operator for HashAgg<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
         loop {
+            let batch: Batch = self.pending.by_ref().take(OUTPUT_BATCH_ROWS).collect();
+            if !batch.is_empty() {
+                return Ok(Some(batch));
+            }
             match std::mem::replace(&mut self.state, State::Done) {
                 State::Start => {
                     let (rows, partitions) = self.aggregate(exec)?;
@@ -167,19 +165,14 @@ impl Operator for HashAgg<'_> {
                     if self.held.memory == 0 {
                         self.held.memory = rows.iter().map(|row| row_bytes(row) as u64).sum();
                     }
-                    if !rows.is_empty() {
-                        return Ok(Some(rows));
-                    }
+                    self.pending = rows.into_iter();
                 }
                 State::Partitions(mut partitions) => {
                     let Some(reader) = partitions.pop_front() else {
                         return Ok(None);
                     };
-                    let rows = self.aggregate_partition(reader, exec)?;
+                    self.pending = self.aggregate_partition(reader, exec)?.into_iter();
                     self.state = State::Partitions(partitions);
-                    if !rows.is_empty() {
-                        return Ok(Some(rows));
-                    }
                 }
                 State::Done => return Ok(None),
             }

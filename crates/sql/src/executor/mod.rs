@@ -263,7 +263,10 @@ fn build_with(plan: &SelectPlan, measure: bool) -> Box<dyn Operator + '_> {
     )));
     let width = plan.projection.len();
     if plan.distinct {
-        input = measured(Box::new(distinct::Distinct::new(input, width)));
+        // Its rows may leave in another order when it spills, unless no sort follows to
+        // give the ORDER BY.
+        let may_spill = plan.order_by.is_empty() || !sorted;
+        input = measured(Box::new(distinct::Distinct::new(input, width, may_spill)));
     }
     let count = limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref());
     if !order_by.is_empty() {

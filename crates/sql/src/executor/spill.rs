@@ -15,6 +15,24 @@ use crate::error::{Error, Result};
 /// Buffer of each writer and reader.
 const BUFFER_BYTES: usize = 64 << 10;
 
+/// Files an operator that spills by key (aggregation, DISTINCT) spreads its rows over.
+pub const PARTITIONS: usize = 16;
+
+/// Below this many bytes held, an operator past its quota fails (8175) rather than spill: the
+/// memory is held elsewhere in the statement, and spilling so little would only multiply
+/// files.
+pub const SPILL_MIN_BYTES: u64 = 1 << 20;
+
+/// The partition of a key.
+pub fn partition(key: &[u8]) -> usize {
+    crc32fast::hash(key) as usize % PARTITIONS
+}
+
+/// A writer per partition.
+pub fn partitions() -> Result<Vec<SpillWriter>> {
+    (0..PARTITIONS).map(|_| SpillWriter::new()).collect()
+}
+
 fn write_error(e: io::Error) -> Error {
     Error::new(
         1026,

@@ -197,13 +197,25 @@ COUNT(*)	SUM(n)	SUM(s)	MIN(n)	MAX(n)	MIN(l)
 4000	10000	50005000	2	3	300
 > EXPLAIN ANALYZE SELECT id % 4000 AS g, COUNT(*) AS n, LENGTH(MAX(pad)) AS l FROM t3 GROUP BY g
 id	actRows	task	access object	execution info	operator info	memory	disk
-Projection	4000	root		time:<t>, loops:18, kv_reads:6	mod(t3.id, 4000), count(1), length(max(t3.pad))	N/A	N/A
-└─HashAgg	4000	root		time:<t>, loops:18, kv_reads:6	group by:mod(t3.id, 4000), funcs:count(1), max(t3.pad)	1.25 MB	343.44 KB
+Projection	4000	root		time:<t>, loops:21, kv_reads:6	mod(t3.id, 4000), count(1), length(max(t3.pad))	N/A	N/A
+└─HashAgg	4000	root		time:<t>, loops:21, kv_reads:6	group by:mod(t3.id, 4000), funcs:count(1), max(t3.pad)	1.25 MB	343.44 KB
   └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
 > SELECT id % 4000 AS g, COUNT(*) AS n, SUM(id), LENGTH(MAX(pad)) FROM t3 GROUP BY g ORDER BY n, g DESC LIMIT 3
 g	n	SUM(id)	LENGTH(MAX(pad))
 3999	2	11998	300
 3998	2	11996	300
 3997	2	11994	300
+# DISTINCT past the quota: keys it holds still drop their repeats, other rows go to 16
+# partitions on disk, each made distinct alone: exactly the 4,000 distinct rows leave.
+> EXPLAIN ANALYZE SELECT DISTINCT id % 4000, CONCAT(pad, pad) FROM t3
+id	actRows	task	access object	execution info	operator info	memory	disk
+HashAgg	4000	root		time:<t>, loops:21, kv_reads:6	distinct	1.25 MB	2.54 MB
+└─Projection	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000), concat(t3.pad, t3.pad)	N/A	N/A
+  └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+> EXPLAIN ANALYZE SELECT DISTINCT id % 4000 FROM t3
+id	actRows	task	access object	execution info	operator info	memory	disk
+HashAgg	4000	root		time:<t>, loops:6, kv_reads:6	distinct	35.16 KB	0 Bytes
+└─Projection	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000)	N/A	N/A
+  └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
