@@ -14,6 +14,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use common::cluster::Cluster;
@@ -44,7 +45,13 @@ fn script(name: &str) -> PathBuf {
 }
 
 /// Runs `install` unless `marker` exists under `dir`; panics with its output when it fails.
+/// One install at a time: tests that share a driver run in parallel, and two installs into
+/// one folder (npm's above all) undo each other's files.
 fn ensure_installed(dir: &Path, marker: &str, install: &mut Command) {
+    static INSTALLING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = INSTALLING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if dir.join(marker).exists() {
         return;
     }
