@@ -362,8 +362,8 @@ fn statements_past_their_memory_quota_are_cancelled() {
 
 /// A result larger than the statement's memory quota is sent while the SELECT runs instead of
 /// being held whole: through the text protocol (alone and between the results of a
-/// multi-statement query) and the binary one. A sort, a DISTINCT and a GROUP BY larger than
-/// the quota spill to disk. An error after some rows were sent reaches the client after them,
+/// multi-statement query) and the binary one. A sort, a DISTINCT, a GROUP BY and a hash
+/// join's build side larger than the quota spill to disk. An error after some rows were sent reaches the client after them,
 /// on a connection that goes on.
 #[test]
 fn results_larger_than_the_memory_quota_stream_to_the_client() {
@@ -484,6 +484,39 @@ fn results_larger_than_the_memory_quota_stream_to_the_client() {
         .map(|line| line.split('\t').nth(1).unwrap().parse::<u64>().unwrap())
         .sum();
     assert_eq!((text.lines().count(), counts), (40_000, ROWS));
+
+    // A hash join whose build side passes the quota joins through partitions on disk: every
+    // pair of rows with the same key, each once, sent as they come; a LEFT JOIN pads the rows
+    // whose key is NULL.
+    p.sql(
+        Some("big"),
+        "CREATE TABLE u (id INT PRIMARY KEY, k INT, pad VARCHAR(200)); \
+         INSERT INTO u SELECT id, IF(id % 10 = 0, NULL, id % 50000), pad FROM t",
+    );
+    let joined = quick("SELECT a.id, b.id, b.pad FROM u a JOIN u b ON b.k = a.k");
+    assert!(
+        joined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&joined.stderr)
+    );
+    let text = String::from_utf8_lossy(&joined.stdout).into_owned();
+    let mut pairs = std::collections::HashSet::new();
+    for line in text.lines() {
+        let mut fields = line.split('\t');
+        let a: u64 = fields.next().unwrap().parse().unwrap();
+        let b: u64 = fields.next().unwrap().parse().unwrap();
+        assert_eq!(fields.next().map(str::len), Some(180), "{line}");
+        assert!(!a.is_multiple_of(10) && a % 50_000 == b % 50_000, "{a} joined {b}");
+        assert!(pairs.insert((a, b)), "{a} joined {b} twice");
+    }
+    assert_eq!(pairs.len(), 180_000);
+    let left = quick("SELECT COUNT(*), COUNT(b.id), SUM(a.id) FROM u a LEFT JOIN u b ON b.k = a.k");
+    assert_eq!(
+        String::from_utf8_lossy(&left.stdout),
+        "190000\t180000\t9500050000\n",
+        "{}",
+        String::from_utf8_lossy(&left.stderr)
+    );
 
     // Row 90,000 cannot be computed: the rows before it went out, then the error.
     let failing = quick("SELECT id, JSON_EXTRACT(IF(id = 90000, '{bad', '{}'), '$') FROM t");

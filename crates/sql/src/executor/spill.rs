@@ -107,6 +107,11 @@ pub struct SpillReader {
 }
 
 impl SpillReader {
+    /// The rows not read yet.
+    pub fn rows_left(&self) -> usize {
+        self.left
+    }
+
     pub fn next_row(&mut self) -> Result<Option<Vec<Datum>>> {
         if self.left == 0 {
             return Ok(None);

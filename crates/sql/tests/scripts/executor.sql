@@ -219,3 +219,34 @@ HashAgg	4000	root		time:<t>, loops:6, kv_reads:6	distinct	35.16 KB	0 Bytes
   └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
+# A hash join's build side past the quota: its rows and then the rows that probe it go to 16
+# partitions on disk by join key, joined a partition at a time (a grace hash join); a derived
+# table read first streams. The results are MariaDB 10.11's, as under the default quota.
+> CREATE TABLE t4 (id INT PRIMARY KEY, k INT, pad VARCHAR(400))
+ok 0
+> INSERT INTO t4 SELECT id, IF(id % 10 = 0, NULL, id % 5000), pad FROM t3
+ok 10000
+> SET tidb_mem_quota_query = 2621440
+ok 0
+> SELECT COUNT(*), SUM(a.id), SUM(b.id), COUNT(b.id), SUM(LENGTH(b.pad)) FROM t4 a JOIN t4 b ON b.k = a.k
+COUNT(*)	SUM(a.id)	SUM(b.id)	COUNT(b.id)	SUM(LENGTH(b.pad))
+18000	90000000	90000000	18000	5400000
+> SELECT COUNT(*), SUM(a.id), SUM(b.id), COUNT(b.id), SUM(LENGTH(b.pad)) FROM t4 a LEFT JOIN t4 b ON b.k = a.k + 4000
+COUNT(*)	SUM(a.id)	SUM(b.id)	COUNT(b.id)	SUM(LENGTH(b.pad))
+11800	55405000	25200000	3600	1080000
+> SELECT COUNT(*), SUM(a.id), SUM(c.id), COUNT(c.pad) FROM t4 a LEFT JOIN (SELECT k, pad FROM t4 WHERE id % 3 = 0) b ON b.k = a.k LEFT JOIN (SELECT id, k + 1 AS k, CONCAT(pad, id) AS pad FROM t4) c ON c.k = b.k
+COUNT(*)	SUM(a.id)	SUM(c.id)	COUNT(c.pad)
+15334	76679340	53338012	10668
+> SELECT a.id, b.id, c.id FROM t4 a JOIN t4 b ON b.k = a.k JOIN (SELECT id, k + 1 AS k, CONCAT(pad, id) AS pad FROM t4) c ON c.k = b.k ORDER BY a.id DESC, b.id, c.id LIMIT 3
+id	id	id
+9999	4999	4998
+9999	4999	9998
+9999	9999	4998
+> EXPLAIN ANALYZE SELECT a.id, b.id FROM t4 a JOIN t4 b ON b.k = a.k
+id	actRows	task	access object	execution info	operator info	memory	disk
+Projection	18000	root		time:<t>, loops:33, kv_reads:12	a.id, b.id	N/A	N/A
+└─Join	18000	root		time:<t>, loops:33, kv_reads:12	2 relations, in this order	2.50 MB	5.51 MB
+  ├─TableFullScan	10000	cop[tikv]	table:t4	loops:1, kv_reads:6		N/A	N/A
+  └─TableFullScan	18000	cop[tikv]	table:t4	loops:16, kv_reads:6	inner hash join, build, on:eq(b.k, a.k)	N/A	N/A
+> SET tidb_mem_quota_query = DEFAULT
+ok 0

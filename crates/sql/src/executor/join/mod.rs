@@ -9,13 +9,14 @@
 //!   lookup by primary key, primary-key range or index reads for a whole batch of earlier
 //!   rows at once (on a cluster, one request per region instead of one per row);
 //! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
-//!   earlier relations, and probes with each row;
+//!   earlier relations, and probes with each row; past the statement's memory quota it
+//!   becomes a grace hash join over partitions on disk ([`build`]);
 //! - a **LEFT JOIN** step pads a row that nothing matched with NULLs.
+
+mod build;
 
 use std::collections::HashMap;
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-use rust_decimal::Decimal;
 use strata_codec::Datum;
 use strata_txn::Transaction;
 use strata_types::Key;
@@ -23,14 +24,14 @@ use strata_types::Key;
 use crate::error::{self, Result};
 use crate::exec::{self, eval_prefix, holds, index_range, pk_range, Ctx};
 use crate::expr::{EvalEnv, Expr};
-use crate::planner::join::{BuildSource, HashProbe, JoinItem, JoinPlan, JoinStep};
+use crate::planner::join::{BuildSource, JoinItem, JoinPlan, JoinStep};
 use crate::planner::query::{Access, SelectPlan, TableSource};
 use crate::rows;
 
 use super::describe;
 use super::scan::{source_node, SCAN_PAGE_ROWS};
 use super::{Batch, Cursor, Exec, Held, Node, Operator, Ran};
-use crate::memory::row_bytes;
+use build::{Building, Built, Spilled};
 
 pub struct Join<'p> {
     /// The query block, whose FROM row names the columns EXPLAIN shows.
@@ -63,10 +64,7 @@ impl Operator for Join<'_> {
             .steps
             .iter()
             .any(|step| matches!(step.item, JoinItem::Build { .. }));
-        builds.then(|| Held {
-            memory: self.joining.built.iter().flatten().map(|b| b.bytes).sum(),
-            disk: 0,
-        })
+        builds.then_some(self.joining.held)
     }
 
     fn explain(&self) -> Node {
@@ -133,14 +131,6 @@ impl Join<'_> {
     }
 }
 
-/// Rows of a build step, read once per execution.
-struct Built {
-    rows: Vec<Vec<Datum>>,
-    index: Option<HashMap<Vec<u8>, Vec<usize>>>,
-    /// The bytes of `rows`, as charged.
-    bytes: u64,
-}
-
 /// Joined rows a step takes at a time: a lookup step reads for all of them at once.
 pub const JOIN_BATCH_ROWS: usize = 1024;
 
@@ -166,10 +156,14 @@ struct Joining<'p> {
     plan: &'p JoinPlan,
     /// The steps with input left, innermost last.
     stack: Vec<Frame<'p>>,
-    /// The rows of each build step, read once.
+    /// The rows of each build step, read once (or a partition's, when it spilled).
     built: Vec<Option<Built>>,
+    /// Each build step that spilled to disk.
+    spilled: Vec<Option<Spilled>>,
     /// What each step did (EXPLAIN ANALYZE).
     steps: Vec<Ran>,
+    /// What the build steps held at most, and wrote.
+    held: Held,
 }
 
 /// Step `k` joining a batch of rows of the steps before it.
@@ -197,6 +191,11 @@ enum Found<'p> {
         cursor: Cursor<'p>,
         page: std::vec::IntoIter<(Key, Vec<Datum>)>,
     },
+    /// The first step's derived table, pulled a batch at a time.
+    Pulled {
+        root: Box<dyn Operator + 'p>,
+        batch: std::vec::IntoIter<Vec<Datum>>,
+    },
 }
 
 impl<'p> Joining<'p> {
@@ -219,17 +218,84 @@ impl<'p> Joining<'p> {
             plan,
             stack,
             built: (0..plan.steps.len()).map(|_| None).collect(),
+            spilled: (0..plan.steps.len()).map(|_| None).collect(),
             steps,
+            held: Held::default(),
         }
+    }
+
+    /// Notes the memory the build steps hold now.
+    fn note_held(&mut self) {
+        let now = self.built.iter().flatten().map(|b| b.bytes).sum();
+        self.held.memory = self.held.memory.max(now);
+    }
+
+    /// Reads the relation of build step `k` before its first rows come, unless it was.
+    fn prepare_build(&mut self, k: usize, txn: &mut Transaction, ctx: &Ctx) -> Result<()> {
+        let JoinItem::Build { source, hash } = &self.plan.steps[k].item else {
+            return Ok(());
+        };
+        if self.built[k].is_some() || self.spilled[k].is_some() {
+            return Ok(());
+        }
+        match build::build(source, hash.as_ref(), txn, ctx)? {
+            Building::Held(b) => {
+                self.built[k] = Some(b);
+                self.note_held();
+            }
+            Building::Spilled { partitions, peak } => {
+                self.held.memory = self.held.memory.max(peak);
+                self.spilled[k] = Some(Spilled::new(partitions)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// With no step left running, the next rows of the first spilled step with partitions
+    /// left to join: pushes them as its step's input. False when there are none.
+    fn next_partition_rows(&mut self, ctx: &Ctx) -> Result<bool> {
+        for k in 0..self.plan.steps.len() {
+            let Some(spilled) = self.spilled[k].as_mut() else {
+                continue;
+            };
+            let step = &self.plan.steps[k];
+            let JoinItem::Build {
+                hash: Some(hash), ..
+            } = &step.item
+            else {
+                unreachable!("only a hash build spills")
+            };
+            let rows = spilled.next_probe(
+                JOIN_BATCH_ROWS,
+                hash,
+                step.left,
+                &mut self.built[k],
+                ctx,
+                &mut self.held.disk,
+            )?;
+            self.note_held();
+            if let Some(rows) = rows {
+                self.steps[k].loops += 1;
+                self.stack.push(Frame {
+                    k,
+                    input: rows.into_iter(),
+                    looked_up: None,
+                    current: None,
+                });
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The next joined rows (never none), or None once the join is done.
     fn next_batch(&mut self, txn: &mut Transaction, ctx: &Ctx) -> Result<Option<Batch>> {
         let plan = self.plan;
         loop {
-            let Some(frame) = self.stack.last_mut() else {
+            if self.stack.is_empty() && !self.next_partition_rows(ctx)? {
                 return Ok(None);
-            };
+            }
+            let frame = self.stack.last_mut().expect("pushed above");
             let k = frame.k;
             let reads = txn.reads();
             let (batch, exhausted) = fill(plan, frame, &mut self.built, txn, ctx)?;
@@ -247,6 +313,19 @@ impl<'p> Joining<'p> {
             ctx.session.check_interrupt()?;
             let step = &plan.steps[k + 1];
             let reads = txn.reads();
+            self.prepare_build(k + 1, txn, ctx)?;
+            if let Some(spilled) = self.spilled[k + 1].as_mut().filter(|s| s.is_writing()) {
+                // Its build side went to disk: these rows wait in partitions too.
+                let JoinItem::Build {
+                    hash: Some(hash), ..
+                } = &step.item
+                else {
+                    unreachable!("only a hash build spills")
+                };
+                spilled.write_probe(batch, hash, step.left, ctx)?;
+                self.steps[k + 1].kv_reads += txn.reads() - reads;
+                continue;
+            }
             let looked_up = match &step.item {
                 JoinItem::Lookup(source) => match &source.access {
                     Access::Point(exprs) => {
@@ -288,10 +367,27 @@ fn fill<'p>(
             };
             let found = match (frame.looked_up.as_mut(), &step.item) {
                 (Some(rows), _) => Found::Rows(rows.next().unwrap_or_default().into_iter()),
-                // The first step reads its whole relation: a page at a time.
-                (None, JoinItem::Lookup(source)) if k == 0 => Found::Paged {
+                // The first step reads its whole relation: a page (or batch) at a time.
+                (
+                    None,
+                    JoinItem::Lookup(source)
+                    | JoinItem::Build {
+                        source: BuildSource::Table(source),
+                        ..
+                    },
+                ) if k == 0 => Found::Paged {
                     cursor: Cursor::new(source, None),
                     page: Vec::new().into_iter(),
+                },
+                (
+                    None,
+                    JoinItem::Build {
+                        source: BuildSource::Derived(derived),
+                        ..
+                    },
+                ) if k == 0 => Found::Pulled {
+                    root: super::build(derived),
+                    batch: Vec::new().into_iter(),
                 },
                 (None, _) => Found::Rows(candidates(step, k, &row, txn, ctx, built)?.into_iter()),
             };
@@ -314,6 +410,20 @@ fn fill<'p>(
                 }
                 match cursor.next_page(txn, &ctx.with_prefix(row))? {
                     Some(next) => *page = next.into_iter(),
+                    None => break None,
+                }
+            },
+            Found::Pulled { root, batch } => loop {
+                if let Some(r) = batch.next() {
+                    break Some(r);
+                }
+                let mut exec = Exec {
+                    txn,
+                    ctx,
+                    locked: Vec::new(),
+                };
+                match root.next(&mut exec)? {
+                    Some(next) => *batch = next.into_iter(),
                     None => break None,
                 }
             },
@@ -374,100 +484,13 @@ fn candidates(
             })?;
             Ok(found)
         }
-        JoinItem::Build { source, hash } => {
-            if built[k].is_none() {
-                built[k] = Some(build(source, hash.as_ref(), txn, ctx)?);
-            }
-            let b = built[k].as_ref().expect("built above");
-            match (hash, &b.index) {
-                (Some(hash), Some(index)) => {
-                    let mut values = Vec::with_capacity(hash.probe.len());
-                    for e in &hash.probe {
-                        values.push(e.eval(row, ctx)?);
-                    }
-                    Ok(match hash_key(&values) {
-                        Some(key) => index
-                            .get(&key)
-                            .map(|ids| ids.iter().map(|&i| b.rows[i].clone()).collect())
-                            .unwrap_or_default(),
-                        None => Vec::new(),
-                    })
-                }
-                _ => Ok(b.rows.clone()),
-            }
+        JoinItem::Build { hash, .. } => {
+            let b = built[k]
+                .as_ref()
+                .expect("a build step's rows are read before the rows it joins come");
+            b.candidates(hash.as_ref(), row, ctx)
         }
     }
-}
-
-fn build(
-    source: &BuildSource,
-    hash: Option<&HashProbe>,
-    txn: &mut Transaction,
-    ctx: &Ctx,
-) -> Result<Built> {
-    let rows = match source {
-        BuildSource::Table(source) => {
-            let mut rows = Vec::new();
-            exec::scan_source(txn, source, ctx, None, &mut |_, r| {
-                ctx.keep_row(&r)?;
-                rows.push(r);
-                Ok(true)
-            })?;
-            rows
-        }
-        BuildSource::Derived(plan) => exec::execute_select(plan, txn, ctx)?.0,
-    };
-    let bytes = rows.iter().map(|row| row_bytes(row) as u64).sum();
-    let index = hash.map(|hash| {
-        let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
-        for (i, r) in rows.iter().enumerate() {
-            strata_fiber::yield_if_long();
-            let values: Vec<Datum> = hash
-                .build
-                .iter()
-                .map(|&c| r.get(c).cloned().unwrap_or(Datum::Null))
-                .collect();
-            if let Some(key) = hash_key(&values) {
-                index.entry(key).or_default().push(i);
-            }
-        }
-        index
-    });
-    Ok(Built { rows, index, bytes })
-}
-
-/// A hash key under which values that compare equal meet (numbers of any type by value);
-/// None when a value is NULL, which equals nothing. The ON condition still decides.
-fn hash_key(values: &[Datum]) -> Option<Vec<u8>> {
-    let mut canonical = Vec::with_capacity(values.len());
-    for v in values {
-        canonical.push(match v {
-            Datum::Null => return None,
-            Datum::Int(i) => Datum::Decimal(Decimal::from(*i)),
-            Datum::UInt(u) => Datum::Decimal(Decimal::from(*u)),
-            Datum::Float(f) => match Decimal::try_from(*f) {
-                Ok(d) => Datum::Decimal(d),
-                Err(_) => Datum::Float(*f),
-            },
-            // A string equals a number when it reads as that number, and a date or datetime
-            // when it reads as one.
-            Datum::Bytes(b) => {
-                let text = std::str::from_utf8(b).unwrap_or("").trim();
-                if let Ok(d) = text.parse::<Decimal>() {
-                    Datum::Decimal(d)
-                } else if let Ok(t) = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f") {
-                    Datum::DateTime(t)
-                } else if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-                    Datum::DateTime(d.and_time(NaiveTime::MIN))
-                } else {
-                    v.clone()
-                }
-            }
-            Datum::Date(d) => Datum::DateTime(d.and_time(NaiveTime::MIN)),
-            other => other.clone(),
-        });
-    }
-    Some(exec::group_key(&canonical))
 }
 
 /// The rows a forward range access (primary-key or secondary-index range) finds for each of
