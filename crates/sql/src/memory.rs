@@ -10,6 +10,11 @@
 //! `tidb_server_memory_limit` does) and the others go on. So a statement that would exhaust the
 //! node is stopped, and no other session notices.
 //!
+//! New statements are admitted against the pool too: while the running ones hold more than
+//! [`PRESSURE_PERCENT`] of it, a statement waits to start (up to [`ADMISSION_WAIT`]) until they
+//! give memory back, and is refused with 1041 if they do not; it never adds to a pool that is
+//! nearly spent.
+//!
 //! The charges are estimates of heap bytes ([`row_bytes`]): they count the values a row holds,
 //! not the allocator's overhead.
 
@@ -28,6 +33,12 @@ pub const QUERY_QUOTA_BYTES_DEFAULT: i64 = 1 << 30;
 /// What a statement reserves from the pool at a time, so that the shared counter is touched
 /// once per this many bytes rather than once per row.
 pub const RESERVATION_CHUNK_BYTES: u64 = 1 << 20;
+
+/// The share of the pool (percent) past which new statements wait to start.
+pub const PRESSURE_PERCENT: u64 = 90;
+
+/// The longest a new statement waits for the pool's pressure to ease before it is refused.
+pub const ADMISSION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The working memory that all statements of a server may hold together.
 pub struct MemoryPool {
@@ -62,6 +73,13 @@ impl MemoryPool {
 
     pub fn limit(&self) -> u64 {
         self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Whether the running statements hold more than [`PRESSURE_PERCENT`] of the limit.
+    // Hot path: every statement.
+    pub fn under_pressure(&self) -> bool {
+        let reserved = self.reserved.load(Ordering::Relaxed);
+        u128::from(reserved) * 100 > u128::from(self.limit()) * u128::from(PRESSURE_PERCENT)
     }
 
     /// Sets the limit; statements already past it fail at their next charge.
@@ -150,6 +168,11 @@ impl StatementMemory {
         if reserved > 0 {
             self.pool.release(reserved);
         }
+    }
+
+    /// The pool the statement charges.
+    pub fn pool(&self) -> &MemoryPool {
+        &self.pool
     }
 
     /// The most bytes the running statement has held at once.
@@ -267,6 +290,21 @@ pub fn exceeded_server_limit(connection_id: u32) -> Error {
     )
 }
 
+/// 1041: a statement waited [`ADMISSION_WAIT`] to start while the server's statements held
+/// nearly all of `--memory-limit`.
+pub fn admission_refused(connection_id: u32) -> Error {
+    Error::new(
+        1041,
+        "HY000",
+        format!(
+            "Out of memory: the server's running statements hold nearly all of \
+             tidb_server_memory_limit, and did not give memory back within {} s; try again \
+             later.[conn={connection_id}]",
+            ADMISSION_WAIT.as_secs()
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,6 +350,20 @@ mod tests {
         drop(big);
         assert_eq!(pool.reserved(), RESERVATION_CHUNK_BYTES, "the small one's");
         assert!(small.consume(chunk, 2).is_ok());
+    }
+
+    #[test]
+    fn the_pool_is_under_pressure_past_its_share() {
+        let pool = Arc::new(MemoryPool::new(10 * RESERVATION_CHUNK_BYTES));
+        let running = StatementMemory::new(pool.clone());
+        running.begin(0);
+        let chunk = RESERVATION_CHUNK_BYTES as usize;
+        assert!(running.consume(9 * chunk, 1).is_ok());
+        assert!(!pool.under_pressure(), "90 % is not past it");
+        assert!(running.consume(1, 1).is_ok());
+        assert!(pool.under_pressure());
+        running.end();
+        assert!(!pool.under_pressure());
     }
 
     #[test]

@@ -309,6 +309,22 @@ pub fn failed_with(e: &crate::error::Error) {
     CONFLICT_ERRORS[kind].inc();
 }
 
+static ADMISSION_WAITS: LazyLock<[IntCounter; 2]> = LazyLock::new(|| {
+    let waits = register_int_counter_vec!(
+        "strata_sql_admission_waits_total",
+        "Statements that waited to start while the running ones held nearly all of the \
+         memory pool, by outcome",
+        &["outcome"]
+    )
+    .expect("registered once");
+    ["admitted", "refused"].map(|outcome| waits.with_label_values(&[outcome]))
+});
+
+/// Counts a statement that waited to start under memory pressure.
+pub fn admitted(admitted: bool) {
+    ADMISSION_WAITS[usize::from(!admitted)].inc();
+}
+
 static STARTED: LazyLock<Instant> = LazyLock::new(Instant::now);
 
 /// Registers the metrics, so that `/metrics` lists them before the first statement, and starts
@@ -319,6 +335,7 @@ pub fn init() {
     LazyLock::force(&CONNECTIONS_TOTAL);
     LazyLock::force(&RETRIES);
     LazyLock::force(&CONFLICT_ERRORS);
+    LazyLock::force(&ADMISSION_WAITS);
     LazyLock::force(&STARTED);
 }
 

@@ -20,7 +20,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
-use crate::memory::{MemoryPool, StatementMemory};
+use crate::memory::{self, MemoryPool, StatementMemory};
 
 /// The most characters of a statement a process keeps to show (MySQL keeps them all; a
 /// multi-megabyte statement would be copied on every execution).
@@ -105,9 +105,16 @@ impl Process {
 
     /// Marks the start of a statement: forgets a `KILL QUERY` aimed at an earlier one, as
     /// MySQL does, sets the deadline `max_execution_ms` from now (0 for none) and the memory
-    /// quota (0 for none).
+    /// quota (0 for none); then admits it (see [`Process::admit`]) unless it is `control`
+    /// (KILL, SHOW PROCESSLIST: what stops the statements holding the memory).
     // Hot path: every statement.
-    pub fn begin_statement(&self, info: &Arc<str>, max_execution_ms: u64, memory_quota: u64) {
+    pub fn begin_statement(
+        &self,
+        info: &Arc<str>,
+        max_execution_ms: u64,
+        memory_quota: u64,
+        control: bool,
+    ) -> Result<()> {
         self.memory.begin(memory_quota);
         let _ = self.interrupt.compare_exchange(
             QUERY_KILLED,
@@ -116,9 +123,39 @@ impl Process {
             Ordering::Relaxed,
         );
         self.set_deadline(max_execution_ms);
-        let mut activity = self.activity.lock();
-        activity.info = Some(Arc::clone(info));
-        activity.since = Instant::now();
+        {
+            let mut activity = self.activity.lock();
+            activity.info = Some(Arc::clone(info));
+            activity.since = Instant::now();
+        }
+        if control {
+            return Ok(());
+        }
+        self.admit()
+    }
+
+    /// Lets the statement start at once, unless the server's running statements hold nearly
+    /// all of its memory pool: it then waits for them to give memory back, up to
+    /// [`memory::ADMISSION_WAIT`] (1041 after that), and can be killed or time out meanwhile.
+    fn admit(&self) -> Result<()> {
+        let pool = self.memory.pool();
+        if !pool.under_pressure() {
+            return Ok(());
+        }
+        const STEP: std::time::Duration = std::time::Duration::from_millis(5);
+        let started = Instant::now();
+        loop {
+            self.check()?;
+            if !pool.under_pressure() {
+                crate::metrics::admitted(true);
+                return Ok(());
+            }
+            if started.elapsed() >= memory::ADMISSION_WAIT {
+                crate::metrics::admitted(false);
+                return Err(memory::admission_refused(self.id));
+            }
+            strata_fiber::sleep(STEP);
+        }
     }
 
     /// Sets the running statement's deadline `max_execution_ms` from now (0 for none).
@@ -386,16 +423,19 @@ mod tests {
     fn kill_query_stops_the_running_statement_only() {
         let list = ProcessList::default();
         let p = list.register(client(7), None);
-        p.begin_statement(&info_text("SELECT 1"), 0, 0);
+        p.begin_statement(&info_text("SELECT 1"), 0, 0, false)
+            .unwrap();
         assert!(p.check().is_ok());
         p.kill(KillScope::Query);
         assert_eq!(p.check().unwrap_err().code(), 1317);
         p.end_statement();
-        p.begin_statement(&info_text("SELECT 2"), 0, 0);
+        p.begin_statement(&info_text("SELECT 2"), 0, 0, false)
+            .unwrap();
         assert!(p.check().is_ok(), "the next statement runs");
         assert!(!p.connection_killed());
         p.kill(KillScope::Connection);
-        p.begin_statement(&info_text("SELECT 3"), 0, 0);
+        p.begin_statement(&info_text("SELECT 3"), 0, 0, false)
+            .unwrap();
         assert_eq!(
             p.check().unwrap_err().code(),
             1317,
@@ -408,7 +448,8 @@ mod tests {
     fn a_deadline_gives_3024() {
         let list = ProcessList::default();
         let p = list.register(client(1), Some("d"));
-        p.begin_statement(&info_text("SELECT SLEEP(1)"), 1, 0);
+        p.begin_statement(&info_text("SELECT SLEEP(1)"), 1, 0, false)
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert_eq!(p.check().unwrap_err().code(), 3024);
         p.end_statement();

@@ -21,6 +21,7 @@ const GLOBAL_ONLY: &[&str] = &[
     "tidb_stmt_summary_max_sql_length",
     "tidb_stmt_summary_max_stmt_count",
     "tidb_stmt_summary_refresh_interval",
+    "tidb_server_memory_limit",
 ];
 /// Default `long_query_time`, in seconds: TiDB's slow-log threshold (MySQL's is 10).
 pub const LONG_QUERY_TIME_S_DEFAULT: f64 = 0.3;
@@ -100,6 +101,7 @@ pub fn defaults() -> Vec<(&'static str, Datum)> {
         ("tidb_enable_async_commit", i(1)),
         ("tidb_enable_stmt_summary", i(1)),
         ("tidb_mem_quota_query", i(crate::memory::QUERY_QUOTA_BYTES_DEFAULT)),
+        ("tidb_server_memory_limit", i(0)),
         ("tidb_stmt_summary_history_size", i(crate::summary::HISTORY_DEFAULT)),
         ("tidb_stmt_summary_max_sql_length", i(crate::summary::MAX_SQL_LENGTH_DEFAULT)),
         ("tidb_stmt_summary_max_stmt_count", i(crate::summary::MAX_COUNT_DEFAULT)),
@@ -152,6 +154,14 @@ pub fn pipes_as_concat(sql_mode: &Datum) -> bool {
 }
 
 pub fn normalize(name: &str, value: Datum) -> Option<Datum> {
+    if name == "tidb_server_memory_limit" {
+        // Bytes; 0 for no limit.
+        return match value {
+            Datum::Int(n) if n >= 0 => Some(i(n)),
+            Datum::UInt(n) => Some(i(i64::try_from(n).unwrap_or(i64::MAX))),
+            _ => None,
+        };
+    }
     if name == "max_connections" {
         let limit = match value {
             Datum::Int(n) => n,

@@ -4,6 +4,7 @@
 mod common;
 
 use common::Playground;
+use std::time::{Duration, Instant};
 
 /// PyMySQL connects without CLIENT_MULTI_STATEMENTS unless asked: then `INSERT …; DROP TABLE`
 /// is a syntax error and neither statement runs (an injected `; DROP …` cannot ride along);
@@ -60,7 +61,6 @@ print("multi", first, multi.fetchone()[0])
 #[test]
 fn kill_and_max_execution_time_stop_statements() {
     use mysql_async::prelude::Queryable;
-    use std::time::{Duration, Instant};
 
     let p = Playground::start();
     let rows: Vec<String> = (1..=1000).map(|i| format!("({i}, 0)")).collect();
@@ -173,7 +173,6 @@ fn kill_and_max_execution_time_stop_statements() {
 #[test]
 fn kill_stops_a_statement_waiting_for_a_lock() {
     use mysql_async::prelude::Queryable;
-    use std::time::{Duration, Instant};
 
     let p = Playground::start();
     p.sql(
@@ -360,6 +359,102 @@ fn statements_past_their_memory_quota_are_cancelled() {
     eprintln!("peak RSS {peak} MiB");
 }
 
+/// While the running statements hold nearly all of the server's memory limit
+/// (`tidb_server_memory_limit`, set here just above what one statement holds), a new statement
+/// waits to start: it is refused with 1041 when no memory comes back within 5 s, and admitted
+/// as soon as the statement holding it ends; SHOW PROCESSLIST and KILL do not wait. Client: the
+/// `mariadb` CLI.
+#[test]
+fn new_statements_wait_while_memory_is_nearly_spent() {
+    const MIB: u64 = 1 << 20;
+    let p = Playground::start();
+    p.sql(
+        None,
+        "CREATE DATABASE w; CREATE TABLE w.g (id INT PRIMARY KEY, pad VARCHAR(200))",
+    );
+    p.sql(
+        Some("w"),
+        "SET cte_max_recursion_depth = 60000; INSERT INTO g WITH RECURSIVE r(n) AS \
+         (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 60000) SELECT n, REPEAT('x', 180) FROM r",
+    );
+    std::thread::scope(|scope| {
+        // Holds every group (about 40 MiB), then sleeps 10 s on its first row.
+        let holder = scope.spawn(|| {
+            p.mariadb(
+                Some("w"),
+                "SELECT id, COUNT(*), SLEEP(IF(id = 1, 10, 0)) FROM g \
+                 GROUP BY pad, id WITH ROLLUP LIMIT 1",
+            )
+        });
+        // What it holds once it sleeps (its memory no longer grows).
+        let mem = || -> u64 {
+            p.sql(
+                None,
+                "SELECT MEM FROM information_schema.PROCESSLIST \
+                 WHERE INFO LIKE '%SLEEP(IF%' AND ID <> CONNECTION_ID()",
+            )
+            .lines()
+            .nth(1)
+            .and_then(|line| line.parse().ok())
+            .unwrap_or(0)
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let held = loop {
+            let before = mem();
+            std::thread::sleep(Duration::from_millis(300));
+            let after = mem();
+            if after > 20 * MIB && after == before {
+                break after;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the statement never held its groups"
+            );
+        };
+        // Its reservation (whole MiB) is more than 90 % of a limit 3 MiB above it.
+        let limit = (held.div_ceil(MIB) + 3) * MIB;
+        p.sql(
+            None,
+            &format!("SET GLOBAL tidb_server_memory_limit = {limit}"),
+        );
+
+        let started = Instant::now();
+        let refused = p.mariadb(None, "SELECT 1");
+        let waited = started.elapsed();
+        let error = String::from_utf8_lossy(&refused.stderr).into_owned();
+        assert!(error.contains("ERROR 1041"), "{error}");
+        assert!(
+            waited >= Duration::from_millis(4900),
+            "refused after {waited:?}"
+        );
+
+        // What an operator runs to find and stop the holder starts at once.
+        let started = Instant::now();
+        let list = p.sql(None, "SHOW PROCESSLIST");
+        assert!(list.contains("SLEEP(IF"), "{list}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+
+        let started = Instant::now();
+        assert_eq!(p.sql(None, "SELECT 2"), "2\n2\n");
+        let waited = started.elapsed();
+        let holder = holder.join().unwrap();
+        assert!(
+            holder.status.success(),
+            "{}",
+            String::from_utf8_lossy(&holder.stderr)
+        );
+        assert!(
+            waited >= Duration::from_millis(500),
+            "admitted after {waited:?}, before the holder ended"
+        );
+    });
+    p.sql(None, "SET GLOBAL tidb_server_memory_limit = 0");
+    assert_eq!(
+        p.sql(None, "SELECT @@global.tidb_server_memory_limit"),
+        "@@global.tidb_server_memory_limit\n0\n"
+    );
+}
+
 /// A result larger than the statement's memory quota is sent while the SELECT runs instead of
 /// being held whole: through the text protocol (alone and between the results of a
 /// multi-statement query) and the binary one. A sort, a DISTINCT, a GROUP BY and a hash
@@ -506,7 +601,10 @@ fn results_larger_than_the_memory_quota_stream_to_the_client() {
         let a: u64 = fields.next().unwrap().parse().unwrap();
         let b: u64 = fields.next().unwrap().parse().unwrap();
         assert_eq!(fields.next().map(str::len), Some(180), "{line}");
-        assert!(!a.is_multiple_of(10) && a % 50_000 == b % 50_000, "{a} joined {b}");
+        assert!(
+            !a.is_multiple_of(10) && a % 50_000 == b % 50_000,
+            "{a} joined {b}"
+        );
         assert!(pairs.insert((a, b)), "{a} joined {b} twice");
     }
     assert_eq!(pairs.len(), 180_000);
@@ -615,7 +713,6 @@ async fn wait_until_running(
     statement: &str,
 ) -> Vec<(u32, Option<String>)> {
     use mysql_async::prelude::Queryable;
-    use std::time::{Duration, Instant};
     let seen = Instant::now();
     loop {
         let list: Vec<(u32, Option<String>)> = admin

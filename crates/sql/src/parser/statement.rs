@@ -47,6 +47,15 @@ pub enum Statement {
     },
 }
 
+impl Statement {
+    /// Whether the statement is what an operator runs to find and stop others (KILL, SHOW
+    /// PROCESSLIST): it starts even while the server's memory is nearly spent.
+    pub fn is_process_control(&self) -> bool {
+        matches!(self, Statement::Show(Show::Processlist { .. }))
+            || matches!(self, Statement::Sql(sql, _) if matches!(**sql, ast::Statement::Kill { .. }))
+    }
+}
+
 /// The character set and collation CREATE or ALTER DATABASE names (`[DEFAULT] CHARACTER SET
 /// [=] name`, `[DEFAULT] COLLATE [=] name`); ENCRYPTION and COMMENT are read and dropped.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -274,13 +274,16 @@ impl Session {
         let text = crate::process::info_text(sql);
         let last = parsed.statements.len() - 1;
         for (index, statement) in parsed.statements.iter().enumerate() {
-            self.process.begin_statement(
-                &text,
-                self.max_execution_ms(statement),
-                self.memory_quota(),
-            );
             let rows = sink.streams().then_some(&mut *sink as &mut dyn RowSink);
-            let result = self.run_counted(statement, &text, &[], None, rows);
+            let result = self
+                .process
+                .begin_statement(
+                    &text,
+                    self.max_execution_ms(statement),
+                    self.memory_quota(),
+                    statement.is_process_control(),
+                )
+                .and_then(|()| self.run_counted(statement, &text, &[], None, rows));
             let failed = result.is_err();
             let more = index < last && !failed;
             let delivered = sink.result(result.map_err(Error::into_packet), self.status(), more);
@@ -456,12 +459,15 @@ impl Session {
                 caches,
                 ..
             } = &mut prepared;
-            self.process.begin_statement(
-                text,
-                self.max_execution_ms(statement),
-                self.memory_quota(),
-            );
-            let result = self.run_counted(statement, text, &params, Some(caches), rows);
+            let result = self
+                .process
+                .begin_statement(
+                    text,
+                    self.max_execution_ms(statement),
+                    self.memory_quota(),
+                    statement.is_process_control(),
+                )
+                .and_then(|()| self.run_counted(statement, text, &params, Some(caches), rows));
             self.process.end_statement();
             result
         };

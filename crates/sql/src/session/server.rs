@@ -38,11 +38,16 @@ impl SqlServer {
     pub fn open(client: TxnClient) -> Result<Arc<SqlServer>> {
         crate::metrics::init();
         let catalog = Catalog::open(client.clone())?;
+        let processes = ProcessList::default();
+        let memory_limit = processes.memory().limit();
         Ok(Arc::new(SqlServer {
             catalog,
             client,
-            globals: RwLock::new(HashMap::new()),
-            processes: ProcessList::default(),
+            globals: RwLock::new(HashMap::from([(
+                "tidb_server_memory_limit".to_string(),
+                Datum::Int(i64::try_from(memory_limit).unwrap_or(i64::MAX)),
+            )])),
+            processes,
             failed_logins: account::FailedLogins::default(),
             globals_version: std::sync::atomic::AtomicU64::new(0),
             summary: Default::default(),
@@ -140,9 +145,15 @@ impl SqlServer {
         );
     }
 
-    /// Sets how many bytes the statements of all sessions may hold together (8176 beyond).
+    /// Sets how many bytes the statements of all sessions may hold together (8176 beyond;
+    /// 0 for no limit): `@@global.tidb_server_memory_limit`.
     pub fn set_memory_limit(&self, bytes: u64) {
-        self.processes.memory().set_limit(bytes);
+        let limit = if bytes == 0 { u64::MAX } else { bytes };
+        self.processes.memory().set_limit(limit);
+        self.globals.write().insert(
+            "tidb_server_memory_limit".to_string(),
+            Datum::Int(i64::try_from(bytes).unwrap_or(i64::MAX)),
+        );
     }
 
     /// A fresh connection id, for the handshake of a connection whose session opens later.

@@ -135,6 +135,12 @@ impl Session {
             }
             crate::slowlog::set_file(std::path::Path::new(&path));
         }
+        if global && names.iter().any(|n| n == "tidb_server_memory_limit") {
+            if let Datum::Int(bytes) = value {
+                self.server.set_memory_limit(bytes as u64);
+            }
+            return Ok(());
+        }
         if names.iter().any(|n| n == "sql_mode") && !global {
             self.pipes_as_concat = vars::pipes_as_concat(&value);
         }
