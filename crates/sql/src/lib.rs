@@ -70,6 +70,7 @@ mod explain;
 mod expr;
 #[doc(hidden)]
 pub mod fuzzing;
+mod global_kill;
 mod infoschema;
 mod members;
 mod memory;

@@ -20,6 +20,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
+use crate::global_kill;
 use crate::memory::{self, MemoryPool, StatementMemory};
 
 /// The most characters of a statement a process keeps to show (MySQL keeps them all; a
@@ -300,6 +301,9 @@ impl ProcessRow {
 pub struct ProcessList {
     processes: Mutex<HashMap<u32, Arc<Process>>>,
     next_id: AtomicU32,
+    /// This node's slot of connection ids in a cluster (0: alone), in the high bits of every id
+    /// (see global_kill.rs).
+    slot: AtomicU32,
     memory: Arc<MemoryPool>,
 }
 
@@ -308,6 +312,7 @@ impl Default for ProcessList {
         ProcessList {
             processes: Mutex::new(HashMap::new()),
             next_id: AtomicU32::new(1),
+            slot: AtomicU32::new(0),
             memory: Arc::new(MemoryPool::default()),
         }
     }
@@ -321,12 +326,25 @@ impl ProcessList {
 
     /// A fresh connection id; 0 is skipped when the counter wraps.
     pub fn next_id(&self) -> u32 {
+        let slot = self.slot.load(Ordering::Relaxed) << global_kill::LOCAL_BITS;
         loop {
-            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            if id != 0 {
+            let n =
+                self.next_id.fetch_add(1, Ordering::Relaxed) & ((1 << global_kill::LOCAL_BITS) - 1);
+            let id = slot | n;
+            if n != 0 && !self.processes.lock().contains_key(&id) {
                 return id;
             }
         }
+    }
+
+    /// Numbers the connections opened from now on in `slot` (a cluster's SQL node).
+    pub fn set_slot(&self, slot: u32) {
+        self.slot.store(slot, Ordering::Relaxed);
+    }
+
+    /// This node's slot of connection ids, when it is part of a cluster.
+    pub fn slot(&self) -> Option<u32> {
+        Some(self.slot.load(Ordering::Relaxed)).filter(|&slot| slot != 0)
     }
 
     /// Registers the process of a session opened for `client` in `database`.

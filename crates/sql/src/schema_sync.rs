@@ -209,6 +209,30 @@ impl Catalog {
     }
 }
 
+/// The member ids of the nodes whose reports are still remembered (not older than
+/// [`REPORT_FORGOTTEN_AFTER`]), as of `txn`'s snapshot.
+pub(crate) fn remembered_members(
+    txn: &mut strata_txn::Transaction,
+) -> Result<std::collections::HashSet<u64>> {
+    let now = txn.start_ts();
+    let mut members = std::collections::HashSet::new();
+    for (key, value) in scan_all(txn, MEMBER_PREFIX)? {
+        let Some(report) = Report::decode(&value) else {
+            continue;
+        };
+        let id = key
+            .get(MEMBER_PREFIX.len()..)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_be_bytes);
+        if let Some(id) =
+            id.filter(|_| report.age_ms(now) <= REPORT_FORGOTTEN_AFTER.as_millis() as u64)
+        {
+            members.insert(id);
+        }
+    }
+    Ok(members)
+}
+
 /// Deletes the reports of nodes long gone; another DDL tries again if this one fails.
 fn forget(client: &TxnClient, keys: Vec<Vec<u8>>) {
     let Ok(mut txn) = client.begin(TxnMode::Optimistic) else {

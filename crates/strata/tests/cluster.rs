@@ -869,3 +869,100 @@ fn a_kv_node_refuses_the_placement_drivers_of_another_cluster() {
     // Its own cluster still takes it.
     mine.kv[0].start();
 }
+
+/// `KILL` reaches a connection on another SQL node of the cluster (TiDB's global kill):
+/// connection ids are unique across the nodes; `KILL QUERY` run on one node stops a statement
+/// waiting for a lock on the other within a second (1317, and its connection goes on); `KILL`
+/// of a connection inside a transaction ends it and rolls the transaction back, so its lock is
+/// free at once; an id that no node has gets 1094. Clients: `mysql_async`.
+#[test]
+fn kill_reaches_a_connection_on_another_sql_node() {
+    let cluster = Cluster::start(1, 2);
+    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
+    sql_at(
+        a,
+        None,
+        "CREATE DATABASE k; CREATE TABLE k.t (id INT PRIMARY KEY, v INT); \
+         INSERT INTO k.t VALUES (1, 0)",
+    );
+    wait_for(b, "SELECT COUNT(*) FROM k.t", "COUNT(*)\n1\n");
+    let url = |port: u16| format!("mysql://root@127.0.0.1:{port}/k");
+    let runtime = common::runtime(2);
+    runtime.block_on(async {
+        let mut admin = common::connect(&url(a)).await.unwrap();
+        let mut watcher = common::connect(&url(b)).await.unwrap();
+        let mut holder = common::connect(&url(b)).await.unwrap();
+        let waiter = common::connect(&url(b)).await.unwrap();
+        let (holder_id, waiter_id) = (holder.id(), waiter.id());
+        assert_ne!(
+            admin.id() >> 22,
+            waiter_id >> 22,
+            "each node numbers its own"
+        );
+        assert_ne!(holder_id, waiter_id);
+
+        holder.query_drop("BEGIN").await.unwrap();
+        holder
+            .query_drop("SELECT v FROM t WHERE id = 1 FOR UPDATE")
+            .await
+            .unwrap();
+        let waiting = tokio::spawn(async move {
+            let mut waiter = waiter;
+            let result =
+                common::bounded(waiter.query_drop("UPDATE t SET v = 1 WHERE id = 1")).await;
+            (waiter, result, Instant::now())
+        });
+        let seen = format!(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+             WHERE ID = {waiter_id} AND INFO LIKE 'UPDATE%'"
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while watcher.query_first::<u64, _>(&seen).await.unwrap() != Some(1) {
+            assert!(Instant::now() < deadline, "the UPDATE never ran");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let killed_at = Instant::now();
+        admin
+            .query_drop(format!("KILL QUERY {waiter_id}"))
+            .await
+            .unwrap();
+        let (mut waiter, result, ended) = waiting.await.unwrap();
+        assert!(
+            ended - killed_at < Duration::from_secs(1),
+            "KILL QUERY from the other node took {:?}",
+            ended - killed_at
+        );
+        assert_eq!(result.unwrap_err().server_code(), Some(1317));
+        assert!(common::bounded(waiter.query_drop("SELECT 1")).await.is_ok());
+
+        // The holder's connection ends, and its transaction with it: the row is free at once.
+        admin.query_drop(format!("KILL {holder_id}")).await.unwrap();
+        let started = Instant::now();
+        admin
+            .query_drop("UPDATE t SET v = 7 WHERE id = 1")
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the killed transaction's lock held for {:?}",
+            started.elapsed()
+        );
+        let after = common::bounded(holder.query_drop("SELECT 1")).await;
+        assert!(
+            matches!(after, Err(common::ClientError::Connection(_))),
+            "{after:?}"
+        );
+        let v: Option<i64> = watcher
+            .query_first("SELECT v FROM t WHERE id = 1")
+            .await
+            .unwrap();
+        assert_eq!(v, Some(7));
+
+        // No such connection: on the other node, and on a node that does not exist.
+        for id in [(waiter_id & !0x3F_FFFF) | 4_000_000, (1000 << 22) | 5] {
+            let error = admin.query_drop(format!("KILL {id}")).await.unwrap_err();
+            assert!(error.to_string().contains("1094"), "{error}");
+        }
+    });
+}

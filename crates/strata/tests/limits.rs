@@ -432,7 +432,11 @@ fn new_statements_wait_while_memory_is_nearly_spent() {
         let started = Instant::now();
         let list = p.sql(None, "SHOW PROCESSLIST");
         assert!(list.contains("SLEEP(IF"), "{list}");
-        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
 
         let started = Instant::now();
         assert_eq!(p.sql(None, "SELECT 2"), "2\n2\n");

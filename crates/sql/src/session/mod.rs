@@ -584,15 +584,18 @@ impl Session {
         &self.server
     }
 
-    /// `KILL [QUERY | CONNECTION] id` and COM_PROCESS_KILL: 1094 for an unknown id, 1095 for
-    /// another user's session (only root may stop those), 1317 for the killing statement
-    /// itself when it stops its own session.
+    /// `KILL [QUERY | CONNECTION] id` and COM_PROCESS_KILL, on this node or (by the id's slot)
+    /// another of the cluster: 1094 for an unknown id, 1095 for another user's session (only
+    /// root may stop those), 1317 for the killing statement itself when it stops its own
+    /// session.
     pub(crate) fn kill_process(&self, id: u32, scope: KillScope) -> Result<()> {
-        let process = self
-            .server
-            .processes
-            .get(id)
-            .ok_or_else(|| Error::new(1094, "HY000", format!("Unknown thread id: {id}")))?;
+        let Some(process) = self.server.processes.get(id) else {
+            // Another SQL node's connection, if the id is of another node's slot.
+            let may_kill_others = self.has_global(account::Privileges::SUPER);
+            return self
+                .server
+                .kill_elsewhere(id, scope, &self.user, may_kill_others);
+        };
         if process.user() != self.user && !self.has_global(account::Privileges::SUPER) {
             return Err(Error::new(
                 1095,

@@ -24,7 +24,7 @@ pub struct SqlServer {
     pub(crate) catalog: Arc<Catalog>,
     pub(super) client: TxnClient,
     pub(super) globals: RwLock<HashMap<String, Datum>>,
-    pub(super) processes: ProcessList,
+    pub(crate) processes: ProcessList,
     /// Failed logins of accounts with FAILED_LOGIN_ATTEMPTS.
     failed_logins: account::FailedLogins,
     /// Bumped by every SET GLOBAL, so sessions read again what they keep of the globals.
@@ -78,13 +78,41 @@ impl SqlServer {
     /// Starts a thread that picks up schema changes made by other SQL nodes of the cluster
     /// and reports this node's schema versions to them (see schema_sync.rs); it ends when the
     /// server is dropped.
+    ///
+    /// The node also claims its slot of connection ids and starts answering requests of other
+    /// nodes to kill its connections (global_kill.rs).
     pub fn start_schema_sync(self: &Arc<Self>) -> Result<std::thread::JoinHandle<()>> {
-        self.catalog.start_sync()
+        let sync = self.catalog.start_sync()?;
+        let member = *self.catalog.member.get().expect("set by start_sync");
+        let slot = crate::global_kill::claim_slot(&self.client, member)?;
+        self.processes.set_slot(slot);
+        crate::global_kill::start_answering(self.client.clone(), slot, Arc::downgrade(self));
+        Ok(sync)
     }
 
-    /// Withdraws this node's schema report when it stops serving (see schema_sync.rs).
+    /// Withdraws this node's schema report and its slot of connection ids when it stops
+    /// serving (see schema_sync.rs).
     pub fn leave_schema_sync(&self) {
         self.catalog.leave_sync();
+        if let Some(slot) = self.processes.slot() {
+            crate::global_kill::release_slot(&self.client, slot);
+        }
+    }
+
+    /// Stops connection `id` of another SQL node of the cluster, for `user` (who may stop
+    /// others' connections when `may_kill_others`): 1094 when no node has it.
+    pub(crate) fn kill_elsewhere(
+        &self,
+        id: u32,
+        scope: crate::process::KillScope,
+        user: &str,
+        may_kill_others: bool,
+    ) -> Result<()> {
+        let slot = crate::global_kill::slot_of(id);
+        if slot == 0 || Some(slot) == self.processes.slot() {
+            return Err(crate::global_kill::unknown_thread(id));
+        }
+        crate::global_kill::kill_elsewhere(&self.client, id, scope, user, may_kill_others)
     }
 
     /// Opens a session of this process for `user`, optionally in a database (1049 if
