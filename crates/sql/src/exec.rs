@@ -21,6 +21,8 @@ pub trait SessionEnv {
     /// Whether the running statement must stop: killed (1317) or past its time limit (3024).
     fn check_interrupt(&self) -> Result<()>;
     /// Charges `bytes` the running statement keeps to its memory (8175 past its quota, 8176
+    /// The running statement waits in SLEEP() (`on`), or no longer does.
+    fn user_sleep(&self, on: bool);
     /// past the server's limit).
     fn consume_memory(&self, bytes: usize) -> Result<()>;
     /// Gives back `bytes` the running statement no longer holds (rows sent to the client).
@@ -90,6 +92,9 @@ impl EvalEnv for Ctx<'_> {
         self.session.check_interrupt()
     }
     fn consume_memory(&self, bytes: usize) -> Result<()> {
+    fn user_sleep(&self, on: bool) {
+        self.session.user_sleep(on);
+    }
         self.session.consume_memory(bytes)
     }
     fn division_by_zero_is_error(&self) -> bool {
@@ -150,6 +155,9 @@ impl EvalEnv for AggEnv<'_> {
         self.ctx.check_interrupt()
     }
     fn consume_memory(&self, bytes: usize) -> Result<()> {
+    fn user_sleep(&self, on: bool) {
+        self.ctx.user_sleep(on);
+    }
         self.ctx.consume_memory(bytes)
     }
     fn division_by_zero_is_error(&self) -> bool {

@@ -75,6 +75,8 @@ struct Activity {
     info: Option<Arc<str>>,
     /// When the current statement (or the idle time) began.
     since: Instant,
+    /// The statement waits in SLEEP() (state `User sleep`).
+    user_sleep: bool,
 }
 
 /// One open session.
@@ -128,6 +130,8 @@ impl Process {
             let mut activity = self.activity.lock();
             activity.info = Some(Arc::clone(info));
             activity.since = Instant::now();
+            activity.user_sleep = false;
+            activity.user_sleep = false;
         }
         if control {
             return Ok(());
@@ -217,6 +221,11 @@ impl Process {
         self.memory.release(bytes);
     }
 
+    /// Notes that the running statement waits in SLEEP() or no longer does.
+    pub fn set_user_sleep(&self, on: bool) {
+        self.activity.lock().user_sleep = on;
+    }
+
     /// Whether the connection was killed.
     pub fn connection_killed(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed) == CONNECTION_KILLED
@@ -275,6 +284,8 @@ pub struct ProcessRow {
     pub seconds: u64,
     /// Working memory the running statement holds, in bytes (TiDB's MEM).
     pub memory: u64,
+    /// The statement waits in SLEEP().
+    pub user_sleep: bool,
 }
 
 impl ProcessRow {
@@ -289,10 +300,10 @@ impl ProcessRow {
 
     /// MySQL's State column.
     pub fn state(&self) -> &'static str {
-        if self.info.is_some() {
-            "executing"
-        } else {
-            ""
+        match (&self.info, self.user_sleep) {
+            (None, _) => "",
+            (Some(_), true) => "User sleep",
+            (Some(_), false) => "executing",
         }
     }
 }
@@ -357,6 +368,7 @@ impl ProcessList {
                 database: database.map(str::to_string),
                 info: None,
                 since: Instant::now(),
+                user_sleep: false,
             }),
             interrupt: AtomicU8::new(RUNNING),
             deadline_ms: AtomicU64::new(0),
@@ -415,6 +427,7 @@ impl ProcessList {
                     } else {
                         0
                     },
+                    user_sleep: activity.user_sleep,
                 }
             })
             .collect();

@@ -374,11 +374,11 @@ fn new_statements_wait_while_memory_is_nearly_spent() {
     );
     p.sql(
         Some("w"),
-        "SET cte_max_recursion_depth = 60000; INSERT INTO g WITH RECURSIVE r(n) AS \
-         (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 60000) SELECT n, REPEAT('x', 180) FROM r",
+        "SET cte_max_recursion_depth = 80000; INSERT INTO g WITH RECURSIVE r(n) AS \
+         (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 80000) SELECT n, REPEAT('x', 180) FROM r",
     );
     std::thread::scope(|scope| {
-        // Holds every group (about 40 MiB), then sleeps 10 s on its first row.
+        // Holds every group (about 37 MiB), then sleeps 10 s on its first row.
         let holder = scope.spawn(|| {
             p.mariadb(
                 Some("w"),
@@ -386,33 +386,21 @@ fn new_statements_wait_while_memory_is_nearly_spent() {
                  GROUP BY pad, id WITH ROLLUP LIMIT 1",
             )
         });
-        // What it holds once it sleeps (its memory no longer grows).
-        let mem = || -> u64 {
-            p.sql(
-                None,
-                "SELECT MEM FROM information_schema.PROCESSLIST \
-                 WHERE INFO LIKE '%SLEEP(IF%' AND ID <> CONNECTION_ID()",
-            )
-            .lines()
-            .nth(1)
-            .and_then(|line| line.parse().ok())
-            .unwrap_or(0)
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let held = loop {
-            let before = mem();
-            std::thread::sleep(Duration::from_millis(300));
-            let after = mem();
-            if after > 20 * MIB && after == before {
-                break after;
+        // What it holds once it sleeps (SLEEP() runs after the groups are all held).
+        let sleeping = "SELECT MEM FROM information_schema.PROCESSLIST \
+                        WHERE STATE = 'User sleep' AND INFO LIKE '%SLEEP(IF%'";
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let held: u64 = loop {
+            if let Some(mem) = p.sql(None, sleeping).lines().nth(1) {
+                break mem.parse().unwrap();
             }
-            assert!(
-                Instant::now() < deadline,
-                "the statement never held its groups"
-            );
+            assert!(Instant::now() < deadline, "the statement never slept");
+            std::thread::sleep(Duration::from_millis(50));
         };
-        // Its reservation (whole MiB) is more than 90 % of a limit 3 MiB above it.
-        let limit = (held.div_ceil(MIB) + 3) * MIB;
+        assert!(held > 20 * MIB, "it holds {held} bytes");
+        // Its reservation (whole MiB) is more than 90 % of a limit 2 MiB above it (room for
+        // the small statements below, 1 MiB each at most).
+        let limit = (held.div_ceil(MIB) + 2) * MIB;
         p.sql(
             None,
             &format!("SET GLOBAL tidb_server_memory_limit = {limit}"),

@@ -95,7 +95,8 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
             // early and returns 1; the statement itself then stops at its next check.
             let end =
                 std::time::Instant::now() + Duration::from_secs_f64(seconds.min(SLEEP_SECONDS_MAX));
-            loop {
+            env.user_sleep(true);
+            let slept = loop {
                 if env.check_interrupt().is_err() {
                     break Datum::Int(1);
                 }
@@ -104,7 +105,9 @@ pub(super) fn call(func: &Func, args: &[Expr], row: &[Datum], env: &dyn EvalEnv)
                     break Datum::Int(0);
                 }
                 strata_fiber::sleep(left.min(SLEEP_SLICE));
-            }
+            };
+            env.user_sleep(false);
+            slept
         }
         _ if null_in => Datum::Null,
         Func::Concat => Datum::Bytes(values.iter().flat_map(text).collect()),

@@ -253,6 +253,9 @@ pub trait EvalEnv {
     fn check_interrupt(&self) -> Result<()> {
         Ok(())
     }
+    /// Notes that the running statement waits in SLEEP() (`on`) or no longer does: SHOW
+    /// PROCESSLIST's state `User sleep`, where it runs in a session.
+    fn user_sleep(&self, _on: bool) {}
     /// Charges `bytes` that the running statement keeps to its memory, where it runs in a
     /// session (8175 past its quota, 8176 past the server's limit).
     fn consume_memory(&self, _bytes: usize) -> Result<()> {

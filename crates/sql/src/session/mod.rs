@@ -150,6 +150,10 @@ impl SessionEnv for Env<'_> {
         self.session.process.check()
     }
 
+    fn user_sleep(&self, on: bool) {
+        self.session.process.set_user_sleep(on);
+    }
+
     fn consume_memory(&self, bytes: usize) -> Result<()> {
         self.session.process.consume_memory(bytes)
     }
