@@ -9,7 +9,8 @@ use strata_types::Key;
 use crate::catalog::TableDef;
 use crate::error::{self, Result};
 use crate::expr::{EvalEnv, Expr, SessionValue};
-use crate::planner::query::{Access, RangeBound, SelectPlan, TableSource};
+use crate::planner::access::{Access, RangeBound, TableSource};
+use crate::planner::query::SelectPlan;
 use crate::rows;
 use crate::types::{self, to_f64, SqlType};
 
@@ -20,9 +21,9 @@ pub trait SessionEnv {
     fn set_user_variable(&self, name: &str, value: Datum);
     /// Whether the running statement must stop: killed (1317) or past its time limit (3024).
     fn check_interrupt(&self) -> Result<()>;
-    /// Charges `bytes` the running statement keeps to its memory (8175 past its quota, 8176
     /// The running statement waits in SLEEP() (`on`), or no longer does.
     fn user_sleep(&self, on: bool);
+    /// Charges `bytes` the running statement keeps to its memory (8175 past its quota, 8176
     /// past the server's limit).
     fn consume_memory(&self, bytes: usize) -> Result<()>;
     /// Gives back `bytes` the running statement no longer holds (rows sent to the client).
@@ -91,10 +92,10 @@ impl EvalEnv for Ctx<'_> {
     fn check_interrupt(&self) -> Result<()> {
         self.session.check_interrupt()
     }
-    fn consume_memory(&self, bytes: usize) -> Result<()> {
     fn user_sleep(&self, on: bool) {
         self.session.user_sleep(on);
     }
+    fn consume_memory(&self, bytes: usize) -> Result<()> {
         self.session.consume_memory(bytes)
     }
     fn division_by_zero_is_error(&self) -> bool {
@@ -154,10 +155,10 @@ impl EvalEnv for AggEnv<'_> {
     fn check_interrupt(&self) -> Result<()> {
         self.ctx.check_interrupt()
     }
-    fn consume_memory(&self, bytes: usize) -> Result<()> {
     fn user_sleep(&self, on: bool) {
         self.ctx.user_sleep(on);
     }
+    fn consume_memory(&self, bytes: usize) -> Result<()> {
         self.ctx.consume_memory(bytes)
     }
     fn division_by_zero_is_error(&self) -> bool {

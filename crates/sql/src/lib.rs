@@ -29,7 +29,7 @@
 //!    ([`planner::join::from_relations`]), binds names and subqueries against its scope
 //!    ([`planner::bind::Binder`], [`planner::subquery`]), infers result types
 //!    ([`expr::typed`]), chooses each table's access path from statistics
-//!    ([`planner::query::Access`]) and the join order ([`planner::join`]), and returns a
+//!    ([`planner::access::Access`]) and the join order ([`planner::join`]), and returns a
 //!    [`planner::query::SelectPlan`]: a record of the pipeline's parts. The state planning
 //!    keeps while it descends goes down in a [`planner::query::PlanContext`]. DML plans in
 //!    [`dml`]. A prepared statement caches its plan for its schema version.

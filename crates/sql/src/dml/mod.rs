@@ -21,8 +21,9 @@ use crate::catalog::{IndexDef, PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec::{self, holds, scan_source, Ctx};
 use crate::expr::{EvalEnv, Expr};
+use crate::planner::access::{self, TableSource};
 use crate::planner::bind::{Binder, Scope};
-use crate::planner::query::{self, PlanContext, TableSource};
+use crate::planner::query::{self, PlanContext};
 use crate::planner::subquery::{Collector, SubqueryPlan};
 use crate::rows;
 use crate::types;
@@ -157,7 +158,7 @@ fn plan_source(table: Arc<TableDef>, filter: Option<&Expr>, schema: &Schema) -> 
         })
         .collect();
     let stats = schema.stats.get(&table.id).cloned();
-    let access = query::choose_access(&table, &conjuncts, stats.as_deref());
+    let access = access::choose_access(&table, &conjuncts, stats.as_deref());
     TableSource::new(table, access)
 }
 

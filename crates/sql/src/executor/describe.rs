@@ -6,8 +6,9 @@ use std::fmt::Write;
 use strata_codec::Datum;
 
 use crate::expr::{AggCall, AggFunc, BinaryOp, Expr};
+use crate::planner::access::TableSource;
 use crate::planner::join::{BuildSource, JoinItem};
-use crate::planner::query::{SelectPlan, TableSource};
+use crate::planner::query::SelectPlan;
 use crate::types::datum_to_text;
 
 /// Nesting shown before the rest of an expression is elided: EXPLAIN answers for any

@@ -10,7 +10,7 @@ use strata_types::Key;
 use crate::error::{self, Result};
 use crate::exec::{eval_prefix, group_key, holds, index_range, pk_range, Ctx};
 use crate::expr::{EvalEnv, Expr};
-use crate::planner::query::{Access, TableSource};
+use crate::planner::access::{Access, TableSource};
 use crate::rows::{self, RowDecoder};
 
 use super::describe;

@@ -22,8 +22,9 @@ use crate::expr::{BinaryOp, Expr};
 use crate::infoschema::MemoryRows;
 
 use crate::expr::ResultType;
+use crate::planner::access::{self, Access, TableSource};
 use crate::planner::bind::{Reach, ScopeColumn};
-use crate::planner::query::{self, Access, PlanContext, SelectPlan, TableSource};
+use crate::planner::query::{self, PlanContext, SelectPlan};
 
 /// Rows assumed for a derived table when choosing the join order.
 const DERIVED_ROWS_GUESS: f64 = 1_000.0;
@@ -645,10 +646,10 @@ fn choose_step(
         ),
         RelationSource::Table(def, None) => {
             let stats = schema.stats.get(&def.id).cloned();
-            let (cost, access) = query::choose_access_costed(def, &with_prefix, stats.as_deref());
+            let (cost, access) = access::choose_access_costed(def, &with_prefix, stats.as_deref());
             if matches!(access, Access::FullScan) && !first {
                 let (build_cost, build_access) =
-                    query::choose_access_costed(def, &local_only, stats.as_deref());
+                    access::choose_access_costed(def, &local_only, stats.as_deref());
                 // Read once, then probed for each row before it: through the hash on an
                 // equality, else every row of it compared in memory (MySQL's join buffer),
                 // not read again from the KV nodes for each row before it.

@@ -24,8 +24,9 @@ use strata_types::Key;
 use crate::error::{self, Result};
 use crate::exec::{self, eval_prefix, holds, index_range, pk_range, Ctx};
 use crate::expr::{EvalEnv, Expr};
+use crate::planner::access::{Access, TableSource};
 use crate::planner::join::{BuildSource, JoinItem, JoinPlan, JoinStep};
-use crate::planner::query::{Access, SelectPlan, TableSource};
+use crate::planner::query::SelectPlan;
 use crate::rows;
 
 use super::describe;
