@@ -142,15 +142,17 @@ pub fn is_global_only(name: &str) -> bool {
 /// Normalizes a value assigned to a variable: `ON`/`OFF`/`1`/`0` of a boolean-like one, the
 /// spelling of an enumeration, a bounded integer clamped to its range as MySQL does. `None`
 /// when the value cannot be assigned.
-/// Whether an `sql_mode` value makes `||` concatenate: it holds PIPES_AS_CONCAT, or ANSI,
-/// which implies it.
-pub fn pipes_as_concat(sql_mode: &Datum) -> bool {
-    crate::types::datum_to_text(sql_mode)
-        .split(|&b| b == b',')
-        .any(|mode| {
-            let mode = mode.trim_ascii();
-            mode.eq_ignore_ascii_case(b"PIPES_AS_CONCAT") || mode.eq_ignore_ascii_case(b"ANSI")
-        })
+/// What an `sql_mode` value changes in parsing: PIPES_AS_CONCAT makes `||` concatenate,
+/// ANSI_QUOTES makes `"` quote identifiers; ANSI implies both.
+pub fn parser_modes(sql_mode: &Datum) -> crate::parser::Modes {
+    let mut modes = crate::parser::Modes::default();
+    for mode in crate::types::datum_to_text(sql_mode).split(|&b| b == b',') {
+        let mode = mode.trim_ascii();
+        let ansi = mode.eq_ignore_ascii_case(b"ANSI");
+        modes.pipes_as_concat |= ansi || mode.eq_ignore_ascii_case(b"PIPES_AS_CONCAT");
+        modes.ansi_quotes |= ansi || mode.eq_ignore_ascii_case(b"ANSI_QUOTES");
+    }
+    modes
 }
 
 pub fn normalize(name: &str, value: Datum) -> Option<Datum> {

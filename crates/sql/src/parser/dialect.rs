@@ -50,6 +50,17 @@ pub struct StrataDialect {
     mysql: MySqlDialect,
     /// `sql_mode` holds PIPES_AS_CONCAT: `||` concatenates.
     pipes_as_concat: bool,
+    /// `sql_mode` holds ANSI_QUOTES: `"…"` quotes an identifier, not a string.
+    ansi_quotes: bool,
+}
+
+/// What of a session's `sql_mode` changes how its statements parse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Modes {
+    /// PIPES_AS_CONCAT (or ANSI): `||` concatenates.
+    pub pipes_as_concat: bool,
+    /// ANSI_QUOTES (or ANSI): `"` quotes identifiers, as `` ` `` does.
+    pub ansi_quotes: bool,
 }
 
 impl Default for StrataDialect {
@@ -57,15 +68,17 @@ impl Default for StrataDialect {
         StrataDialect {
             mysql: MySqlDialect {},
             pipes_as_concat: false,
+            ansi_quotes: false,
         }
     }
 }
 
 impl StrataDialect {
-    /// The dialect of a session whose `sql_mode` does (or does not) hold PIPES_AS_CONCAT.
-    pub fn with_pipes_as_concat(pipes_as_concat: bool) -> StrataDialect {
+    /// The dialect of a session whose `sql_mode` gives `modes`.
+    pub fn with_modes(modes: Modes) -> StrataDialect {
         StrataDialect {
-            pipes_as_concat,
+            pipes_as_concat: modes.pipes_as_concat,
+            ansi_quotes: modes.ansi_quotes,
             ..StrataDialect::default()
         }
     }
@@ -374,7 +387,7 @@ impl Dialect for StrataDialect {
     }
 
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
-        self.mysql.is_delimited_identifier_start(ch)
+        (self.ansi_quotes && ch == '"') || self.mysql.is_delimited_identifier_start(ch)
     }
 
     fn identifier_quote_style(&self, identifier: &str) -> Option<char> {

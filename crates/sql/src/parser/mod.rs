@@ -27,6 +27,7 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whit
 use strata_txn::TxnMode;
 
 use crate::error::{syntax, Error, Result};
+pub use crate::parser::dialect::Modes;
 use crate::parser::dialect::{StrataDialect, MAX_TEXT_NESTING};
 
 /// The most characters of the query a syntax error quotes, as in MySQL.
@@ -112,13 +113,13 @@ pub fn parse(sql: &str) -> Result<Parsed> {
 
 /// Parses the statements of one text, as many as `batch` allows, in MySQL's default SQL mode.
 pub fn parse_batch(sql: &str, batch: Batch) -> Result<Parsed> {
-    parse_batch_in(sql, batch, false)
+    parse_batch_in(sql, batch, Modes::default())
 }
 
-/// Parses the statements of one text, as many as `batch` allows; with `pipes_as_concat`,
-/// `||` concatenates (`sql_mode` holds PIPES_AS_CONCAT).
-pub fn parse_batch_in(sql: &str, batch: Batch, pipes_as_concat: bool) -> Result<Parsed> {
-    let dialect = StrataDialect::with_pipes_as_concat(pipes_as_concat);
+/// Parses the statements of one text, as many as `batch` allows, in a session whose
+/// `sql_mode` gives `modes` (PIPES_AS_CONCAT, ANSI_QUOTES).
+pub fn parse_batch_in(sql: &str, batch: Batch, modes: Modes) -> Result<Parsed> {
+    let dialect = StrataDialect::with_modes(modes);
     let mut tokens = Vec::new();
     tokenize_into(&dialect, sql, &mut tokens, 0)?;
     let hints = drop_select_hints(&mut tokens);

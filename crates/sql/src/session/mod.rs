@@ -128,8 +128,8 @@ pub struct Session {
     observing: observe::Observing,
     row_count: i64,
     process: Arc<Process>,
-    /// The session's `sql_mode` holds PIPES_AS_CONCAT (or ANSI): `||` concatenates.
-    pipes_as_concat: bool,
+    /// What the session's `sql_mode` changes in parsing (PIPES_AS_CONCAT, ANSI_QUOTES).
+    modes: parser::Modes,
     /// The client asked for CLIENT_FOUND_ROWS (an UPDATE reports the rows it matched).
     client_found_rows: bool,
 }
@@ -263,7 +263,7 @@ impl Session {
     /// statement ends, and a large result set's rows while it runs (see [`RowSink`]). The
     /// batch stops at the first error, its own or the sink's.
     pub fn execute_batch_into(&mut self, sql: &str, batch: Batch, sink: &mut dyn ResultSink) {
-        let parsed = match parser::parse_batch_in(sql, batch, self.pipes_as_concat) {
+        let parsed = match parser::parse_batch_in(sql, batch, self.modes) {
             Ok(p) if p.param_count > 0 => Err(error::syntax("near '?'")),
             Ok(p) if p.statements.is_empty() => Err(Error::new(1065, "42000", "Query was empty")),
             other => other,
@@ -356,7 +356,7 @@ impl Session {
         if self.prepared.len() >= limit {
             return Err(error::too_many_prepared(limit));
         }
-        let mut parsed = parser::parse_batch_in(sql, Batch::Single, self.pipes_as_concat)?;
+        let mut parsed = parser::parse_batch_in(sql, Batch::Single, self.modes)?;
         if parsed.statements.is_empty() {
             return Err(Error::new(1065, "42000", "Query was empty"));
         }

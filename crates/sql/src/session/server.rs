@@ -236,11 +236,12 @@ impl SqlServer {
             client_found_rows: client.found_rows,
             process: self.processes.register(client, database),
             // As MySQL, a session starts with the global sql_mode.
-            pipes_as_concat: self
+            modes: self
                 .globals
                 .read()
                 .get("sql_mode")
-                .is_some_and(vars::pipes_as_concat),
+                .map(vars::parser_modes)
+                .unwrap_or_default(),
         })
     }
 

@@ -142,7 +142,7 @@ impl Session {
             return Ok(());
         }
         if names.iter().any(|n| n == "sql_mode") && !global {
-            self.pipes_as_concat = vars::pipes_as_concat(&value);
+            self.modes = vars::parser_modes(&value);
         }
         for n in names {
             if global {

@@ -93,3 +93,30 @@ ok 0
 0	ab
 > DROP DATABASE pipes
 ok 0
+# With ANSI_QUOTES (or ANSI), `"` quotes an identifier as a backquote does, and only `'` a
+# string; without it `"` quotes a string again. MariaDB 10.11 answers the same.
+> CREATE DATABASE quotes
+ok 1
+> SET sql_mode = 'ANSI_QUOTES'
+ok 0
+> CREATE TABLE quotes.t ("id" INT PRIMARY KEY, "two words" VARCHAR(10))
+ok 0
+> INSERT INTO quotes.t ("id", "two words") VALUES (1, 'x')
+ok 1
+> SELECT "id", "two words", "t"."id", `id` FROM quotes."t" WHERE "two words" = 'x'
+id	two words	id	id
+1	x	1	1
+> SELECT "nope" FROM quotes.t
+error 1054 (42S22): Unknown column 'nope' in 'field list'
+> SET sql_mode = 'ANSI'
+ok 0
+> SELECT "id" || 'z' FROM quotes.t
+"id" || 'z'
+1z
+> SET sql_mode = DEFAULT
+ok 0
+> SELECT "id" FROM quotes.t
+id
+id
+> DROP DATABASE quotes
+ok 0
