@@ -266,6 +266,38 @@ fn exercise_mysql(host: &str, port: u16, database: &str) {
         ]
     );
     drop(result);
+
+    // Affected rows as MySQL counts them, and with CLIENT_FOUND_ROWS (MariaDB 10.11 gives
+    // the same): ON DUPLICATE KEY UPDATE counts 1 per row inserted, 2 per row changed, and 0
+    // (1 with the flag) per row set to its own values; UPDATE counts changed (matched) rows.
+    let mut found = mysql::Conn::new(
+        mysql::OptsBuilder::from_opts(mysql::Opts::from_url(&format!("{url}{database}")).unwrap())
+            .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS),
+    )
+    .unwrap();
+    conn.query_drop("CREATE TABLE fr (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    for (conn, expected) in [(&mut conn, [0, 2, 1, 1, 0]), (&mut found, [1, 2, 3, 3, 2])] {
+        conn.query_drop("DELETE FROM fr").unwrap();
+        conn.query_drop("INSERT INTO fr VALUES (1, 1), (2, 2)")
+            .unwrap();
+        let mut counts = Vec::new();
+        for sql in [
+            "INSERT INTO fr VALUES (1, 1) ON DUPLICATE KEY UPDATE v = VALUES(v)",
+            "INSERT INTO fr VALUES (1, 5) ON DUPLICATE KEY UPDATE v = VALUES(v)",
+            "INSERT INTO fr VALUES (1, 5), (2, 2), (3, 3) ON DUPLICATE KEY UPDATE v = VALUES(v)",
+        ] {
+            conn.query_drop(sql).unwrap();
+            counts.push(conn.affected_rows());
+        }
+        let row_count: Option<u64> = conn.query_first("SELECT ROW_COUNT()").unwrap();
+        counts.push(row_count.unwrap());
+        conn.query_drop("UPDATE fr SET v = v WHERE id <= 2")
+            .unwrap();
+        counts.push(conn.affected_rows());
+        assert_eq!(counts, expected);
+    }
+    drop(found);
     conn.query_drop(format!("DROP DATABASE {database}"))
         .unwrap();
 }

@@ -411,6 +411,8 @@ pub fn execute_insert(
                     let new = assign(table, assignments, &conflict.row, &full, ctx)?;
                     if update_row(txn, table, &conflict.key, &conflict.row, &new, &mut locks)? {
                         result.affected_rows += 2;
+                    } else {
+                        result.unchanged_rows += 1;
                     }
                 }
                 None if plan.ignore => locks.push(conflict.key),

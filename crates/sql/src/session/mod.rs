@@ -875,12 +875,12 @@ impl Session {
         } else {
             String::new()
         };
-        // With CLIENT_FOUND_ROWS an UPDATE counts the rows it matched, as MySQL does (and so
-        // does ROW_COUNT()).
-        let affected_rows = if update && self.client_found_rows {
-            result.matched_rows
-        } else {
-            result.affected_rows
+        // With CLIENT_FOUND_ROWS an UPDATE counts the rows it matched, and ON DUPLICATE KEY
+        // UPDATE a row set to its own values as 1, as MySQL does (and so does ROW_COUNT()).
+        let affected_rows = match (update, self.client_found_rows) {
+            (true, true) => result.matched_rows,
+            (false, true) => result.affected_rows + result.unchanged_rows,
+            (_, false) => result.affected_rows,
         };
         self.row_count = affected_rows as i64;
         Ok(Output::Ok {
