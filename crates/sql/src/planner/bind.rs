@@ -862,6 +862,12 @@ impl<'a> Binder<'a> {
             .iter()
             .map(|a| self.bind(a))
             .collect::<Result<Vec<_>>>()?;
+        if matches!(func, Func::Upper | Func::Lower)
+            && crate::expr::result_type(&bound[0], &self.scope.types(), &self.aggs).binary
+        {
+            // UPPER and LOWER change nothing in a binary string, as in MySQL.
+            return Ok(bound.swap_remove(0));
+        }
         if let Func::Json(f) = func {
             for (i, arg) in bound.iter_mut().enumerate() {
                 if f.is_value_argument(i) {
