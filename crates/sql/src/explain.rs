@@ -149,7 +149,15 @@ pub fn explain(session: &Session, statement: &Statement) -> Result<Output> {
                 vec![source_node(&plan.source, info.unwrap_or_default())],
             )
         }
-        Statement::Insert(_) => Node::root("Insert", "", Vec::new()),
+        Statement::Insert(insert) => {
+            // Rows from a query: its operator tree under the insert, as TiDB shows it.
+            let plan = crate::dml::plan_insert(insert, &schema, db)?;
+            let children = match &plan.source {
+                crate::dml::InsertSource::Select(select) => vec![executor::build(select).explain()],
+                crate::dml::InsertSource::Values(_) => Vec::new(),
+            };
+            Node::root("Insert", "", children)
+        }
         other => return Err(error::unsupported(format!("EXPLAIN {other}"))),
     };
     let out = tree

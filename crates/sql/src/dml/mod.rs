@@ -6,7 +6,7 @@
 mod insert;
 mod joined;
 
-pub use insert::{duplicate_from_key, execute_insert, plan_insert, InsertPlan};
+pub use insert::{duplicate_from_key, execute_insert, plan_insert, InsertPlan, InsertSource};
 pub use joined::{execute_joined, plan_joined_delete, plan_joined_update, JoinedWritePlan};
 
 use std::sync::Arc;

@@ -70,6 +70,18 @@ Delete	root
 > EXPLAIN INSERT INTO sbtest1 (id, k, c, pad) VALUES (5, 1, 'c', 'p')
 id	task	access object	operator info
 Insert	root		
+# INSERT … SELECT and REPLACE … SELECT: the query's operator tree under the insert.
+> EXPLAIN INSERT INTO sbtest1 (id, k, c, pad) SELECT id + 100, k, c, pad FROM sbtest1 WHERE id BETWEEN 1 AND 3 ORDER BY id LIMIT 2
+id	task	access object	operator info
+Insert	root		
+└─Limit	root		count:2
+  └─Projection	root		plus(sbtest1.id, 100), sbtest1.k, sbtest1.c, sbtest1.pad
+    └─TableRangeScan	cop[tikv]	table:sbtest1, range on primary key, keep order	between(sbtest1.id, 1, 3)
+> EXPLAIN REPLACE INTO sbtest1 SELECT * FROM sbtest1 WHERE k = 1
+id	task	access object	operator info
+Insert	root		
+└─Projection	root		sbtest1.id, sbtest1.k, sbtest1.c, sbtest1.pad
+  └─IndexLookUp	cop[tikv]	table:sbtest1, index:k_1	eq(sbtest1.k, 1)
 > CREATE TABLE warehouse (w_id INT NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4, 4), w_ytd DECIMAL(12, 2), PRIMARY KEY (w_id) /*T![clustered_index] CLUSTERED */)
 ok 0
 > CREATE TABLE district (d_id INT NOT NULL, d_w_id INT NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4, 4), d_ytd DECIMAL(12, 2), d_next_o_id INT, PRIMARY KEY (d_w_id, d_id) /*T![clustered_index] CLUSTERED */)
