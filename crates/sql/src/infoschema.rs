@@ -63,6 +63,9 @@ pub fn is_information_schema(database: &str) -> bool {
 pub trait Live {
     /// The sessions PROCESSLIST lists.
     fn processes(&self) -> Vec<ProcessRow>;
+    /// The sessions of every SQL node of the cluster, each with its node's address
+    /// (CLUSTER_PROCESSLIST).
+    fn cluster_processes(&self) -> Result<Vec<(String, ProcessRow)>>;
     /// The rows of STATEMENTS_SUMMARY (with `history`, of STATEMENTS_SUMMARY_HISTORY).
     fn statements(&self, history: bool) -> Vec<Vec<Datum>>;
     /// The cluster's regions and stores (none for a session without PROCESS).
@@ -100,6 +103,21 @@ pub fn table(
                 .iter()
                 .map(process_row)
                 .collect(),
+        ),
+        "CLUSTER_PROCESSLIST" => (
+            CLUSTER_PROCESSLIST_COLUMNS,
+            match live {
+                Some(l) => l
+                    .cluster_processes()?
+                    .iter()
+                    .map(|(instance, p)| {
+                        let mut row = vec![text(instance)];
+                        row.extend(process_row(p));
+                        row
+                    })
+                    .collect(),
+                None => Vec::new(),
+            },
         ),
         "STATEMENTS_SUMMARY" | "STATEMENTS_SUMMARY_HISTORY" => (
             crate::summary::COLUMNS,
@@ -187,6 +205,20 @@ const PROCESSLIST_COLUMNS: &[(&str, Kind)] = &[
     ("STATE", Kind::Text),
     ("INFO", Kind::Text),
     // TiDB's: the running statement's working memory, in bytes.
+    ("MEM", Kind::Int),
+];
+
+/// TiDB's CLUSTER_PROCESSLIST: PROCESSLIST of every SQL node, after the node's address.
+const CLUSTER_PROCESSLIST_COLUMNS: &[(&str, Kind)] = &[
+    ("INSTANCE", Kind::Text),
+    ("ID", Kind::Int),
+    ("USER", Kind::Text),
+    ("HOST", Kind::Text),
+    ("DB", Kind::Text),
+    ("COMMAND", Kind::Text),
+    ("TIME", Kind::Int),
+    ("STATE", Kind::Text),
+    ("INFO", Kind::Text),
     ("MEM", Kind::Int),
 ];
 

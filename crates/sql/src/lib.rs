@@ -70,7 +70,6 @@ mod explain;
 mod expr;
 #[doc(hidden)]
 pub mod fuzzing;
-mod global_kill;
 mod infoschema;
 mod members;
 mod memory;
@@ -78,6 +77,7 @@ pub mod metrics;
 mod mysqlschema;
 mod names;
 mod parser;
+mod peers;
 mod planner;
 mod process;
 mod rows;

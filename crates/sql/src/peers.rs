@@ -1,15 +1,18 @@
-//! `KILL` across the SQL nodes of a cluster (TiDB's global kill): a connection can be stopped
-//! from any SQL node, whichever node serves it.
+//! What the SQL nodes of a cluster ask of each other: `KILL` of a connection on another node
+//! (TiDB's global kill), and the sessions of every node (`CLUSTER_PROCESSLIST`).
 //!
-//! Connection ids are unique across the cluster. Each SQL node claims a slot number when it
-//! joins the cluster's schema reports (see `schema_sync`), and numbers its connections
-//! `slot << 22 | n`, n counting from 1 (the playground, alone, uses slot 0):
+//! SQL nodes share nothing but the KV store, so that is where the asking goes. Connection ids
+//! are unique across the cluster: each SQL node claims a slot number when it joins the
+//! cluster's schema reports (see `schema_sync`), and numbers its connections `slot << 22 | n`,
+//! n counting from 1 (the playground, alone, uses slot 0):
 //!
 //! ```text
 //!   m/sql_slot/{slot}           -> member id of the node holding it
 //!   m/kill/{slot}/{id}          -> a request: scope, whether the asker may stop others'
 //!                                  connections, the asker's user
 //!                               -> or its answer: killed, unknown, not the owner
+//!   m/plist/{slot}/{nonce}      -> a request for the node's sessions, or the answer: the
+//!                                  node's address and its sessions
 //! ```
 //!
 //! A slot is free when no slot key names a node whose schema report is still remembered.
@@ -18,7 +21,8 @@
 //! as a `KILL` run on it would, and writes the answer in its place. The asking node waits for
 //! the answer (1094 for an unknown id, 1095 for another user's connection), deletes it, and
 //! gives 1094 when none came within [`ANSWER_WAIT`] (the node is gone, and its connections
-//! with it).
+//! with it). A processlist request goes to every other slot held, and the nodes that answer
+//! within [`ANSWER_WAIT`] are listed.
 
 use std::sync::Weak;
 use std::time::{Duration, Instant};
@@ -27,7 +31,7 @@ use strata_txn::{TxnClient, TxnMode};
 
 use crate::catalog::scan_all;
 use crate::error::{Error, Result};
-use crate::process::{KillScope, ProcessList};
+use crate::process::{KillScope, ProcessList, ProcessRow};
 use crate::session::SqlServer;
 
 /// Bits of a connection id that number the connections of one node.
@@ -41,6 +45,7 @@ const ANSWER_WAIT: Duration = Duration::from_secs(3);
 
 const SLOT_PREFIX: &[u8] = b"m/sql_slot/";
 const KILL_PREFIX: &[u8] = b"m/kill/";
+const PLIST_PREFIX: &[u8] = b"m/plist/";
 /// The first byte of an answer (a request's is its scope: 0 or 1).
 const ANSWER: u8 = 0xFF;
 
@@ -65,8 +70,32 @@ fn kill_prefix(slot: u32) -> Vec<u8> {
     [KILL_PREFIX, &slot.to_be_bytes()[..], b"/"].concat()
 }
 
+fn plist_prefix(slot: u32) -> Vec<u8> {
+    [PLIST_PREFIX, &slot.to_be_bytes()[..], b"/"].concat()
+}
+
 fn kill_key(id: u32) -> Vec<u8> {
     [kill_prefix(slot_of(id)).as_slice(), &id.to_be_bytes()[..]].concat()
+}
+
+/// The slots held by remembered nodes, with their holders, as of `txn`'s snapshot.
+fn slots_held(txn: &mut strata_txn::Transaction) -> Result<Vec<(u32, u64)>> {
+    let live = crate::schema_sync::remembered_members(txn)?;
+    let mut held = Vec::new();
+    for (key, value) in scan_all(txn, SLOT_PREFIX)? {
+        let (Some(slot), Ok(owner)) = (
+            key.get(SLOT_PREFIX.len()..)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_be_bytes),
+            <[u8; 8]>::try_from(value.as_slice()).map(u64::from_be_bytes),
+        ) else {
+            continue;
+        };
+        if live.contains(&owner) && (1..=MAX_SLOT).contains(&slot) {
+            held.push((slot, owner));
+        }
+    }
+    Ok(held)
 }
 
 /// Claims the lowest slot no remembered node holds, for node `member`.
@@ -74,22 +103,9 @@ pub fn claim_slot(client: &TxnClient, member: u64) -> Result<u32> {
     let mut attempts = 0;
     loop {
         let mut txn = client.begin(TxnMode::Optimistic)?;
-        let live = crate::schema_sync::remembered_members(&mut txn)?;
         let mut taken = vec![false; MAX_SLOT as usize + 1];
-        for (key, value) in scan_all(&mut txn, SLOT_PREFIX)? {
-            let (Some(slot), Ok(owner)) = (
-                key.get(SLOT_PREFIX.len()..)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u32::from_be_bytes),
-                <[u8; 8]>::try_from(value.as_slice()).map(u64::from_be_bytes),
-            ) else {
-                continue;
-            };
-            if owner != member && live.contains(&owner) {
-                if let Some(t) = taken.get_mut(slot as usize) {
-                    *t = true;
-                }
-            }
+        for (slot, owner) in slots_held(&mut txn)? {
+            taken[slot as usize] = owner != member;
         }
         let Some(slot) = (1..=MAX_SLOT).find(|&s| !taken[s as usize]) else {
             txn.rollback();
@@ -176,15 +192,15 @@ pub fn not_owner(id: u32) -> Error {
     Error::new(1095, "HY000", format!("You are not owner of thread {id}"))
 }
 
-/// Starts the thread that answers requests to kill connections of `slot`, until `server` is
-/// dropped.
+/// Starts the thread that answers the requests of other nodes for `slot` (kill a connection,
+/// list the sessions), until `server` is dropped.
 pub fn start_answering(
     client: TxnClient,
     slot: u32,
     server: Weak<SqlServer>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
-        .name("global-kill".into())
+        .name("sql-peers".into())
         .spawn(move || loop {
             std::thread::sleep(POLL_INTERVAL);
             let Some(server) = server.upgrade() else {
@@ -192,6 +208,9 @@ pub fn start_answering(
             };
             if let Err(error) = answer(&client, slot, &server.processes) {
                 tracing::debug!(%error, "answering kill requests failed");
+            }
+            if let Err(error) = answer_processlists(&client, slot, &server) {
+                tracing::debug!(%error, "answering processlist requests failed");
             }
         })
         .expect("spawn the global kill thread")
@@ -241,4 +260,199 @@ fn answer(client: &TxnClient, slot: u32, processes: &ProcessList) -> Result<()> 
         txn.rollback();
     }
     Ok(())
+}
+
+/// Answers the requests for this node's sessions under `slot`.
+fn answer_processlists(client: &TxnClient, slot: u32, server: &SqlServer) -> Result<()> {
+    let mut txn = client.begin(TxnMode::Optimistic)?;
+    let mut answered = false;
+    let now = txn.start_ts();
+    let prefix = plist_prefix(slot);
+    for (key, request) in scan_all(&mut txn, &prefix)? {
+        if request.first() == Some(&ANSWER) {
+            // An answer its asker never collected (it gave up as the answer came).
+            let asked = key
+                .get(prefix.len()..)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(|b| strata_types::Timestamp(u64::from_be_bytes(b)));
+            if asked.is_none_or(|at| now.physical_ms().saturating_sub(at.physical_ms()) > 60_000) {
+                txn.delete(key);
+                answered = true;
+            }
+            continue;
+        }
+        let mut answer = vec![ANSWER];
+        put_text(&mut answer, &server.instance());
+        for row in server.processes.rows() {
+            encode_process(&mut answer, &row);
+        }
+        txn.put(key, answer);
+        answered = true;
+    }
+    if answered {
+        txn.commit()?;
+    } else {
+        txn.rollback();
+    }
+    Ok(())
+}
+
+/// The sessions of every other SQL node that answers within [`ANSWER_WAIT`], each with its
+/// node's address; none when this node is not part of a cluster (`own` is None).
+pub fn processes_elsewhere(
+    client: &TxnClient,
+    own: Option<u32>,
+) -> Result<Vec<(String, ProcessRow)>> {
+    let Some(own) = own else {
+        return Ok(Vec::new());
+    };
+    let nonce = client.current_ts()?.0.to_be_bytes();
+    let mut txn = client.begin(TxnMode::Optimistic)?;
+    let mut keys: Vec<Vec<u8>> = slots_held(&mut txn)?
+        .into_iter()
+        .filter(|&(slot, _)| slot != own)
+        .map(|(slot, _)| [plist_prefix(slot).as_slice(), &nonce[..]].concat())
+        .collect();
+    for key in &keys {
+        txn.put(key.clone(), vec![0]);
+    }
+    txn.commit()?;
+    let deadline = Instant::now() + ANSWER_WAIT;
+    let mut out = Vec::new();
+    while !keys.is_empty() {
+        strata_fiber::sleep(POLL_INTERVAL / 4);
+        let late = Instant::now() >= deadline;
+        let mut txn = client.begin(TxnMode::Optimistic)?;
+        let mut waiting = Vec::new();
+        let mut done = Vec::new();
+        for key in keys {
+            match txn.get(&key)? {
+                Some(value) if value.first() == Some(&ANSWER) => {
+                    out.extend(decode_processes(&value[1..]).unwrap_or_default());
+                    done.push(key);
+                }
+                // No answer in time: the request goes.
+                _ if late => done.push(key),
+                _ => waiting.push(key),
+            }
+        }
+        txn.rollback();
+        keys = waiting;
+        if !done.is_empty() {
+            // An answer that races a late deletion is left; its node deletes it later.
+            let mut txn = client.begin(TxnMode::Optimistic)?;
+            for key in done {
+                txn.delete(key);
+            }
+            let _ = txn.commit();
+        }
+    }
+    Ok(out)
+}
+
+fn put_text(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(&(text.len() as u32).to_be_bytes());
+    out.extend_from_slice(text.as_bytes());
+}
+
+fn put_optional(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => {
+            out.push(1);
+            put_text(out, text);
+        }
+        None => out.push(0),
+    }
+}
+
+fn encode_process(out: &mut Vec<u8>, row: &ProcessRow) {
+    out.extend_from_slice(&row.id.to_be_bytes());
+    put_text(out, &row.user);
+    put_text(out, &row.host);
+    put_optional(out, row.database.as_deref());
+    put_optional(out, row.info.as_deref());
+    out.extend_from_slice(&row.seconds.to_be_bytes());
+    out.extend_from_slice(&row.memory.to_be_bytes());
+    out.push(u8::from(row.user_sleep));
+}
+
+/// Reads what [`encode_process`] wrote, after the node's address; None when malformed.
+fn decode_processes(mut bytes: &[u8]) -> Option<Vec<(String, ProcessRow)>> {
+    fn take<'a>(bytes: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = bytes.split_at_checked(n)?;
+        *bytes = rest;
+        Some(head)
+    }
+    fn text(bytes: &mut &[u8]) -> Option<String> {
+        let n = u32::from_be_bytes(take(bytes, 4)?.try_into().ok()?) as usize;
+        Some(String::from_utf8_lossy(take(bytes, n)?).into_owned())
+    }
+    fn optional(bytes: &mut &[u8]) -> Option<Option<String>> {
+        match take(bytes, 1)?[0] {
+            0 => Some(None),
+            _ => Some(Some(text(bytes)?)),
+        }
+    }
+    fn number(bytes: &mut &[u8]) -> Option<u64> {
+        Some(u64::from_be_bytes(take(bytes, 8)?.try_into().ok()?))
+    }
+    let instance = text(&mut bytes)?;
+    let mut rows = Vec::new();
+    while !bytes.is_empty() {
+        let id = u32::from_be_bytes(take(&mut bytes, 4)?.try_into().ok()?);
+        rows.push((
+            instance.clone(),
+            ProcessRow {
+                id,
+                user: text(&mut bytes)?,
+                host: text(&mut bytes)?,
+                database: optional(&mut bytes)?,
+                info: optional(&mut bytes)?.map(std::sync::Arc::from),
+                seconds: number(&mut bytes)?,
+                memory: number(&mut bytes)?,
+                user_sleep: take(&mut bytes, 1)?[0] != 0,
+            },
+        ));
+    }
+    Some(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_processlist_answer_round_trips_and_bad_bytes_are_none() {
+        let row = ProcessRow {
+            id: (3 << LOCAL_BITS) | 7,
+            user: "bob".into(),
+            host: "127.0.0.1:5000".into(),
+            database: Some("d".into()),
+            info: Some(std::sync::Arc::from("SELECT SLEEP(1)")),
+            seconds: 12,
+            memory: 4096,
+            user_sleep: true,
+        };
+        let idle = ProcessRow {
+            database: None,
+            info: None,
+            user_sleep: false,
+            ..row.clone()
+        };
+        let mut bytes = Vec::new();
+        put_text(&mut bytes, "127.0.0.1:4001");
+        encode_process(&mut bytes, &row);
+        encode_process(&mut bytes, &idle);
+        let decoded = decode_processes(&bytes).unwrap();
+        assert_eq!(decoded.len(), 2);
+        assert_eq!(decoded[0].0, "127.0.0.1:4001");
+        assert_eq!(decoded[0].1, row);
+        assert_eq!(decoded[1].1, idle);
+        for cut in 1..bytes.len() {
+            assert!(
+                decode_processes(&bytes[..cut]).is_none_or(|rows| rows.len() < 2),
+                "cut at {cut}"
+            );
+        }
+    }
 }

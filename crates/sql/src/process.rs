@@ -20,8 +20,8 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
-use crate::global_kill;
 use crate::memory::{self, MemoryPool, StatementMemory};
+use crate::peers;
 
 /// The most characters of a statement a process keeps to show (MySQL keeps them all; a
 /// multi-megabyte statement would be copied on every execution).
@@ -274,6 +274,7 @@ pub fn interrupted() -> Error {
 }
 
 /// One row of SHOW PROCESSLIST.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProcessRow {
     pub id: u32,
     pub user: String,
@@ -313,7 +314,7 @@ pub struct ProcessList {
     processes: Mutex<HashMap<u32, Arc<Process>>>,
     next_id: AtomicU32,
     /// This node's slot of connection ids in a cluster (0: alone), in the high bits of every id
-    /// (see global_kill.rs).
+    /// (see peers.rs).
     slot: AtomicU32,
     memory: Arc<MemoryPool>,
 }
@@ -337,10 +338,9 @@ impl ProcessList {
 
     /// A fresh connection id; 0 is skipped when the counter wraps.
     pub fn next_id(&self) -> u32 {
-        let slot = self.slot.load(Ordering::Relaxed) << global_kill::LOCAL_BITS;
+        let slot = self.slot.load(Ordering::Relaxed) << peers::LOCAL_BITS;
         loop {
-            let n =
-                self.next_id.fetch_add(1, Ordering::Relaxed) & ((1 << global_kill::LOCAL_BITS) - 1);
+            let n = self.next_id.fetch_add(1, Ordering::Relaxed) & ((1 << peers::LOCAL_BITS) - 1);
             let id = slot | n;
             if n != 0 && !self.processes.lock().contains_key(&id) {
                 return id;

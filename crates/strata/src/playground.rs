@@ -120,6 +120,7 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         sql.set_memory_limit(mib << 20);
     }
     sql.set_slow_log_file(&args.data_dir.join("slow.log"));
+    sql.set_instance(&listen.to_string());
     let gc_config = strata_kv::gc::GcConfig::default();
     engine.set_garbage_filter(storage.garbage_filter());
     // Locks of transactions abandoned below the safe point are resolved, so that the

@@ -465,6 +465,7 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         sql.set_memory_limit(mib << 20);
     }
     sql.set_slow_log_file(&args.slow_query_log_file);
+    sql.set_instance(&listen.to_string());
     // Locks of transactions abandoned below the cluster's safe point are resolved (every SQL
     // node does it; resolving is idempotent), so that KV nodes collect their keys.
     let pd_for_locks = pd_for_reports.clone();

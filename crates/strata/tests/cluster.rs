@@ -874,7 +874,8 @@ fn a_kv_node_refuses_the_placement_drivers_of_another_cluster() {
 /// connection ids are unique across the nodes; `KILL QUERY` run on one node stops a statement
 /// waiting for a lock on the other within a second (1317, and its connection goes on); `KILL`
 /// of a connection inside a transaction ends it and rolls the transaction back, so its lock is
-/// free at once; an id that no node has gets 1094. Clients: `mysql_async`.
+/// free at once; an id that no node has gets 1094. `information_schema.CLUSTER_PROCESSLIST`
+/// lists the sessions of both nodes. Clients: `mysql_async`.
 #[test]
 fn kill_reaches_a_connection_on_another_sql_node() {
     let cluster = Cluster::start(1, 2);
@@ -921,6 +922,27 @@ fn kill_reaches_a_connection_on_another_sql_node() {
             assert!(Instant::now() < deadline, "the UPDATE never ran");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // Node A lists the sessions of both nodes, each with its node's address.
+        let listed: Vec<(String, u64, Option<String>)> = admin
+            .query(
+                "SELECT INSTANCE, ID, INFO FROM information_schema.CLUSTER_PROCESSLIST \
+                 ORDER BY ID",
+            )
+            .await
+            .unwrap();
+        let find = |id: u32| listed.iter().find(|(_, i, _)| *i == u64::from(id));
+        let waiting_row = find(waiter_id).expect("node B's waiting session is listed");
+        assert_eq!(waiting_row.0, format!("127.0.0.1:{b}"));
+        assert!(waiting_row
+            .2
+            .as_deref()
+            .is_some_and(|i| i.starts_with("UPDATE")));
+        assert_eq!(
+            find(admin.id()).map(|r| r.0.as_str()),
+            Some(format!("127.0.0.1:{a}").as_str())
+        );
+        assert!(find(holder_id).is_some() && listed.len() >= 4, "{listed:?}");
+
         tokio::time::sleep(Duration::from_millis(300)).await;
         let killed_at = Instant::now();
         admin

@@ -198,6 +198,21 @@ impl crate::infoschema::Live for Session {
         Session::processes(self)
     }
 
+    fn cluster_processes(&self) -> Result<Vec<(String, crate::process::ProcessRow)>> {
+        let instance = self.server.instance();
+        let mut rows: Vec<_> = Session::processes(self)
+            .into_iter()
+            .map(|p| (instance.clone(), p))
+            .collect();
+        let mut elsewhere =
+            crate::peers::processes_elsewhere(self.server.client(), self.server.processes.slot())?;
+        if !self.has_global(account::Privileges::PROCESS) {
+            elsewhere.retain(|(_, p)| p.user == self.user);
+        }
+        rows.extend(elsewhere);
+        Ok(rows)
+    }
+
     fn placement(&self) -> Result<(Vec<strata_txn::RegionInfo>, Vec<strata_txn::StoreInfo>)> {
         if !self.has_global(account::Privileges::PROCESS) {
             return Ok((Vec::new(), Vec::new()));

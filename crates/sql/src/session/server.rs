@@ -31,6 +31,8 @@ pub struct SqlServer {
     globals_version: std::sync::atomic::AtomicU64,
     /// The statements run, by digest (information_schema.STATEMENTS_SUMMARY).
     pub(super) summary: crate::summary::StatementSummary,
+    /// The address clients reach this node at (CLUSTER_PROCESSLIST's INSTANCE).
+    instance: RwLock<String>,
 }
 
 impl SqlServer {
@@ -51,6 +53,7 @@ impl SqlServer {
             failed_logins: account::FailedLogins::default(),
             globals_version: std::sync::atomic::AtomicU64::new(0),
             summary: Default::default(),
+            instance: RwLock::new(String::new()),
         }))
     }
 
@@ -70,6 +73,16 @@ impl SqlServer {
         &self.summary
     }
 
+    /// Records the address clients reach this node at (`host:port`).
+    pub fn set_instance(&self, address: &str) {
+        *self.instance.write() = address.to_string();
+    }
+
+    /// The address clients reach this node at.
+    pub fn instance(&self) -> String {
+        self.instance.read().clone()
+    }
+
     /// Makes `path` the slow log file of this process (`slow_query_log_file`).
     pub fn set_slow_log_file(&self, path: &std::path::Path) {
         crate::slowlog::set_file(path);
@@ -80,13 +93,13 @@ impl SqlServer {
     /// server is dropped.
     ///
     /// The node also claims its slot of connection ids and starts answering requests of other
-    /// nodes to kill its connections (global_kill.rs).
+    /// nodes to kill its connections (peers.rs).
     pub fn start_schema_sync(self: &Arc<Self>) -> Result<std::thread::JoinHandle<()>> {
         let sync = self.catalog.start_sync()?;
         let member = *self.catalog.member.get().expect("set by start_sync");
-        let slot = crate::global_kill::claim_slot(&self.client, member)?;
+        let slot = crate::peers::claim_slot(&self.client, member)?;
         self.processes.set_slot(slot);
-        crate::global_kill::start_answering(self.client.clone(), slot, Arc::downgrade(self));
+        crate::peers::start_answering(self.client.clone(), slot, Arc::downgrade(self));
         Ok(sync)
     }
 
@@ -95,7 +108,7 @@ impl SqlServer {
     pub fn leave_schema_sync(&self) {
         self.catalog.leave_sync();
         if let Some(slot) = self.processes.slot() {
-            crate::global_kill::release_slot(&self.client, slot);
+            crate::peers::release_slot(&self.client, slot);
         }
     }
 
@@ -108,11 +121,11 @@ impl SqlServer {
         user: &str,
         may_kill_others: bool,
     ) -> Result<()> {
-        let slot = crate::global_kill::slot_of(id);
+        let slot = crate::peers::slot_of(id);
         if slot == 0 || Some(slot) == self.processes.slot() {
-            return Err(crate::global_kill::unknown_thread(id));
+            return Err(crate::peers::unknown_thread(id));
         }
-        crate::global_kill::kill_elsewhere(&self.client, id, scope, user, may_kill_others)
+        crate::peers::kill_elsewhere(&self.client, id, scope, user, may_kill_others)
     }
 
     /// Opens a session of this process for `user`, optionally in a database (1049 if
