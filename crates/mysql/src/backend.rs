@@ -25,6 +25,9 @@ pub trait Backend: Send + Sync + 'static {
     /// Sets `@@global.max_connections` (from the server's configuration, when it starts).
     fn set_max_connections(&self, limit: usize);
 
+    /// Notes the Unix socket the server listens on (`@@socket`).
+    fn set_socket(&self, _path: &str) {}
+
     /// The account a client named `user` connecting from `peer` (an IP address) logs in as.
     fn find_login(&self, user: &str, peer: &str) -> Option<Login>;
 
@@ -106,6 +109,10 @@ impl Backend for Arc<SqlServer> {
 
     fn set_max_connections(&self, limit: usize) {
         SqlServer::set_max_connections(self, limit)
+    }
+
+    fn set_socket(&self, path: &str) {
+        SqlServer::set_socket(self, path)
     }
 
     fn find_login(&self, user: &str, peer: &str) -> Option<Login> {

@@ -17,13 +17,18 @@
 //! cluster) runs its connections as fibers on the thread that carries their RPCs
 //! ([`MysqlServer::on_fibers`]), so that a read costs no hand-off between threads.
 //!
+//! Besides TCP, the server may listen on a Unix socket ([`ServerConfig::socket`], MySQL's
+//! `--socket`): its clients are `localhost` to the accounts, and each runs on a thread.
+//!
 //! [`ServerState`] is what connection threads share: the registry of open connections (used for
 //! `max_connections`, COM_PROCESS_KILL, COM_STATISTICS and shutdown) and the shutdown flag.
 
 use std::collections::HashMap;
 use std::io::{self, BufReader};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -92,6 +97,9 @@ pub struct ServerConfig {
     pub server_version: String,
     /// What a client that asks for TLS gets; None: TLS is not offered.
     pub tls: Option<TlsConfig>,
+    /// A Unix socket to listen on as well (`@@socket`); a file left there by a server that
+    /// is gone is replaced, one that answers is not.
+    pub socket: Option<PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -104,7 +112,30 @@ impl Default for ServerConfig {
             max_allowed_packet: 64 << 20,
             server_version: strata_sql::SERVER_VERSION.to_string(),
             tls: None,
+            socket: None,
         }
+    }
+}
+
+/// A connection's socket.
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+
+    fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+        };
     }
 }
 
@@ -120,9 +151,9 @@ pub struct ServerState {
 #[derive(Default)]
 struct Registry {
     /// Not authenticated yet, with when each was accepted.
-    handshaking: HashMap<u32, (Instant, TcpStream)>,
+    handshaking: HashMap<u32, (Instant, Stream)>,
     /// Authenticated.
-    serving: HashMap<u32, TcpStream>,
+    serving: HashMap<u32, Stream>,
 }
 
 impl Registry {
@@ -165,13 +196,13 @@ impl ServerState {
     /// sees the connection end, and its thread ends once its current statement returns.
     pub fn close(&self, connection_id: u32) {
         if let Some(stream) = self.connections.lock().serving.get(&connection_id) {
-            let _ = stream.shutdown(Shutdown::Both);
+            stream.shutdown();
         }
     }
 
     /// Registers a connection that starts its handshake. When `max_handshakes` are under way,
     /// the oldest of them is closed to make room.
-    fn begin_handshake(&self, connection_id: u32, stream: TcpStream, max_handshakes: usize) {
+    fn begin_handshake(&self, connection_id: u32, stream: Stream, max_handshakes: usize) {
         let mut connections = self.connections.lock();
         while connections.handshaking.len() >= max_handshakes.max(1) {
             let oldest = connections
@@ -183,7 +214,7 @@ impl ServerState {
             else {
                 break;
             };
-            let _ = stream.shutdown(Shutdown::Both);
+            stream.shutdown();
         }
         connections
             .handshaking
@@ -212,7 +243,7 @@ impl ServerState {
         connections.handshaking.retain(|_, (since, stream)| {
             let stale = since.elapsed() >= timeout;
             if stale {
-                let _ = stream.shutdown(Shutdown::Both);
+                stream.shutdown();
             }
             !stale
         });
@@ -231,7 +262,7 @@ impl ServerState {
         let connections = self.connections.lock();
         let handshaking = connections.handshaking.values().map(|(_, stream)| stream);
         for stream in handshaking.chain(connections.serving.values()) {
-            let _ = stream.shutdown(Shutdown::Both);
+            stream.shutdown();
         }
     }
 }
@@ -247,6 +278,7 @@ impl Default for ServerState {
 pub struct ShutdownHandle {
     state: Arc<ServerState>,
     wake_address: SocketAddr,
+    socket: Option<PathBuf>,
 }
 
 impl ShutdownHandle {
@@ -255,6 +287,9 @@ impl ShutdownHandle {
         self.state.shutdown.store(true, Ordering::SeqCst);
         // Wakes the accept call; it sees the flag and returns.
         let _ = TcpStream::connect_timeout(&self.wake_address, Duration::from_secs(1));
+        if let Some(path) = &self.socket {
+            let _ = UnixStream::connect(path);
+        }
         self.state.close_all();
     }
 }
@@ -269,6 +304,7 @@ struct Shared<B> {
 /// A MySQL protocol server over a [`Backend`].
 pub struct MysqlServer<B: Backend = Arc<strata_sql::SqlServer>> {
     listener: TcpListener,
+    unix: Option<UnixListener>,
     local_addr: SocketAddr,
     shared: Arc<Shared<B>>,
     /// Where connections run when not on threads of their own.
@@ -280,7 +316,11 @@ impl<B: Backend> MysqlServer<B> {
     pub fn bind(config: ServerConfig, backend: B) -> io::Result<MysqlServer<B>> {
         let listener = TcpListener::bind(config.listen)?;
         let local_addr = listener.local_addr()?;
+        let unix = config.socket.as_deref().map(bind_unix).transpose()?;
         backend.set_max_connections(config.max_connections);
+        if let Some(path) = &config.socket {
+            backend.set_socket(&path.to_string_lossy());
+        }
         let shared = Arc::new(Shared {
             config,
             backend,
@@ -288,6 +328,7 @@ impl<B: Backend> MysqlServer<B> {
         });
         Ok(MysqlServer {
             listener,
+            unix,
             local_addr,
             shared,
             fibers: None,
@@ -316,6 +357,7 @@ impl<B: Backend> MysqlServer<B> {
         ShutdownHandle {
             state: self.shared.state.clone(),
             wake_address: SocketAddr::new(ip, self.local_addr.port()),
+            socket: self.shared.config.socket.clone(),
         }
     }
 
@@ -335,16 +377,17 @@ impl<B: Backend> MysqlServer<B> {
                     }
                 })?
         };
-        while !state.shutdown.load(Ordering::SeqCst) {
-            match self.listener.accept() {
-                Ok(_) if state.shutdown.load(Ordering::SeqCst) => break,
-                Ok((stream, peer)) => self.spawn_connection(stream, peer),
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => {
-                    warn!(%error, "accept failed");
-                    thread::sleep(ACCEPT_ERROR_PAUSE);
-                }
+        thread::scope(|scope| -> io::Result<()> {
+            if let Some(unix) = &self.unix {
+                thread::Builder::new()
+                    .name("mysql-unix-accept".to_string())
+                    .spawn_scoped(scope, || self.accept_unix(unix))?;
             }
+            self.accept_tcp();
+            Ok(())
+        })?;
+        if let Some(path) = &self.shared.config.socket {
+            let _ = std::fs::remove_file(path);
         }
         state.close_all();
         let _ = sweeper.join();
@@ -366,7 +409,43 @@ impl<B: Backend> MysqlServer<B> {
         Ok(())
     }
 
-    fn spawn_connection(&self, stream: TcpStream, peer: SocketAddr) {
+    /// Accepts TCP connections until shut down.
+    fn accept_tcp(&self) {
+        let state = &self.shared.state;
+        while !state.shutdown.load(Ordering::SeqCst) {
+            match self.listener.accept() {
+                Ok(_) if state.shutdown.load(Ordering::SeqCst) => break,
+                Ok((stream, peer)) => {
+                    self.spawn_connection(Stream::Tcp(stream), peer.ip().to_string())
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    warn!(%error, "accept failed");
+                    thread::sleep(ACCEPT_ERROR_PAUSE);
+                }
+            }
+        }
+    }
+
+    /// Accepts connections on the Unix socket until shut down; their clients are `localhost`.
+    fn accept_unix(&self, listener: &UnixListener) {
+        let state = &self.shared.state;
+        while !state.shutdown.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok(_) if state.shutdown.load(Ordering::SeqCst) => break,
+                Ok((stream, _)) => self.spawn_connection(Stream::Unix(stream), "localhost".into()),
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    warn!(%error, "accept on the Unix socket failed");
+                    thread::sleep(ACCEPT_ERROR_PAUSE);
+                }
+            }
+        }
+    }
+
+    /// Serves a connection from `host` (an IP address, or `localhost` for the Unix socket):
+    /// as a fiber when the server runs them so (TCP), else on a thread of its own.
+    fn spawn_connection(&self, stream: Stream, host: String) {
         let state = &self.shared.state;
         let connection_id = self.shared.backend.next_connection_id();
         match stream.try_clone() {
@@ -376,8 +455,8 @@ impl<B: Backend> MysqlServer<B> {
             Err(error) => return warn!(%error, "cannot register connection"),
         }
         let shared = self.shared.clone();
-        if let Some(fibers) = &self.fibers {
-            if !fibers.spawn(move || run_connection(&shared, stream, peer, connection_id, true)) {
+        if let (Some(fibers), Stream::Tcp(_)) = (&self.fibers, &stream) {
+            if !fibers.spawn(move || run_connection(&shared, stream, host, connection_id, true)) {
                 warn!("the connections' fiber threads have stopped");
                 state.deregister(connection_id);
             }
@@ -386,7 +465,7 @@ impl<B: Backend> MysqlServer<B> {
         let spawned = thread::Builder::new()
             .name(format!("mysql-conn-{connection_id}"))
             .stack_size(strata_fiber::FIBER_STACK_BYTES)
-            .spawn(move || run_connection(&shared, stream, peer, connection_id, false));
+            .spawn(move || run_connection(&shared, stream, host, connection_id, false));
         if let Err(error) = spawned {
             warn!(%error, "cannot spawn a connection thread");
             state.deregister(connection_id);
@@ -397,20 +476,26 @@ impl<B: Backend> MysqlServer<B> {
 /// The body of a connection's thread or fiber: serve, log, deregister.
 fn run_connection<B: Backend>(
     shared: &Shared<B>,
-    stream: TcpStream,
-    peer: SocketAddr,
+    stream: Stream,
+    host: String,
     connection_id: u32,
     in_fiber: bool,
 ) {
-    debug!(connection_id, %peer, "connection opened");
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        if in_fiber {
+    debug!(connection_id, %host, "connection opened");
+    let outcome = catch_unwind(AssertUnwindSafe(|| match stream {
+        Stream::Tcp(stream) if in_fiber => {
             let socket = FiberSocket::new(stream)?;
-            let served = serve(shared, &socket, peer, connection_id);
+            let served = serve(shared, &socket, &host, connection_id);
             socket.shutdown();
             served
-        } else {
-            let served = serve(shared, &stream, peer, connection_id);
+        }
+        Stream::Tcp(stream) => {
+            let served = serve(shared, &stream, &host, connection_id);
+            Socket::shutdown(&stream);
+            served
+        }
+        Stream::Unix(stream) => {
+            let served = serve(shared, &stream, &host, connection_id);
             Socket::shutdown(&stream);
             served
         }
@@ -427,7 +512,7 @@ fn run_connection<B: Backend>(
 fn serve<B: Backend, S: Socket>(
     shared: &Shared<B>,
     stream: S,
-    peer: SocketAddr,
+    host: &str,
     connection_id: u32,
 ) -> Result<(), ConnectionError> {
     Socket::set_nodelay(stream, true)?;
@@ -457,7 +542,7 @@ fn serve<B: Backend, S: Socket>(
                 &greeting,
                 first,
                 None,
-                peer,
+                host,
             )
         };
         return report(&mut reader, &mut writer, result);
@@ -489,13 +574,34 @@ fn serve<B: Backend, S: Socket>(
                 &greeting,
                 response,
                 Some((socket.describe(), transport)),
-                peer,
+                host,
             )
         }
         Ok(false) => Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
         Err(error) => Err(error),
     };
     report(&mut reader, &mut writer, result)
+}
+
+/// Binds the Unix socket at `path`, replacing a file left there by a server that is gone;
+/// every local user may connect to it, as to MySQL's (the accounts decide who logs in).
+fn bind_unix(path: &Path) -> io::Result<UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let listener = match UnixListener::bind(path) {
+        Err(error) if error.kind() == io::ErrorKind::AddrInUse => {
+            if UnixStream::connect(path).is_ok() {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!("the socket {} is in use by another server", path.display()),
+                ));
+            }
+            std::fs::remove_file(path)?;
+            UnixListener::bind(path)
+        }
+        other => other,
+    }?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777))?;
+    Ok(listener)
 }
 
 /// Sends a [`ConnectionError::Fatal`] to the client before the connection ends.
@@ -522,7 +628,7 @@ fn serve_phases<B: Backend, S: Socket>(
     greeting: &Greeting,
     first: Vec<u8>,
     secure: Option<((String, String), Transport)>,
-    peer: SocketAddr,
+    host: &str,
 ) -> Result<(), ConnectionError> {
     let (secure, transport) = match secure {
         Some((described, transport)) => (Some(described), transport),
@@ -531,7 +637,7 @@ fn serve_phases<B: Backend, S: Socket>(
     let peer = Peer {
         shared,
         greeting,
-        host: peer.ip().to_string(),
+        host: host.to_string(),
         transport,
         secure,
     };

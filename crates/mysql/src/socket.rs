@@ -1,5 +1,5 @@
 //! A connection's socket as the driver uses it: blocking reads and writes with timeouts, on an
-//! OS thread ([`TcpStream`]) or in a fiber ([`FiberSocket`]).
+//! OS thread ([`TcpStream`], [`UnixStream`]) or in a fiber ([`FiberSocket`]).
 //!
 //! A fiber's socket is non-blocking and registered with the fiber thread's runtime: a read
 //! that finds no bytes suspends the fiber until the socket is readable (or the timeout runs
@@ -8,6 +8,7 @@
 use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use tokio::io::Interest;
@@ -37,6 +38,25 @@ impl Socket for &TcpStream {
 
     fn shutdown(self) {
         let _ = TcpStream::shutdown(self, Shutdown::Both);
+    }
+}
+
+impl Socket for &UnixStream {
+    fn set_read_timeout(self, timeout: Option<Duration>) -> io::Result<()> {
+        UnixStream::set_read_timeout(self, timeout)
+    }
+
+    fn set_write_timeout(self, timeout: Option<Duration>) -> io::Result<()> {
+        UnixStream::set_write_timeout(self, timeout)
+    }
+
+    /// A local socket has no Nagle delay to turn off.
+    fn set_nodelay(self, _nodelay: bool) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn shutdown(self) {
+        let _ = UnixStream::shutdown(self, Shutdown::Both);
     }
 }
 

@@ -151,13 +151,12 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     let what = format!("playground (data in {})", args.data_dir.display());
-    let tls_dir = args.data_dir.join("tls");
     crate::roles::serve_mysql(
         sql,
         listen,
         args.max_connections,
         &args.access,
-        Some(&tls_dir),
+        Some(&args.data_dir),
         &what,
         None,
     )?;

@@ -173,6 +173,11 @@ pub struct AccessArgs {
     /// Refuses plain connections (MySQL's `require_secure_transport`; 3159).
     #[arg(long, conflicts_with = "skip_ssl")]
     pub require_secure_transport: bool,
+    /// A Unix socket to serve clients on as well (MySQL's `--socket`; its clients are
+    /// `localhost`). The playground's default is `mysql.sock` in its data folder; a SQL node
+    /// of a cluster has none unless given.
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
 }
 
 impl AccessArgs {
@@ -559,21 +564,44 @@ fn prepare_accounts(
     Ok(())
 }
 
-/// Serves the MySQL protocol on `listen` to at most `max_connections` authenticated clients
-/// until SIGTERM or Ctrl-C, after printing where it listens and how to connect. `what` names
-/// the process in that line. Connections run as fibers on `fibers` when given, else on threads
-/// of their own.
+/// The playground's Unix socket when `--socket` is not given: `mysql.sock` in its data folder
+/// (as an absolute path, which clients are given in `@@socket`), unless that path is longer
+/// than a socket's address may be.
+fn default_socket(data_dir: &Path) -> std::io::Result<Option<PathBuf>> {
+    /// The longest path a Unix socket address holds (`sun_path`, less its NUL).
+    const MAX_SOCKET_PATH: usize = 107;
+    let path = std::path::absolute(data_dir)?.join("mysql.sock");
+    if path.as_os_str().len() > MAX_SOCKET_PATH {
+        eprintln!(
+            "no Unix socket: {} is too long for one (give --socket)",
+            path.display()
+        );
+        return Ok(None);
+    }
+    Ok(Some(path))
+}
+
+/// Serves the MySQL protocol on `listen` (and on `--socket`) to at most `max_connections`
+/// authenticated clients until SIGTERM or Ctrl-C, after printing where it listens and how to
+/// connect. `what` names the process in that line. A playground gives its `data_dir`, where
+/// its TLS certificate is made and its Unix socket is by default. Connections run as fibers on
+/// `fibers` when given, else on threads of their own.
 pub fn serve_mysql(
     sql: Arc<SqlServer>,
     listen: SocketAddr,
     max_connections: usize,
     access: &AccessArgs,
-    tls_dir: Option<&Path>,
+    data_dir: Option<&Path>,
     what: &str,
     fibers: Option<FiberPool>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     prepare_accounts(&sql, listen, access)?;
-    let tls = access.tls(tls_dir)?;
+    let tls = access.tls(data_dir.map(|d| d.join("tls")).as_deref())?;
+    let socket = match (&access.socket, data_dir) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(data_dir)) => default_socket(data_dir)?,
+        (None, None) => None,
+    };
     if tls.is_some() {
         sql.set_tls_offered();
     }
@@ -589,6 +617,7 @@ pub fn serve_mysql(
         listen,
         max_connections,
         tls,
+        socket: socket.clone(),
         ..ServerConfig::default()
     };
     let mut server = MysqlServer::bind(config, sql)?;
@@ -601,6 +630,9 @@ pub fn serve_mysql(
         address.ip(),
         address.port()
     );
+    if let Some(socket) = &socket {
+        println!("  and on the Unix socket {}", socket.display());
+    }
     signals::on_signal(server.shutdown_handle());
     server.run()?;
     Ok(())

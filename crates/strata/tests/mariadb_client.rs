@@ -265,6 +265,21 @@ fn mysqladmin_and_mysqlslap_run_against_the_playground() {
     assert!(version.contains("Strata"), "{version}");
     let counters = text(tool(&p, "mysqladmin", &["extended-status"]));
     assert!(counters.contains("Com_select"), "{counters}");
+    // Over the playground's Unix socket, as `localhost`.
+    let socket = p.data_dir.join("mysql.sock");
+    let over_socket = common::run_bounded(
+        Command::new("mariadb")
+            .arg("-S")
+            .arg(&socket)
+            .args(["-u", "root", "-N", "-e"])
+            .arg(
+                "SELECT CURRENT_USER(), HOST, @@socket = '' FROM information_schema.PROCESSLIST \
+                 WHERE ID = CONNECTION_ID()",
+            ),
+        TOOL_TIMEOUT,
+    );
+    let shown = text(over_socket);
+    assert_eq!(shown, "root@localhost\tlocalhost\t0\n");
 
     for load in ["mixed", "update", "key"] {
         let out = text(tool(

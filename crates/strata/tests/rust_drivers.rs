@@ -8,6 +8,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::cluster::Cluster;
 use common::Playground;
 use mysql::consts::{ColumnFlags, ColumnType};
@@ -113,13 +115,26 @@ fn null_row(id: i64, text: bool) -> Vec<Value> {
 }
 
 /// The synchronous `mysql` crate, default options, at `host:port`.
-fn exercise_mysql(host: &str, port: u16, database: &str) {
+fn exercise_mysql(host: &str, port: u16, database: &str, socket: Option<&Path>) {
     let url = format!("mysql://root@{host}:{port}/");
     let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap())
         .unwrap_or_else(|e| panic!("mysql crate connecting to {url}: {e}"));
-    // It asked for @@socket and stayed on TCP.
-    let socket: Option<String> = conn.query_first("SELECT @@socket").unwrap();
-    assert_eq!(socket.as_deref(), Some(""));
+    // It asked for @@socket and moved to the Unix socket it names (the playground's), where
+    // it is `localhost`; a SQL node of a cluster has none, and it stayed on TCP.
+    let named: Option<String> = conn.query_first("SELECT @@socket").unwrap();
+    let over: Option<String> = conn
+        .query_first("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
+        .unwrap();
+    match socket {
+        Some(path) => {
+            assert_eq!(named.as_deref(), path.to_str());
+            assert_eq!(over.as_deref(), Some("localhost"));
+        }
+        None => {
+            assert_eq!(named.as_deref(), Some(""));
+            assert_ne!(over.as_deref(), Some("localhost"));
+        }
+    }
     let (version, comment): (String, String) = conn
         .query_first("SELECT @@version, @@version_comment")
         .unwrap()
@@ -303,7 +318,7 @@ fn exercise_mysql(host: &str, port: u16, database: &str) {
 }
 
 /// `mysql_async`, default options, at `host:port`.
-fn exercise_mysql_async(host: &str, port: u16, database: &str) {
+fn exercise_mysql_async(host: &str, port: u16, database: &str, socket: Option<&Path>) {
     use mysql_async::prelude::Queryable as _;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -314,8 +329,23 @@ fn exercise_mysql_async(host: &str, port: u16, database: &str) {
         let mut conn = mysql_async::Conn::from_url(&url)
             .await
             .unwrap_or_else(|e| panic!("mysql_async connecting to {url}: {e}"));
-        let socket: Option<String> = conn.query_first("SELECT @@socket").await.unwrap();
-        assert_eq!(socket.as_deref(), Some(""));
+        // As the `mysql` crate: on the Unix socket @@socket names, when there is one.
+        let named: Option<String> = conn.query_first("SELECT @@socket").await.unwrap();
+        let over: Option<String> = conn
+            .query_first(
+                "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            named.as_deref(),
+            Some(socket.map_or("", |p| p.to_str().unwrap()))
+        );
+        assert_eq!(
+            over.as_deref() == Some("localhost"),
+            socket.is_some(),
+            "{over:?}"
+        );
         conn.query_drop(format!("CREATE DATABASE {database}"))
             .await
             .unwrap();
@@ -632,10 +662,11 @@ fn exercise_sqlx(host: &str, port: u16, database: &str) {
 #[test]
 fn rust_drivers_with_default_options_on_the_playground() {
     let playground = Playground::start();
-    exercise_mysql("127.0.0.1", playground.port, "sync_ip");
-    exercise_mysql("localhost", playground.port, "sync_name");
-    exercise_mysql_async("127.0.0.1", playground.port, "async_ip");
-    exercise_mysql_async("localhost", playground.port, "async_name");
+    let socket = playground.data_dir.join("mysql.sock");
+    exercise_mysql("127.0.0.1", playground.port, "sync_ip", Some(&socket));
+    exercise_mysql("localhost", playground.port, "sync_name", Some(&socket));
+    exercise_mysql_async("127.0.0.1", playground.port, "async_ip", Some(&socket));
+    exercise_mysql_async("localhost", playground.port, "async_name", Some(&socket));
     exercise_sqlx("127.0.0.1", playground.port, "sqlx_ip");
     exercise_sqlx("localhost", playground.port, "sqlx_name");
 }
@@ -644,8 +675,8 @@ fn rust_drivers_with_default_options_on_the_playground() {
 fn rust_drivers_with_default_options_on_every_sql_node_of_a_cluster() {
     let cluster = Cluster::start(3, 2);
     for (n, node) in cluster.sql.iter().enumerate() {
-        exercise_mysql("127.0.0.1", node.port, &format!("sync_{n}"));
-        exercise_mysql_async("localhost", node.port, &format!("async_{n}"));
+        exercise_mysql("127.0.0.1", node.port, &format!("sync_{n}"), None);
+        exercise_mysql_async("localhost", node.port, &format!("async_{n}"), None);
         exercise_sqlx("127.0.0.1", node.port, &format!("sqlx_{n}"));
     }
 }

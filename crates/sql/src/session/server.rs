@@ -163,6 +163,13 @@ impl SqlServer {
             .insert("max_connections".to_string(), value);
     }
 
+    /// Records the Unix socket the protocol server listens on (`@@socket`).
+    pub fn set_socket(&self, path: &str) {
+        self.globals
+            .write()
+            .insert("socket".to_string(), Datum::Bytes(path.as_bytes().to_vec()));
+    }
+
     /// Records that the protocol server offers TLS (`@@have_ssl` is YES).
     pub fn set_tls_offered(&self) {
         self.globals
