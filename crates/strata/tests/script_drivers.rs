@@ -1,6 +1,6 @@
 //! The Python, Node.js and Java drivers and frameworks people use with MySQL, with their
-//! default options, against the playground (the drivers also against each SQL node of a
-//! `--kv 3 --sql 2` cluster): Oracle's MySQL Connector/Python (its C extension
+//! default options, against the playground and against each SQL node of a `--kv 3 --sql 2`
+//! cluster: Oracle's MySQL Connector/Python (its C extension
 //! when it loads, and pure Python), PyMySQL (Debian's package), SQLAlchemy with Alembic, Django,
 //! Node's `mysql2`, and JDBC through MariaDB Connector/J (Debian's package). Each test installs
 //! what it needs from its registry (PyPI, npm) into the build's test folder when it is not
@@ -121,17 +121,20 @@ fn connector_python(port: u16) {
 /// ALTER TABLE through Alembic's operations (tests/drivers/sqlalchemy_orm.py).
 #[test]
 fn sqlalchemy_orm_and_an_alembic_migration() {
+    sqlalchemy(Playground::start().port);
+}
+
+fn sqlalchemy(port: u16) {
     let dir = driver_dir("sqlalchemy");
     ensure_installed(
         &dir,
         "alembic/__init__.py",
         &mut pip_install(&dir, &SQLALCHEMY),
     );
-    let playground = Playground::start();
     run_script(
         Command::new("python3")
             .arg(script("sqlalchemy_orm.py"))
-            .arg(playground.port.to_string())
+            .arg(port.to_string())
             .arg(&dir),
     );
 }
@@ -140,13 +143,16 @@ fn sqlalchemy_orm_and_an_alembic_migration() {
 /// and the schema editor (tests/drivers/django_models.py).
 #[test]
 fn django_models_round_trip() {
+    django(Playground::start().port);
+}
+
+fn django(port: u16) {
     let dir = driver_dir("django");
     ensure_installed(&dir, "django/__init__.py", &mut pip_install(&dir, &DJANGO));
-    let playground = Playground::start();
     run_script(
         Command::new("python3")
             .arg(script("django_models.py"))
-            .arg(playground.port.to_string())
+            .arg(port.to_string())
             .arg(&dir),
     );
 }
@@ -227,8 +233,8 @@ fn jdbc(port: u16) {
     );
 }
 
-/// The same driver scripts against each SQL node of a cluster of real processes (three KV
-/// nodes, two SQL nodes sharing data and schema), one node after the other.
+/// The same driver and ORM scripts against each SQL node of a cluster of real processes
+/// (three KV nodes, two SQL nodes sharing data and schema), one node after the other.
 #[test]
 fn drivers_on_every_sql_node_of_a_cluster() {
     let cluster = Cluster::start(3, 2);
@@ -237,5 +243,7 @@ fn drivers_on_every_sql_node_of_a_cluster() {
         pymysql(node.port);
         node_mysql2(node.port);
         jdbc(node.port);
+        sqlalchemy(node.port);
+        django(node.port);
     }
 }
