@@ -105,7 +105,7 @@ pub fn table(
                 .collect(),
         ),
         "CLUSTER_PROCESSLIST" => (
-            CLUSTER_PROCESSLIST_COLUMNS,
+            &CLUSTER_PROCESSLIST_COLUMNS[..],
             match live {
                 Some(l) => l
                     .cluster_processes()?
@@ -209,18 +209,13 @@ const PROCESSLIST_COLUMNS: &[(&str, Kind)] = &[
 ];
 
 /// TiDB's CLUSTER_PROCESSLIST: PROCESSLIST of every SQL node, after the node's address.
-const CLUSTER_PROCESSLIST_COLUMNS: &[(&str, Kind)] = &[
-    ("INSTANCE", Kind::Text),
-    ("ID", Kind::Int),
-    ("USER", Kind::Text),
-    ("HOST", Kind::Text),
-    ("DB", Kind::Text),
-    ("COMMAND", Kind::Text),
-    ("TIME", Kind::Int),
-    ("STATE", Kind::Text),
-    ("INFO", Kind::Text),
-    ("MEM", Kind::Int),
-];
+static CLUSTER_PROCESSLIST_COLUMNS: std::sync::LazyLock<Vec<(&str, Kind)>> =
+    std::sync::LazyLock::new(|| {
+        [("INSTANCE", Kind::Text)]
+            .into_iter()
+            .chain(PROCESSLIST_COLUMNS.iter().copied())
+            .collect()
+    });
 
 fn process_row(p: &ProcessRow) -> Vec<Datum> {
     vec![

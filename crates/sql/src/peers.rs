@@ -253,8 +253,13 @@ fn answer(client: &TxnClient, slot: u32, processes: &ProcessList) -> Result<()> 
         txn.put(key, vec![ANSWER, outcome as u8]);
         answered = true;
     }
-    if answered {
-        // Fails when the asker gave up in between; its request is gone then.
+    finish(txn, answered)
+}
+
+/// Commits the answers written in `txn`, if any. Fails when an asker gave up in between (its
+/// request is gone then).
+fn finish(txn: strata_txn::Transaction, wrote: bool) -> Result<()> {
+    if wrote {
         txn.commit()?;
     } else {
         txn.rollback();
@@ -289,12 +294,7 @@ fn answer_processlists(client: &TxnClient, slot: u32, server: &SqlServer) -> Res
         txn.put(key, answer);
         answered = true;
     }
-    if answered {
-        txn.commit()?;
-    } else {
-        txn.rollback();
-    }
-    Ok(())
+    finish(txn, answered)
 }
 
 /// The sessions of every other SQL node that answers within [`ANSWER_WAIT`], each with its
