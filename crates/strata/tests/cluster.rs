@@ -615,11 +615,12 @@ fn a_killed_playground_leaves_no_process_of_its_cluster() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // (Their ports went with them; the tests running alongside may take those ports next, so
+    // connecting to them says nothing.)
     eprintln!(
         "the cluster's processes were gone {:?} after the kill",
         killed.elapsed()
     );
-    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }
 
 /// Updates of the row that the garbage collector test makes.
