@@ -32,7 +32,7 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
     let out = tree
         .analyzed_rows()
         .into_iter()
-        .map(|([id, task, object, info], ran)| {
+        .map(|([id, est_rows, task, object, info], ran)| {
             let (act_rows, execution) = match ran {
                 Some(ran) => (
                     ran.rows.to_string(),
@@ -55,6 +55,7 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
             };
             vec![
                 text(id),
+                text(est_rows),
                 text(act_rows),
                 text(task),
                 text(object),
@@ -68,6 +69,7 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
     Ok(rows(
         vec![
             text_column("id"),
+            text_column("estRows"),
             text_column("actRows"),
             text_column("task"),
             text_column("access object"),
@@ -107,8 +109,8 @@ fn duration(d: std::time::Duration) -> String {
     }
 }
 
-/// EXPLAIN of a statement: the operator tree it runs, as TiDB prints one (id, task, access
-/// object, operator info).
+/// EXPLAIN of a statement: the operator tree it runs, as TiDB prints one (id, estRows, task,
+/// access object, operator info).
 pub fn explain(session: &Session, statement: &Statement) -> Result<Output> {
     let schema = session.server().catalog().schema();
     let db = session.current_database();
@@ -139,6 +141,7 @@ pub fn explain(session: &Session, statement: &Statement) -> Result<Output> {
                 "",
                 vec![source_node(&plan.source, info.unwrap_or_default())],
             )
+            .estimated(f64::NAN)
         }
         Statement::Delete(d) => {
             let plan = crate::dml::plan_delete(d, &schema, db)?;
@@ -148,6 +151,7 @@ pub fn explain(session: &Session, statement: &Statement) -> Result<Output> {
                 "",
                 vec![source_node(&plan.source, info.unwrap_or_default())],
             )
+            .estimated(f64::NAN)
         }
         Statement::Insert(insert) => {
             // Rows from a query: its operator tree under the insert, as TiDB shows it.
@@ -156,7 +160,7 @@ pub fn explain(session: &Session, statement: &Statement) -> Result<Output> {
                 crate::dml::InsertSource::Select(select) => vec![executor::build(select).explain()],
                 crate::dml::InsertSource::Values(_) => Vec::new(),
             };
-            Node::root("Insert", "", children)
+            Node::root("Insert", "", children).estimated(f64::NAN)
         }
         other => return Err(error::unsupported(format!("EXPLAIN {other}"))),
     };
@@ -168,6 +172,7 @@ pub fn explain(session: &Session, statement: &Statement) -> Result<Output> {
     Ok(rows(
         vec![
             text_column("id"),
+            text_column("estRows"),
             text_column("task"),
             text_column("access object"),
             text_column("operator info"),

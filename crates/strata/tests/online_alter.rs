@@ -198,12 +198,12 @@ fn altered_while_writes_continue(ddl_port: u16, writer_port: u16, rows: u64) {
         );
 
         let query = "SELECT id, k, e FROM t WHERE k BETWEEN 0 AND 1000000000";
-        let explain: Vec<(String, String, String, String)> =
+        let explain: Vec<(String, String, String, String, String)> =
             ddl.query(format!("EXPLAIN {query}")).await.unwrap();
         assert!(
             explain
                 .iter()
-                .any(|(_, _, access, _)| access.contains("ke")),
+                .any(|(_, _, _, access, _)| access.contains("ke")),
             "{explain:?}"
         );
         let mut by_index: Vec<(u64, i64, i64)> = ddl.query(query).await.unwrap();

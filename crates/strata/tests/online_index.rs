@@ -116,14 +116,14 @@ fn index_built_while_writes_continue(ddl_port: u16, writer_port: u16, rows: u64)
             "writers made progress while the index was built"
         );
 
-        let explain: Vec<(String, String, String, String)> = ddl
+        let explain: Vec<(String, String, String, String, String)> = ddl
             .query("EXPLAIN SELECT id, k FROM t WHERE k BETWEEN -1 AND 1000000000")
             .await
             .unwrap();
         assert!(
             explain
                 .iter()
-                .any(|(_, _, access, _)| access.contains("k_idx")),
+                .any(|(_, _, _, access, _)| access.contains("k_idx")),
             "{explain:?}"
         );
         let mut by_index: Vec<(i64, i64)> = ddl

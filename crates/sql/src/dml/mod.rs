@@ -161,8 +161,8 @@ fn plan_source(table: Arc<TableDef>, filter: Option<&Expr>, schema: &Schema) -> 
         })
         .collect();
     let stats = schema.stats.get(&table.id).cloned();
-    let access = access::choose_access(&table, &conjuncts, stats.as_deref());
-    TableSource::new(table, access)
+    let (access, est_rows) = access::choose_access(&table, &conjuncts, stats.as_deref());
+    TableSource::new(table, access, est_rows)
 }
 
 /// The bound WHERE, ORDER BY and LIMIT of an UPDATE or DELETE.

@@ -198,6 +198,13 @@ impl Operator for HashAgg<'_> {
         }
         let funcs = names.aggs.join(", ");
         info.push(format!("funcs:{funcs}"));
-        Node::root("HashAgg", info.join(", "), vec![self.input.explain()])
+        let input = self.input.explain();
+        // One row without GROUP BY; with it, at most a group per row.
+        let est_rows = if plan.group_by.is_empty() {
+            1.0
+        } else {
+            input.est_rows
+        };
+        Node::root("HashAgg", info.join(", "), vec![input]).estimated(est_rows)
     }
 }

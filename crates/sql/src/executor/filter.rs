@@ -56,6 +56,9 @@ impl Operator for Having<'_> {
     fn explain(&self) -> Node {
         let names = describe::Names::of_block(self.plan);
         let info = format!("having:{}", describe::exprs([self.condition], &names));
-        Node::root("Selection", info, vec![self.input.explain()])
+        let input = self.input.explain();
+        // TiDB's selectivity of a condition it knows nothing about.
+        let est_rows = input.est_rows * 0.8;
+        Node::root("Selection", info, vec![input]).estimated(est_rows)
     }
 }

@@ -27,6 +27,18 @@ impl<'p> Count<'p> {
         Ok((offset, eval_count(self.limit, exec.ctx)?))
     }
 
+    /// The rows it lets through of `rows` estimated below, when the count is a literal.
+    pub fn estimate(&self, rows: f64) -> f64 {
+        let literal = |e: Option<&Expr>| match e {
+            Some(Expr::Literal(d)) => crate::types::to_f64(d),
+            _ => None,
+        };
+        match literal(self.limit) {
+            Some(limit) => rows.min(limit.max(0.0)),
+            None => rows,
+        }
+    }
+
     /// Rows that pass below the limit before it has all it returns; None: no bound.
     pub fn rows_needed(&self, exec: &Exec) -> Result<Option<usize>> {
         let (offset, limit) = self.eval(exec)?;
@@ -94,6 +106,8 @@ impl Operator for Limit<'_> {
     }
 
     fn explain(&self) -> Node {
-        Node::root("Limit", self.count.info(), vec![self.input.explain()])
+        let input = self.input.explain();
+        let est_rows = self.count.estimate(input.est_rows);
+        Node::root("Limit", self.count.info(), vec![input]).estimated(est_rows)
     }
 }

@@ -78,6 +78,9 @@ pub struct Held {
 /// One line of EXPLAIN and the lines under it, in TiDB's shape.
 pub struct Node {
     pub name: String,
+    /// The rows it is estimated to hand its parent (EXPLAIN's estRows); NaN for none (a
+    /// write's root, which hands none on: `N/A`).
+    pub est_rows: f64,
     /// `root` for the SQL node's work, `cop[tikv]` for what storage reads.
     pub task: &'static str,
     pub object: String,
@@ -135,8 +138,10 @@ impl Operator for Measured<'_> {
 }
 
 impl Node {
+    /// A root task, estimated to pass on its first child's rows (one row without children).
     pub fn root(name: impl Into<String>, info: impl Into<String>, children: Vec<Node>) -> Node {
         Node {
+            est_rows: children.first().map_or(1.0, |c| c.est_rows),
             name: name.into(),
             task: "root",
             object: String::new(),
@@ -146,9 +151,14 @@ impl Node {
         }
     }
 
-    /// The tree as EXPLAIN's rows (id, task, access object, operator info), children under
-    /// their parent with TiDB's `├─`/`└─` marks.
-    pub fn rows(&self) -> Vec<[String; 4]> {
+    /// The same node with `est_rows` as its estimate.
+    pub fn estimated(self, est_rows: f64) -> Node {
+        Node { est_rows, ..self }
+    }
+
+    /// The tree as EXPLAIN's rows (id, estRows, task, access object, operator info), children
+    /// under their parent with TiDB's `├─`/`└─` marks.
+    pub fn rows(&self) -> Vec<[String; 5]> {
         let mut out = Vec::new();
         self.push_rows("", "", &mut out);
         out.into_iter().map(|(row, _)| row).collect()
@@ -156,16 +166,21 @@ impl Node {
 
     /// The tree as EXPLAIN ANALYZE's rows: each line's [`Node::rows`] with what the operator
     /// did, if it was measured.
-    pub fn analyzed_rows(&self) -> Vec<([String; 4], Option<Ran>)> {
+    pub fn analyzed_rows(&self) -> Vec<([String; 5], Option<Ran>)> {
         let mut out = Vec::new();
         self.push_rows("", "", &mut out);
         out
     }
 
-    fn push_rows(&self, mark: &str, indent: &str, out: &mut Vec<([String; 4], Option<Ran>)>) {
+    fn push_rows(&self, mark: &str, indent: &str, out: &mut Vec<([String; 5], Option<Ran>)>) {
         out.push((
             [
                 format!("{indent}{mark}{}", self.name),
+                if self.est_rows.is_nan() {
+                    "N/A".to_string()
+                } else {
+                    format!("{:.2}", self.est_rows)
+                },
                 self.task.to_string(),
                 self.object.clone(),
                 self.info.clone(),

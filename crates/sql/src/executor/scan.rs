@@ -364,6 +364,7 @@ pub fn source_node(source: &TableSource, info: String) -> Node {
     let order = if source.ordered { ", keep order" } else { "" };
     Node {
         name: name.to_string(),
+        est_rows: source.est_rows,
         task: "cop[tikv]",
         object: format!("{object}{order}"),
         info,

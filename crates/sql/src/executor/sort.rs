@@ -175,11 +175,12 @@ impl Operator for Sort<'_> {
             .collect::<Vec<_>>()
             .join(", ");
         match &self.limit {
-            Some(count) => Node::root(
-                "TopN",
-                format!("{info}, {}", count.info()),
-                vec![self.input.explain()],
-            ),
+            Some(count) => {
+                let input = self.input.explain();
+                let est_rows = count.estimate(input.est_rows);
+                Node::root("TopN", format!("{info}, {}", count.info()), vec![input])
+                    .estimated(est_rows)
+            }
             None => Node::root("Sort", info, vec![self.input.explain()]),
         }
     }

@@ -54,8 +54,9 @@ impl Operator for Union<'_> {
             .parts
             .iter()
             .map(|p| super::build(p).explain())
-            .collect();
-        Node::root(name, info, children)
+            .collect::<Vec<Node>>();
+        let est_rows = children.iter().map(|c| c.est_rows).sum();
+        Node::root(name, info, children).estimated(est_rows)
     }
 }
 

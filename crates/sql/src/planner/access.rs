@@ -78,14 +78,18 @@ pub struct TableSource {
     pub columns: Option<Vec<usize>>,
     /// Each row is followed by its row key (the target of a multi-table UPDATE or DELETE).
     pub with_key: bool,
+    /// The rows the access path is estimated to read (per lookup in an index join): EXPLAIN's
+    /// estRows of its scan.
+    pub est_rows: f64,
 }
 
 impl TableSource {
     /// Every column of the rows `access` finds, in key order.
-    pub fn new(table: Arc<TableDef>, access: Access) -> TableSource {
+    pub fn new(table: Arc<TableDef>, access: Access, est_rows: f64) -> TableSource {
         TableSource {
             table,
             access,
+            est_rows,
             reverse: false,
             ordered: false,
             columns: None,
@@ -250,9 +254,24 @@ fn flip(op: BinaryOp) -> BinaryOp {
     }
 }
 
-/// Chooses how to find the rows that satisfy `conjuncts`.
-pub fn choose_access(table: &TableDef, conjuncts: &[Expr], stats: Option<&TableStats>) -> Access {
-    choose_access_costed(table, conjuncts, stats).1
+/// Chooses how to find the rows that satisfy `conjuncts`, with the rows it is estimated to
+/// read.
+pub fn choose_access(
+    table: &TableDef,
+    conjuncts: &[Expr],
+    stats: Option<&TableStats>,
+) -> (Access, f64) {
+    let (cost, access) = choose_access_costed(table, conjuncts, stats);
+    (access.clone(), rows_of_cost(&access, cost))
+}
+
+/// The rows an access path whose cost is `cost` reads: an index lookup's cost counts each row
+/// [`INDEX_LOOKUP_COST`] times.
+pub fn rows_of_cost(access: &Access, cost: f64) -> f64 {
+    match access {
+        Access::Index { .. } if cost > 1.0 => cost / INDEX_LOOKUP_COST,
+        _ => cost,
+    }
 }
 
 /// Chooses an access path, with the rows it is estimated to read.

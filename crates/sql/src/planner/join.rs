@@ -93,6 +93,8 @@ pub struct JoinStep {
     pub filter: Option<Expr>,
     /// Where the row key of its row goes, if it is kept.
     pub key_slot: Option<usize>,
+    /// The joined rows estimated to pass this step (EXPLAIN's estRows of its line).
+    pub est_rows: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -462,9 +464,12 @@ pub fn plan(
     let mut placed = vec![false; width];
     let mut pending: Vec<Expr> = where_conjuncts;
     let mut steps = Vec::new();
+    let mut rows = 1.0;
     for &i in &order {
         let relation = &relations[i];
-        let (_, mut item) = choose_step(relation, &pending, &placed, schema, steps.is_empty());
+        let (estimate, mut item) =
+            choose_step(relation, &pending, &placed, schema, steps.is_empty());
+        rows *= estimate.rows.max(1.0);
         if relation.key_slot.is_some() {
             match &mut item {
                 JoinItem::Lookup(source)
@@ -502,6 +507,7 @@ pub fn plan(
             on: Expr::conjoin(on),
             filter: Expr::conjoin(filter),
             key_slot: relation.key_slot,
+            est_rows: rows,
         });
     }
     Ok(JoinPlan { steps, width })
@@ -642,7 +648,11 @@ fn choose_step(
     match &relation.source {
         RelationSource::Table(def, Some(rows)) => (
             StepEstimate::per_row(rows.len() as f64),
-            JoinItem::Lookup(TableSource::new(def.clone(), Access::Memory(rows.clone()))),
+            JoinItem::Lookup(TableSource::new(
+                def.clone(),
+                Access::Memory(rows.clone()),
+                rows.len() as f64,
+            )),
         ),
         RelationSource::Table(def, None) => {
             let stats = schema.stats.get(&def.id).cloned();
@@ -668,14 +678,19 @@ fn choose_step(
                 return (
                     estimate,
                     JoinItem::Build {
-                        source: BuildSource::Table(TableSource::new(def.clone(), build_access)),
+                        source: BuildSource::Table(TableSource::new(
+                            def.clone(),
+                            build_access.clone(),
+                            access::rows_of_cost(&build_access, build_cost),
+                        )),
                         hash,
                     },
                 );
             }
+            let rows = access::rows_of_cost(&access, cost);
             (
                 StepEstimate::per_row(cost),
-                JoinItem::Lookup(TableSource::new(def.clone(), access)),
+                JoinItem::Lookup(TableSource::new(def.clone(), access, rows)),
             )
         }
         RelationSource::Derived(plan) => (

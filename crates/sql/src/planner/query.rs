@@ -526,8 +526,11 @@ pub fn plan_select_in(
             unreachable!("single_table checked the kind")
         };
         let stats = schema.stats.get(&def.id).cloned();
-        let access = match memory {
-            Some(rows) => Access::Memory(rows),
+        let (access, est_rows) = match memory {
+            Some(rows) => {
+                let count = rows.rows().len() as f64;
+                (Access::Memory(rows), count)
+            }
             None => choose_access(&def, &where_conjuncts, stats.as_deref()),
         };
         let filter = Expr::conjoin(where_conjuncts.clone());
@@ -553,6 +556,7 @@ pub fn plan_select_in(
         let mut source = TableSource {
             table: def,
             access,
+            est_rows,
             reverse: false,
             ordered: false,
             columns,

@@ -159,9 +159,9 @@ t	0	uc	1	c	A	0	NULL	NULL	YES	BTREE			YES
 t	1	d	1	d	A	0	NULL	NULL		BTREE			YES
 t	1	d	2	c	A	0	NULL	NULL	YES	BTREE			YES
 > EXPLAIN SELECT id FROM t WHERE c = 30
-id	task	access object	operator info
-Projection	root		t.id
-└─IndexLookUp	cop[tikv]	table:t, index:uc	eq(t.c, 30)
+id	estRows	task	access object	operator info
+Projection	1.00	root		t.id
+└─IndexLookUp	1.00	cop[tikv]	table:t, index:uc	eq(t.c, 30)
 > SELECT id FROM t WHERE c = 30
 id
 3
@@ -183,9 +183,9 @@ error 1235 (42000): This version of Strata doesn't yet support 'dropping a prima
 > ALTER TABLE t ADD z INT NOT NULL DEFAULT 3, ADD INDEX iz (z)
 ok 0
 > EXPLAIN SELECT id FROM t WHERE z = 3
-id	task	access object	operator info
-Projection	root		t.id
-└─IndexLookUp	cop[tikv]	table:t, index:iz	eq(t.z, 3)
+id	estRows	task	access object	operator info
+Projection	1000.00	root		t.id
+└─IndexLookUp	1000.00	cop[tikv]	table:t, index:iz	eq(t.z, 3)
 > SELECT id FROM t WHERE z = 3 ORDER BY id
 id
 1

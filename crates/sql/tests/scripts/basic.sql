@@ -189,9 +189,9 @@ error 1044 (42000): Access denied for user 'root'@'%' to database 'information_s
 > INSERT INTO information_schema.tables (table_name) VALUES ('x')
 error 1044 (42000): Access denied for user 'root'@'%' to database 'information_schema'
 > EXPLAIN SELECT table_name FROM information_schema.tables
-id	task	access object	operator info
-Projection	root		TABLES.TABLE_NAME
-└─MemTableScan	cop[tikv]	table:TABLES	
+id	estRows	task	access object	operator info
+Projection	3.00	root		TABLES.TABLE_NAME
+└─MemTableScan	3.00	cop[tikv]	table:TABLES	
 # MySQL's other spellings: INSERT … SET, LOCK IN SHARE MODE, CONVERT(… USING charset); a
 # CURRENT_TIMESTAMP default keeps the column's digits of fraction (none here).
 > CREATE TABLE spelled (id INT PRIMARY KEY, name VARCHAR(10), at DATETIME DEFAULT CURRENT_TIMESTAMP)

@@ -90,41 +90,41 @@ id
 > COMMIT
 ok 0
 > EXPLAIN SELECT id FROM t HAVING id > 695 LIMIT 2
-id	task	access object	operator info
-Limit	root		count:2
-└─Projection	root		t.id
-  └─Selection	root		having:gt(t.id, 695)
-    └─TableFullScan	cop[tikv]	table:t	
+id	estRows	task	access object	operator info
+Limit	2.00	root		count:2
+└─Projection	8000.00	root		t.id
+  └─Selection	8000.00	root		having:gt(t.id, 695)
+    └─TableFullScan	10000.00	cop[tikv]	table:t	
 > EXPLAIN SELECT k, COUNT(*) FROM t GROUP BY k HAVING COUNT(*) > 99 ORDER BY SUM(id) DESC LIMIT 3
-id	task	access object	operator info
-Limit	root		count:3
-└─TopN	root		sum(t.id):desc, count:3
-  └─Projection	root		t.k, count(1)
-    └─Selection	root		having:gt(count(1), 99)
-      └─HashAgg	root		group by:t.k, funcs:count(1), sum(t.id)
-        └─TableFullScan	cop[tikv]	table:t	
+id	estRows	task	access object	operator info
+Limit	3.00	root		count:3
+└─TopN	3.00	root		sum(t.id):desc, count:3
+  └─Projection	8000.00	root		t.k, count(1)
+    └─Selection	8000.00	root		having:gt(count(1), 99)
+      └─HashAgg	10000.00	root		group by:t.k, funcs:count(1), sum(t.id)
+        └─TableFullScan	10000.00	cop[tikv]	table:t	
 > EXPLAIN SELECT id, ROW_NUMBER() OVER (ORDER BY id DESC) FROM t WHERE id <= 4
-id	task	access object	operator info
-Projection	root		t.id, window#0
-└─Window	root		1 calls
-  └─TableRangeScan	cop[tikv]	table:t, range on primary key	le(t.id, 4)
+id	estRows	task	access object	operator info
+Projection	3000.00	root		t.id, window#0
+└─Window	3000.00	root		1 calls
+  └─TableRangeScan	3000.00	cop[tikv]	table:t, range on primary key	le(t.id, 4)
 > EXPLAIN SELECT id FROM t WHERE id IN (SELECT id + 1 FROM t WHERE k = 0) ORDER BY id DESC LIMIT 2
-id	task	access object	operator info
-Limit	root		count:2
-└─Projection	root		t.id
-  └─Apply	root		subquery#0:computed once, then:subquery#0
-    ├─TableFullScan	cop[tikv]	table:t, keep order	desc
-    └─Projection	root		plus(t.id, 1)
-      └─TableFullScan	cop[tikv]	table:t	eq(t.k, 0)
+id	estRows	task	access object	operator info
+Limit	2.00	root		count:2
+└─Projection	10000.00	root		t.id
+  └─Apply	10000.00	root		subquery#0:computed once, then:subquery#0
+    ├─TableFullScan	10000.00	cop[tikv]	table:t, keep order	desc
+    └─Projection	10000.00	root		plus(t.id, 1)
+      └─TableFullScan	10000.00	cop[tikv]	table:t	eq(t.k, 0)
 > EXPLAIN SELECT * FROM t AS a JOIN t AS b ON a.id = b.k WHERE a.c = 'c1' UNION SELECT 1, 2, 'x', 3, 4, 'y'
-id	task	access object	operator info
-Union	root		distinct
-├─Projection	root		a.id, a.k, a.c, b.id, b.k, b.c
-│ └─Join	root		2 relations, in this order
-│   ├─TableFullScan	cop[tikv]	table:t	
-│   └─Point_Get	cop[tikv]	table:t, handle	inner index join, on:and(eq(a.c, "c1"), eq(a.id, b.k))
-└─Projection	root		1, 2, "x", 3, 4, "y"
-  └─TableDual	root		
+id	estRows	task	access object	operator info
+Union	10001.00	root		distinct
+├─Projection	10000.00	root		a.id, a.k, a.c, b.id, b.k, b.c
+│ └─Join	10000.00	root		2 relations, in this order
+│   ├─TableFullScan	10000.00	cop[tikv]	table:t	
+│   └─Point_Get	10000.00	cop[tikv]	table:t, handle	inner index join, on:and(eq(a.c, "c1"), eq(a.id, b.k))
+└─Projection	1.00	root		1, 2, "x", 3, 4, "y"
+  └─TableDual	1.00	root		
 # ORDER BY under a LIMIT is a TopN: it keeps OFFSET + LIMIT rows, cutting what it holds each
 # time it has twice that many (from 1,024 rows on), so these read 5,000 rows and hold few.
 > CREATE TABLE t2 (id INT PRIMARY KEY, k INT NOT NULL)
@@ -155,27 +155,27 @@ id	k
 621	699
 1621	699
 > EXPLAIN SELECT id, k FROM t2 ORDER BY k DESC, id LIMIT 4
-id	task	access object	operator info
-Limit	root		count:4
-└─TopN	root		t2.k:desc, t2.id, count:4
-  └─Projection	root		t2.id, t2.k
-    └─TableFullScan	cop[tikv]	table:t2	
+id	estRows	task	access object	operator info
+Limit	4.00	root		count:4
+└─TopN	4.00	root		t2.k:desc, t2.id, count:4
+  └─Projection	10000.00	root		t2.id, t2.k
+    └─TableFullScan	10000.00	cop[tikv]	table:t2	
 # EXPLAIN ANALYZE shows what a sort held and wrote: past a 1.5 MiB quota, what it holds goes to
 # disk as a run and the rest is merged from memory (EXPLAIN ANALYZE drops the rows as they
 # come, as if sent); a TopN holds at most 1,024 rows.
 > SET tidb_mem_quota_query = 1572864
 ok 0
 > EXPLAIN ANALYZE SELECT id, REPEAT('x', 300) FROM t2 ORDER BY k DESC, id
-id	actRows	task	access object	execution info	operator info	memory	disk
-Sort	5000	root		time:<t>, loops:6, kv_reads:5	t2.k:desc, t2.id	1.50 MB	1.15 MB
-└─Projection	5000	root		time:<t>, loops:6, kv_reads:5	t2.id, repeat("x", 300)	N/A	N/A
-  └─TableFullScan	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Sort	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.k:desc, t2.id	1.50 MB	1.15 MB
+└─Projection	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.id, repeat("x", 300)	N/A	N/A
+  └─TableFullScan	10000.00	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
 > EXPLAIN ANALYZE SELECT id FROM t2 ORDER BY k DESC, id LIMIT 3
-id	actRows	task	access object	execution info	operator info	memory	disk
-Limit	3	root		time:<t>, loops:2, kv_reads:5	count:3	N/A	N/A
-└─TopN	3	root		time:<t>, loops:1, kv_reads:5	t2.k:desc, t2.id, count:3	96.00 KB	0 Bytes
-  └─Projection	5000	root		time:<t>, loops:6, kv_reads:5	t2.id	N/A	N/A
-    └─TableFullScan	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Limit	3.00	3	root		time:<t>, loops:2, kv_reads:5	count:3	N/A	N/A
+└─TopN	3.00	3	root		time:<t>, loops:1, kv_reads:5	t2.k:desc, t2.id, count:3	96.00 KB	0 Bytes
+  └─Projection	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.id	N/A	N/A
+    └─TableFullScan	10000.00	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
 # GROUP BY past the quota: the groups held keep taking their rows, the rows of other groups go
@@ -196,10 +196,10 @@ ok 0
 COUNT(*)	SUM(n)	SUM(s)	MIN(n)	MAX(n)	MIN(l)
 4000	10000	50005000	2	3	300
 > EXPLAIN ANALYZE SELECT id % 4000 AS g, COUNT(*) AS n, LENGTH(MAX(pad)) AS l FROM t3 GROUP BY g
-id	actRows	task	access object	execution info	operator info	memory	disk
-Projection	4000	root		time:<t>, loops:21, kv_reads:6	mod(t3.id, 4000), count(1), length(max(t3.pad))	N/A	N/A
-└─HashAgg	4000	root		time:<t>, loops:21, kv_reads:6	group by:mod(t3.id, 4000), funcs:count(1), max(t3.pad)	1.25 MB	343.44 KB
-  └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Projection	10000.00	4000	root		time:<t>, loops:21, kv_reads:6	mod(t3.id, 4000), count(1), length(max(t3.pad))	N/A	N/A
+└─HashAgg	10000.00	4000	root		time:<t>, loops:21, kv_reads:6	group by:mod(t3.id, 4000), funcs:count(1), max(t3.pad)	1.25 MB	343.44 KB
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
 > SELECT id % 4000 AS g, COUNT(*) AS n, SUM(id), LENGTH(MAX(pad)) FROM t3 GROUP BY g ORDER BY n, g DESC LIMIT 3
 g	n	SUM(id)	LENGTH(MAX(pad))
 3999	2	11998	300
@@ -208,15 +208,15 @@ g	n	SUM(id)	LENGTH(MAX(pad))
 # DISTINCT past the quota: keys it holds still drop their repeats, other rows go to 16
 # partitions on disk, each made distinct alone: exactly the 4,000 distinct rows leave.
 > EXPLAIN ANALYZE SELECT DISTINCT id % 4000, CONCAT(pad, pad) FROM t3
-id	actRows	task	access object	execution info	operator info	memory	disk
-HashAgg	4000	root		time:<t>, loops:21, kv_reads:6	distinct	1.25 MB	2.54 MB
-└─Projection	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000), concat(t3.pad, t3.pad)	N/A	N/A
-  └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+HashAgg	10000.00	4000	root		time:<t>, loops:21, kv_reads:6	distinct	1.25 MB	2.54 MB
+└─Projection	10000.00	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000), concat(t3.pad, t3.pad)	N/A	N/A
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
 > EXPLAIN ANALYZE SELECT DISTINCT id % 4000 FROM t3
-id	actRows	task	access object	execution info	operator info	memory	disk
-HashAgg	4000	root		time:<t>, loops:6, kv_reads:6	distinct	35.16 KB	0 Bytes
-└─Projection	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000)	N/A	N/A
-  └─TableFullScan	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+HashAgg	10000.00	4000	root		time:<t>, loops:6, kv_reads:6	distinct	35.16 KB	0 Bytes
+└─Projection	10000.00	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000)	N/A	N/A
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
 # A hash join's build side past the quota: its rows and then the rows that probe it go to 16
@@ -243,10 +243,10 @@ id	id	id
 9999	4999	9998
 9999	9999	4998
 > EXPLAIN ANALYZE SELECT a.id, b.id FROM t4 a JOIN t4 b ON b.k = a.k
-id	actRows	task	access object	execution info	operator info	memory	disk
-Projection	18000	root		time:<t>, loops:33, kv_reads:12	a.id, b.id	N/A	N/A
-└─Join	18000	root		time:<t>, loops:33, kv_reads:12	2 relations, in this order	2.50 MB	5.51 MB
-  ├─TableFullScan	10000	cop[tikv]	table:t4	loops:1, kv_reads:6		N/A	N/A
-  └─TableFullScan	18000	cop[tikv]	table:t4	loops:16, kv_reads:6	inner hash join, build, on:eq(b.k, a.k)	N/A	N/A
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Projection	10000.00	18000	root		time:<t>, loops:33, kv_reads:12	a.id, b.id	N/A	N/A
+└─Join	10000.00	18000	root		time:<t>, loops:33, kv_reads:12	2 relations, in this order	2.50 MB	5.51 MB
+  ├─TableFullScan	10000.00	10000	cop[tikv]	table:t4	loops:1, kv_reads:6		N/A	N/A
+  └─TableFullScan	10000.00	18000	cop[tikv]	table:t4	loops:16, kv_reads:6	inner hash join, build, on:eq(b.k, a.k)	N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0

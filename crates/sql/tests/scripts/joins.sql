@@ -41,28 +41,28 @@ ok 3
 c_discount	c_last	w_tax
 0.1000	BAR	0.1000
 > EXPLAIN SELECT c_discount, c_last, w_tax FROM customer, warehouse WHERE w_id = 1 AND c_w_id = w_id AND c_d_id = 1 AND c_id = 2
-id	task	access object	operator info
-Projection	root		customer.c_discount, customer.c_last, warehouse.w_tax
-└─Join	root		2 relations, in this order
-  ├─Point_Get	cop[tikv]	table:warehouse, handle	on:eq(warehouse.w_id, 1)
-  └─Point_Get	cop[tikv]	table:customer, handle	inner index join, on:and(eq(customer.c_w_id, warehouse.w_id), and(eq(customer.c_d_id, 1), eq(customer.c_id, 2)))
+id	estRows	task	access object	operator info
+Projection	1.00	root		customer.c_discount, customer.c_last, warehouse.w_tax
+└─Join	1.00	root		2 relations, in this order
+  ├─Point_Get	1.00	cop[tikv]	table:warehouse, handle	on:eq(warehouse.w_id, 1)
+  └─Point_Get	1.00	cop[tikv]	table:customer, handle	inner index join, on:and(eq(customer.c_w_id, warehouse.w_id), and(eq(customer.c_d_id, 1), eq(customer.c_id, 2)))
 
 # Order-Status: customers by last name and their newest order go through the secondary indexes.
 > EXPLAIN SELECT c_balance, c_first, c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BAR' ORDER BY c_first
-id	task	access object	operator info
-Sort	root		customer.c_first
-└─Projection	root		customer.c_balance, customer.c_first, customer.c_id
-  └─IndexLookUp	cop[tikv]	table:customer, index:idx_customer	and(eq(customer.c_w_id, 1), and(eq(customer.c_d_id, 1), eq(customer.c_last, "BAR")))
+id	estRows	task	access object	operator info
+Sort	10.00	root		customer.c_first
+└─Projection	10.00	root		customer.c_balance, customer.c_first, customer.c_id
+  └─IndexLookUp	10.00	cop[tikv]	table:customer, index:idx_customer	and(eq(customer.c_w_id, 1), and(eq(customer.c_d_id, 1), eq(customer.c_last, "BAR")))
 > SELECT c_balance, c_first, c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BAR' ORDER BY c_first
 c_balance	c_first	c_id
 -10.00	ann	1
 5.00	bob	2
 > EXPLAIN SELECT o_id, o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 1 ORDER BY o_id DESC LIMIT 1
-id	task	access object	operator info
-Limit	root		count:1
-└─TopN	root		orders.o_id:desc, count:1
-  └─Projection	root		orders.o_id, orders.o_carrier_id
-    └─IndexLookUp	cop[tikv]	table:orders, index:idx_order	and(eq(orders.o_w_id, 1), and(eq(orders.o_d_id, 1), eq(orders.o_c_id, 1)))
+id	estRows	task	access object	operator info
+Limit	1.00	root		count:1
+└─TopN	1.00	root		orders.o_id:desc, count:1
+  └─Projection	10.00	root		orders.o_id, orders.o_carrier_id
+    └─IndexLookUp	10.00	cop[tikv]	table:orders, index:idx_order	and(eq(orders.o_w_id, 1), and(eq(orders.o_d_id, 1), eq(orders.o_c_id, 1)))
 > SELECT o_id, o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_c_id = 1 ORDER BY o_id DESC LIMIT 1
 o_id	o_carrier_id
 3	NULL
@@ -83,12 +83,12 @@ ok 0
 stock_count
 3
 > EXPLAIN SELECT COUNT(DISTINCT (s_i_id)) FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 20
-id	task	access object	operator info
-Projection	root		count(distinct stock.s_i_id)
-└─HashAgg	root		funcs:count(distinct stock.s_i_id)
-  └─Join	root		2 relations, in this order
-    ├─TableRangeScan	cop[tikv]	table:order_line, range on primary key	on:and(eq(order_line.ol_w_id, 1), and(eq(order_line.ol_d_id, 1), lt(order_line.ol_o_id, 4)))
-    └─Point_Get	cop[tikv]	table:stock, handle	inner index join, on:and(eq(stock.s_w_id, 1), and(eq(stock.s_i_id, order_line.ol_i_id), lt(stock.s_quantity, 20)))
+id	estRows	task	access object	operator info
+Projection	1.00	root		count(distinct stock.s_i_id)
+└─HashAgg	1.00	root		funcs:count(distinct stock.s_i_id)
+  └─Join	30.00	root		2 relations, in this order
+    ├─TableRangeScan	30.00	cop[tikv]	table:order_line, range on primary key	on:and(eq(order_line.ol_w_id, 1), and(eq(order_line.ol_d_id, 1), lt(order_line.ol_o_id, 4)))
+    └─Point_Get	30.00	cop[tikv]	table:stock, handle	inner index join, on:and(eq(stock.s_w_id, 1), and(eq(stock.s_i_id, order_line.ol_i_id), lt(stock.s_quantity, 20)))
 
 # Explicit INNER JOIN … ON, aliases, qualified wildcards, and a join on a non-key column.
 > SELECT o.o_id, c.c_last FROM orders o INNER JOIN customer c ON c.c_w_id = o.o_w_id AND c.c_d_id = o.o_d_id AND c.c_id = o.o_c_id WHERE o.o_w_id = 1 ORDER BY o.o_d_id, o.o_id
@@ -158,29 +158,29 @@ o_d_id	cnt	cnt
 1	6	5
 2	3	2
 > EXPLAIN SELECT o.o_d_id FROM (SELECT o_d_id, SUM(o_ol_cnt) cnt FROM orders GROUP BY o_d_id) o, (SELECT ol_d_id, COUNT(*) cnt FROM order_line GROUP BY ol_d_id) l WHERE o.o_d_id = l.ol_d_id
-id	task	access object	operator info
-Projection	root		o.o_d_id
-└─Join	root		2 relations, in this order
-  ├─Derived	root	derived:o	inner nested loop, build
-  │ └─Projection	root		orders.o_d_id, sum(orders.o_ol_cnt)
-  │   └─HashAgg	root		group by:orders.o_d_id, funcs:sum(orders.o_ol_cnt)
-  │     └─TableFullScan	cop[tikv]	table:orders	
-  └─Derived	root	derived:l	inner hash join, build, on:eq(o.o_d_id, l.ol_d_id)
-    └─Projection	root		order_line.ol_d_id, count(1)
-      └─HashAgg	root		group by:order_line.ol_d_id, funcs:count(1)
-        └─TableFullScan	cop[tikv]	table:order_line	
+id	estRows	task	access object	operator info
+Projection	1000.00	root		o.o_d_id
+└─Join	1000.00	root		2 relations, in this order
+  ├─Derived	1000.00	root	derived:o	inner nested loop, build
+  │ └─Projection	10000.00	root		orders.o_d_id, sum(orders.o_ol_cnt)
+  │   └─HashAgg	10000.00	root		group by:orders.o_d_id, funcs:sum(orders.o_ol_cnt)
+  │     └─TableFullScan	10000.00	cop[tikv]	table:orders	
+  └─Derived	1000.00	root	derived:l	inner hash join, build, on:eq(o.o_d_id, l.ol_d_id)
+    └─Projection	10000.00	root		order_line.ol_d_id, count(1)
+      └─HashAgg	10000.00	root		group by:order_line.ol_d_id, funcs:count(1)
+        └─TableFullScan	10000.00	cop[tikv]	table:order_line	
 # A join on no equality reads its inner table once and compares its rows in memory (MySQL's
 # join buffer), not read again for every outer row.
 > SELECT COUNT(*) FROM customer c JOIN district d ON c.c_id < d.d_id
 COUNT(*)
 2
 > EXPLAIN SELECT COUNT(*) FROM customer c JOIN district d ON c.c_id < d.d_id
-id	task	access object	operator info
-Projection	root		count(1)
-└─HashAgg	root		funcs:count(1)
-  └─Join	root		2 relations, in this order
-    ├─TableFullScan	cop[tikv]	table:customer	
-    └─TableFullScan	cop[tikv]	table:district	inner nested loop, build, on:lt(c.c_id, d.d_id)
+id	estRows	task	access object	operator info
+Projection	1.00	root		count(1)
+└─HashAgg	1.00	root		funcs:count(1)
+  └─Join	100000000.00	root		2 relations, in this order
+    ├─TableFullScan	10000.00	cop[tikv]	table:customer	
+    └─TableFullScan	100000000.00	cop[tikv]	table:district	inner nested loop, build, on:lt(c.c_id, d.d_id)
 > SELECT POWER(3 - 1, 2), x FROM (SELECT 7 x) t
 POWER(3 - 1, 2)	x
 4	7
@@ -233,20 +233,20 @@ error 1241 (21000): Operand should contain 1 column(s)
 > SELECT c_id FROM customer c WHERE c_id = (SELECT MAX(o_c_id) FROM orders WHERE o_w_id = c.no_such_column)
 error 1054 (42S22): Unknown column 'c.no_such_column' in 'where clause'
 > EXPLAIN SELECT c_id FROM customer c WHERE EXISTS (SELECT 1 FROM orders WHERE o_w_id = c.c_w_id)
-id	task	access object	operator info
-Projection	root		customer.c_id
-└─Apply	root		subquery#0:correlated, then:subquery#0
-  ├─TableFullScan	cop[tikv]	table:customer	
-  └─Limit	root		count:1
-    └─Projection	root		1
-      └─TableRangeScan	cop[tikv]	table:orders, range on primary key	eq(orders.o_w_id, outer#2)
+id	estRows	task	access object	operator info
+Projection	10000.00	root		customer.c_id
+└─Apply	10000.00	root		subquery#0:correlated, then:subquery#0
+  ├─TableFullScan	10000.00	cop[tikv]	table:customer	
+  └─Limit	1.00	root		count:1
+    └─Projection	1000.00	root		1
+      └─TableRangeScan	1000.00	cop[tikv]	table:orders, range on primary key	eq(orders.o_w_id, outer#2)
 
 # Delivery: tuple IN lists on a primary-key prefix read one key range per tuple.
 > EXPLAIN SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 2), (1, 2, 2), (1, 1, 0)) GROUP BY ol_d_id
-id	task	access object	operator info
-Projection	root		order_line.ol_d_id, sum(order_line.ol_amount)
-└─HashAgg	root		group by:order_line.ol_d_id, funcs:sum(order_line.ol_amount)
-  └─TableRangeScan	cop[tikv]	table:order_line, 3 primary-key prefixes	in((order_line.ol_w_id, order_line.ol_d_id, order_line.ol_o_id), 3 tuples)
+id	estRows	task	access object	operator info
+Projection	30.00	root		order_line.ol_d_id, sum(order_line.ol_amount)
+└─HashAgg	30.00	root		group by:order_line.ol_d_id, funcs:sum(order_line.ol_amount)
+  └─TableRangeScan	30.00	cop[tikv]	table:order_line, 3 primary-key prefixes	in((order_line.ol_w_id, order_line.ol_d_id, order_line.ol_o_id), 3 tuples)
 > SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN ((1, 1, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2)) GROUP BY ol_d_id ORDER BY 1
 ol_d_id	SUM(ol_amount)
 1	3.00
@@ -387,12 +387,12 @@ ok 1000
 > INSERT INTO lines SELECT id, 2, 1 FROM big WHERE id % 6 = 0
 ok 500
 > EXPLAIN SELECT COUNT(*) FROM big b LEFT JOIN lines l ON l.id = b.id
-id	task	access object	operator info
-Projection	root		count(1)
-└─HashAgg	root		funcs:count(1)
-  └─Join	root		2 relations, in this order
-    ├─TableFullScan	cop[tikv]	table:big	
-    └─TableRangeScan	cop[tikv]	table:lines, range on primary key	left outer index join, on:eq(l.id, b.id)
+id	estRows	task	access object	operator info
+Projection	1.00	root		count(1)
+└─HashAgg	1.00	root		funcs:count(1)
+  └─Join	10000000.00	root		2 relations, in this order
+    ├─TableFullScan	10000.00	cop[tikv]	table:big	
+    └─TableRangeScan	10000000.00	cop[tikv]	table:lines, range on primary key	left outer index join, on:eq(l.id, b.id)
 > SELECT COUNT(*), COUNT(l.n), SUM(l.amount) FROM big b LEFT JOIN lines l ON l.id = b.id
 COUNT(*)	COUNT(l.n)	SUM(l.amount)
 3500	1500	1502000
@@ -409,12 +409,12 @@ ok 0
 > INSERT INTO refs SELECT id, id % 1500 + 1 FROM big
 ok 3000
 > EXPLAIN SELECT COUNT(*) FROM big b LEFT JOIN refs r ON r.big_id = b.id
-id	task	access object	operator info
-Projection	root		count(1)
-└─HashAgg	root		funcs:count(1)
-  └─Join	root		2 relations, in this order
-    ├─TableFullScan	cop[tikv]	table:big	
-    └─IndexLookUp	cop[tikv]	table:refs, index:big_id	left outer index join, on:eq(r.big_id, b.id)
+id	estRows	task	access object	operator info
+Projection	1.00	root		count(1)
+└─HashAgg	1.00	root		funcs:count(1)
+  └─Join	20000000.00	root		2 relations, in this order
+    ├─TableFullScan	10000.00	cop[tikv]	table:big	
+    └─IndexLookUp	20000000.00	cop[tikv]	table:refs, index:big_id	left outer index join, on:eq(r.big_id, b.id)
 > SELECT COUNT(*), COUNT(r.id), SUM(r.id) FROM big b LEFT JOIN refs r ON r.big_id = b.id
 COUNT(*)	COUNT(r.id)	SUM(r.id)
 4500	3000	4501500

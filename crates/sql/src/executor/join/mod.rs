@@ -75,18 +75,22 @@ impl Operator for Join<'_> {
             .iter()
             .enumerate()
             .map(|(k, step)| {
-                let mut node = self.step_node(k, step);
+                // A step's line is estimated at the joined rows that pass it, as its actual
+                // rows count them.
+                let mut node = self.step_node(k, step).estimated(step.est_rows);
                 if self.measured {
                     node.ran = Some(self.joining.steps[k]);
                 }
                 node
             })
             .collect();
+        let est_rows = self.plan.steps.last().map_or(0.0, |s| s.est_rows);
         Node::root(
             "Join",
             format!("{} relations, in this order", self.plan.steps.len()),
             steps,
         )
+        .estimated(est_rows)
     }
 }
 
@@ -120,6 +124,7 @@ impl Join<'_> {
                     BuildSource::Table(t) => source_node(t, info.join(", ")),
                     BuildSource::Derived(plan) => Node {
                         name: "Derived".to_string(),
+                        est_rows: step.est_rows,
                         task: "root",
                         object: format!("derived:{}", step.alias),
                         info: info.join(", "),
