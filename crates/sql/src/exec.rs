@@ -28,6 +28,8 @@ pub trait SessionEnv {
     fn consume_memory(&self, bytes: usize) -> Result<()>;
     /// Gives back `bytes` the running statement no longer holds (rows sent to the client).
     fn release_memory(&self, bytes: usize);
+    /// Whether the running statement holds most of its quota: operators that can spill should.
+    fn memory_pressed(&self) -> bool;
 }
 
 /// What one execution of a statement evaluates against.

@@ -126,6 +126,9 @@ impl MemoryPool {
 }
 
 /// One session's counters.
+/// The share of its quota past which a statement's operators that can spill do.
+pub const SPILL_MARK_PERCENT: u64 = 80;
+
 #[derive(Default)]
 struct Tracker {
     used: AtomicU64,
@@ -194,6 +197,14 @@ impl StatementMemory {
         tracker
             .used
             .store(used.saturating_sub(bytes as u64), Ordering::Relaxed);
+    }
+
+    /// Whether the running statement holds more than [`SPILL_MARK_PERCENT`] of its quota: an
+    /// operator that can write what it holds to disk does so then (as TiDB's spill action
+    /// runs before its cancel), so that rows others hold for a moment still fit.
+    pub fn pressed(&self) -> bool {
+        let quota = self.tracker.quota.load(Ordering::Relaxed);
+        quota != 0 && self.tracker.used.load(Ordering::Relaxed) > quota / 100 * SPILL_MARK_PERCENT
     }
 
     /// Charges `bytes` to the running statement of connection `connection_id`: 8175 past its

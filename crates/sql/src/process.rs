@@ -221,6 +221,11 @@ impl Process {
         self.memory.release(bytes);
     }
 
+    /// Whether the running statement holds most of its quota (see crate::memory).
+    pub fn memory_pressed(&self) -> bool {
+        self.memory.pressed()
+    }
+
     /// Notes that the running statement waits in SLEEP() or no longer does.
     pub fn set_user_sleep(&self, on: bool) {
         self.activity.lock().user_sleep = on;

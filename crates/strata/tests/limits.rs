@@ -451,9 +451,9 @@ fn new_statements_wait_while_memory_is_nearly_spent() {
 
 /// A result larger than the statement's memory quota is sent while the SELECT runs instead of
 /// being held whole: through the text protocol (alone and between the results of a
-/// multi-statement query) and the binary one. A sort, a DISTINCT, a GROUP BY and a hash
-/// join's build side larger than the quota spill to disk. An error after some rows were sent reaches the client after them,
-/// on a connection that goes on.
+/// multi-statement query) and the binary one. A sort, a DISTINCT, a GROUP BY, windows and a
+/// join's build side larger than the quota spill to disk. An error after some rows were sent
+/// reaches the client after them, on a connection that goes on.
 #[test]
 fn results_larger_than_the_memory_quota_stream_to_the_client() {
     use mysql::prelude::Queryable;
@@ -609,6 +609,41 @@ fn results_larger_than_the_memory_quota_stream_to_the_client() {
         "{}",
         String::from_utf8_lossy(&left.stderr)
     );
+
+    // Windows and a nested-loop join (no equality) past the quota go through files on disk:
+    // the same rows as in memory under the default quota. The join meets, for each a.id up to
+    // 40, the rows whose k (id % 50,000, NULL every tenth) is below it: two per such k that
+    // is not a multiple of 10.
+    let pairs: usize = (1..=40usize)
+        .map(|a| 2 * (1..a).filter(|k| k % 10 != 0).count())
+        .sum();
+    for (sql, rows) in [
+        (
+            "SELECT id, ROW_NUMBER() OVER (PARTITION BY id % 1000 ORDER BY id DESC), \
+             SUM(id) OVER (PARTITION BY id % 300 ORDER BY id ROWS BETWEEN 1 PRECEDING AND \
+             1 FOLLOWING), LAG(pad) OVER (PARTITION BY id % 1000 ORDER BY id DESC) \
+             FROM t ORDER BY id",
+            ROWS as usize,
+        ),
+        (
+            "SELECT a.id, b.id, b.pad FROM u a JOIN u b ON b.k < a.id WHERE a.id <= 40 \
+             ORDER BY a.id, b.id",
+            pairs,
+        ),
+    ] {
+        let spilled = quick(sql);
+        assert!(
+            spilled.status.success(),
+            "{}",
+            String::from_utf8_lossy(&spilled.stderr)
+        );
+        let in_memory =
+            common::mariadb_reading(p.port, &["--quick", "-N", "-D", "big", "-e", sql], b"");
+        assert!(in_memory.status.success());
+        assert!(spilled.stdout == in_memory.stdout, "{sql}: spilled differs");
+        let sent = spilled.stdout.iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(sent, rows, "{sql}");
+    }
 
     // Row 90,000 cannot be computed: the rows before it went out, then the error.
     let failing = quick("SELECT id, JSON_EXTRACT(IF(id = 90000, '{bad', '{}'), '$') FROM t");

@@ -413,19 +413,6 @@ fn once(done: &mut bool, compute: impl FnOnce() -> Result<Batch>) -> Result<Opti
     Ok((!rows.is_empty()).then_some(rows))
 }
 
-/// Every batch `input` has left, as one.
-fn drain(input: &mut dyn Operator, exec: &mut Exec) -> Result<Batch> {
-    let mut rows = Vec::new();
-    while let Some(batch) = input.next(exec)? {
-        if rows.is_empty() {
-            rows = batch;
-        } else {
-            rows.extend(batch);
-        }
-    }
-    Ok(rows)
-}
-
 /// A row after grouping, split into the row its expressions read and its `aggs` aggregate
 /// values (the last columns).
 fn split_aggs(row: &[Datum], aggs: usize) -> (&[Datum], &[Datum]) {

@@ -5,32 +5,29 @@
 //! `ORDER BY … LIMIT 10` over any number of rows holds a few hundred.
 //!
 //! The rows are sorted in memory while the statement's memory allows. When keeping one more
-//! would pass `tidb_mem_quota_query` (8175), the rows held so far are sorted and written to
-//! an anonymous temporary file as a run (as TiDB spills a sort under its quota, and MySQL's
-//! filesort merges runs on disk), their memory is given back, and the sort goes on; at the
-//! end the runs and the rows still held are merged (the files: [`super::spill`]).
+//! would pass `tidb_mem_quota_query` (8175), or the statement holds 80 % of it, the rows held
+//! so far are sorted and written to an anonymous temporary file as a run (as TiDB spills a
+//! sort under its quota, and MySQL's filesort merges runs on disk), their memory is given
+//! back, and the sort goes on; at the end the runs and the rows still held are merged (the
+//! files: [`super::spill`]). The same [`Sorter`] sorts the rows of windows that spill.
 
 use std::cmp::Ordering;
 
 use strata_codec::Datum;
 
 use crate::error::Result;
-use crate::exec::compare_sort_keys;
+use crate::exec::{compare_sort_keys, Ctx};
 use crate::expr::{EvalEnv, Expr};
 use crate::memory::row_bytes;
 use crate::planner::query::SelectPlan;
 
 use super::describe;
 use super::limit::Count;
-use super::spill::{SpillReader, SpillWriter};
+use super::spill::{SpillReader, SpillWriter, SPILL_MIN_BYTES};
 use super::{Batch, Exec, Held, Node, Operator};
 
 /// A TopN holding fewer rows than this does not cut them yet.
 const TOP_N_CUT_MIN_ROWS: usize = 512;
-
-/// Below this many bytes held, a sort past its quota fails (8175) rather than write a run:
-/// the memory is held elsewhere in the statement, and runs this small would only multiply.
-const SPILL_MIN_BYTES: usize = 1 << 20;
 
 /// Rows a merge hands its parent at once.
 const MERGE_BATCH_ROWS: usize = 1024;
@@ -50,10 +47,7 @@ pub struct Sort<'p> {
 enum State {
     /// Nothing read yet.
     Start,
-    /// Sorted in memory, to be handed over at once.
-    Sorted(Batch),
-    /// Runs on disk (and the last one in memory) being merged.
-    Merging(Merge),
+    Sorted(Sorted),
     Done,
 }
 
@@ -78,85 +72,48 @@ impl<'p> Sort<'p> {
 
     /// Reads every input row: sorted in memory, or in runs when the quota is reached; under a
     /// LIMIT, only the first rows are kept.
-    fn sort(&mut self, exec: &mut Exec) -> Result<State> {
+    fn sort(&mut self, exec: &mut Exec) -> Result<Sorted> {
         let keep = match &self.limit {
             Some(count) => count.rows_needed(exec)?,
             None => None,
         };
         let cut_at = keep.map(|n| n.max(TOP_N_CUT_MIN_ROWS).saturating_mul(2));
-        let mut rows: Batch = Vec::new();
-        let mut held = 0;
-        let mut runs = Vec::new();
-        while let Some(batch) = self.input.next(exec)? {
-            for row in batch {
-                let bytes = row_bytes(&row);
-                let kept = exec.ctx.consume_memory(bytes);
-                rows.push(row);
-                held += bytes;
-                self.held.memory = self.held.memory.max(held as u64);
-                if let Err(e) = kept {
-                    if e.code() != 8175 || held < SPILL_MIN_BYTES {
-                        return Err(e);
+        let mut sorter = Sorter::new(self.width);
+        let result: Result<()> = (|| {
+            while let Some(batch) = self.input.next(exec)? {
+                for row in batch {
+                    sorter.push(row, self.order_by, exec.ctx)?;
+                    if cut_at == Some(sorter.rows.len()) {
+                        sorter.cut(keep.unwrap_or(0), self.order_by, exec.ctx);
                     }
-                    self.sort_rows(&mut rows);
-                    let (run, bytes) = write_run(&rows)?;
-                    rows.clear();
-                    self.held.disk += bytes;
-                    runs.push(run);
-                    exec.ctx.session.release_memory(held);
-                    held = 0;
-                } else if cut_at == Some(rows.len()) {
-                    held -= self.cut(exec, &mut rows, keep.unwrap_or(0));
                 }
             }
-        }
-        self.sort_rows(&mut rows);
-        if let Some(keep) = keep {
-            self.cut(exec, &mut rows, keep);
-        }
-        if runs.is_empty() {
-            for row in &mut rows {
-                row.truncate(self.width);
+            if let Some(keep) = keep {
+                sorter.cut(keep, self.order_by, exec.ctx);
             }
-            return Ok(State::Sorted(rows));
-        }
-        Ok(State::Merging(Merge::new(runs, rows)))
-    }
-
-    /// Sorts `rows` and keeps the first `keep`; returns the bytes given back.
-    fn cut(&self, exec: &Exec, rows: &mut Batch, keep: usize) -> usize {
-        if rows.len() <= keep {
-            return 0;
-        }
-        self.sort_rows(rows);
-        let freed = rows[keep..].iter().map(|row| row_bytes(row)).sum();
-        rows.truncate(keep);
-        exec.ctx.session.release_memory(freed);
-        freed
-    }
-
-    fn sort_rows(&self, rows: &mut Batch) {
-        let (width, order_by) = (self.width, self.order_by);
-        rows.sort_by(|a, b| compare_sort_keys(&a[width..], &b[width..], order_by));
+            Ok(())
+        })();
+        self.held = sorter.held;
+        result?;
+        let sorted = sorter.finish(self.order_by)?;
+        self.held = sorted.held;
+        Ok(sorted)
     }
 }
 
 impl Operator for Sort<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
         if let State::Start = self.state {
-            self.state = self.sort(exec)?;
+            self.state = State::Sorted(self.sort(exec)?);
         }
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Sorted(rows) => Ok((!rows.is_empty()).then_some(rows)),
-            State::Merging(mut merge) => {
-                let batch = merge.next_batch(self.order_by, self.width)?;
-                if batch.is_some() {
-                    self.state = State::Merging(merge);
-                }
-                Ok(batch)
-            }
-            State::Start | State::Done => Ok(None),
+        let State::Sorted(sorted) = &mut self.state else {
+            return Ok(None);
+        };
+        let batch = sorted.next_batch(self.order_by, exec.ctx)?;
+        if batch.is_none() {
+            self.state = State::Done;
         }
+        Ok(batch)
     }
 
     fn explain(&self) -> Node {
@@ -190,6 +147,149 @@ impl Operator for Sort<'_> {
     }
 }
 
+/// Rows sorted by the key values that follow their first `width` columns (the keys are cut
+/// off as they leave): in memory while the statement's memory allows, in runs on disk past
+/// its quota. Used by ORDER BY and by windows that spill.
+pub struct Sorter {
+    width: usize,
+    rows: Batch,
+    /// The bytes of `rows`, charged to the statement.
+    bytes: usize,
+    runs: Vec<SpillReader>,
+    /// The most it held, and the bytes of its runs.
+    pub held: Held,
+}
+
+impl Sorter {
+    pub fn new(width: usize) -> Sorter {
+        Sorter {
+            width,
+            rows: Vec::new(),
+            bytes: 0,
+            runs: Vec::new(),
+            held: Held::default(),
+        }
+    }
+
+    /// Takes `row`, its key values after its first `width` columns. When keeping it would
+    /// pass the quota, or the statement holds most of its quota, the rows held are sorted and
+    /// written as a run, and given back.
+    pub fn push(&mut self, row: Vec<Datum>, order_by: &[(Expr, bool)], ctx: &Ctx) -> Result<()> {
+        let bytes = row_bytes(&row);
+        let kept = ctx.consume_memory(bytes);
+        self.rows.push(row);
+        self.bytes += bytes;
+        self.held.memory = self.held.memory.max(self.bytes as u64);
+        let enough = self.bytes as u64 >= SPILL_MIN_BYTES;
+        match kept {
+            Err(e) if e.code() != 8175 || !enough => Err(e),
+            Err(_) => self.spill(order_by, ctx),
+            // Most of the quota is spent (by this or by others): what it holds goes to disk
+            // before others fail for want of a little.
+            Ok(()) if enough && ctx.session.memory_pressed() => self.spill(order_by, ctx),
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// The bytes of the rows it holds.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Writes the rows it holds as a run, sorted, and gives their memory back.
+    pub fn spill(&mut self, order_by: &[(Expr, bool)], ctx: &Ctx) -> Result<()> {
+        self.sort_rows(order_by);
+        let (run, bytes) = write_run(&self.rows)?;
+        self.rows = Vec::new();
+        self.held.disk += bytes;
+        self.runs.push(run);
+        ctx.session.release_memory(std::mem::take(&mut self.bytes));
+        Ok(())
+    }
+
+    /// Sorts the rows held and keeps the first `keep` (a TopN), giving back the others.
+    fn cut(&mut self, keep: usize, order_by: &[(Expr, bool)], ctx: &Ctx) {
+        if self.rows.len() <= keep {
+            return;
+        }
+        self.sort_rows(order_by);
+        let freed = self.rows[keep..].iter().map(|row| row_bytes(row)).sum();
+        self.rows.truncate(keep);
+        self.bytes -= freed;
+        ctx.session.release_memory(freed);
+    }
+
+    fn sort_rows(&mut self, order_by: &[(Expr, bool)]) {
+        let width = self.width;
+        self.rows
+            .sort_by(|a, b| compare_sort_keys(&a[width..], &b[width..], order_by));
+    }
+
+    /// Every row taken, in order: stable, so rows with equal keys leave in the order they
+    /// came.
+    pub fn finish(mut self, order_by: &[(Expr, bool)]) -> Result<Sorted> {
+        self.sort_rows(order_by);
+        let source = if self.runs.is_empty() {
+            for row in &mut self.rows {
+                row.truncate(self.width);
+            }
+            Source::Memory(self.rows.into_iter())
+        } else {
+            Source::Merging(Merge::new(self.runs, self.rows))
+        };
+        Ok(Sorted {
+            source,
+            width: self.width,
+            charged: self.bytes,
+            held: self.held,
+        })
+    }
+}
+
+impl Sorter {
+    /// Every row taken, in order, read back from disk: what it still holds is written as one
+    /// more run and given back, so reading holds only a row per run.
+    pub fn finish_on_disk(mut self, order_by: &[(Expr, bool)], ctx: &Ctx) -> Result<Sorted> {
+        if !self.rows.is_empty() {
+            self.spill(order_by, ctx)?;
+        }
+        self.finish(order_by)
+    }
+}
+
+/// The sorted rows of a [`Sorter`], handed on a batch at a time.
+pub struct Sorted {
+    source: Source,
+    width: usize,
+    /// The bytes of the rows still held, given back once all have left.
+    charged: usize,
+    pub held: Held,
+}
+
+enum Source {
+    /// Sorted in memory, handed over at once.
+    Memory(std::vec::IntoIter<Vec<Datum>>),
+    /// Runs on disk (and the last one in memory) being merged.
+    Merging(Merge),
+}
+
+impl Sorted {
+    pub fn next_batch(&mut self, order_by: &[(Expr, bool)], ctx: &Ctx) -> Result<Option<Batch>> {
+        let batch = match &mut self.source {
+            Source::Memory(rows) => {
+                let rows: Batch = rows.collect();
+                (!rows.is_empty()).then_some(rows)
+            }
+            Source::Merging(merge) => merge.next_batch(order_by, self.width)?,
+        };
+        if batch.is_none() {
+            ctx.session
+                .release_memory(std::mem::take(&mut self.charged));
+        }
+        Ok(batch)
+    }
+}
+
 /// Writes sorted `rows` as a run.
 fn write_run(rows: &Batch) -> Result<(SpillReader, u64)> {
     let mut writer = SpillWriter::new()?;
@@ -202,16 +302,16 @@ fn write_run(rows: &Batch) -> Result<(SpillReader, u64)> {
 }
 
 /// Where the next row of each run comes from.
-enum Source {
+enum Run {
     File(SpillReader),
     Memory(std::vec::IntoIter<Vec<Datum>>),
 }
 
-impl Source {
+impl Run {
     fn next_row(&mut self) -> Result<Option<Vec<Datum>>> {
         match self {
-            Source::Memory(rows) => Ok(rows.next()),
-            Source::File(reader) => reader.next_row(),
+            Run::Memory(rows) => Ok(rows.next()),
+            Run::File(reader) => reader.next_row(),
         }
     }
 }
@@ -219,7 +319,7 @@ impl Source {
 /// A k-way merge of sorted runs: the smallest head first, the earlier run first among
 /// equals, so the merged order is the stable order an in-memory sort gives.
 struct Merge {
-    sources: Vec<Source>,
+    sources: Vec<Run>,
     /// The next row of each run that has one, with its run, largest first: the next row out
     /// is the last. Binary search places a new head; there are few (one per run).
     heads: Vec<(Vec<Datum>, usize)>,
@@ -228,8 +328,8 @@ struct Merge {
 
 impl Merge {
     fn new(runs: Vec<SpillReader>, last: Batch) -> Merge {
-        let mut sources: Vec<Source> = runs.into_iter().map(Source::File).collect();
-        sources.push(Source::Memory(last.into_iter()));
+        let mut sources: Vec<Run> = runs.into_iter().map(Run::File).collect();
+        sources.push(Run::Memory(last.into_iter()));
         Merge {
             heads: Vec::with_capacity(sources.len()),
             sources,

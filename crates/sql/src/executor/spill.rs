@@ -1,12 +1,14 @@
 //! Rows written to disk by an operator that holds more than its statement's memory allows
-//! (a sort's runs, an aggregation's partitions), and read back in order.
+//! (a sort's runs, an aggregation's partitions, a join's build side), and read back in order,
+//! once or (a nested-loop build side) once per block of rows joined with it.
 //!
 //! A file holds each row in the row value format (`strata_codec::row`, which keeps every value
 //! exactly), after its length. The files are anonymous temporary files, unlinked from the
 //! start, so nothing is left behind however the statement or the process ends.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
 
 use strata_codec::Datum;
 
@@ -88,21 +90,57 @@ impl SpillWriter {
 
     /// Ends the writing; the rows are read back from the start.
     pub fn finish(self) -> Result<SpillReader> {
-        let mut file = self
+        self.finish_file()?.read()
+    }
+
+    /// Ends the writing; the rows may be read back any number of times.
+    pub fn finish_file(self) -> Result<SpillFile> {
+        let file = self
             .out
             .into_inner()
             .map_err(|e| write_error(e.into_error()))?;
-        file.rewind().map_err(write_error)?;
+        Ok(SpillFile {
+            file,
+            rows: self.rows,
+        })
+    }
+}
+
+/// Spilled rows, written.
+pub struct SpillFile {
+    file: File,
+    rows: usize,
+}
+
+impl SpillFile {
+    /// A reader of the rows from the first, with its own position.
+    pub fn read(&self) -> Result<SpillReader> {
+        let file = self.file.try_clone().map_err(read_error)?;
         Ok(SpillReader {
-            reader: BufReader::with_capacity(BUFFER_BYTES, file),
+            reader: BufReader::with_capacity(BUFFER_BYTES, At { file, offset: 0 }),
             left: self.rows,
         })
     }
 }
 
+/// A file read from its own offset (positional reads), so readers of one file do not move
+/// each other.
+struct At {
+    file: File,
+    offset: u64,
+}
+
+impl Read for At {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
 /// Spilled rows, read back in the order they were written.
 pub struct SpillReader {
-    reader: BufReader<File>,
+    reader: BufReader<At>,
     left: usize,
 }
 

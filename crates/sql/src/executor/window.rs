@@ -1,5 +1,7 @@
 //! Window functions: every row is held, each call's value is computed over its partition, and
-//! the values follow the row's columns (and aggregate values).
+//! the values follow the row's columns (and aggregate values). Rows that would pass the
+//! statement's memory quota go to disk instead and come back a partition at a time
+//! ([`Spilled`]).
 //!
 //! A call sorts the block's rows by its partition and order keys, and walks each partition:
 //! ranking functions and LAG / LEAD read positions and peers (rows equal in the order keys);
@@ -9,6 +11,8 @@
 //! aggregated afresh for each row.
 
 use std::cmp::Ordering;
+use std::collections::VecDeque;
+use std::ops::Range;
 
 use strata_codec::Datum;
 
@@ -16,12 +20,15 @@ use crate::error::{self, Result};
 use crate::exec::{compare_sort_keys, AggEnv, Ctx};
 use crate::executor::grouping::FrameAggregate;
 use crate::expr::{self, AggCall, BinaryOp, EvalEnv, Expr, Func, IntervalUnit};
+use crate::memory::row_bytes;
 use crate::planner::window::{
     frame_illegal, Frame, FrameBound, FrameUnits, WindowCall, WindowFunc,
 };
 use crate::types::{self, sort_compare};
 
-use super::{drain, once, split_aggs, Batch, Exec, Held, Node, Operator};
+use super::sort::{Sorted, Sorter};
+use super::spill::SPILL_MIN_BYTES;
+use super::{split_aggs, Batch, Exec, Held, Node, Operator};
 
 pub struct Window<'p> {
     input: Box<dyn Operator + 'p>,
@@ -30,9 +37,15 @@ pub struct Window<'p> {
     aggs: usize,
     /// The block has no ORDER BY: rows leave in the order of the last window.
     keep_window_order: bool,
-    done: bool,
-    /// The bytes of the rows it held.
-    memory: u64,
+    state: State<'p>,
+    held: Held,
+}
+
+enum State<'p> {
+    Start,
+    /// Past the quota: sorted on disk and computed a partition at a time.
+    Spilled(Box<Spilled<'p>>),
+    Done,
 }
 
 impl<'p> Window<'p> {
@@ -47,51 +60,289 @@ impl<'p> Window<'p> {
             calls,
             aggs,
             keep_window_order,
-            done: false,
-            memory: 0,
+            state: State::Start,
+            held: Held::default(),
         }
+    }
+
+    /// Reads every input row and computes every call over them in memory; or, when holding
+    /// them would pass the statement's quota, hands them to a sort for the first window and
+    /// goes on with [`Spilled`].
+    fn start(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
+        let mut rows: Batch = Vec::new();
+        let mut bytes = 0u64;
+        let mut spilled: Option<Spilled> = None;
+        while let Some(batch) = self.input.next(exec)? {
+            for row in batch {
+                if let Some(spilled) = spilled.as_mut() {
+                    spilled.take(row, 0, exec.ctx)?;
+                    continue;
+                }
+                let size = row_bytes(&row);
+                match exec.ctx.consume_memory(size) {
+                    Ok(()) => {
+                        bytes += size as u64;
+                        self.held.memory = bytes;
+                        rows.push(row);
+                    }
+                    Err(e) if e.code() == 8175 && bytes >= SPILL_MIN_BYTES => {
+                        exec.ctx.session.release_memory(size + bytes as usize);
+                        let spilled = spilled.insert(Spilled::new(self.calls, self.aggs));
+                        for row in std::mem::take(&mut rows).into_iter().chain([row]) {
+                            spilled.take(row, 0, exec.ctx)?;
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if let Some(mut spilled) = spilled {
+            spilled.sorted(exec.ctx)?;
+            self.state = State::Spilled(Box::new(spilled));
+            return self.next(exec);
+        }
+        self.state = State::Done;
+        let stage: Vec<_> = rows.iter().map(|r| split_aggs(r, self.aggs)).collect();
+        let (values, order) = compute(self.calls, &stage, exec.ctx)?;
+        drop(stage);
+        let mut rows: Vec<_> = rows.into_iter().zip(values).map(Some).collect();
+        let mut out = Vec::with_capacity(rows.len());
+        for (position, in_order) in order.iter().enumerate() {
+            let k = if self.keep_window_order {
+                *in_order
+            } else {
+                position
+            };
+            let (mut row, values) = rows[k].take().expect("each row leaves once");
+            row.extend(values);
+            out.push(row);
+        }
+        Ok((!out.is_empty()).then_some(out))
     }
 }
 
 impl Operator for Window<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
-        let memory = &mut self.memory;
-        once(&mut self.done, || {
-            let rows = drain(self.input.as_mut(), exec)?;
-            for row in &rows {
-                exec.ctx.keep_row(row)?;
-                *memory += crate::memory::row_bytes(row) as u64;
+        match &mut self.state {
+            State::Start => self.start(exec),
+            State::Spilled(spilled) => {
+                let batch = spilled.next_batch(exec.ctx);
+                self.held.memory = self.held.memory.max(spilled.held.memory);
+                self.held.disk = spilled.held.disk;
+                let batch = batch?;
+                if batch.is_none() {
+                    self.state = State::Done;
+                }
+                Ok(batch)
             }
-            let stage: Vec<_> = rows.iter().map(|r| split_aggs(r, self.aggs)).collect();
-            let (values, order) = compute(self.calls, &stage, exec.ctx)?;
-            drop(stage);
-            let mut rows: Vec<_> = rows.into_iter().zip(values).map(Some).collect();
-            let mut out = Vec::with_capacity(rows.len());
-            for (position, in_order) in order.iter().enumerate() {
-                let k = if self.keep_window_order {
-                    *in_order
-                } else {
-                    position
-                };
-                let (mut row, values) = rows[k].take().expect("each row leaves once");
-                row.extend(values);
-                out.push(row);
-            }
-            Ok(out)
-        })
+            State::Done => Ok(None),
+        }
     }
 
     fn held(&self) -> Option<Held> {
-        Some(Held {
-            memory: self.memory,
-            disk: 0,
-        })
+        Some(self.held)
     }
 
     fn explain(&self) -> Node {
         let info = format!("{} calls", self.calls.len());
         Node::root("Window", info, vec![self.input.explain()])
     }
+}
+
+/// Windows past the statement's quota. The calls that share a window (partition and order)
+/// are computed together, one such run of calls after another: the rows, with the values
+/// computed so far after them, are sorted by the run's partition and order keys on disk (as a
+/// spilled ORDER BY), then read back one partition at a time, which alone is held; the rows
+/// leave in the order of the last window. A window without PARTITION BY is one partition and
+/// must fit the quota (8175).
+struct Spilled<'p> {
+    calls: &'p [WindowCall],
+    aggs: usize,
+    /// The runs of calls sharing a window not computed yet; the first is being computed.
+    runs: VecDeque<Range<usize>>,
+    /// The run being computed: its sort key and its rows in that order.
+    reading: Option<(Vec<(Expr, bool)>, Sorted)>,
+    /// Rows read and not yet handed on in a partition.
+    buffer: std::vec::IntoIter<Vec<Datum>>,
+    lookahead: Option<Vec<Datum>>,
+    /// The run whose rows are being taken (the first before its rows are read, then the
+    /// next): its sort key and its rows.
+    taking: (Vec<(Expr, bool)>, Option<Sorter>),
+    held: Held,
+}
+
+impl<'p> Spilled<'p> {
+    fn new(calls: &'p [WindowCall], aggs: usize) -> Spilled<'p> {
+        let mut runs = VecDeque::new();
+        let mut start = 0;
+        for c in 1..=calls.len() {
+            if c == calls.len() || !same_window(&calls[c - 1], &calls[c]) {
+                runs.push_back(start..c);
+                start = c;
+            }
+        }
+        let taking = (sort_key(&calls[0]), None);
+        Spilled {
+            calls,
+            aggs,
+            runs,
+            reading: None,
+            buffer: Vec::new().into_iter(),
+            lookahead: None,
+            taking,
+            held: Held::default(),
+        }
+    }
+
+    /// The row's part its expressions read, and its aggregate values, when it carries the
+    /// values of the first `computed` calls after them.
+    fn stage<'r>(&self, row: &'r [Datum], computed: usize) -> StageRow<'r> {
+        split_aggs(&row[..row.len() - computed], self.aggs)
+    }
+
+    /// Takes a row (carrying `computed` values) for the run whose rows are being taken.
+    fn take(&mut self, mut row: Vec<Datum>, computed: usize, ctx: &Ctx) -> Result<()> {
+        let (own, aggs) = self.stage(&row, computed);
+        let env = AggEnv::new(ctx, aggs);
+        let keys: Vec<Datum> = self
+            .taking
+            .0
+            .iter()
+            .map(|(e, _)| e.eval(own, &env))
+            .collect::<Result<_>>()?;
+        let width = row.len();
+        row.extend(keys);
+        let (key, sorter) = &mut self.taking;
+        sorter
+            .get_or_insert_with(|| Sorter::new(width))
+            .push(row, key, ctx)
+    }
+
+    /// Every row of the run being taken is in: its rows are read in its order from now on,
+    /// and the next run's (if any) are taken.
+    fn sorted(&mut self, ctx: &Ctx) -> Result<()> {
+        let next = self
+            .runs
+            .get(1)
+            .map_or(Vec::new(), |r| sort_key(&self.calls[r.start]));
+        let (key, sorter) = std::mem::replace(&mut self.taking, (next, None));
+        let sorted = match sorter {
+            Some(sorter) => {
+                let sorted = sorter.finish_on_disk(&key, ctx)?;
+                self.held.memory = self.held.memory.max(sorted.held.memory);
+                self.held.disk += sorted.held.disk;
+                sorted
+            }
+            None => Sorter::new(0).finish(&key)?,
+        };
+        self.reading = Some((key, sorted));
+        Ok(())
+    }
+
+    /// The next row of the run being computed.
+    fn next_row(&mut self, ctx: &Ctx) -> Result<Option<Vec<Datum>>> {
+        loop {
+            if let Some(row) = self.lookahead.take().or_else(|| self.buffer.next()) {
+                return Ok(Some(row));
+            }
+            let (key, sorted) = self.reading.as_mut().expect("a run is being read");
+            match sorted.next_batch(key, ctx)? {
+                Some(batch) => self.buffer = batch.into_iter(),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// The next partition of the run being computed, charged to the statement.
+    fn next_partition(&mut self, ctx: &Ctx) -> Result<Option<(Batch, usize)>> {
+        let Some(first) = self.next_row(ctx)? else {
+            return Ok(None);
+        };
+        let computed = self.runs[0].start;
+        let call = &self.calls[computed];
+        let aggs = self.aggs;
+        let partition_key = |row: &[Datum]| -> Result<Vec<Datum>> {
+            let (own, aggs) = split_aggs(&row[..row.len() - computed], aggs);
+            let env = AggEnv::new(ctx, aggs);
+            call.partition_by
+                .iter()
+                .map(|e| e.eval(own, &env))
+                .collect()
+        };
+        let key = partition_key(&first)?;
+        let mut bytes = row_bytes(&first);
+        self.charge(bytes, ctx)?;
+        let mut rows = vec![first];
+        while let Some(row) = self.next_row(ctx)? {
+            if compare_keys(&partition_key(&row)?, &key) != Ordering::Equal {
+                self.lookahead = Some(row);
+                break;
+            }
+            let size = row_bytes(&row);
+            self.charge(size, ctx)?;
+            bytes += size;
+            rows.push(row);
+        }
+        self.held.memory = self.held.memory.max(bytes as u64);
+        Ok(Some((rows, bytes)))
+    }
+
+    /// Charges a partition's row. Past the quota, the rows the next run holds go to disk
+    /// (however few): the partition alone must fit.
+    fn charge(&mut self, bytes: usize, ctx: &Ctx) -> Result<()> {
+        match ctx.consume_memory(bytes) {
+            Err(e) if e.code() == 8175 => match self.taking.1.as_mut() {
+                Some(sorter) if sorter.bytes() > 0 => sorter.spill(&self.taking.0, ctx),
+                _ => Err(e),
+            },
+            other => other,
+        }
+    }
+
+    /// The next rows of the last run, with every call's value after them.
+    fn next_batch(&mut self, ctx: &Ctx) -> Result<Option<Batch>> {
+        loop {
+            ctx.session.check_interrupt()?;
+            let Some((mut partition, bytes)) = self.next_partition(ctx)? else {
+                // The run is done: the next one reads the rows it took.
+                self.runs.pop_front();
+                if self.runs.is_empty() {
+                    return Ok(None);
+                }
+                self.sorted(ctx)?;
+                continue;
+            };
+            let run = self.runs[0].clone();
+            let values = {
+                let stage: Vec<_> = partition.iter().map(|r| self.stage(r, run.start)).collect();
+                // The partition is in its window's order already, and stays in it.
+                compute(&self.calls[run.clone()], &stage, ctx)?.0
+            };
+            for (row, values) in partition.iter_mut().zip(values) {
+                row.extend(values);
+            }
+            ctx.session.release_memory(bytes);
+            if self.runs.len() == 1 {
+                return Ok(Some(partition));
+            }
+            for row in partition {
+                self.take(row, run.end, ctx)?;
+            }
+        }
+    }
+}
+
+fn same_window(a: &WindowCall, b: &WindowCall) -> bool {
+    a.partition_by == b.partition_by && a.order_by == b.order_by
+}
+
+/// What the rows are sorted by for a window: its partition keys, then its order keys.
+fn sort_key(call: &WindowCall) -> Vec<(Expr, bool)> {
+    call.partition_by
+        .iter()
+        .map(|e| (e.clone(), false))
+        .chain(call.order_by.iter().cloned())
+        .collect()
 }
 
 /// One row of a query block at the window stage: the row its expressions read, and its
@@ -110,9 +361,7 @@ fn compute(
     let mut sorted_for: Option<&WindowCall> = None;
     let mut keys: Vec<Keys> = Vec::new();
     for (c, call) in calls.iter().enumerate() {
-        let same_window = sorted_for.is_some_and(|previous| {
-            previous.partition_by == call.partition_by && previous.order_by == call.order_by
-        });
+        let same_window = sorted_for.is_some_and(|previous| same_window(previous, call));
         if !same_window {
             keys = rows
                 .iter()

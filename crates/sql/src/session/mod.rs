@@ -162,6 +162,10 @@ impl SessionEnv for Env<'_> {
         self.session.process.release_memory(bytes);
     }
 
+    fn memory_pressed(&self) -> bool {
+        self.session.process.memory_pressed()
+    }
+
     fn set_user_variable(&self, name: &str, value: Datum) {
         self.session
             .user_vars

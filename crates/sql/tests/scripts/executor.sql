@@ -160,14 +160,14 @@ Limit	4.00	root		count:4
 └─TopN	4.00	root		t2.k:desc, t2.id, count:4
   └─Projection	10000.00	root		t2.id, t2.k
     └─TableFullScan	10000.00	cop[tikv]	table:t2	
-# EXPLAIN ANALYZE shows what a sort held and wrote: past a 1.5 MiB quota, what it holds goes to
-# disk as a run and the rest is merged from memory (EXPLAIN ANALYZE drops the rows as they
-# come, as if sent); a TopN holds at most 1,024 rows.
+# EXPLAIN ANALYZE shows what a sort held and wrote: past 80 % of a 1.5 MiB quota, what it
+# holds goes to disk as a run and the rest is merged from memory (EXPLAIN ANALYZE drops the
+# rows as they come, as if sent); a TopN holds at most 1,024 rows.
 > SET tidb_mem_quota_query = 1572864
 ok 0
 > EXPLAIN ANALYZE SELECT id, REPEAT('x', 300) FROM t2 ORDER BY k DESC, id
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Sort	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.k:desc, t2.id	1.50 MB	1.15 MB
+Sort	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.k:desc, t2.id	1.20 MB	941.79 KB
 └─Projection	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.id, repeat("x", 300)	N/A	N/A
   └─TableFullScan	10000.00	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
 > EXPLAIN ANALYZE SELECT id FROM t2 ORDER BY k DESC, id LIMIT 3
@@ -248,5 +248,52 @@ Projection	10000.00	18000	root		time:<t>, loops:33, kv_reads:12	a.id, b.id	N/A	N
 └─Join	10000.00	18000	root		time:<t>, loops:33, kv_reads:12	2 relations, in this order	2.50 MB	5.51 MB
   ├─TableFullScan	10000.00	10000	cop[tikv]	table:t4	loops:1, kv_reads:6		N/A	N/A
   └─TableFullScan	10000.00	18000	cop[tikv]	table:t4	loops:16, kv_reads:6	inner hash join, build, on:eq(b.k, a.k)	N/A	N/A
+> SET tidb_mem_quota_query = DEFAULT
+ok 0
+# Windows past the quota: the rows go to disk sorted by the first window's partition and
+# order, and come back one partition at a time, which alone is held; each further window
+# sorts the rows again with the values computed so far. The results are MariaDB 10.11's. A
+# window without PARTITION BY is one partition, which must fit.
+> SET tidb_mem_quota_query = 1572864
+ok 0
+> SELECT COUNT(*), SUM(rn), SUM(rk), SUM(s), SUM(l), SUM(c), SUM(f) FROM (SELECT ROW_NUMBER() OVER (PARTITION BY id % 100 ORDER BY id DESC) AS rn, RANK() OVER (PARTITION BY id % 100 ORDER BY id DESC) AS rk, SUM(id) OVER (PARTITION BY id % 30 ORDER BY id ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) AS s, LAG(id, 3) OVER (PARTITION BY id % 100 ORDER BY id DESC) AS l, COUNT(*) OVER (PARTITION BY id % 70, LENGTH(pad)) AS c, FIRST_VALUE(id) OVER (PARTITION BY k ORDER BY id DESC) AS f FROM t4) AS d
+COUNT(*)	SUM(rn)	SUM(rk)	SUM(s)	SUM(l)	SUM(c)	SUM(f)
+10000	505000	505000	199121740	49959850	1428580	77500000
+> SELECT id, k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY id DESC) AS rn, SUM(id) OVER (PARTITION BY id % 30 ORDER BY id ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) AS s, LENGTH(pad) FROM t4 ORDER BY id DESC LIMIT 4
+id	k	rn	s	LENGTH(pad)
+10000	NULL	1	29910	300
+9999	4999	1	29907	300
+9998	4998	1	29904	300
+9997	4997	1	29901	300
+> EXPLAIN ANALYZE SELECT id, ROW_NUMBER() OVER (PARTITION BY k ORDER BY id DESC), SUM(id) OVER (PARTITION BY id % 30 ORDER BY id), LENGTH(pad) FROM t4
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Projection	10000.00	10000	root		time:<t>, loops:31, kv_reads:6	t4.id, window#0, window#1, length(t4.pad)	N/A	N/A
+└─Window	10000.00	10000	root		time:<t>, loops:31, kv_reads:6	2 calls	1.50 MB	6.24 MB
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t4	time:<t>, loops:7, kv_reads:6		N/A	N/A
+> SELECT COUNT(*) FROM (SELECT ROW_NUMBER() OVER (ORDER BY id) AS rn, pad FROM t4) AS d
+error 8175 (HY000): Your query has been cancelled due to exceeding the allowed memory limit for a single SQL query. Please try narrowing your query scope or increase the tidb_mem_quota_query limit and try again.[conn=1]
+# A nested-loop build side (no equality to hash on) past the quota goes to one file on disk;
+# each batch of rows of the steps before is joined with all of it as a block, and a LEFT
+# JOIN's rows that matched nothing follow. The results are MariaDB 10.11's.
+> SELECT COUNT(*), SUM(a.id), SUM(b.id), SUM(LENGTH(b.pad)) FROM t4 a JOIN t4 b ON b.k < a.id * 40 WHERE a.id <= 100
+COUNT(*)	SUM(a.id)	SUM(b.id)	SUM(LENGTH(b.pad))
+363600	24361200	1396224000	109080000
+> SELECT COUNT(*), SUM(a.id), SUM(b.id), COUNT(b.pad) FROM t4 a LEFT JOIN t4 b ON b.k < a.id * 40 - 3000 WHERE a.id <= 100
+COUNT(*)	SUM(a.id)	SUM(b.id)	COUNT(b.pad)
+23475	2155650	66456000	23400
+> SELECT COUNT(*), SUM(a.id), SUM(b.id), COUNT(b.pad) FROM t4 a LEFT JOIN t4 b ON b.k < a.id * 40 - 3000 AND b.id % 2 = 0 WHERE a.id <= 100 AND (b.id IS NULL OR b.id > 4000)
+COUNT(*)	SUM(a.id)	SUM(b.id)	COUNT(b.pad)
+5275	481250	27768000	5200
+> SELECT a.id, b.id FROM t4 a JOIN t4 b ON b.k > a.id * 49 WHERE a.id <= 100 ORDER BY a.id DESC, b.id LIMIT 3
+id	id
+100	4901
+100	4902
+100	4903
+> EXPLAIN ANALYZE SELECT a.id, b.id FROM t4 a JOIN t4 b ON b.k < a.id * 40 WHERE a.id <= 100
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Projection	30000000.00	363600	root		time:<t>, loops:357, kv_reads:7	a.id, b.id	N/A	N/A
+└─Join	30000000.00	363600	root		time:<t>, loops:357, kv_reads:7	2 relations, in this order	1.50 MB	3.03 MB
+  ├─TableRangeScan	3000.00	100	cop[tikv]	table:t4, range on primary key	loops:1, kv_reads:1	on:le(a.id, 100)	N/A	N/A
+  └─TableFullScan	30000000.00	363600	cop[tikv]	table:t4	loops:1, kv_reads:6	inner nested loop, build, on:lt(b.k, mul(a.id, 40))	N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0

@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::exec::{self, Ctx};
 use crate::expr::{EvalEnv, Expr};
 use crate::memory::row_bytes;
-use crate::planner::join::{BuildSource, HashProbe};
+use crate::planner::join::{BuildSource, HashProbe, JoinStep};
 
 use super::super::spill::{self, partition, SpillReader, SpillWriter, SPILL_MIN_BYTES};
 use super::super::Exec;
@@ -52,22 +52,39 @@ impl Built {
         Built { rows, index, bytes }
     }
 
-    /// The rows that may match `row` of the steps before (all of them without a hash).
+    /// The positions of the rows that may match `row` of the steps before (all of them
+    /// without a hash).
     pub fn candidates(
         &self,
         hash: Option<&HashProbe>,
         row: &[Datum],
         ctx: &Ctx,
-    ) -> Result<Vec<Vec<Datum>>> {
+    ) -> Result<Matches> {
         match (hash, &self.index) {
-            (Some(hash), Some(index)) => Ok(match probe_key(row, &hash.probe, ctx)? {
-                Some(key) => index
-                    .get(&key)
-                    .map(|ids| ids.iter().map(|&i| self.rows[i].clone()).collect())
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            }),
-            _ => Ok(self.rows.clone()),
+            (Some(hash), Some(index)) => {
+                Ok(Matches::Some(match probe_key(row, &hash.probe, ctx)? {
+                    Some(key) => index.get(&key).cloned().unwrap_or_default().into_iter(),
+                    None => Vec::new().into_iter(),
+                }))
+            }
+            _ => Ok(Matches::All(0..self.rows.len())),
+        }
+    }
+}
+
+/// Positions in a [`Built`]'s rows.
+pub enum Matches {
+    All(std::ops::Range<usize>),
+    Some(std::vec::IntoIter<usize>),
+}
+
+impl Iterator for Matches {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Matches::All(range) => range.next(),
+            Matches::Some(ids) => ids.next(),
         }
     }
 }
@@ -104,11 +121,15 @@ pub fn build(
                 rows.push(row);
                 Ok(())
             }
-            Err(e) if hash.is_some() && e.code() == 8175 && bytes >= SPILL_MIN_BYTES => {
-                // What it held, and the charge that failed, are given back: all goes to disk.
+            Err(e) if e.code() == 8175 && bytes >= SPILL_MIN_BYTES => {
+                // What it held, and the charge that failed, are given back: all goes to disk
+                // (by key, or without one in a single file).
                 ctx.session.release_memory(size + bytes as usize);
                 bytes = 0;
-                partitions = spill::partitions()?;
+                partitions = match hash {
+                    Some(_) => spill::partitions()?,
+                    None => vec![SpillWriter::new()?],
+                };
                 for held in std::mem::take(&mut rows).into_iter().chain([row]) {
                     write_build(&mut partitions, held, hash)?;
                 }
@@ -150,9 +171,107 @@ fn write_build(
     row: Vec<Datum>,
     hash: Option<&HashProbe>,
 ) -> Result<()> {
-    match hash.and_then(|hash| build_key(&row, hash)) {
+    let Some(hash) = hash else {
+        return partitions[0].write(&row);
+    };
+    match build_key(&row, hash) {
         Some(key) => partitions[partition(&key)].write(&row),
         None => Ok(()),
+    }
+}
+
+/// A block nested loop: the rows a step before passed on (a batch of them, held) joined
+/// with every row of a build side without a hash key that went to disk, read once per block;
+/// the rows leave build row by build row, and a LEFT JOIN's rows that matched none after the
+/// last.
+pub struct Block {
+    rows: Vec<Vec<Datum>>,
+    matched: Vec<bool>,
+    build: SpillReader,
+    /// The build row being joined, and the next block row it meets.
+    candidate: Option<Vec<Datum>>,
+    position: usize,
+}
+
+impl Block {
+    pub fn new(rows: Vec<Vec<Datum>>, build: SpillReader) -> Block {
+        Block {
+            matched: vec![false; rows.len()],
+            rows,
+            build,
+            candidate: None,
+            position: 0,
+        }
+    }
+
+    /// Joins until `max` rows passed or the build rows are used up; returns those rows and
+    /// whether they are (the block is done).
+    pub fn fill(
+        &mut self,
+        step: &JoinStep,
+        max: usize,
+        ctx: &Ctx,
+    ) -> Result<(Vec<Vec<Datum>>, bool)> {
+        let slots = step.offset..step.offset + step.width;
+        let mut out = Vec::new();
+        while out.len() < max {
+            let Some(candidate) = &self.candidate else {
+                ctx.session.check_interrupt()?;
+                strata_fiber::yield_if_long();
+                match self.build.next_row()? {
+                    Some(row) => {
+                        self.candidate = Some(row);
+                        self.position = 0;
+                        continue;
+                    }
+                    None => break,
+                }
+            };
+            while self.position < self.rows.len() && out.len() < max {
+                let p = self.position;
+                self.position += 1;
+                let row = &mut self.rows[p];
+                let mut values = candidate.iter();
+                for (slot, value) in row[slots.clone()].iter_mut().zip(&mut values) {
+                    *slot = value.clone();
+                }
+                if let Some(k) = step.key_slot {
+                    row[k] = values.next().cloned().unwrap_or(Datum::Null);
+                }
+                if exec::holds(step.on.as_ref(), row, ctx)? {
+                    self.matched[p] = true;
+                    if exec::holds(step.filter.as_ref(), row, ctx)? {
+                        out.push(row.clone());
+                    }
+                }
+            }
+            if self.position == self.rows.len() {
+                self.candidate = None;
+            }
+        }
+        if out.len() == max {
+            return Ok((out, false));
+        }
+        if step.left {
+            for (mut row, matched) in std::mem::take(&mut self.rows)
+                .into_iter()
+                .zip(&self.matched)
+            {
+                if *matched {
+                    continue;
+                }
+                for slot in &mut row[slots.clone()] {
+                    *slot = Datum::Null;
+                }
+                if let Some(k) = step.key_slot {
+                    row[k] = Datum::Null;
+                }
+                if exec::holds(step.filter.as_ref(), &row, ctx)? {
+                    out.push(row);
+                }
+            }
+        }
+        Ok((out, true))
     }
 }
 

@@ -11,6 +11,9 @@
 //! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
 //!   earlier relations, and probes with each row; past the statement's memory quota it
 //!   becomes a grace hash join over partitions on disk ([`build`]);
+//! - a **nested-loop** build step (no equality to hash on) tries every row of its relation;
+//!   past the quota that relation goes to a file, joined with each batch of earlier rows as a
+//!   block;
 //! - a **LEFT JOIN** step pads a row that nothing matched with NULLs.
 
 mod build;
@@ -31,8 +34,9 @@ use crate::rows;
 
 use super::describe;
 use super::scan::{source_node, SCAN_PAGE_ROWS};
+use super::spill::SpillFile;
 use super::{Batch, Cursor, Exec, Held, Node, Operator, Ran};
-use build::{Building, Built, Spilled};
+use build::{Block, Building, Built, Matches, Spilled};
 
 pub struct Join<'p> {
     /// The query block, whose FROM row names the columns EXPLAIN shows.
@@ -164,8 +168,10 @@ struct Joining<'p> {
     stack: Vec<Frame<'p>>,
     /// The rows of each build step, read once (or a partition's, when it spilled).
     built: Vec<Option<Built>>,
-    /// Each build step that spilled to disk.
+    /// Each hash build step that spilled to disk.
     spilled: Vec<Option<Spilled>>,
+    /// Each build step without a hash key that spilled to disk (joined a block at a time).
+    nested: Vec<Option<SpillFile>>,
     /// What each step did (EXPLAIN ANALYZE).
     steps: Vec<Ran>,
     /// What the build steps held at most, and wrote.
@@ -180,6 +186,8 @@ struct Frame<'p> {
     looked_up: Option<std::vec::IntoIter<Vec<Vec<Datum>>>>,
     /// The input row being joined, with what may match it.
     current: Option<Current<'p>>,
+    /// The input rows joined as a block with a spilled build side.
+    block: Option<Block>,
 }
 
 struct Current<'p> {
@@ -192,6 +200,8 @@ struct Current<'p> {
 /// The rows of a step's relation that may match one input row.
 enum Found<'p> {
     Rows(std::vec::IntoIter<Vec<Datum>>),
+    /// Rows of the step's build side, by position.
+    Built(Matches),
     /// The first step's access path, read a page at a time.
     Paged {
         cursor: Cursor<'p>,
@@ -211,6 +221,7 @@ impl<'p> Joining<'p> {
             input: vec![vec![Datum::Null; plan.width]].into_iter(),
             looked_up: None,
             current: None,
+            block: None,
         };
         let mut steps = vec![Ran::default(); plan.steps.len()];
         let stack = match steps.first_mut() {
@@ -225,6 +236,7 @@ impl<'p> Joining<'p> {
             stack,
             built: (0..plan.steps.len()).map(|_| None).collect(),
             spilled: (0..plan.steps.len()).map(|_| None).collect(),
+            nested: (0..plan.steps.len()).map(|_| None).collect(),
             steps,
             held: Held::default(),
         }
@@ -241,7 +253,7 @@ impl<'p> Joining<'p> {
         let JoinItem::Build { source, hash } = &self.plan.steps[k].item else {
             return Ok(());
         };
-        if self.built[k].is_some() || self.spilled[k].is_some() {
+        if self.built[k].is_some() || self.spilled[k].is_some() || self.nested[k].is_some() {
             return Ok(());
         }
         match build::build(source, hash.as_ref(), txn, ctx)? {
@@ -251,7 +263,13 @@ impl<'p> Joining<'p> {
             }
             Building::Spilled { partitions, peak } => {
                 self.held.memory = self.held.memory.max(peak);
-                self.spilled[k] = Some(Spilled::new(partitions)?);
+                if hash.is_some() {
+                    self.spilled[k] = Some(Spilled::new(partitions)?);
+                } else {
+                    let file = partitions.into_iter().next().expect("one file");
+                    self.held.disk += file.bytes();
+                    self.nested[k] = Some(file.finish_file()?);
+                }
             }
         }
         Ok(())
@@ -287,6 +305,7 @@ impl<'p> Joining<'p> {
                     input: rows.into_iter(),
                     looked_up: None,
                     current: None,
+                    block: None,
                 });
                 return Ok(true);
             }
@@ -332,6 +351,20 @@ impl<'p> Joining<'p> {
                 self.steps[k + 1].kv_reads += txn.reads() - reads;
                 continue;
             }
+            if let Some(file) = &self.nested[k + 1] {
+                // Its build side went to disk without a key: the batch is joined with it
+                // as a block.
+                self.steps[k + 1].kv_reads += txn.reads() - reads;
+                self.steps[k + 1].loops += 1;
+                self.stack.push(Frame {
+                    k: k + 1,
+                    input: Vec::new().into_iter(),
+                    looked_up: None,
+                    current: None,
+                    block: Some(Block::new(batch, file.read()?)),
+                });
+                continue;
+            }
             let looked_up = match &step.item {
                 JoinItem::Lookup(source) => match &source.access {
                     Access::Point(exprs) => {
@@ -348,6 +381,7 @@ impl<'p> Joining<'p> {
                 input: batch.into_iter(),
                 looked_up,
                 current: None,
+                block: None,
             });
         }
     }
@@ -364,6 +398,9 @@ fn fill<'p>(
 ) -> Result<(Batch, bool)> {
     let k = frame.k;
     let step = &plan.steps[k];
+    if let Some(block) = frame.block.as_mut() {
+        return block.fill(step, JOIN_BATCH_ROWS, ctx);
+    }
     let slots = step.offset..step.offset + step.width;
     let mut out = Vec::new();
     while out.len() < JOIN_BATCH_ROWS {
@@ -395,7 +432,15 @@ fn fill<'p>(
                     root: super::build(derived),
                     batch: Vec::new().into_iter(),
                 },
-                (None, _) => Found::Rows(candidates(step, k, &row, txn, ctx, built)?.into_iter()),
+                (None, JoinItem::Build { hash, .. }) => {
+                    let b = built[k]
+                        .as_ref()
+                        .expect("a build step's rows are read before the rows it joins come");
+                    Found::Built(b.candidates(hash.as_ref(), &row, ctx)?)
+                }
+                (None, JoinItem::Lookup(source)) => {
+                    Found::Rows(lookup(source, &row, txn, ctx)?.into_iter())
+                }
             };
             frame.current = Some(Current {
                 row,
@@ -410,6 +455,9 @@ fn fill<'p>(
         } = frame.current.as_mut().expect("set above");
         let candidate = match found {
             Found::Rows(rows) => rows.next(),
+            Found::Built(ids) => ids
+                .next()
+                .map(|i| built[k].as_ref().expect("read above").rows[i].clone()),
             Found::Paged { cursor, page } => loop {
                 if let Some((_, r)) = page.next() {
                     break Some(r);
@@ -471,32 +519,20 @@ fn fill<'p>(
     Ok((out, frame.input.len() == 0 && frame.current.is_none()))
 }
 
-/// The rows of step `k`'s relation that may match `row` (steps other than primary-key
-/// lookups and forward range lookups, which [`run_step`] reads for many rows at once).
-fn candidates(
-    step: &JoinStep,
-    k: usize,
+/// The rows of a lookup step's relation that may match `row` (when [`point_lookups`] or
+/// [`range_lookups`] did not read them for many rows at once).
+fn lookup(
+    source: &TableSource,
     row: &[Datum],
     txn: &mut Transaction,
     ctx: &Ctx,
-    built: &mut [Option<Built>],
 ) -> Result<Vec<Vec<Datum>>> {
-    match &step.item {
-        JoinItem::Lookup(source) => {
-            let mut found = Vec::new();
-            exec::scan_source(txn, source, &ctx.with_prefix(row), None, &mut |_, r| {
-                found.push(r);
-                Ok(true)
-            })?;
-            Ok(found)
-        }
-        JoinItem::Build { hash, .. } => {
-            let b = built[k]
-                .as_ref()
-                .expect("a build step's rows are read before the rows it joins come");
-            b.candidates(hash.as_ref(), row, ctx)
-        }
-    }
+    let mut found = Vec::new();
+    exec::scan_source(txn, source, &ctx.with_prefix(row), None, &mut |_, r| {
+        found.push(r);
+        Ok(true)
+    })?;
+    Ok(found)
 }
 
 /// The rows a forward range access (primary-key or secondary-index range) finds for each of
