@@ -144,6 +144,11 @@ impl From<strata_codec::CodecError> for Error {
 }
 
 /// ER_STACK_OVERRUN_NEED_MORE: a statement nested deeper than the server reads.
+/// ER_TOO_HIGH_LEVEL_OF_NESTING_FOR_SELECT: subqueries nested deeper than MySQL allows.
+pub fn too_deep_queries() -> Error {
+    Error::new(1473, "HY000", "Too high level of nesting for select")
+}
+
 pub fn too_deep() -> Error {
     Error::new(
         1436,

@@ -28,7 +28,7 @@ use strata_txn::TxnMode;
 
 use crate::error::{syntax, Error, Result};
 pub use crate::parser::dialect::Modes;
-use crate::parser::dialect::{StrataDialect, MAX_TEXT_NESTING};
+use crate::parser::dialect::{StrataDialect, MAX_NESTING, MAX_QUERY_NESTING, MAX_TEXT_NESTING};
 
 /// The most characters of the query a syntax error quotes, as in MySQL.
 const NEAR_CHARS_MAX: usize = 80;
@@ -38,23 +38,39 @@ const EXECUTABLE_COMMENT_DEPTH_MAX: usize = 4;
 /// The most UNION, EXCEPT and INTERSECT operators one text may hold.
 const MAX_SET_OPERATORS: usize = 10_000;
 
-/// How deep parentheses and CASE … END nest in `tokens`. The parser recurses once per level;
+/// How deep parentheses and CASE … END nest in `tokens`, and how deep parenthesized queries
+/// (`(SELECT …`, `(WITH …`) nest among them. The parser recurses at least once per level;
 /// text that nests deeper than it reads is refused with MySQL's stack overrun error before it
-/// is parsed (a too-deep CASE inside the parser surfaces as a syntax error instead).
-fn nesting(tokens: &[TokenWithSpan]) -> usize {
-    let mut depth = 0usize;
-    let mut deepest = 0;
-    for token in tokens {
+/// is parsed.
+fn nesting(tokens: &[TokenWithSpan]) -> (usize, usize) {
+    // For each open parenthesis or CASE, whether it opens a query.
+    let mut open: Vec<bool> = Vec::new();
+    let mut queries = 0usize;
+    let (mut deepest, mut deepest_queries) = (0, 0);
+    let mut words = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .peekable();
+    while let Some(token) = words.next() {
         match &token.token {
-            Token::LParen => depth += 1,
-            Token::Word(w) if w.keyword == Keyword::CASE => depth += 1,
-            Token::RParen => depth = depth.saturating_sub(1),
-            Token::Word(w) if w.keyword == Keyword::END => depth = depth.saturating_sub(1),
+            Token::LParen => {
+                let query = words.peek().is_some_and(|next| {
+                    matches!(&next.token, Token::Word(w) if matches!(w.keyword, Keyword::SELECT | Keyword::WITH))
+                });
+                queries += usize::from(query);
+                open.push(query);
+            }
+            Token::Word(w) if w.keyword == Keyword::CASE => open.push(false),
+            Token::RParen => queries -= usize::from(open.pop() == Some(true)),
+            Token::Word(w) if w.keyword == Keyword::END => {
+                queries -= usize::from(open.pop() == Some(true));
+            }
             _ => {}
         }
-        deepest = deepest.max(depth);
+        deepest = deepest.max(open.len());
+        deepest_queries = deepest_queries.max(queries);
     }
-    deepest
+    (deepest, deepest_queries)
 }
 
 /// Parsed statements of one text, with the number of `?` placeholders.
@@ -142,7 +158,11 @@ pub fn parse_batch_in(sql: &str, batch: Batch, modes: Modes) -> Result<Parsed> {
         .iter()
         .filter(|t| matches!(&t.token, Token::Word(w) if matches!(w.keyword, Keyword::UNION | Keyword::EXCEPT | Keyword::INTERSECT)))
         .count();
-    if set_operators > MAX_SET_OPERATORS || nesting(&tokens) > MAX_TEXT_NESTING {
+    let (depth, query_depth) = nesting(&tokens);
+    if query_depth > MAX_QUERY_NESTING {
+        return Err(crate::error::too_deep_queries());
+    }
+    if set_operators > MAX_SET_OPERATORS || depth > MAX_TEXT_NESTING {
         return Err(crate::error::too_deep());
     }
     let clauses = take_unparsed_clauses(&dialect, &mut tokens)
@@ -151,17 +171,30 @@ pub fn parse_batch_in(sql: &str, batch: Batch, modes: Modes) -> Result<Parsed> {
     // is a syntax error, not a reason to drop the connection.
     // Select lists are named from their tokens after parsing (the parser keeps no text).
     let kept = crate::names::has_select(&tokens).then(|| tokens.clone());
-    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parse_statements(
-            &mut Parser::new(&dialect)
-                .with_recursion_limit(crate::parser::dialect::MAX_NESTING)
-                .with_tokens_with_locations(tokens),
-            batch,
-        )
-    }));
-    let mut statements = match parsed {
+    // Text this deep may reach the parser's limit inside a construct whose parsing turns that
+    // into a syntax error (CASE): a syntax error is checked again with a deeper limit.
+    let deep = (depth > MAX_NESTING / 8).then(|| tokens.clone());
+    let parse = |tokens: Vec<TokenWithSpan>, limit: usize| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            parse_statements(
+                &mut Parser::new(&dialect)
+                    .with_recursion_limit(limit)
+                    .with_tokens_with_locations(tokens),
+                batch,
+            )
+        }))
+    };
+    let mut statements = match parse(tokens, MAX_NESTING) {
         Ok(Err(ParserError::RecursionLimitExceeded)) => return Err(crate::error::too_deep()),
-        Ok(result) => result.map_err(|e| parse_error(sql, &e.to_string()))?,
+        Ok(Err(e)) => {
+            if let Some(tokens) = deep {
+                if let Ok(Ok(_)) = parse(tokens, MAX_NESTING * 4) {
+                    return Err(crate::error::too_deep());
+                }
+            }
+            return Err(parse_error(sql, &e.to_string()));
+        }
+        Ok(Ok(statements)) => statements,
         Err(_) => return Err(syntax("the statement could not be parsed")),
     };
     for statement in &mut statements {
