@@ -301,14 +301,16 @@ pub fn parse_account_statement(
 /// Whether the GRANT or REVOKE at the parser names roles: a list of accounts followed by
 /// `keyword` (TO or FROM) with no ON before it. Reads ahead without consuming.
 fn at_role_list(parser: &mut Parser, keyword: Keyword) -> bool {
-    let start = parser.index();
-    parser.next_token();
-    let roles = parser
-        .parse_comma_separated(parse_user)
-        .is_ok_and(|_| parser.peek_keyword(keyword));
-    while parser.index() > start {
-        parser.prev_token();
-    }
+    // Read ahead and always fail, so that the parser goes back to exactly where it was (going
+    // back token by token would also step over the whitespace and `;` before the statement).
+    let mut roles = false;
+    let _ = parser.maybe_parse(|p| {
+        p.next_token();
+        roles = p
+            .parse_comma_separated(parse_user)
+            .is_ok_and(|_| p.peek_keyword(keyword));
+        Err::<(), _>(ParserError::ParserError(String::new()))
+    });
     roles
 }
 
@@ -614,6 +616,37 @@ mod tests {
 
     fn bob(host: &str) -> Identity {
         Identity::new("bob", host)
+    }
+
+    /// An account statement after another in one text is read as the first one is.
+    #[test]
+    fn account_statements_follow_others_in_a_batch() {
+        let sql = "SELECT 1; GRANT SELECT ON k.* TO u; GRANT r1 TO u ;\n REVOKE r1 FROM u; \
+                   CREATE USER v; SELECT 2";
+        let parsed = crate::parser::parse_batch(sql, crate::parser::Batch::Multiple).unwrap();
+        let kinds: Vec<String> = parsed
+            .statements
+            .iter()
+            .map(|s| match s {
+                crate::parser::statement::Statement::Account(a) => format!("{a:?}")
+                    .split([' ', '{', '('])
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                _ => "other".to_string(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "other",
+                "Grant",
+                "GrantRoles",
+                "RevokeRoles",
+                "CreateUser",
+                "other"
+            ]
+        );
     }
 
     #[test]
