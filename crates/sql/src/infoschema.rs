@@ -66,6 +66,11 @@ pub trait Live {
     /// The sessions of every SQL node of the cluster, each with its node's address
     /// (CLUSTER_PROCESSLIST).
     fn cluster_processes(&self) -> Result<Vec<(String, ProcessRow)>>;
+    /// This node's slow-log entries the session may see (SLOW_QUERY).
+    fn slow_queries(&self) -> Vec<Vec<Datum>>;
+    /// Those of every SQL node of the cluster, each with its node's address
+    /// (CLUSTER_SLOW_QUERY).
+    fn cluster_slow_queries(&self) -> Result<Vec<(String, Vec<Datum>)>>;
     /// The rows of STATEMENTS_SUMMARY (with `history`, of STATEMENTS_SUMMARY_HISTORY).
     fn statements(&self, history: bool) -> Vec<Vec<Datum>>;
     /// The cluster's regions and stores (none for a session without PROCESS).
@@ -96,7 +101,21 @@ pub fn table(
         "ROUTINES" => (ROUTINES_COLUMNS, Vec::new()),
         // Foreign keys are accepted and not kept (CREATE TABLE ignores them): none to list.
         "REFERENTIAL_CONSTRAINTS" => (REFERENTIAL_CONSTRAINTS_COLUMNS, Vec::new()),
-        "SLOW_QUERY" => (SLOW_QUERY_COLUMNS, crate::slowlog::rows()),
+        "SLOW_QUERY" => (
+            SLOW_QUERY_COLUMNS,
+            live.map_or_else(crate::slowlog::rows, |l| l.slow_queries()),
+        ),
+        "CLUSTER_SLOW_QUERY" => (
+            &CLUSTER_SLOW_QUERY_COLUMNS[..],
+            match live {
+                Some(l) => l
+                    .cluster_slow_queries()?
+                    .into_iter()
+                    .map(|(instance, row)| [vec![text(&instance)], row].concat())
+                    .collect(),
+                None => Vec::new(),
+            },
+        ),
         "PROCESSLIST" => (
             PROCESSLIST_COLUMNS,
             live.map_or_else(Vec::new, |l| l.processes())
@@ -230,6 +249,15 @@ fn process_row(p: &ProcessRow) -> Vec<Datum> {
         Datum::UInt(p.memory),
     ]
 }
+
+/// TiDB's CLUSTER_SLOW_QUERY: SLOW_QUERY of every SQL node, after the node's address.
+static CLUSTER_SLOW_QUERY_COLUMNS: std::sync::LazyLock<Vec<(&str, Kind)>> =
+    std::sync::LazyLock::new(|| {
+        [("INSTANCE", Kind::Text)]
+            .into_iter()
+            .chain(SLOW_QUERY_COLUMNS.iter().copied())
+            .collect()
+    });
 
 /// The slow log's entries ([`crate::slowlog::COLUMNS`]).
 const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[

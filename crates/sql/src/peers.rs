@@ -1,5 +1,6 @@
 //! What the SQL nodes of a cluster ask of each other: `KILL` of a connection on another node
-//! (TiDB's global kill), and the sessions of every node (`CLUSTER_PROCESSLIST`).
+//! (TiDB's global kill), and the sessions and slow-log entries of every node
+//! (`CLUSTER_PROCESSLIST`, `CLUSTER_SLOW_QUERY`).
 //!
 //! SQL nodes share nothing but the KV store, so that is where the asking goes. Connection ids
 //! are unique across the cluster: each SQL node claims a slot number when it joins the
@@ -11,8 +12,8 @@
 //!   m/kill/{slot}/{id}          -> a request: scope, whether the asker may stop others'
 //!                                  connections, the asker's user
 //!                               -> or its answer: killed, unknown, not the owner
-//!   m/plist/{slot}/{nonce}      -> a request for the node's sessions, or the answer: the
-//!                                  node's address and its sessions
+//!   m/ask/{slot}/{nonce}        -> a question (the node's sessions, or its slow-log
+//!                                  entries), or the answer: the node's address and those
 //! ```
 //!
 //! A slot is free when no slot key names a node whose schema report is still remembered.
@@ -21,12 +22,13 @@
 //! as a `KILL` run on it would, and writes the answer in its place. The asking node waits for
 //! the answer (1094 for an unknown id, 1095 for another user's connection), deletes it, and
 //! gives 1094 when none came within [`ANSWER_WAIT`] (the node is gone, and its connections
-//! with it). A processlist request goes to every other slot held, and the nodes that answer
-//! within [`ANSWER_WAIT`] are listed.
+//! with it). A question goes to every other slot held, and the nodes that answer within
+//! [`ANSWER_WAIT`] are listed.
 
 use std::sync::Weak;
 use std::time::{Duration, Instant};
 
+use strata_codec::Datum;
 use strata_txn::{TxnClient, TxnMode};
 
 use crate::catalog::scan_all;
@@ -45,7 +47,7 @@ const ANSWER_WAIT: Duration = Duration::from_secs(3);
 
 const SLOT_PREFIX: &[u8] = b"m/sql_slot/";
 const KILL_PREFIX: &[u8] = b"m/kill/";
-const PLIST_PREFIX: &[u8] = b"m/plist/";
+const ASK_PREFIX: &[u8] = b"m/ask/";
 /// The first byte of an answer (a request's is its scope: 0 or 1).
 const ANSWER: u8 = 0xFF;
 
@@ -70,9 +72,21 @@ fn kill_prefix(slot: u32) -> Vec<u8> {
     [KILL_PREFIX, &slot.to_be_bytes()[..], b"/"].concat()
 }
 
-fn plist_prefix(slot: u32) -> Vec<u8> {
-    [PLIST_PREFIX, &slot.to_be_bytes()[..], b"/"].concat()
+fn ask_prefix(slot: u32) -> Vec<u8> {
+    [ASK_PREFIX, &slot.to_be_bytes()[..], b"/"].concat()
 }
+
+/// What one node asks the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Question {
+    /// Its sessions (CLUSTER_PROCESSLIST).
+    Processes = 0,
+    /// Its slow-log entries (CLUSTER_SLOW_QUERY).
+    SlowQueries = 1,
+}
+
+/// The most bytes of slow-log rows one node answers with: its latest entries.
+const SLOW_ANSWER_BYTES_MAX: usize = 4 << 20;
 
 fn kill_key(id: u32) -> Vec<u8> {
     [kill_prefix(slot_of(id)).as_slice(), &id.to_be_bytes()[..]].concat()
@@ -209,7 +223,7 @@ pub fn start_answering(
             if let Err(error) = answer(&client, slot, &server.processes) {
                 tracing::debug!(%error, "answering kill requests failed");
             }
-            if let Err(error) = answer_processlists(&client, slot, &server) {
+            if let Err(error) = answer_questions(&client, slot, &server) {
                 tracing::debug!(%error, "answering processlist requests failed");
             }
         })
@@ -267,12 +281,12 @@ fn finish(txn: strata_txn::Transaction, wrote: bool) -> Result<()> {
     Ok(())
 }
 
-/// Answers the requests for this node's sessions under `slot`.
-fn answer_processlists(client: &TxnClient, slot: u32, server: &SqlServer) -> Result<()> {
+/// Answers the questions under `slot`: this node's sessions, or its slow-log entries.
+fn answer_questions(client: &TxnClient, slot: u32, server: &SqlServer) -> Result<()> {
     let mut txn = client.begin(TxnMode::Optimistic)?;
     let mut answered = false;
     let now = txn.start_ts();
-    let prefix = plist_prefix(slot);
+    let prefix = ask_prefix(slot);
     for (key, request) in scan_all(&mut txn, &prefix)? {
         if request.first() == Some(&ANSWER) {
             // An answer its asker never collected (it gave up as the answer came).
@@ -288,8 +302,12 @@ fn answer_processlists(client: &TxnClient, slot: u32, server: &SqlServer) -> Res
         }
         let mut answer = vec![ANSWER];
         put_text(&mut answer, &server.instance());
-        for row in server.processes.rows() {
-            encode_process(&mut answer, &row);
+        if request.first() == Some(&(Question::SlowQueries as u8)) {
+            encode_rows(&mut answer, &crate::slowlog::rows(), SLOW_ANSWER_BYTES_MAX);
+        } else {
+            for row in server.processes.rows() {
+                encode_process(&mut answer, &row);
+            }
         }
         txn.put(key, answer);
         answered = true;
@@ -303,6 +321,29 @@ pub fn processes_elsewhere(
     client: &TxnClient,
     own: Option<u32>,
 ) -> Result<Vec<(String, ProcessRow)>> {
+    let answers = ask_elsewhere(client, own, Question::Processes)?;
+    Ok(answers
+        .iter()
+        .flat_map(|answer| decode_processes(answer).unwrap_or_default())
+        .collect())
+}
+
+/// The slow-log entries (rows of `crate::slowlog::COLUMNS`) of every other SQL node that
+/// answers within [`ANSWER_WAIT`], each with its node's address.
+pub fn slow_queries_elsewhere(
+    client: &TxnClient,
+    own: Option<u32>,
+) -> Result<Vec<(String, Vec<Datum>)>> {
+    let answers = ask_elsewhere(client, own, Question::SlowQueries)?;
+    Ok(answers
+        .iter()
+        .flat_map(|answer| decode_rows(answer).unwrap_or_default())
+        .collect())
+}
+
+/// Asks every other SQL node `question`; returns the answers that came within
+/// [`ANSWER_WAIT`] (each the node's address, then what it answers).
+fn ask_elsewhere(client: &TxnClient, own: Option<u32>, question: Question) -> Result<Vec<Vec<u8>>> {
     let Some(own) = own else {
         return Ok(Vec::new());
     };
@@ -311,10 +352,10 @@ pub fn processes_elsewhere(
     let mut keys: Vec<Vec<u8>> = slots_held(&mut txn)?
         .into_iter()
         .filter(|&(slot, _)| slot != own)
-        .map(|(slot, _)| [plist_prefix(slot).as_slice(), &nonce[..]].concat())
+        .map(|(slot, _)| [ask_prefix(slot).as_slice(), &nonce[..]].concat())
         .collect();
     for key in &keys {
-        txn.put(key.clone(), vec![0]);
+        txn.put(key.clone(), vec![question as u8]);
     }
     txn.commit()?;
     let deadline = Instant::now() + ANSWER_WAIT;
@@ -327,8 +368,9 @@ pub fn processes_elsewhere(
         let mut done = Vec::new();
         for key in keys {
             match txn.get(&key)? {
-                Some(value) if value.first() == Some(&ANSWER) => {
-                    out.extend(decode_processes(&value[1..]).unwrap_or_default());
+                Some(mut value) if value.first() == Some(&ANSWER) => {
+                    value.remove(0);
+                    out.push(value);
                     done.push(key);
                 }
                 // No answer in time: the request goes.
@@ -348,6 +390,54 @@ pub fn processes_elsewhere(
         }
     }
     Ok(out)
+}
+
+/// Writes the last of `rows` whose encodings fit in `max` bytes, in their order.
+fn encode_rows(out: &mut Vec<u8>, rows: &[Vec<Datum>], max: usize) {
+    let mut encoded = Vec::new();
+    let mut bytes = 0;
+    for row in rows.iter().rev() {
+        let columns: Vec<(i64, &Datum)> =
+            row.iter().enumerate().map(|(i, d)| (i as i64, d)).collect();
+        let mut one = Vec::new();
+        strata_codec::encode_row(&mut one, &columns);
+        bytes += 4 + one.len();
+        if bytes > max {
+            break;
+        }
+        encoded.push(one);
+    }
+    for one in encoded.iter().rev() {
+        out.extend_from_slice(&(one.len() as u32).to_be_bytes());
+        out.extend_from_slice(one);
+    }
+}
+
+/// Reads what [`encode_rows`] wrote, after the node's address: each row after that address;
+/// None when malformed.
+fn decode_rows(mut bytes: &[u8]) -> Option<Vec<(String, Vec<Datum>)>> {
+    let instance = take_text(&mut bytes)?;
+    let mut rows = Vec::new();
+    while !bytes.is_empty() {
+        let n = u32::from_be_bytes(take(&mut bytes, 4)?.try_into().ok()?) as usize;
+        let columns = strata_codec::decode_row_all(take(&mut bytes, n)?).ok()?;
+        rows.push((
+            instance.clone(),
+            columns.into_iter().map(|(_, d)| d).collect(),
+        ));
+    }
+    Some(rows)
+}
+
+fn take<'a>(bytes: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    let (head, rest) = bytes.split_at_checked(n)?;
+    *bytes = rest;
+    Some(head)
+}
+
+fn take_text(bytes: &mut &[u8]) -> Option<String> {
+    let n = u32::from_be_bytes(take(bytes, 4)?.try_into().ok()?) as usize;
+    Some(String::from_utf8_lossy(take(bytes, n)?).into_owned())
 }
 
 fn put_text(out: &mut Vec<u8>, text: &str) {
@@ -378,19 +468,11 @@ fn encode_process(out: &mut Vec<u8>, row: &ProcessRow) {
 
 /// Reads what [`encode_process`] wrote, after the node's address; None when malformed.
 fn decode_processes(mut bytes: &[u8]) -> Option<Vec<(String, ProcessRow)>> {
-    fn take<'a>(bytes: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = bytes.split_at_checked(n)?;
-        *bytes = rest;
-        Some(head)
-    }
-    fn text(bytes: &mut &[u8]) -> Option<String> {
-        let n = u32::from_be_bytes(take(bytes, 4)?.try_into().ok()?) as usize;
-        Some(String::from_utf8_lossy(take(bytes, n)?).into_owned())
-    }
+    let text = take_text;
     fn optional(bytes: &mut &[u8]) -> Option<Option<String>> {
         match take(bytes, 1)?[0] {
             0 => Some(None),
-            _ => Some(Some(text(bytes)?)),
+            _ => Some(Some(take_text(bytes)?)),
         }
     }
     fn number(bytes: &mut &[u8]) -> Option<u64> {
@@ -420,6 +502,48 @@ fn decode_processes(mut bytes: &[u8]) -> Option<Vec<(String, ProcessRow)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Slow-log rows come back exactly; past the byte cap the latest are kept, in order.
+    #[test]
+    fn slow_query_rows_round_trip_and_the_latest_fit() {
+        let rows: Vec<Vec<Datum>> = (0..10)
+            .map(|i| {
+                vec![
+                    Datum::Bytes(format!("2026-12-06 10:00:0{i}.000000").into_bytes()),
+                    Datum::UInt(i),
+                    Datum::Float(0.25 * i as f64),
+                    if i % 2 == 0 {
+                        Datum::Null
+                    } else {
+                        Datum::Int(-(i as i64))
+                    },
+                ]
+            })
+            .collect();
+        let mut all = Vec::new();
+        put_text(&mut all, "127.0.0.1:4001");
+        encode_rows(&mut all, &rows, usize::MAX);
+        let decoded = decode_rows(&all).unwrap();
+        assert_eq!(decoded.len(), 10);
+        assert!(decoded
+            .iter()
+            .all(|(instance, _)| instance == "127.0.0.1:4001"));
+        let back: Vec<Vec<Datum>> = decoded.into_iter().map(|(_, row)| row).collect();
+        assert_eq!(format!("{back:?}"), format!("{rows:?}"));
+
+        let one = all.len() / 10;
+        let mut capped = Vec::new();
+        put_text(&mut capped, "n");
+        encode_rows(&mut capped, &rows, one * 3);
+        let kept: Vec<Vec<Datum>> = decode_rows(&capped)
+            .unwrap()
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        assert!(!kept.is_empty() && kept.len() < 4, "{}", kept.len());
+        assert_eq!(format!("{:?}", kept.last()), format!("{:?}", rows.last()));
+        assert!(decode_rows(&capped[..capped.len() - 1]).is_none());
+    }
 
     #[test]
     fn a_processlist_answer_round_trips_and_bad_bytes_are_none() {

@@ -213,6 +213,31 @@ impl crate::infoschema::Live for Session {
         Ok(rows)
     }
 
+    fn slow_queries(&self) -> Vec<Vec<Datum>> {
+        let mut rows = crate::slowlog::rows();
+        if !self.has_global(account::Privileges::PROCESS) {
+            rows.retain(|row| self.logged_by_me(row));
+        }
+        rows
+    }
+
+    fn cluster_slow_queries(&self) -> Result<Vec<(String, Vec<Datum>)>> {
+        let instance = self.server.instance();
+        let mut rows: Vec<_> = crate::infoschema::Live::slow_queries(self)
+            .into_iter()
+            .map(|row| (instance.clone(), row))
+            .collect();
+        let mut elsewhere = crate::peers::slow_queries_elsewhere(
+            self.server.client(),
+            self.server.processes.slot(),
+        )?;
+        if !self.has_global(account::Privileges::PROCESS) {
+            elsewhere.retain(|(_, row)| self.logged_by_me(row));
+        }
+        rows.extend(elsewhere);
+        Ok(rows)
+    }
+
     fn placement(&self) -> Result<(Vec<strata_txn::RegionInfo>, Vec<strata_txn::StoreInfo>)> {
         if !self.has_global(account::Privileges::PROCESS) {
             return Ok((Vec::new(), Vec::new()));
@@ -226,5 +251,13 @@ impl crate::infoschema::Live for Session {
     fn statements(&self, history: bool) -> Vec<Vec<Datum>> {
         let user = (!self.has_global(account::Privileges::PROCESS)).then_some(self.user.as_str());
         self.server.summary.rows(history, user)
+    }
+}
+
+impl Session {
+    /// Whether a slow-log row (of `crate::slowlog::COLUMNS`) is of a statement of this
+    /// session's user.
+    fn logged_by_me(&self, row: &[Datum]) -> bool {
+        matches!(row.get(1), Some(Datum::Bytes(user)) if user.as_slice() == self.user.as_bytes())
     }
 }
