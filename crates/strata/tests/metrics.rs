@@ -599,6 +599,18 @@ fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
         "DB\tSucc\tQuery_time >= 0.35\tQuery\tUser\tMem_max > 0\n\
          shop\t1\t1\tSELECT SLEEP(0.35) AS slept;\troot\t1\n"
     );
+    // A query of several statements (one COM_QUERY, as drivers send them): each is timed and
+    // logged with its own text.
+    {
+        use mysql::prelude::Queryable;
+        let mut conn =
+            mysql::Conn::new(mysql::Opts::from_url(&playground.url("shop")).unwrap()).unwrap();
+        conn.query_drop("SELECT 'first'; SELECT SLEEP(0.35) AS second;\n SELECT 'third'")
+            .unwrap();
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("\nSELECT SLEEP(0.35) AS second;\n"), "{text}");
+    assert!(!text.contains("first") && !text.contains("third"), "{text}");
     // The statement summary keeps the memory too: a sort of every row holds them all.
     sql_at(
         playground.port,

@@ -77,9 +77,43 @@ fn nesting(tokens: &[TokenWithSpan]) -> (usize, usize) {
 pub struct Parsed {
     pub statements: Vec<crate::parser::statement::Statement>,
     pub param_count: usize,
+    /// Where each statement's text starts and ends (its first and last token).
+    spans: Vec<(Location, Location)>,
 }
 
 impl Parsed {
+    /// The text of each statement, cut from `sql` (the text parsed): what the slow log, the
+    /// statement summary and PROCESSLIST show of a statement of a multi-statement query. The
+    /// whole text where a statement's place is not known.
+    pub fn texts<'s>(&self, sql: &'s str) -> Vec<&'s str> {
+        let mut lines = vec![0];
+        lines.extend(sql.match_indices('\n').map(|(at, _)| at + 1));
+        // The byte offset of a line and column (both from 1; columns count characters).
+        let offset = |at: Location| -> Option<usize> {
+            let line_start = *lines.get((at.line as usize).checked_sub(1)?)?;
+            let column = (at.column as usize).checked_sub(1)?;
+            let rest = sql.get(line_start..)?;
+            Some(
+                line_start
+                    + rest
+                        .char_indices()
+                        .nth(column)
+                        .map_or(rest.len(), |(i, _)| i),
+            )
+        };
+        (0..self.statements.len())
+            .map(|i| {
+                self.spans
+                    .get(i)
+                    .and_then(|&(start, end)| {
+                        let (start, end) = (offset(start)?, offset(end)?);
+                        Some(sql.get(start..end)?.trim()).filter(|t| !t.is_empty())
+                    })
+                    .unwrap_or(sql)
+            })
+            .collect()
+    }
+
     /// The statements as sqlparser's trees, for text that holds only such statements (a view's
     /// definition); a statement of Strata's own is a syntax error there.
     pub fn into_sql(self) -> Result<Vec<Statement>> {
@@ -174,13 +208,15 @@ pub fn parse_batch_in(sql: &str, batch: Batch, modes: Modes) -> Result<Parsed> {
     // Text this deep may reach the parser's limit inside a construct whose parsing turns that
     // into a syntax error (CASE): a syntax error is checked again with a deeper limit.
     let deep = (depth > MAX_NESTING / 8).then(|| tokens.clone());
-    let parse = |tokens: Vec<TokenWithSpan>, limit: usize| {
+    let mut spans = Vec::new();
+    let mut parse = |tokens: Vec<TokenWithSpan>, limit: usize| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             parse_statements(
                 &mut Parser::new(&dialect)
                     .with_recursion_limit(limit)
                     .with_tokens_with_locations(tokens),
                 batch,
+                &mut spans,
             )
         }))
     };
@@ -241,6 +277,7 @@ pub fn parse_batch_in(sql: &str, batch: Batch, modes: Modes) -> Result<Parsed> {
     Ok(Parsed {
         statements,
         param_count,
+        spans,
     })
 }
 
@@ -250,6 +287,7 @@ pub fn parse_batch_in(sql: &str, batch: Batch, modes: Modes) -> Result<Parsed> {
 fn parse_statements(
     parser: &mut Parser,
     batch: Batch,
+    spans: &mut Vec<(Location, Location)>,
 ) -> std::result::Result<Vec<crate::parser::statement::Statement>, ParserError> {
     let mut statements = Vec::new();
     let mut expecting_delimiter = false;
@@ -263,8 +301,10 @@ fn parse_statements(
         if expecting_delimiter || (batch == Batch::Single && !statements.is_empty()) {
             return parser.expected("end of statement", parser.peek_token());
         }
+        let start = parser.peek_token_ref().span.start;
         if let Some(statement) = crate::parser::statement::parse_mysql_only(parser)? {
             statements.push(statement);
+            spans.push((start, parser.get_current_token().span.end));
             expecting_delimiter = true;
             continue;
         }
@@ -281,6 +321,7 @@ fn parse_statements(
             Box::new(statement),
             Extras::default(),
         ));
+        spans.push((start, parser.get_current_token().span.end));
         expecting_delimiter = true;
     }
 }
@@ -872,6 +913,25 @@ fn executable_body(body: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each statement of a multi-statement text is cut out with its own text, on any line,
+    /// after characters of any width, with Strata's own statements among sqlparser's.
+    #[test]
+    fn each_statement_of_several_has_its_text() {
+        let sql = "SELECT 1;  INSERT INTO t VALUES ('a;b');\n  SELECT 'é€', 2 ;\
+                   GRANT SELECT ON d.* TO u;SHOW PROCESSLIST\n";
+        let parsed = parse_batch(sql, Batch::Multiple).unwrap();
+        assert_eq!(
+            parsed.texts(sql),
+            [
+                "SELECT 1",
+                "INSERT INTO t VALUES ('a;b')",
+                "SELECT 'é€', 2",
+                "GRANT SELECT ON d.* TO u",
+                "SHOW PROCESSLIST"
+            ]
+        );
+    }
 
     fn sql_trees(parsed: &crate::parser::Parsed) -> Vec<Statement> {
         parsed

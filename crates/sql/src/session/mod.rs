@@ -279,9 +279,15 @@ impl Session {
                 return;
             }
         };
-        let text = crate::process::info_text(sql);
         let last = parsed.statements.len() - 1;
+        // Each statement of several is shown, logged and summarized with its own text.
+        let texts = if last > 0 {
+            parsed.texts(sql)
+        } else {
+            vec![sql]
+        };
         for (index, statement) in parsed.statements.iter().enumerate() {
+            let text = crate::process::info_text(texts[index]);
             let rows = sink.streams().then_some(&mut *sink as &mut dyn RowSink);
             let result = self
                 .process
