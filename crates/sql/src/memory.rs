@@ -65,10 +65,20 @@ impl MemoryPool {
         }
     }
 
-    /// The bytes all running statements hold now.
-    #[cfg(test)]
-    fn reserved(&self) -> u64 {
+    /// The bytes all running statements hold now (reserved from the pool).
+    pub fn reserved(&self) -> u64 {
         self.reserved.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes one running statement reserved.
+    pub fn largest(&self) -> u64 {
+        self.trackers
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|t| t.reserved.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn limit(&self) -> u64 {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use prometheus::{
     exponential_buckets, register_histogram_vec, register_int_counter, register_int_counter_vec,
-    register_int_gauge, Histogram, IntCounter, IntGauge,
+    register_int_gauge, register_int_gauge_vec, Histogram, IntCounter, IntGauge,
 };
 use sqlparser::ast;
 
@@ -325,6 +325,25 @@ pub fn admitted(admitted: bool) {
     ADMISSION_WAITS[usize::from(!admitted)].inc();
 }
 
+static MEMORY: LazyLock<[IntGauge; 3]> = LazyLock::new(|| {
+    let memory = register_int_gauge_vec!(
+        "strata_sql_memory_bytes",
+        "Working memory of this SQL node's statements, by tracker: what the running \
+         statements reserved from the pool (statements), the most one of them holds \
+         (largest_statement), and the pool's limit (limit)",
+        &["tracker"]
+    )
+    .expect("registered once");
+    ["statements", "largest_statement", "limit"].map(|t| memory.with_label_values(&[t]))
+});
+
+/// Sets the memory gauges from the server's pool (before each scrape).
+pub fn set_memory(statements: u64, largest_statement: u64, limit: u64) {
+    for (gauge, value) in MEMORY.iter().zip([statements, largest_statement, limit]) {
+        gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
+    }
+}
+
 static STARTED: LazyLock<Instant> = LazyLock::new(Instant::now);
 
 /// Registers the metrics, so that `/metrics` lists them before the first statement, and starts
@@ -333,6 +352,7 @@ pub fn init() {
     LazyLock::force(&STATEMENTS);
     LazyLock::force(&CONNECTIONS);
     LazyLock::force(&CONNECTIONS_TOTAL);
+    LazyLock::force(&MEMORY);
     LazyLock::force(&RETRIES);
     LazyLock::force(&CONFLICT_ERRORS);
     LazyLock::force(&ADMISSION_WAITS);

@@ -137,6 +137,7 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     strata_txn::metrics::init();
     let scraped = engine.clone();
+    let sql_scraped = sql.clone();
     let dashboard = crate::dashboard::Dashboard::start(
         sql.clone(),
         crate::dashboard::Cluster::Playground,
@@ -146,7 +147,10 @@ pub fn run(mut args: PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         "playground",
         args.host,
         status_port,
-        vec![Box::new(move || scraped.refresh_metrics())],
+        vec![
+            Box::new(move || scraped.refresh_metrics()),
+            Box::new(move || sql_scraped.refresh_metrics()),
+        ],
         Some(dashboard),
     )?;
 

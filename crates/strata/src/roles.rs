@@ -482,11 +482,12 @@ pub fn run_server(args: ServerArgs) -> Result<(), Box<dyn std::error::Error>> {
         crate::dashboard::Cluster::Nodes(pd_for_dashboard),
         listen,
     )?;
+    let scraped = sql.clone();
     status::start(
         "SQL node",
         args.host,
         status_port,
-        Vec::new(),
+        vec![Box::new(move || scraped.refresh_metrics())],
         Some(dashboard),
     )?;
     let what = format!(

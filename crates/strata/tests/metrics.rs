@@ -523,6 +523,68 @@ fn selectors(expr: &str) -> Vec<(String, Matchers)> {
     found
 }
 
+/// `strata_sql_memory_bytes` shows what the running statements hold, the most one holds, and
+/// the pool's limit as `tidb_server_memory_limit` sets it.
+#[test]
+fn the_memory_gauges_show_what_statements_hold() {
+    let (p, status) = playground_with_status_port();
+    p.sql(
+        None,
+        "CREATE DATABASE w; CREATE TABLE w.g (id INT PRIMARY KEY, pad VARCHAR(200))",
+    );
+    p.sql(
+        Some("w"),
+        "SET cte_max_recursion_depth = 20000; INSERT INTO g WITH RECURSIVE r(n) AS \
+         (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 20000) \
+         SELECT n, REPEAT('x', 180) FROM r",
+    );
+    p.sql(None, "SET GLOBAL tidb_server_memory_limit = 3000000000");
+    let memory = |tracker: &str| {
+        total(
+            &scrape(status),
+            "strata_sql_memory_bytes",
+            &[("tracker", tracker)],
+        )
+    };
+    assert_eq!(memory("limit"), 3e9);
+    std::thread::scope(|scope| {
+        // Holds every group, then sleeps on its first row.
+        scope.spawn(|| {
+            p.mariadb(
+                Some("w"),
+                "SELECT id, COUNT(*), SLEEP(IF(id = 1, 3, 0)) FROM g \
+                 GROUP BY pad, id WITH ROLLUP LIMIT 1",
+            )
+        });
+        let sleeping = "SELECT MEM FROM information_schema.PROCESSLIST \
+                        WHERE STATE = 'User sleep' AND INFO LIKE '%SLEEP(IF%'";
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let held: f64 = loop {
+            if let Some(mem) = p.sql(None, sleeping).lines().nth(1) {
+                break mem.parse().unwrap();
+            }
+            assert!(Instant::now() < deadline, "the statement never slept");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(held > 4e6, "it holds {held} bytes");
+        let (statements, largest) = (memory("statements"), memory("largest_statement"));
+        assert!(
+            largest >= held && statements >= largest,
+            "{held} held: {statements} reserved, {largest} the most"
+        );
+    });
+    // Once it ended, what it reserved goes back (as its session finishes the statement).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while memory("statements") >= 4e6 {
+        assert!(
+            Instant::now() < deadline,
+            "{} still reserved",
+            memory("statements")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
     let playground = Playground::start();

@@ -83,6 +83,13 @@ impl SqlServer {
         self.instance.read().clone()
     }
 
+    /// Brings the metrics that are read rather than counted up to date (before a scrape of
+    /// `/metrics`): the statements' working memory.
+    pub fn refresh_metrics(&self) {
+        let pool = self.processes.memory();
+        crate::metrics::set_memory(pool.reserved(), pool.largest(), pool.limit());
+    }
+
     /// Makes `path` the slow log file of this process (`slow_query_log_file`).
     pub fn set_slow_log_file(&self, path: &std::path::Path) {
         crate::slowlog::set_file(path);
