@@ -1,10 +1,10 @@
-//! What a store's Raft groups count: proposals and how long they take to apply, messages
-//! sent, leaders gained, the write of applied data, and the regions and leaders held,
+//! What a store's Raft groups count: proposals and how long they take to commit and apply,
+//! messages sent, leaders gained, the write of applied data, and the regions and leaders held,
 //! registered with the process's Prometheus registry (served at `/metrics` by the status
 //! port). raft-engine counts its own log writes and syncs (`raft_engine_…`).
 
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prometheus::{
     exponential_buckets, register_histogram, register_int_counter, register_int_gauge, Histogram,
@@ -21,6 +21,27 @@ static PROPOSE_APPLY: LazyLock<Histogram> = LazyLock::new(|| {
         "strata_raft_propose_apply_duration_seconds",
         "Commands proposed by this store's leaders and applied: how long from proposal to \
          applied (replication, log sync on a majority, apply)",
+        latency_buckets()
+    )
+    .expect("registered once")
+});
+
+static PROPOSE_COMMIT: LazyLock<Histogram> = LazyLock::new(|| {
+    register_histogram!(
+        "strata_raft_propose_commit_duration_seconds",
+        "Commands proposed by this store's leaders and applied: how long from proposal until \
+         the leader handled them as committed (replication and log sync on a majority)",
+        latency_buckets()
+    )
+    .expect("registered once")
+});
+
+static COMMIT_APPLY: LazyLock<Histogram> = LazyLock::new(|| {
+    register_histogram!(
+        "strata_raft_commit_apply_duration_seconds",
+        "Commands proposed by this store's leaders and applied: how long from the leader \
+         handling them as committed until applied (the round's own log write, the apply \
+         write)",
         latency_buckets()
     )
     .expect("registered once")
@@ -86,8 +107,13 @@ pub(crate) fn proposed() {
     PROPOSALS.inc();
 }
 
-pub(crate) fn applied(took: Duration) {
-    PROPOSE_APPLY.observe(took.as_secs_f64());
+/// A command applied: proposed at `proposed`, handled as committed at `committed` (the start
+/// of the poll round that applied it), applied at `applied`.
+pub(crate) fn applied(proposed: Instant, committed: Instant, applied: Instant) {
+    let seconds = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64();
+    PROPOSE_APPLY.observe(seconds(proposed, applied));
+    PROPOSE_COMMIT.observe(seconds(proposed, committed.max(proposed)));
+    COMMIT_APPLY.observe(seconds(committed.max(proposed), applied));
 }
 
 pub(crate) fn apply_written(took: Duration) {
@@ -114,6 +140,8 @@ pub(crate) fn set_regions(regions: usize, leaders: usize) {
 /// Registers the metrics, so that `/metrics` lists them before the first command.
 pub fn init() {
     LazyLock::force(&PROPOSE_APPLY);
+    LazyLock::force(&PROPOSE_COMMIT);
+    LazyLock::force(&COMMIT_APPLY);
     LazyLock::force(&PROPOSALS);
     LazyLock::force(&APPLY_WRITES);
     LazyLock::force(&MESSAGES);

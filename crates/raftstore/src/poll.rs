@@ -523,6 +523,9 @@ impl Poller {
 
     /// Persists, sends and applies what every region has ready, with one log sync.
     fn process_readies(&mut self) -> Result<(), crate::log::LogError> {
+        // The entries this round applies were committed by now (the leader learned it from
+        // the acknowledgements it stepped before).
+        let committed_at = Instant::now();
         let mut log_batch = LogWriteBatch::new();
         let mut touched = Vec::new();
         let mut outs = Vec::new();
@@ -643,7 +646,7 @@ impl Poller {
                 };
                 let leading = p.peer.is_leader() && !p.peer.is_transferring();
                 if result.is_ok() {
-                    crate::metrics::applied(now.saturating_duration_since(pending.proposed_at));
+                    crate::metrics::applied(pending.proposed_at, committed_at, now);
                 }
                 if result.is_ok() && pending.term == p.peer.term() && leading {
                     let until = pending.proposed_at + LEASE;

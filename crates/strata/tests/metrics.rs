@@ -386,6 +386,7 @@ fn every_role_of_a_cluster_shows_its_metrics() {
     }
 
     let (mut prewrites, mut reads_served, mut leaders) = (0.0, 0.0, 0.0);
+    let mut proposals_applied = 0.0;
     for kv in ["kv1", "kv2", "kv3"] {
         let samples = scrape(status_of(kv));
         // Every replica logs and applies the writes.
@@ -429,7 +430,24 @@ fn every_role_of_a_cluster_shows_its_metrics() {
             &[("command", "batch_scan")],
         );
         leaders += total(&samples, "strata_raft_leaders", &[]);
+        // Each command a leader applied is timed to commit and from commit to apply (the
+        // three are read one after the other while the node goes on: a few apart at most).
+        let applied = total(
+            &samples,
+            "strata_raft_propose_apply_duration_seconds_count",
+            &[],
+        );
+        for part in ["propose_commit", "commit_apply"] {
+            let name = format!("strata_raft_{part}_duration_seconds_count");
+            let timed = total(&samples, &name, &[]);
+            assert!(
+                (timed - applied).abs() <= 10.0,
+                "{kv}: {timed} {name}, {applied} applied"
+            );
+        }
+        proposals_applied += applied;
     }
+    assert!(proposals_applied > 0.0, "no leader applied a command");
     assert!(
         prewrites >= writes / 4.0,
         "{prewrites} prewrites for {writes} writes"
