@@ -262,6 +262,7 @@ static CLUSTER_SLOW_QUERY_COLUMNS: std::sync::LazyLock<Vec<(&str, Kind)>> =
 /// The slow log's entries ([`crate::slowlog::COLUMNS`]).
 const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[
     ("Time", Kind::Text),
+    ("Txn_start_ts", Kind::Int),
     ("User", Kind::Text),
     ("Host", Kind::Text),
     ("Conn_ID", Kind::Int),
@@ -269,6 +270,7 @@ const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[
     ("Rows_sent", Kind::Int),
     ("Rows_affected", Kind::Int),
     ("Mem_max", Kind::Int),
+    ("Request_count", Kind::Int),
     ("DB", Kind::Text),
     ("Succ", Kind::Int),
     ("Query", Kind::Text),

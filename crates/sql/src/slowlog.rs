@@ -9,9 +9,11 @@
 //!
 //! ```text
 //! # Time: 2026-12-05T15:04:05.123456Z
+//! # Txn_start_ts: 464571349032779777
 //! # User@Host: root[root] @  [127.0.0.1]  Id: 8
 //! # Query_time: 0.301234  Rows_sent: 1  Rows_affected: 0
 //! # Mem_max: 1048576
+//! # Request_count: 2
 //! # Succ: Yes
 //! use shop;
 //! SET timestamp=1796481845;
@@ -66,6 +68,11 @@ pub struct Entry<'a> {
     pub rows_affected: u64,
     /// The working memory the statement charged, in bytes (TiDB's Mem_max).
     pub memory: u64,
+    /// The start timestamp of the transaction it ran in (0 for none, or a read of the
+    /// newest data without one).
+    pub txn_start_ts: u64,
+    /// The read requests it sent to storage (TiDB's Request_count).
+    pub requests: u64,
     pub succeeded: bool,
     pub query: &'a str,
 }
@@ -109,9 +116,13 @@ fn format_entry(entry: &Entry, now: SystemTime) -> String {
         .map(|db| format!("use {db};\n"))
         .unwrap_or_default();
     format!(
-        "# Time: {time}\n# User@Host: {user}[{user}] @  [{host}]  Id: {id}\n\
+        "# Time: {time}\n# Txn_start_ts: {start_ts}\n\
+         # User@Host: {user}[{user}] @  [{host}]  Id: {id}\n\
          # Query_time: {took:.6}  Rows_sent: {sent}  Rows_affected: {affected}\n\
-         # Mem_max: {memory}\n# Succ: {succ}\n{database}SET timestamp={secs};\n{query}\n",
+         # Mem_max: {memory}\n# Request_count: {requests}\n# Succ: {succ}\n\
+         {database}SET timestamp={secs};\n{query}\n",
+        start_ts = entry.txn_start_ts,
+        requests = entry.requests,
         user = entry.user,
         host = entry.host,
         id = entry.connection_id,
@@ -127,6 +138,7 @@ fn format_entry(entry: &Entry, now: SystemTime) -> String {
 /// The columns of `information_schema.SLOW_QUERY` (TiDB's names, the fields Strata logs).
 pub const COLUMNS: &[&str] = &[
     "Time",
+    "Txn_start_ts",
     "User",
     "Host",
     "Conn_ID",
@@ -134,6 +146,7 @@ pub const COLUMNS: &[&str] = &[
     "Rows_sent",
     "Rows_affected",
     "Mem_max",
+    "Request_count",
     "DB",
     "Succ",
     "Query",
@@ -177,7 +190,11 @@ fn parse(text: &str) -> Vec<Vec<Datum>> {
         let Some(entry) = current.as_mut() else {
             continue;
         };
-        if let Some(rest) = line.strip_prefix("# User@Host: ") {
+        if let Some(ts) = line.strip_prefix("# Txn_start_ts: ") {
+            entry.txn_start_ts = ts.trim().parse().unwrap_or(0);
+        } else if let Some(requests) = line.strip_prefix("# Request_count: ") {
+            entry.requests = requests.trim().parse().unwrap_or(0);
+        } else if let Some(rest) = line.strip_prefix("# User@Host: ") {
             entry.user = rest.split('[').next().unwrap_or("").to_string();
             entry.host = rest
                 .split('[')
@@ -230,6 +247,8 @@ struct ParsedEntry {
     rows_sent: u64,
     rows_affected: u64,
     memory: u64,
+    txn_start_ts: u64,
+    requests: u64,
     database: Option<String>,
     succeeded: bool,
     query: String,
@@ -240,6 +259,7 @@ impl ParsedEntry {
         let text = |s: String| Datum::Bytes(s.into_bytes());
         vec![
             text(self.time),
+            Datum::UInt(self.txn_start_ts),
             text(self.user),
             text(self.host),
             Datum::UInt(self.connection_id),
@@ -247,6 +267,7 @@ impl ParsedEntry {
             Datum::UInt(self.rows_sent),
             Datum::UInt(self.rows_affected),
             Datum::UInt(self.memory),
+            Datum::UInt(self.requests),
             self.database.map_or(Datum::Null, text),
             Datum::UInt(u64::from(self.succeeded)),
             text(self.query),
@@ -269,6 +290,8 @@ mod tests {
             rows_sent: 3,
             rows_affected: 0,
             memory: 4096,
+            txn_start_ts: 464_571_349_032_779_777,
+            requests: 5,
             succeeded: true,
             query: "SELECT *\nFROM t WHERE a = 1;",
         };
@@ -276,14 +299,16 @@ mod tests {
         let text = format_entry(&entry, time);
         assert_eq!(
             text,
-            "# Time: 2026-12-05T14:44:05.123456Z\n# User@Host: app[app] @  [10.0.0.7]  Id: 42\n\
+            "# Time: 2026-12-05T14:44:05.123456Z\n# Txn_start_ts: 464571349032779777\n\
+             # User@Host: app[app] @  [10.0.0.7]  Id: 42\n\
              # Query_time: 1.234567  Rows_sent: 3  Rows_affected: 0\n# Mem_max: 4096\n\
-             # Succ: Yes\nuse shop;\n\
+             # Request_count: 5\n# Succ: Yes\nuse shop;\n\
              SET timestamp=1796481845;\nSELECT *\nFROM t WHERE a = 1;\n"
         );
         let failed = Entry {
             database: None,
             succeeded: false,
+            txn_start_ts: 0,
             query: "DELETE FROM t",
             ..entry
         };
@@ -294,19 +319,34 @@ mod tests {
         );
         let rows = parse(&text);
         assert_eq!(rows.len(), 2);
+        let column = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
         let text_of = |d: &Datum| String::from_utf8(crate::types::datum_to_text(d)).unwrap();
-        assert_eq!(text_of(&rows[0][0]), "2026-12-05 14:44:05.123456");
-        assert_eq!(text_of(&rows[0][1]), "app");
-        assert_eq!(text_of(&rows[0][2]), "10.0.0.7");
-        assert_eq!(rows[0][3], Datum::UInt(42));
-        assert_eq!(rows[0][4], Datum::Float(1.234567));
-        assert_eq!(rows[0][5], Datum::UInt(3));
-        assert_eq!(rows[0][7], Datum::UInt(4096));
-        assert_eq!(text_of(&rows[0][8]), "shop");
-        assert_eq!(rows[0][9], Datum::UInt(1));
-        assert_eq!(text_of(&rows[0][10]), "SELECT *\nFROM t WHERE a = 1;");
-        assert_eq!(rows[1][8], Datum::Null);
-        assert_eq!(rows[1][9], Datum::UInt(0));
-        assert_eq!(text_of(&rows[1][10]), "DELETE FROM t;");
+        let (first, second) = (&rows[0], &rows[1]);
+        assert_eq!(first.len(), COLUMNS.len());
+        assert_eq!(
+            text_of(&first[column("Time")]),
+            "2026-12-05 14:44:05.123456"
+        );
+        assert_eq!(
+            first[column("Txn_start_ts")],
+            Datum::UInt(464_571_349_032_779_777)
+        );
+        assert_eq!(text_of(&first[column("User")]), "app");
+        assert_eq!(text_of(&first[column("Host")]), "10.0.0.7");
+        assert_eq!(first[column("Conn_ID")], Datum::UInt(42));
+        assert_eq!(first[column("Query_time")], Datum::Float(1.234567));
+        assert_eq!(first[column("Rows_sent")], Datum::UInt(3));
+        assert_eq!(first[column("Mem_max")], Datum::UInt(4096));
+        assert_eq!(first[column("Request_count")], Datum::UInt(5));
+        assert_eq!(text_of(&first[column("DB")]), "shop");
+        assert_eq!(first[column("Succ")], Datum::UInt(1));
+        assert_eq!(
+            text_of(&first[column("Query")]),
+            "SELECT *\nFROM t WHERE a = 1;"
+        );
+        assert_eq!(second[column("Txn_start_ts")], Datum::UInt(0));
+        assert_eq!(second[column("DB")], Datum::Null);
+        assert_eq!(second[column("Succ")], Datum::UInt(0));
+        assert_eq!(text_of(&second[column("Query")]), "DELETE FROM t;");
     }
 }

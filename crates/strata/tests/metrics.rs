@@ -704,6 +704,27 @@ fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
          WHERE DIGEST_TEXT = 'select id from t order by id desc'",
     );
     assert_eq!(memory, "MAX_MEM > 0\tAVG_MEM > 0\n1\t1\n");
+
+    // TiDB's transaction fields: the start timestamp of the statement's transaction, and the
+    // read requests it sent itself (one scan of t's single region each), also inside a
+    // transaction that read before it.
+    sql_at(
+        playground.port,
+        Some("shop"),
+        "SELECT COUNT(*), SLEEP(0.35) AS alone FROM t; BEGIN; SELECT COUNT(*) FROM t; \
+         SELECT COUNT(*) FROM t; SELECT COUNT(*), SLEEP(0.35) AS in_txn FROM t; COMMIT",
+    );
+    let fields = sql_at(
+        playground.port,
+        None,
+        "SELECT Txn_start_ts > 400000000000000000, Request_count FROM \
+         information_schema.SLOW_QUERY WHERE Query LIKE '%AS alone%' OR Query LIKE '%AS in_txn%' \
+         ORDER BY Time",
+    );
+    assert_eq!(
+        fields,
+        "Txn_start_ts > 400000000000000000\tRequest_count\n1\t1\n1\t1\n"
+    );
 }
 
 /// Runs headless Chromium on `url` with `--dump-dom` (the page's DOM once its scripts ran),

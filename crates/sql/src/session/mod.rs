@@ -915,10 +915,11 @@ impl Session {
             txn.begin_statement(mode == TxnMode::Pessimistic)?;
 
             self.choose_commit_protocols(&mut txn);
-            let outcome = self
+            let written = self
                 .write_in(&mut txn, plan, params)
-                .and_then(|r| self.server.catalog.check_schema_lease().map(|()| r))
-                .and_then(|r| txn.commit().map(|_| r).map_err(Error::Txn));
+                .and_then(|r| self.server.catalog.check_schema_lease().map(|()| r));
+            self.note_txn(&txn);
+            let outcome = written.and_then(|r| txn.commit().map(|_| r).map_err(Error::Txn));
             match outcome {
                 Ok(r) => return Ok(r),
                 Err(e) if e.autocommit_may_retry() && attempt < AUTOCOMMIT_ATTEMPTS_MAX => {

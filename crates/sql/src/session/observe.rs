@@ -24,6 +24,9 @@ pub(crate) struct Observing {
     summary: summary::Settings,
     digest_buffer: String,
     summary_cache: summary::SessionCache,
+    /// The transaction the running statement ran in: its start timestamp, and the read
+    /// requests it had sent when the statement ended.
+    statement_txn: Option<(strata_types::Timestamp, u64)>,
 }
 
 impl Session {
@@ -43,6 +46,8 @@ impl Session {
         // Counted for the session before it runs: MySQL's Questions includes the statement
         // that reads it.
         self.counts.add(kind);
+        self.observing.statement_txn = None;
+        let open_before = self.txn.as_ref().map(|o| (o.txn.start_ts(), o.txn.reads()));
         let started = std::time::Instant::now();
         let (result, digest) = match caches {
             Some(Caches {
@@ -73,7 +78,20 @@ impl Session {
             .slow_threshold
             .is_some_and(|threshold| took >= threshold)
         {
-            self.log_slow(text, took, &result);
+            // Its own requests: those of its transaction less what came before it there.
+            let (start_ts, requests) = match (self.observing.statement_txn, open_before) {
+                (Some((ts, reads)), Some((open_ts, before))) if ts == open_ts => {
+                    (ts, reads.saturating_sub(before))
+                }
+                (Some(txn), _) => txn,
+                (None, _) => (strata_types::Timestamp(0), 0),
+            };
+            let start_ts = if start_ts == strata_types::Timestamp::MAX {
+                0
+            } else {
+                start_ts.0
+            };
+            self.log_slow(text, took, &result, start_ts, requests);
         }
         if self.observing.summary.enabled {
             self.summarize(kind, text, took, &result, digest);
@@ -124,7 +142,14 @@ impl Session {
         self.observing.summary = summary;
     }
 
-    fn log_slow(&self, text: &str, took: Duration, result: &Result<Output>) {
+    fn log_slow(
+        &self,
+        text: &str,
+        took: Duration,
+        result: &Result<Output>,
+        txn_start_ts: u64,
+        requests: u64,
+    ) {
         let (rows_sent, rows_affected) = rows_of(result);
         crate::slowlog::write(&crate::slowlog::Entry {
             user: self.process.user(),
@@ -135,6 +160,8 @@ impl Session {
             rows_sent,
             rows_affected,
             memory: self.process.memory_used(),
+            txn_start_ts,
+            requests,
             succeeded: result.is_ok(),
             query: text,
         });
@@ -258,6 +285,15 @@ impl Session {
     /// Whether a slow-log row (of `crate::slowlog::COLUMNS`) is of a statement of this
     /// session's user.
     fn logged_by_me(&self, row: &[Datum]) -> bool {
-        matches!(row.get(1), Some(Datum::Bytes(user)) if user.as_slice() == self.user.as_bytes())
+        let user = crate::slowlog::COLUMNS.iter().position(|c| *c == "User");
+        matches!(user.and_then(|u| row.get(u)), Some(Datum::Bytes(user)) if user.as_slice() == self.user.as_bytes())
+    }
+}
+
+impl Session {
+    /// Notes `txn` as the running statement's transaction, as the statement ends in it (for
+    /// the slow log).
+    pub(super) fn note_txn(&mut self, txn: &strata_txn::Transaction) {
+        self.observing.statement_txn = Some((txn.start_ts(), txn.reads()));
     }
 }

@@ -64,6 +64,7 @@ impl Session {
             };
             txn.set_interrupt(self.process.clone());
             let result = read(self, &mut txn);
+            self.note_txn(&txn);
             txn.rollback();
             return result;
         }

@@ -114,6 +114,7 @@ impl Session {
         mut open: OpenTxn,
         result: Result<T>,
     ) -> Result<T> {
+        self.note_txn(&open.txn);
         match result {
             Ok(v) => {
                 self.txn = Some(open);
