@@ -227,14 +227,17 @@ const PROCESSLIST_COLUMNS: &[(&str, Kind)] = &[
     ("MEM", Kind::Int),
 ];
 
+/// The columns of a TiDB CLUSTER_ table: the node's address, then those of its table.
+fn cluster_columns(columns: &[(&'static str, Kind)]) -> Vec<(&'static str, Kind)> {
+    [("INSTANCE", Kind::Text)]
+        .into_iter()
+        .chain(columns.iter().copied())
+        .collect()
+}
+
 /// TiDB's CLUSTER_PROCESSLIST: PROCESSLIST of every SQL node, after the node's address.
 static CLUSTER_PROCESSLIST_COLUMNS: std::sync::LazyLock<Vec<(&str, Kind)>> =
-    std::sync::LazyLock::new(|| {
-        [("INSTANCE", Kind::Text)]
-            .into_iter()
-            .chain(PROCESSLIST_COLUMNS.iter().copied())
-            .collect()
-    });
+    std::sync::LazyLock::new(|| cluster_columns(PROCESSLIST_COLUMNS));
 
 fn process_row(p: &ProcessRow) -> Vec<Datum> {
     vec![
@@ -252,12 +255,7 @@ fn process_row(p: &ProcessRow) -> Vec<Datum> {
 
 /// TiDB's CLUSTER_SLOW_QUERY: SLOW_QUERY of every SQL node, after the node's address.
 static CLUSTER_SLOW_QUERY_COLUMNS: std::sync::LazyLock<Vec<(&str, Kind)>> =
-    std::sync::LazyLock::new(|| {
-        [("INSTANCE", Kind::Text)]
-            .into_iter()
-            .chain(SLOW_QUERY_COLUMNS.iter().copied())
-            .collect()
-    });
+    std::sync::LazyLock::new(|| cluster_columns(SLOW_QUERY_COLUMNS));
 
 /// The slow log's entries ([`crate::slowlog::COLUMNS`]).
 const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[

@@ -389,16 +389,7 @@ fn new_statements_wait_while_memory_is_nearly_spent() {
             )
         });
         // What it holds once it sleeps (SLEEP() runs after the groups are all held).
-        let sleeping = "SELECT MEM FROM information_schema.PROCESSLIST \
-                        WHERE STATE = 'User sleep' AND INFO LIKE '%SLEEP(IF%'";
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let held: u64 = loop {
-            if let Some(mem) = p.sql(None, sleeping).lines().nth(1) {
-                break mem.parse().unwrap();
-            }
-            assert!(Instant::now() < deadline, "the statement never slept");
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let held = p.memory_of_sleeping("SLEEP(IF");
         assert!(held > 20 * MIB, "it holds {held} bytes");
         // Its reservation (whole MiB) is more than 90 % of a limit 2 MiB above it (room for
         // the small statements below, 1 MiB each at most).

@@ -574,16 +574,7 @@ fn the_memory_gauges_show_what_statements_hold() {
                  GROUP BY pad, id WITH ROLLUP LIMIT 1",
             )
         });
-        let sleeping = "SELECT MEM FROM information_schema.PROCESSLIST \
-                        WHERE STATE = 'User sleep' AND INFO LIKE '%SLEEP(IF%'";
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let held: f64 = loop {
-            if let Some(mem) = p.sql(None, sleeping).lines().nth(1) {
-                break mem.parse().unwrap();
-            }
-            assert!(Instant::now() < deadline, "the statement never slept");
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let held = p.memory_of_sleeping("SLEEP(IF") as f64;
         assert!(held > 4e6, "it holds {held} bytes");
         let (statements, largest) = (memory("statements"), memory("largest_statement"));
         assert!(

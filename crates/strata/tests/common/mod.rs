@@ -218,6 +218,26 @@ impl Playground {
     pub fn sql(&self, db: Option<&str>, sql: &str) -> String {
         sql_at(self.port, db, sql)
     }
+
+    /// Waits (a minute at most) until a statement whose text contains `marker` sleeps in
+    /// SLEEP(); returns the working memory it holds then (PROCESSLIST's MEM).
+    pub fn memory_of_sleeping(&self, marker: &str) -> u64 {
+        let sleeping = format!(
+            "SELECT MEM FROM information_schema.PROCESSLIST \
+             WHERE STATE = 'User sleep' AND INFO LIKE '%{marker}%'"
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some(mem) = self.sql(None, &sleeping).lines().nth(1) {
+                return mem.parse().unwrap();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the statement never slept"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
 }
 
 /// Runs the `mariadb` client against the server on `port` with `input` as its standard input
