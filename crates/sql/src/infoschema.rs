@@ -269,6 +269,7 @@ const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[
     ("Rows_affected", Kind::Int),
     ("Mem_max", Kind::Int),
     ("Request_count", Kind::Int),
+    ("KV_total", Kind::Double),
     ("DB", Kind::Text),
     ("Succ", Kind::Int),
     ("Query", Kind::Text),

@@ -708,13 +708,15 @@ fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
     let fields = sql_at(
         playground.port,
         None,
-        "SELECT Txn_start_ts > 400000000000000000, Request_count FROM \
+        "SELECT Txn_start_ts > 400000000000000000, Request_count, \
+         KV_total > 0 AND KV_total < Query_time FROM \
          information_schema.SLOW_QUERY WHERE Query LIKE '%AS alone%' OR Query LIKE '%AS in_txn%' \
          ORDER BY Time",
     );
     assert_eq!(
         fields,
-        "Txn_start_ts > 400000000000000000\tRequest_count\n1\t1\n1\t1\n"
+        "Txn_start_ts > 400000000000000000\tRequest_count\t\
+         KV_total > 0 AND KV_total < Query_time\n1\t1\t1\n1\t1\t1\n"
     );
 }
 

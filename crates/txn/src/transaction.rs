@@ -96,6 +96,8 @@ pub struct Transaction {
     /// Read requests sent to storage (each get, batch get, scan or batch of scans, and each
     /// retry after resolving a lock), for EXPLAIN ANALYZE.
     reads: u64,
+    /// The time those requests took (the slow log's KV_total).
+    read_time: Duration,
 }
 
 /// Says whether the statement using a transaction was stopped (killed, or out of time).
@@ -111,6 +113,7 @@ impl Transaction {
             interrupt: None,
             heartbeat: None,
             reads: 0,
+            read_time: Duration::ZERO,
             client,
             start_ts,
             mode,
@@ -212,6 +215,11 @@ impl Transaction {
     /// The read requests this transaction sent to storage so far.
     pub fn reads(&self) -> u64 {
         self.reads
+    }
+
+    /// The time the read requests this transaction sent so far took.
+    pub fn read_time(&self) -> Duration {
+        self.read_time
     }
 
     /// The snapshot the running statement reads.
@@ -717,7 +725,10 @@ impl Transaction {
     ) -> Result<T, TxnError> {
         for _ in 0..READ_LOCK_RETRIES_MAX {
             self.reads += 1;
-            match read(self.client.kv()) {
+            let started = Instant::now();
+            let answer = read(self.client.kv());
+            self.read_time += started.elapsed();
+            match answer {
                 Err(KvError::KeyIsLocked(_)) if self.interrupted() => {
                     return Err(TxnError::Interrupted)
                 }

@@ -25,8 +25,8 @@ pub(crate) struct Observing {
     digest_buffer: String,
     summary_cache: summary::SessionCache,
     /// The transaction the running statement ran in: its start timestamp, and the read
-    /// requests it had sent when the statement ended.
-    statement_txn: Option<(strata_types::Timestamp, u64)>,
+    /// requests it had sent when the statement ended, with their time.
+    statement_txn: Option<(strata_types::Timestamp, u64, Duration)>,
 }
 
 impl Session {
@@ -47,7 +47,10 @@ impl Session {
         // that reads it.
         self.counts.add(kind);
         self.observing.statement_txn = None;
-        let open_before = self.txn.as_ref().map(|o| (o.txn.start_ts(), o.txn.reads()));
+        let open_before = self
+            .txn
+            .as_ref()
+            .map(|o| (o.txn.start_ts(), o.txn.reads(), o.txn.read_time()));
         let started = std::time::Instant::now();
         let (result, digest) = match caches {
             Some(Caches {
@@ -79,19 +82,25 @@ impl Session {
             .is_some_and(|threshold| took >= threshold)
         {
             // Its own requests: those of its transaction less what came before it there.
-            let (start_ts, requests) = match (self.observing.statement_txn, open_before) {
-                (Some((ts, reads)), Some((open_ts, before))) if ts == open_ts => {
-                    (ts, reads.saturating_sub(before))
+            let (start_ts, requests, kv_time) = match (self.observing.statement_txn, open_before) {
+                (Some((ts, reads, time)), Some((open_ts, reads_before, time_before)))
+                    if ts == open_ts =>
+                {
+                    (
+                        ts,
+                        reads.saturating_sub(reads_before),
+                        time.saturating_sub(time_before),
+                    )
                 }
                 (Some(txn), _) => txn,
-                (None, _) => (strata_types::Timestamp(0), 0),
+                (None, _) => (strata_types::Timestamp(0), 0, Duration::ZERO),
             };
             let start_ts = if start_ts == strata_types::Timestamp::MAX {
                 0
             } else {
                 start_ts.0
             };
-            self.log_slow(text, took, &result, start_ts, requests);
+            self.log_slow(text, took, &result, (start_ts, requests, kv_time));
         }
         if self.observing.summary.enabled {
             self.summarize(kind, text, took, &result, digest);
@@ -147,8 +156,7 @@ impl Session {
         text: &str,
         took: Duration,
         result: &Result<Output>,
-        txn_start_ts: u64,
-        requests: u64,
+        (txn_start_ts, requests, kv_time): (u64, u64, Duration),
     ) {
         let (rows_sent, rows_affected) = rows_of(result);
         crate::slowlog::write(&crate::slowlog::Entry {
@@ -162,6 +170,7 @@ impl Session {
             memory: self.process.memory_used(),
             txn_start_ts,
             requests,
+            kv_time,
             succeeded: result.is_ok(),
             query: text,
         });
@@ -294,6 +303,6 @@ impl Session {
     /// Notes `txn` as the running statement's transaction, as the statement ends in it (for
     /// the slow log).
     pub(super) fn note_txn(&mut self, txn: &strata_txn::Transaction) {
-        self.observing.statement_txn = Some((txn.start_ts(), txn.reads()));
+        self.observing.statement_txn = Some((txn.start_ts(), txn.reads(), txn.read_time()));
     }
 }
