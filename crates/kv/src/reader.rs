@@ -2,8 +2,8 @@
 //! write CF. Locks are checked by the caller ([`crate::Storage`]) before a read.
 
 use strata_engine::{Cf, Engine, EngineIterator};
-use strata_kvapi::KvError;
-use strata_types::{Key, Timestamp, Value};
+use strata_kvapi::{KvError, Scanned};
+use strata_types::{Timestamp, Value};
 
 use crate::mvcc::{self, Write, WriteKind};
 
@@ -44,21 +44,24 @@ impl<'a> MvccReader<'a> {
         let seek_key = mvcc::append_ts(encoded.clone(), ts);
         let mut it = self.engine.versions_iterator();
         it.seek(&seek_key);
-        self.visible_value(&mut *it, &encoded)
+        self.visible_value(&mut *it, &encoded, &mut 0)
     }
 
     /// From the cursor's position within the versions of `encoded`, returns the first Put's
-    /// value (None on a Delete or when the versions run out).
+    /// value (None on a Delete or when the versions run out); counts the versions it reads in
+    /// `versions`.
     fn visible_value(
         &self,
         it: &mut dyn EngineIterator,
         encoded: &[u8],
+        versions: &mut u64,
     ) -> Result<Option<Value>, KvError> {
         while it.valid().map_err(storage)? {
             let (user, _commit_ts) = mvcc::split_versioned_key(it.key())?;
             if user != encoded {
                 return Ok(None);
             }
+            *versions += 1;
             let write = Write::decode(it.value())?;
             match write.kind {
                 WriteKind::Put => return self.load_value(encoded, &write).map(Some),
@@ -143,7 +146,7 @@ impl<'a> MvccReader<'a> {
     }
 
     /// Returns up to `limit` visible entries with keys in `[start, end)`, ascending or
-    /// descending.
+    /// descending, with the number of versions read to find them.
     pub fn scan(
         &self,
         start: &[u8],
@@ -152,7 +155,7 @@ impl<'a> MvccReader<'a> {
         limit: usize,
         reverse: bool,
         keys_only: bool,
-    ) -> Result<Vec<(Key, Value)>, KvError> {
+    ) -> Result<Scanned, KvError> {
         let lower = mvcc::encode_user_key(start);
         let upper = if end.is_empty() {
             vec![0xFF; 16]
@@ -167,6 +170,7 @@ impl<'a> MvccReader<'a> {
             it.seek(&lower);
         }
         let mut encoded = Vec::new();
+        let mut versions = 0;
         while out.len() < limit && it.valid().map_err(storage)? {
             let (user, _) = mvcc::split_versioned_key(it.key())?;
             encoded.clear();
@@ -176,7 +180,7 @@ impl<'a> MvccReader<'a> {
                 // Versions are met oldest first going backwards: look the key up forwards, then
                 // step before its first version.
                 it.seek(&mvcc::append_ts(encoded.clone(), ts));
-                if let Some(value) = self.visible_value(&mut *it, &encoded)? {
+                if let Some(value) = self.visible_value(&mut *it, &encoded, &mut versions)? {
                     out.push((
                         mvcc::decode_user_key(&encoded)?,
                         if keys_only { Vec::new() } else { value },
@@ -187,28 +191,42 @@ impl<'a> MvccReader<'a> {
             }
             let (_, commit_ts) = mvcc::split_versioned_key(it.key())?;
             if commit_ts > ts {
+                // A version newer than the snapshot, read and passed.
+                versions += 1;
                 it.seek(&mvcc::append_ts(encoded.clone(), ts));
             }
-            if let Some(value) = self.visible_value(&mut *it, &encoded)? {
+            if let Some(value) = self.visible_value(&mut *it, &encoded, &mut versions)? {
                 out.push((
                     mvcc::decode_user_key(&encoded)?,
                     if keys_only { Vec::new() } else { value },
                 ));
             }
-            self.skip_versions(&mut *it, &encoded)?;
+            self.skip_versions(&mut *it, &encoded, &mut versions)?;
         }
-        Ok(out)
+        Ok(Scanned {
+            pairs: out,
+            versions,
+        })
     }
 
-    /// Moves the cursor past every version of `encoded`.
-    fn skip_versions(&self, it: &mut dyn EngineIterator, encoded: &[u8]) -> Result<(), KvError> {
-        for _ in 0..SCAN_NEXT_BEFORE_SEEK {
+    /// Moves the cursor past every version of `encoded`, from the version it stands on (read
+    /// already), counting the further versions it steps on in `versions`.
+    fn skip_versions(
+        &self,
+        it: &mut dyn EngineIterator,
+        encoded: &[u8],
+        versions: &mut u64,
+    ) -> Result<(), KvError> {
+        for step in 0..SCAN_NEXT_BEFORE_SEEK {
             if !it.valid().map_err(storage)? {
                 return Ok(());
             }
             let (user, _) = mvcc::split_versioned_key(it.key())?;
             if user != encoded {
                 return Ok(());
+            }
+            if step > 0 {
+                *versions += 1;
             }
             it.next();
         }

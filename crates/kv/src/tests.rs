@@ -255,6 +255,7 @@ fn scan_sees_newest_visible_versions_both_ways() {
             keys_only: false,
         })
         .unwrap()
+        .pairs
     };
     let old = scan(Timestamp(t1.0 + 100), false);
     assert_eq!(
@@ -281,6 +282,49 @@ fn scan_sees_newest_visible_versions_both_ways() {
             (b"k1".to_vec(), b"a".to_vec())
         ]
     );
+}
+
+#[test]
+fn a_scan_counts_the_versions_it_reads() {
+    let s = storage();
+    // k1 written five times, k2 once, k3 written then deleted.
+    let mut at = 10;
+    for (key, value) in [
+        (b"k1", Some(&b"1"[..])),
+        (b"k1", Some(b"2")),
+        (b"k1", Some(b"3")),
+        (b"k1", Some(b"4")),
+        (b"k1", Some(b"5")),
+        (b"k2", Some(b"b")),
+        (b"k3", Some(b"c")),
+        (b"k3", None),
+    ] {
+        at = one_pc(&s, key, value, at).0 + 1;
+    }
+    let scan = |ts: Timestamp, limit: usize| {
+        s.scan(&ScanRequest {
+            start: b"k".to_vec(),
+            end: b"l".to_vec(),
+            limit,
+            ts,
+            reverse: false,
+            keys_only: false,
+        })
+        .unwrap()
+    };
+    let newest = scan(Timestamp(at + 100), 10);
+    assert_eq!(
+        newest.pairs,
+        vec![
+            (b"k1".to_vec(), b"5".to_vec()),
+            (b"k2".to_vec(), b"b".to_vec())
+        ]
+    );
+    // k1's newest version and three more stepped over before the seek past the fifth; k2's
+    // one; k3's deletion and the version under it.
+    assert_eq!(newest.versions, 4 + 1 + 2);
+    // Stopping at the limit reads no further.
+    assert_eq!(scan(Timestamp(at + 100), 1).versions, 4);
 }
 
 #[test]

@@ -144,6 +144,23 @@ pub struct ScanRequest {
     pub keys_only: bool,
 }
 
+/// What a scan read: its visible entries, and how many stored versions its cursor stood on
+/// to find them (old versions, deletions and rollback records included; versions passed by
+/// a seek are not counted). TiDB's slow log names the two Process_keys and Total_keys.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scanned {
+    pub pairs: Vec<(Key, Value)>,
+    pub versions: u64,
+}
+
+impl Scanned {
+    /// Appends `other`'s entries and counts its versions.
+    pub fn extend(&mut self, other: Scanned) {
+        self.pairs.extend(other.pairs);
+        self.versions += other.versions;
+    }
+}
+
 /// Locks keys for a pessimistic transaction before it writes them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PessimisticLockRequest {
@@ -247,11 +264,11 @@ pub trait KvApi: Send + Sync + 'static {
     fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError>;
 
     /// Returns up to `limit` visible entries of a key range.
-    fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError>;
+    fn scan(&self, request: &ScanRequest) -> Result<Scanned, KvError>;
 
     /// Runs several scans, returning their entries in the order of `requests`. A client of
     /// remote stores sends the scans of one region together; here they run one by one.
-    fn batch_scan(&self, requests: &[ScanRequest]) -> Result<Vec<Vec<(Key, Value)>>, KvError> {
+    fn batch_scan(&self, requests: &[ScanRequest]) -> Result<Vec<Scanned>, KvError> {
         requests.iter().map(|r| self.scan(r)).collect()
     }
 

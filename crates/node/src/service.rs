@@ -11,7 +11,7 @@ use strata_proto::{
     key_error_to_pb, lock_info_to_pb, mutation_from_pb, secondary_locks_to_pb, txn_status_to_pb,
 };
 use strata_raftstore::{NotServing, Router};
-use strata_types::{Key, Timestamp};
+use strata_types::{Key, Timestamp, Value};
 
 use crate::metrics::{self, Command};
 use crate::oracle_bound::OracleBound;
@@ -377,7 +377,7 @@ impl kv_server::Kv for KvService {
         if let Err(e) = check(&self.router, &r.context, [&r.start[..]], Some(&r.end)) {
             return Ok(Response::new(pb::ScanResponse {
                 error: region_error(e),
-                pairs: Vec::new(),
+                ..Default::default()
             }));
         }
         let scan = ScanRequest {
@@ -393,20 +393,18 @@ impl kv_server::Kv for KvService {
         if let Err(e) = still_serving(&self.router, &r.context) {
             return Ok(Response::new(pb::ScanResponse {
                 error: region_error(e),
-                pairs: Vec::new(),
+                ..Default::default()
             }));
         }
         Ok(Response::new(match result {
-            Ok(pairs) => pb::ScanResponse {
+            Ok(scanned) => pb::ScanResponse {
                 error: None,
-                pairs: pairs
-                    .into_iter()
-                    .map(|(key, value)| pb::KvPair { key, value })
-                    .collect(),
+                pairs: pairs_of(scanned.pairs),
+                versions: scanned.versions,
             },
             Err(e) => pb::ScanResponse {
                 error: key_error(&e),
-                pairs: Vec::new(),
+                ..Default::default()
             },
         }))
     }
@@ -454,9 +452,13 @@ impl kv_server::Kv for KvService {
                 if bytes >= BATCH_SCAN_ANSWER_BYTES {
                     break;
                 }
-                let pairs = storage.scan(scan)?;
-                bytes += pairs.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
-                results.push(pairs);
+                let scanned = storage.scan(scan)?;
+                bytes += scanned
+                    .pairs
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len())
+                    .sum::<usize>();
+                results.push(scanned);
             }
             Ok::<_, KvError>(results)
         })
@@ -469,11 +471,9 @@ impl kv_server::Kv for KvService {
                 error: None,
                 results: results
                     .into_iter()
-                    .map(|pairs| pb::ScanResult {
-                        pairs: pairs
-                            .into_iter()
-                            .map(|(key, value)| pb::KvPair { key, value })
-                            .collect(),
+                    .map(|scanned| pb::ScanResult {
+                        pairs: pairs_of(scanned.pairs),
+                        versions: scanned.versions,
                     })
                     .collect(),
             },
@@ -763,4 +763,12 @@ impl kv_server::Kv for KvService {
             Err(e) => pb::ScanLockResponse::with_error(key_error(&e)),
         }))
     }
+}
+
+/// Entries as the answer's key-value pairs.
+fn pairs_of(pairs: Vec<(Key, Value)>) -> Vec<pb::KvPair> {
+    pairs
+        .into_iter()
+        .map(|(key, value)| pb::KvPair { key, value })
+        .collect()
 }

@@ -13,8 +13,10 @@ use crate::show::{rows, text, text_column};
 
 /// EXPLAIN ANALYZE of a SELECT: runs it (its rows are not sent) and prints its operator tree
 /// with TiDB's columns: the rows each operator handed its parent (actRows), in
-/// `execution info` the time spent in it and below it, how often it was pulled and the read
-/// requests to storage made in it and below it (`kv_reads`), and the
+/// `execution info` the time spent in it and below it, how often it was pulled, the read
+/// requests to storage made in it and below it (`kv_reads`) and, for scans, the rows they
+/// returned from storage and the stored versions read to find them (TiDB's
+/// `total_process_keys` and `total_keys`), and the
 /// most memory an operator that keeps rows held and what it wrote to disk (`N/A` for one that
 /// only passes batches on). Operators measured only as part of another (a join's steps, a
 /// subquery's or union branch's operators) show no figures.
@@ -34,18 +36,20 @@ pub fn analyze(session: &mut Session, statement: &Statement) -> Result<Output> {
         .into_iter()
         .map(|([id, est_rows, task, object, info], ran)| {
             let (act_rows, execution) = match ran {
-                Some(ran) => (
-                    ran.rows.to_string(),
-                    match ran.time {
-                        Some(time) => format!(
-                            "time:{}, loops:{}, kv_reads:{}",
-                            duration(time),
-                            ran.loops,
-                            ran.kv_reads
-                        ),
-                        None => format!("loops:{}, kv_reads:{}", ran.loops, ran.kv_reads),
-                    },
-                ),
+                Some(ran) => {
+                    let mut execution = match ran.time {
+                        Some(time) => format!("time:{}, ", duration(time)),
+                        None => String::new(),
+                    };
+                    execution += &format!("loops:{}, kv_reads:{}", ran.loops, ran.kv.requests);
+                    if ran.kv.versions > 0 {
+                        execution += &format!(
+                            ", process_keys:{}, total_keys:{}",
+                            ran.kv.keys, ran.kv.versions
+                        );
+                    }
+                    (ran.rows.to_string(), execution)
+                }
                 None => (String::new(), String::new()),
             };
             let (memory, disk) = match ran.and_then(|ran| ran.held) {

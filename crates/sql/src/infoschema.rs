@@ -269,6 +269,8 @@ const SLOW_QUERY_COLUMNS: &[(&str, Kind)] = &[
     ("Rows_affected", Kind::Int),
     ("Mem_max", Kind::Int),
     ("Request_count", Kind::Int),
+    ("Total_keys", Kind::Int),
+    ("Process_keys", Kind::Int),
     ("KV_total", Kind::Double),
     ("DB", Kind::Text),
     ("Succ", Kind::Int),

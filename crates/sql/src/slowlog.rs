@@ -13,7 +13,7 @@
 //! # User@Host: root[root] @  [127.0.0.1]  Id: 8
 //! # Query_time: 0.301234  Rows_sent: 1  Rows_affected: 0
 //! # Mem_max: 1048576
-//! # Request_count: 2  KV_total: 0.000183
+//! # Request_count: 2  Total_keys: 3  Process_keys: 1  KV_total: 0.000183
 //! # Succ: Yes
 //! use shop;
 //! SET timestamp=1796481845;
@@ -71,10 +71,9 @@ pub struct Entry<'a> {
     /// The start timestamp of the transaction it ran in (0 for none, or a read of the
     /// newest data without one).
     pub txn_start_ts: u64,
-    /// The read requests it sent to storage (TiDB's Request_count), and the time they took
-    /// (TiDB's KV_total).
-    pub requests: u64,
-    pub kv_time: Duration,
+    /// What its reads asked of storage: TiDB's Request_count, Total_keys, Process_keys and
+    /// KV_total.
+    pub reads: strata_txn::ReadStats,
     pub succeeded: bool,
     pub query: &'a str,
 }
@@ -121,12 +120,16 @@ fn format_entry(entry: &Entry, now: SystemTime) -> String {
         "# Time: {time}\n# Txn_start_ts: {start_ts}\n\
          # User@Host: {user}[{user}] @  [{host}]  Id: {id}\n\
          # Query_time: {took:.6}  Rows_sent: {sent}  Rows_affected: {affected}\n\
-         # Mem_max: {memory}\n# Request_count: {requests}  KV_total: {kv_total:.6}\n\
+         # Mem_max: {memory}\n\
+         # Request_count: {requests}  Total_keys: {total_keys}  Process_keys: {process_keys}  \
+         KV_total: {kv_total:.6}\n\
          # Succ: {succ}\n\
          {database}SET timestamp={secs};\n{query}\n",
         start_ts = entry.txn_start_ts,
-        requests = entry.requests,
-        kv_total = entry.kv_time.as_secs_f64(),
+        requests = entry.reads.requests,
+        total_keys = entry.reads.versions,
+        process_keys = entry.reads.keys,
+        kv_total = entry.reads.time.as_secs_f64(),
         user = entry.user,
         host = entry.host,
         id = entry.connection_id,
@@ -151,6 +154,8 @@ pub const COLUMNS: &[&str] = &[
     "Rows_affected",
     "Mem_max",
     "Request_count",
+    "Total_keys",
+    "Process_keys",
     "KV_total",
     "DB",
     "Succ",
@@ -200,6 +205,8 @@ fn parse(text: &str) -> Vec<Vec<Datum>> {
         } else if let Some(rest) = line.strip_prefix("# Request_count: ") {
             let rest = format!("Request_count: {rest}");
             entry.requests = field(&rest, "Request_count:").unwrap_or(0.0) as u64;
+            entry.total_keys = field(&rest, "Total_keys:").unwrap_or(0.0) as u64;
+            entry.process_keys = field(&rest, "Process_keys:").unwrap_or(0.0) as u64;
             entry.kv_total = field(&rest, "KV_total:").unwrap_or(0.0);
         } else if let Some(rest) = line.strip_prefix("# User@Host: ") {
             entry.user = rest.split('[').next().unwrap_or("").to_string();
@@ -256,6 +263,8 @@ struct ParsedEntry {
     memory: u64,
     txn_start_ts: u64,
     requests: u64,
+    total_keys: u64,
+    process_keys: u64,
     kv_total: f64,
     database: Option<String>,
     succeeded: bool,
@@ -276,6 +285,8 @@ impl ParsedEntry {
             Datum::UInt(self.rows_affected),
             Datum::UInt(self.memory),
             Datum::UInt(self.requests),
+            Datum::UInt(self.total_keys),
+            Datum::UInt(self.process_keys),
             Datum::Float(self.kv_total),
             self.database.map_or(Datum::Null, text),
             Datum::UInt(u64::from(self.succeeded)),
@@ -300,8 +311,12 @@ mod tests {
             rows_affected: 0,
             memory: 4096,
             txn_start_ts: 464_571_349_032_779_777,
-            requests: 5,
-            kv_time: Duration::from_micros(2_500),
+            reads: strata_txn::ReadStats {
+                requests: 5,
+                time: Duration::from_micros(2_500),
+                keys: 7,
+                versions: 12,
+            },
             succeeded: true,
             query: "SELECT *\nFROM t WHERE a = 1;",
         };
@@ -312,7 +327,8 @@ mod tests {
             "# Time: 2026-12-05T14:44:05.123456Z\n# Txn_start_ts: 464571349032779777\n\
              # User@Host: app[app] @  [10.0.0.7]  Id: 42\n\
              # Query_time: 1.234567  Rows_sent: 3  Rows_affected: 0\n# Mem_max: 4096\n\
-             # Request_count: 5  KV_total: 0.002500\n# Succ: Yes\nuse shop;\n\
+             # Request_count: 5  Total_keys: 12  Process_keys: 7  KV_total: 0.002500\n\
+             # Succ: Yes\nuse shop;\n\
              SET timestamp=1796481845;\nSELECT *\nFROM t WHERE a = 1;\n"
         );
         let failed = Entry {
@@ -348,6 +364,8 @@ mod tests {
         assert_eq!(first[column("Rows_sent")], Datum::UInt(3));
         assert_eq!(first[column("Mem_max")], Datum::UInt(4096));
         assert_eq!(first[column("Request_count")], Datum::UInt(5));
+        assert_eq!(first[column("Total_keys")], Datum::UInt(12));
+        assert_eq!(first[column("Process_keys")], Datum::UInt(7));
         assert_eq!(first[column("KV_total")], Datum::Float(0.0025));
         assert_eq!(text_of(&first[column("DB")]), "shop");
         assert_eq!(first[column("Succ")], Datum::UInt(1));

@@ -718,6 +718,30 @@ fn slow_statements_reach_the_slow_log_pt_query_digest_and_slow_query() {
         "Txn_start_ts > 400000000000000000\tRequest_count\t\
          KV_total > 0 AND KV_total < Query_time\n1\t1\t1\n1\t1\t1\n"
     );
+    // TiDB's key counts: the rows a scan returned (Process_keys) and the stored versions it
+    // read to find them (Total_keys): row 1 has five versions, of which the scan reads the
+    // newest and steps over three before it seeks past the rest; row 2 one; row 3 a deletion
+    // over its first version.
+    sql_at(
+        playground.port,
+        Some("shop"),
+        "CREATE TABLE v (id INT PRIMARY KEY, n INT); INSERT INTO v VALUES (1, 0), (2, 0), (3, 0); \
+         UPDATE v SET n = 1 WHERE id = 1; UPDATE v SET n = 2 WHERE id = 1; \
+         UPDATE v SET n = 3 WHERE id = 1; UPDATE v SET n = 4 WHERE id = 1; \
+         DELETE FROM v WHERE id = 3; SELECT SUM(n), SLEEP(0.35) AS versions FROM v",
+    );
+    let keys = sql_at(
+        playground.port,
+        None,
+        "SELECT Process_keys, Total_keys FROM information_schema.SLOW_QUERY \
+         WHERE Query LIKE '%AS versions%'",
+    );
+    assert_eq!(keys, "Process_keys\tTotal_keys\n2\t7\n");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("# Request_count: 1  Total_keys: 7  Process_keys: 2  KV_total: "),
+        "{text}"
+    );
 }
 
 /// Runs headless Chromium on `url` with `--dump-dom` (the page's DOM once its scripts ran),

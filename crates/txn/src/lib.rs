@@ -42,7 +42,7 @@ pub use resolver::{ResolvedLocks, RESOLVE_INTERVAL};
 
 pub use secondaries::{SecondaryCommitter, SECONDARY_COMMIT_THREADS, SECONDARY_QUEUE};
 pub use strata_kvapi::{KvError, RegionInfo, StoreInfo};
-pub use transaction::{Interrupt, Savepoint, Transaction, TxnMode, LOCK_WAIT_SLICE};
+pub use transaction::{Interrupt, ReadStats, Savepoint, Transaction, TxnMode, LOCK_WAIT_SLICE};
 
 use std::sync::Arc;
 

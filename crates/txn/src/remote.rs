@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use parking_lot::RwLock;
 use strata_kvapi::{
     KvApi, KvError, LockInfo, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
-    RegionInfo, ScanRequest, SecondaryLocks, StoreInfo, TxnStatus,
+    RegionInfo, ScanRequest, Scanned, SecondaryLocks, StoreInfo, TxnStatus,
 };
 use strata_pd_client::PdClient;
 use strata_proto::kv::{self as pb, kv_client::KvClient};
@@ -113,6 +113,11 @@ kv_response!(
 
 /// A request to a region's leader, ready to run.
 type Call<R> = std::pin::Pin<Box<dyn Future<Output = Attempt<R>> + Send + 'static>>;
+
+/// An answer's key-value pairs as entries.
+fn entries(pairs: Vec<pb::KvPair>) -> Vec<(Key, Value)> {
+    pairs.into_iter().map(|p| (p.key, p.value)).collect()
+}
 
 /// Sorts the outcome of one request to the leader on `store`.
 fn sort_response<R: KvResponse>(
@@ -620,12 +625,12 @@ impl KvApi for RemoteKv {
         Ok(values)
     }
 
-    fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError> {
-        let mut out = Vec::new();
+    fn scan(&self, request: &ScanRequest) -> Result<Scanned, KvError> {
+        let mut out = Scanned::default();
         let mut backoff = Backoff::new();
         // The part of the range still to read: [start, end).
         let (mut start, mut end) = (request.start.clone(), request.end.clone());
-        while out.len() < request.limit && (end.is_empty() || start < end) {
+        while out.pairs.len() < request.limit && (end.is_empty() || start < end) {
             let region = if request.reverse {
                 self.locate_before(&end, &mut backoff)?
             } else {
@@ -636,7 +641,7 @@ impl KvApi for RemoteKv {
                 context: region.context(),
                 start: part_start.clone(),
                 end: part_end,
-                limit: (request.limit - out.len()) as u64,
+                limit: (request.limit - out.pairs.len()) as u64,
                 ts: request.ts.0,
                 reverse: request.reverse,
                 keys_only: request.keys_only,
@@ -645,7 +650,10 @@ impl KvApi for RemoteKv {
                 c.scan(scan).await
             }) {
                 Ok(Ok(response)) => {
-                    out.extend(response.pairs.into_iter().map(|p| (p.key, p.value)));
+                    out.extend(Scanned {
+                        pairs: entries(response.pairs),
+                        versions: response.versions,
+                    });
                 }
                 Ok(Err(e)) => return Err(e),
                 Err(why) => {
@@ -668,8 +676,8 @@ impl KvApi for RemoteKv {
         Ok(out)
     }
 
-    fn batch_scan(&self, requests: &[ScanRequest]) -> Result<Vec<Vec<(Key, Value)>>, KvError> {
-        let mut results: Vec<Option<Vec<(Key, Value)>>> = vec![None; requests.len()];
+    fn batch_scan(&self, requests: &[ScanRequest]) -> Result<Vec<Scanned>, KvError> {
+        let mut results: Vec<Option<Scanned>> = vec![None; requests.len()];
         // Forward scans of bounded ranges (a join's lookups) go together, one request per
         // region; the others run alone.
         let mut together = Vec::new();
@@ -734,24 +742,28 @@ impl KvApi for RemoteKv {
             for (&j, found) in part.iter().zip(found) {
                 let i = together[j];
                 let request = &requests[i];
-                let mut pairs: Vec<(Key, Value)> =
-                    found.pairs.into_iter().map(|p| (p.key, p.value)).collect();
-                if pairs.len() < request.limit && !region_end.is_empty() && region_end < request.end
+                let mut scanned = Scanned {
+                    pairs: entries(found.pairs),
+                    versions: found.versions,
+                };
+                if scanned.pairs.len() < request.limit
+                    && !region_end.is_empty()
+                    && region_end < request.end
                 {
-                    pairs.extend(self.scan(&ScanRequest {
+                    scanned.extend(self.scan(&ScanRequest {
                         start: region_end.clone(),
-                        limit: request.limit - pairs.len(),
+                        limit: request.limit - scanned.pairs.len(),
                         ..request.clone()
                     })?);
                 }
-                results[i] = Some(pairs);
+                results[i] = Some(scanned);
             }
         }
         // Each region answered at least one of its scans, so every round leaves fewer.
         if !unanswered.is_empty() {
             let rest: Vec<ScanRequest> = unanswered.iter().map(|&i| requests[i].clone()).collect();
-            for (i, pairs) in unanswered.into_iter().zip(self.batch_scan(&rest)?) {
-                results[i] = Some(pairs);
+            for (i, scanned) in unanswered.into_iter().zip(self.batch_scan(&rest)?) {
+                results[i] = Some(scanned);
             }
         }
         Ok(results

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use strata_kvapi::{
-    KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest,
+    KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, ScanRequest, Scanned,
 };
 use strata_types::{Key, Timestamp, Value};
 
@@ -93,11 +93,49 @@ pub struct Transaction {
     interrupt: Option<Arc<dyn Interrupt>>,
     /// Keeps the primary's lock alive while the transaction holds locks.
     heartbeat: Option<Heartbeat>,
-    /// Read requests sent to storage (each get, batch get, scan or batch of scans, and each
-    /// retry after resolving a lock), for EXPLAIN ANALYZE.
-    reads: u64,
-    /// The time those requests took (the slow log's KV_total).
-    read_time: Duration,
+    /// What its reads asked of storage so far.
+    read: ReadStats,
+}
+
+/// What a transaction's reads asked of storage: for EXPLAIN ANALYZE and the slow log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Read requests (each get, batch get, scan or batch of scans, and each retry after
+    /// resolving a lock): TiDB's Request_count.
+    pub requests: u64,
+    /// The time those requests took: TiDB's KV_total.
+    pub time: Duration,
+    /// The entries scans returned from storage: TiDB's Process_keys. Point reads are not
+    /// counted.
+    pub keys: u64,
+    /// The stored versions those scans read to find them (old versions and deletions
+    /// included): TiDB's Total_keys.
+    pub versions: u64,
+}
+
+impl ReadStats {
+    /// What was asked after `earlier` (figures of the same transaction).
+    pub fn since(&self, earlier: &ReadStats) -> ReadStats {
+        ReadStats {
+            requests: self.requests.saturating_sub(earlier.requests),
+            time: self.time.saturating_sub(earlier.time),
+            keys: self.keys.saturating_sub(earlier.keys),
+            versions: self.versions.saturating_sub(earlier.versions),
+        }
+    }
+
+    /// Adds `other`'s figures to these.
+    pub fn add(&mut self, other: &ReadStats) {
+        self.requests += other.requests;
+        self.time += other.time;
+        self.keys += other.keys;
+        self.versions += other.versions;
+    }
+
+    fn count(&mut self, scanned: &Scanned) {
+        self.keys += scanned.pairs.len() as u64;
+        self.versions += scanned.versions;
+    }
 }
 
 /// Says whether the statement using a transaction was stopped (killed, or out of time).
@@ -112,8 +150,7 @@ impl Transaction {
             _snapshot: snapshot,
             interrupt: None,
             heartbeat: None,
-            reads: 0,
-            read_time: Duration::ZERO,
+            read: ReadStats::default(),
             client,
             start_ts,
             mode,
@@ -214,12 +251,12 @@ impl Transaction {
 
     /// The read requests this transaction sent to storage so far.
     pub fn reads(&self) -> u64 {
-        self.reads
+        self.read.requests
     }
 
-    /// The time the read requests this transaction sent so far took.
-    pub fn read_time(&self) -> Duration {
-        self.read_time
+    /// What this transaction's reads asked of storage so far.
+    pub fn read_stats(&self) -> ReadStats {
+        self.read
     }
 
     /// The snapshot the running statement reads.
@@ -281,7 +318,8 @@ impl Transaction {
             return Ok(Vec::new());
         };
         let stored = self.with_lock_resolution(|kv| kv.scan(&planned.request))?;
-        Ok(planned.merge(stored))
+        self.read.count(&stored);
+        Ok(planned.merge(stored.pairs))
     }
 
     /// Forward scans of several ranges, each up to `limit` entries, as this transaction sees
@@ -300,12 +338,15 @@ impl Transaction {
             .flatten()
             .map(|p| p.request.clone())
             .collect();
-        let mut stored = if requests.is_empty() {
+        let stored = if requests.is_empty() {
             Vec::new()
         } else {
             self.with_lock_resolution(|kv| kv.batch_scan(&requests))?
+        };
+        for scanned in &stored {
+            self.read.count(scanned);
         }
-        .into_iter();
+        let mut stored = stored.into_iter().map(|s| s.pairs);
         Ok(planned
             .into_iter()
             .map(|p| match p {
@@ -724,10 +765,10 @@ impl Transaction {
         mut read: impl FnMut(&dyn strata_kvapi::KvApi) -> Result<T, KvError>,
     ) -> Result<T, TxnError> {
         for _ in 0..READ_LOCK_RETRIES_MAX {
-            self.reads += 1;
+            self.read.requests += 1;
             let started = Instant::now();
             let answer = read(self.client.kv());
-            self.read_time += started.elapsed();
+            self.read.time += started.elapsed();
             match answer {
                 Err(KvError::KeyIsLocked(_)) if self.interrupted() => {
                     return Err(TxnError::Interrupted)

@@ -12,7 +12,7 @@ use strata_engine::MemoryEngine;
 use strata_kv::Storage;
 use strata_kvapi::{
     KvApi, KvError, LockInfo, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
-    ScanRequest, SecondaryLocks, TxnStatus,
+    ScanRequest, Scanned, SecondaryLocks, TxnStatus,
 };
 use strata_pd_client::LocalTso;
 use strata_txn::{TxnClient, TxnError, TxnMode};
@@ -46,7 +46,7 @@ impl KvApi for Recording {
     fn batch_get(&self, keys: &[Key], ts: Timestamp) -> Result<Vec<Option<Value>>, KvError> {
         self.inner.batch_get(keys, ts)
     }
-    fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError> {
+    fn scan(&self, request: &ScanRequest) -> Result<Scanned, KvError> {
         self.inner.scan(request)
     }
     fn scan_lock(

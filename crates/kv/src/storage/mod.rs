@@ -11,7 +11,7 @@ use std::time::Duration;
 use strata_engine::{Cf, Engine, WriteBatch};
 use strata_kvapi::{
     KvApi, KvError, LockInfo, Mutation, PessimisticLockRequest, PrewriteRequest, PrewriteResponse,
-    ScanRequest, SecondaryLocks, TxnStatus,
+    ScanRequest, Scanned, SecondaryLocks, TxnStatus,
 };
 use strata_types::{Key, Timestamp, Value};
 
@@ -543,7 +543,7 @@ impl KvApi for Storage {
         keys.iter().map(|key| self.get(key, ts)).collect()
     }
 
-    fn scan(&self, request: &ScanRequest) -> Result<Vec<(Key, Value)>, KvError> {
+    fn scan(&self, request: &ScanRequest) -> Result<Scanned, KvError> {
         let end = if request.end.is_empty() {
             None
         } else {

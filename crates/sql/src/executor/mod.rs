@@ -103,8 +103,8 @@ pub struct Ran {
     pub time: Option<std::time::Duration>,
     /// What it held (see [`Operator::held`]).
     pub held: Option<Held>,
-    /// Read requests to storage made in it and below it.
-    pub kv_reads: u64,
+    /// What its reads, and those below it, asked of storage.
+    pub kv: strata_txn::ReadStats,
 }
 
 /// An operator measured for EXPLAIN ANALYZE.
@@ -116,10 +116,10 @@ struct Measured<'p> {
 impl Operator for Measured<'_> {
     fn next(&mut self, exec: &mut Exec) -> Result<Option<Batch>> {
         let started = std::time::Instant::now();
-        let reads = exec.txn.reads();
+        let reads = exec.txn.read_stats();
         let result = self.inner.next(exec);
         *self.ran.time.get_or_insert_default() += started.elapsed();
-        self.ran.kv_reads += exec.txn.reads() - reads;
+        self.ran.kv.add(&exec.txn.read_stats().since(&reads));
         self.ran.loops += 1;
         if let Ok(Some(batch)) = &result {
             self.ran.rows += batch.len() as u64;

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use strata_codec::Datum;
+use strata_txn::ReadStats;
 
 use super::{Caches, Session};
 use crate::account;
@@ -24,9 +25,9 @@ pub(crate) struct Observing {
     summary: summary::Settings,
     digest_buffer: String,
     summary_cache: summary::SessionCache,
-    /// The transaction the running statement ran in: its start timestamp, and the read
-    /// requests it had sent when the statement ended, with their time.
-    statement_txn: Option<(strata_types::Timestamp, u64, Duration)>,
+    /// The transaction the running statement ran in: its start timestamp, and what its reads
+    /// had asked of storage when the statement ended.
+    statement_txn: Option<(strata_types::Timestamp, ReadStats)>,
 }
 
 impl Session {
@@ -50,7 +51,7 @@ impl Session {
         let open_before = self
             .txn
             .as_ref()
-            .map(|o| (o.txn.start_ts(), o.txn.reads(), o.txn.read_time()));
+            .map(|o| (o.txn.start_ts(), o.txn.read_stats()));
         let started = std::time::Instant::now();
         let (result, digest) = match caches {
             Some(Caches {
@@ -81,26 +82,20 @@ impl Session {
             .slow_threshold
             .is_some_and(|threshold| took >= threshold)
         {
-            // Its own requests: those of its transaction less what came before it there.
-            let (start_ts, requests, kv_time) = match (self.observing.statement_txn, open_before) {
-                (Some((ts, reads, time)), Some((open_ts, reads_before, time_before)))
-                    if ts == open_ts =>
-                {
-                    (
-                        ts,
-                        reads.saturating_sub(reads_before),
-                        time.saturating_sub(time_before),
-                    )
+            // Its own reads: those of its transaction less what came before it there.
+            let (start_ts, reads) = match (self.observing.statement_txn, open_before) {
+                (Some((ts, reads)), Some((open_ts, before))) if ts == open_ts => {
+                    (ts, reads.since(&before))
                 }
                 (Some(txn), _) => txn,
-                (None, _) => (strata_types::Timestamp(0), 0, Duration::ZERO),
+                (None, _) => (strata_types::Timestamp(0), ReadStats::default()),
             };
             let start_ts = if start_ts == strata_types::Timestamp::MAX {
                 0
             } else {
                 start_ts.0
             };
-            self.log_slow(text, took, &result, (start_ts, requests, kv_time));
+            self.log_slow(text, took, &result, start_ts, reads);
         }
         if self.observing.summary.enabled {
             self.summarize(kind, text, took, &result, digest);
@@ -156,7 +151,8 @@ impl Session {
         text: &str,
         took: Duration,
         result: &Result<Output>,
-        (txn_start_ts, requests, kv_time): (u64, u64, Duration),
+        txn_start_ts: u64,
+        reads: ReadStats,
     ) {
         let (rows_sent, rows_affected) = rows_of(result);
         crate::slowlog::write(&crate::slowlog::Entry {
@@ -169,8 +165,7 @@ impl Session {
             rows_affected,
             memory: self.process.memory_used(),
             txn_start_ts,
-            requests,
-            kv_time,
+            reads,
             succeeded: result.is_ok(),
             query: text,
         });
@@ -303,6 +298,6 @@ impl Session {
     /// Notes `txn` as the running statement's transaction, as the statement ends in it (for
     /// the slow log).
     pub(super) fn note_txn(&mut self, txn: &strata_txn::Transaction) {
-        self.observing.statement_txn = Some((txn.start_ts(), txn.reads(), txn.read_time()));
+        self.observing.statement_txn = Some((txn.start_ts(), txn.read_stats()));
     }
 }

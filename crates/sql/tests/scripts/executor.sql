@@ -167,15 +167,15 @@ Limit	4.00	root		count:4
 ok 0
 > EXPLAIN ANALYZE SELECT id, REPEAT('x', 300) FROM t2 ORDER BY k DESC, id
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Sort	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.k:desc, t2.id	1.20 MB	941.79 KB
-└─Projection	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.id, repeat("x", 300)	N/A	N/A
-  └─TableFullScan	10000.00	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
+Sort	10000.00	5000	root		time:<t>, loops:6, kv_reads:5, process_keys:5000, total_keys:5000	t2.k:desc, t2.id	1.20 MB	941.79 KB
+└─Projection	10000.00	5000	root		time:<t>, loops:6, kv_reads:5, process_keys:5000, total_keys:5000	t2.id, repeat("x", 300)	N/A	N/A
+  └─TableFullScan	10000.00	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5, process_keys:5000, total_keys:5000		N/A	N/A
 > EXPLAIN ANALYZE SELECT id FROM t2 ORDER BY k DESC, id LIMIT 3
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Limit	3.00	3	root		time:<t>, loops:2, kv_reads:5	count:3	N/A	N/A
-└─TopN	3.00	3	root		time:<t>, loops:1, kv_reads:5	t2.k:desc, t2.id, count:3	96.00 KB	0 Bytes
-  └─Projection	10000.00	5000	root		time:<t>, loops:6, kv_reads:5	t2.id	N/A	N/A
-    └─TableFullScan	10000.00	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5		N/A	N/A
+Limit	3.00	3	root		time:<t>, loops:2, kv_reads:5, process_keys:5000, total_keys:5000	count:3	N/A	N/A
+└─TopN	3.00	3	root		time:<t>, loops:1, kv_reads:5, process_keys:5000, total_keys:5000	t2.k:desc, t2.id, count:3	96.00 KB	0 Bytes
+  └─Projection	10000.00	5000	root		time:<t>, loops:6, kv_reads:5, process_keys:5000, total_keys:5000	t2.id	N/A	N/A
+    └─TableFullScan	10000.00	5000	cop[tikv]	table:t2	time:<t>, loops:6, kv_reads:5, process_keys:5000, total_keys:5000		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
 # GROUP BY past the quota: the groups held keep taking their rows, the rows of other groups go
@@ -197,9 +197,9 @@ COUNT(*)	SUM(n)	SUM(s)	MIN(n)	MAX(n)	MIN(l)
 4000	10000	50005000	2	3	300
 > EXPLAIN ANALYZE SELECT id % 4000 AS g, COUNT(*) AS n, LENGTH(MAX(pad)) AS l FROM t3 GROUP BY g
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Projection	10000.00	4000	root		time:<t>, loops:21, kv_reads:6	mod(t3.id, 4000), count(1), length(max(t3.pad))	N/A	N/A
-└─HashAgg	10000.00	4000	root		time:<t>, loops:21, kv_reads:6	group by:mod(t3.id, 4000), funcs:count(1), max(t3.pad)	1.25 MB	343.44 KB
-  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+Projection	10000.00	4000	root		time:<t>, loops:21, kv_reads:6, process_keys:10000, total_keys:10000	mod(t3.id, 4000), count(1), length(max(t3.pad))	N/A	N/A
+└─HashAgg	10000.00	4000	root		time:<t>, loops:21, kv_reads:6, process_keys:10000, total_keys:10000	group by:mod(t3.id, 4000), funcs:count(1), max(t3.pad)	1.25 MB	343.44 KB
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6, process_keys:10000, total_keys:10000		N/A	N/A
 > SELECT id % 4000 AS g, COUNT(*) AS n, SUM(id), LENGTH(MAX(pad)) FROM t3 GROUP BY g ORDER BY n, g DESC LIMIT 3
 g	n	SUM(id)	LENGTH(MAX(pad))
 3999	2	11998	300
@@ -209,14 +209,14 @@ g	n	SUM(id)	LENGTH(MAX(pad))
 # partitions on disk, each made distinct alone: exactly the 4,000 distinct rows leave.
 > EXPLAIN ANALYZE SELECT DISTINCT id % 4000, CONCAT(pad, pad) FROM t3
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-HashAgg	10000.00	4000	root		time:<t>, loops:21, kv_reads:6	distinct	1.25 MB	2.54 MB
-└─Projection	10000.00	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000), concat(t3.pad, t3.pad)	N/A	N/A
-  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+HashAgg	10000.00	4000	root		time:<t>, loops:21, kv_reads:6, process_keys:10000, total_keys:10000	distinct	1.25 MB	2.54 MB
+└─Projection	10000.00	10000	root		time:<t>, loops:7, kv_reads:6, process_keys:10000, total_keys:10000	mod(t3.id, 4000), concat(t3.pad, t3.pad)	N/A	N/A
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6, process_keys:10000, total_keys:10000		N/A	N/A
 > EXPLAIN ANALYZE SELECT DISTINCT id % 4000 FROM t3
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-HashAgg	10000.00	4000	root		time:<t>, loops:6, kv_reads:6	distinct	35.16 KB	0 Bytes
-└─Projection	10000.00	10000	root		time:<t>, loops:7, kv_reads:6	mod(t3.id, 4000)	N/A	N/A
-  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6		N/A	N/A
+HashAgg	10000.00	4000	root		time:<t>, loops:6, kv_reads:6, process_keys:10000, total_keys:10000	distinct	35.16 KB	0 Bytes
+└─Projection	10000.00	10000	root		time:<t>, loops:7, kv_reads:6, process_keys:10000, total_keys:10000	mod(t3.id, 4000)	N/A	N/A
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t3	time:<t>, loops:7, kv_reads:6, process_keys:10000, total_keys:10000		N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
 # A hash join's build side past the quota: its rows and then the rows that probe it go to 16
@@ -244,10 +244,10 @@ id	id	id
 9999	9999	4998
 > EXPLAIN ANALYZE SELECT a.id, b.id FROM t4 a JOIN t4 b ON b.k = a.k
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Projection	10000.00	18000	root		time:<t>, loops:33, kv_reads:12	a.id, b.id	N/A	N/A
-└─Join	10000.00	18000	root		time:<t>, loops:33, kv_reads:12	2 relations, in this order	2.50 MB	5.51 MB
-  ├─TableFullScan	10000.00	10000	cop[tikv]	table:t4	loops:1, kv_reads:6		N/A	N/A
-  └─TableFullScan	10000.00	18000	cop[tikv]	table:t4	loops:16, kv_reads:6	inner hash join, build, on:eq(b.k, a.k)	N/A	N/A
+Projection	10000.00	18000	root		time:<t>, loops:33, kv_reads:12, process_keys:20000, total_keys:20000	a.id, b.id	N/A	N/A
+└─Join	10000.00	18000	root		time:<t>, loops:33, kv_reads:12, process_keys:20000, total_keys:20000	2 relations, in this order	2.50 MB	5.51 MB
+  ├─TableFullScan	10000.00	10000	cop[tikv]	table:t4	loops:1, kv_reads:6, process_keys:10000, total_keys:10000		N/A	N/A
+  └─TableFullScan	10000.00	18000	cop[tikv]	table:t4	loops:16, kv_reads:6, process_keys:10000, total_keys:10000	inner hash join, build, on:eq(b.k, a.k)	N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0
 # Windows past the quota: the rows go to disk sorted by the first window's partition and
@@ -267,9 +267,9 @@ id	k	rn	s	LENGTH(pad)
 9997	4997	1	29901	300
 > EXPLAIN ANALYZE SELECT id, ROW_NUMBER() OVER (PARTITION BY k ORDER BY id DESC), SUM(id) OVER (PARTITION BY id % 30 ORDER BY id), LENGTH(pad) FROM t4
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Projection	10000.00	10000	root		time:<t>, loops:31, kv_reads:6	t4.id, window#0, window#1, length(t4.pad)	N/A	N/A
-└─Window	10000.00	10000	root		time:<t>, loops:31, kv_reads:6	2 calls	1.50 MB	6.24 MB
-  └─TableFullScan	10000.00	10000	cop[tikv]	table:t4	time:<t>, loops:7, kv_reads:6		N/A	N/A
+Projection	10000.00	10000	root		time:<t>, loops:31, kv_reads:6, process_keys:10000, total_keys:10000	t4.id, window#0, window#1, length(t4.pad)	N/A	N/A
+└─Window	10000.00	10000	root		time:<t>, loops:31, kv_reads:6, process_keys:10000, total_keys:10000	2 calls	1.50 MB	6.24 MB
+  └─TableFullScan	10000.00	10000	cop[tikv]	table:t4	time:<t>, loops:7, kv_reads:6, process_keys:10000, total_keys:10000		N/A	N/A
 > SELECT COUNT(*) FROM (SELECT ROW_NUMBER() OVER (ORDER BY id) AS rn, pad FROM t4) AS d
 error 8175 (HY000): Your query has been cancelled due to exceeding the allowed memory limit for a single SQL query. Please try narrowing your query scope or increase the tidb_mem_quota_query limit and try again.[conn=1]
 # A nested-loop build side (no equality to hash on) past the quota goes to one file on disk;
@@ -291,9 +291,9 @@ id	id
 100	4903
 > EXPLAIN ANALYZE SELECT a.id, b.id FROM t4 a JOIN t4 b ON b.k < a.id * 40 WHERE a.id <= 100
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Projection	30000000.00	363600	root		time:<t>, loops:357, kv_reads:7	a.id, b.id	N/A	N/A
-└─Join	30000000.00	363600	root		time:<t>, loops:357, kv_reads:7	2 relations, in this order	1.50 MB	3.03 MB
-  ├─TableRangeScan	3000.00	100	cop[tikv]	table:t4, range on primary key	loops:1, kv_reads:1	on:le(a.id, 100)	N/A	N/A
-  └─TableFullScan	30000000.00	363600	cop[tikv]	table:t4	loops:1, kv_reads:6	inner nested loop, build, on:lt(b.k, mul(a.id, 40))	N/A	N/A
+Projection	30000000.00	363600	root		time:<t>, loops:357, kv_reads:7, process_keys:10100, total_keys:10100	a.id, b.id	N/A	N/A
+└─Join	30000000.00	363600	root		time:<t>, loops:357, kv_reads:7, process_keys:10100, total_keys:10100	2 relations, in this order	1.50 MB	3.03 MB
+  ├─TableRangeScan	3000.00	100	cop[tikv]	table:t4, range on primary key	loops:1, kv_reads:1, process_keys:100, total_keys:100	on:le(a.id, 100)	N/A	N/A
+  └─TableFullScan	30000000.00	363600	cop[tikv]	table:t4	loops:1, kv_reads:6, process_keys:10000, total_keys:10000	inner nested loop, build, on:lt(b.k, mul(a.id, 40))	N/A	N/A
 > SET tidb_mem_quota_query = DEFAULT
 ok 0

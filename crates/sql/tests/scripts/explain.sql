@@ -284,22 +284,22 @@ ol_o_id	ol_number	s_quantity
 3	1	15
 > EXPLAIN ANALYZE SELECT ol_o_id, ol_number, s_quantity FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND s_w_id = 1 AND s_i_id = ol_i_id ORDER BY ol_o_id, ol_number
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Sort	1.00	4	root		time:<t>, loops:2, kv_reads:2	order_line.ol_o_id, order_line.ol_number	576 Bytes	0 Bytes
-└─Projection	1.00	4	root		time:<t>, loops:2, kv_reads:2	order_line.ol_o_id, order_line.ol_number, stock.s_quantity	N/A	N/A
-  └─Join	1.00	4	root		time:<t>, loops:2, kv_reads:2	2 relations, in this order	N/A	N/A
-    ├─TableRangeScan	1.00	3	cop[tikv]	table:stock, range on primary key	loops:1, kv_reads:1	on:eq(stock.s_w_id, 1)	N/A	N/A
-    └─TableRangeScan	1.00	4	cop[tikv]	table:order_line, range on primary key	loops:1, kv_reads:1	inner index join, on:and(and(eq(order_line.ol_w_id, 1), eq(order_line.ol_d_id, 1)), and(lt(order_line.ol_o_id, 4), eq(stock.s_i_id, order_line.ol_i_id)))	N/A	N/A
+Sort	1.00	4	root		time:<t>, loops:2, kv_reads:2, process_keys:15, total_keys:15	order_line.ol_o_id, order_line.ol_number	576 Bytes	0 Bytes
+└─Projection	1.00	4	root		time:<t>, loops:2, kv_reads:2, process_keys:15, total_keys:15	order_line.ol_o_id, order_line.ol_number, stock.s_quantity	N/A	N/A
+  └─Join	1.00	4	root		time:<t>, loops:2, kv_reads:2, process_keys:15, total_keys:15	2 relations, in this order	N/A	N/A
+    ├─TableRangeScan	1.00	3	cop[tikv]	table:stock, range on primary key	loops:1, kv_reads:1, process_keys:3, total_keys:3	on:eq(stock.s_w_id, 1)	N/A	N/A
+    └─TableRangeScan	1.00	4	cop[tikv]	table:order_line, range on primary key	loops:1, kv_reads:1, process_keys:12, total_keys:12	inner index join, on:and(and(eq(order_line.ol_w_id, 1), eq(order_line.ol_d_id, 1)), and(lt(order_line.ol_o_id, 4), eq(stock.s_i_id, order_line.ol_i_id)))	N/A	N/A
 > EXPLAIN ANALYZE SELECT COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id < 4 AND s_w_id = 1 AND s_i_id = ol_i_id AND s_quantity < 15
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Projection	1.00	1	root		time:<t>, loops:2, kv_reads:2	count(distinct stock.s_i_id)	N/A	N/A
-└─HashAgg	1.00	1	root		time:<t>, loops:2, kv_reads:2	funcs:count(distinct stock.s_i_id)	480 Bytes	0 Bytes
-  └─Join	1.00	2	root		time:<t>, loops:2, kv_reads:2	2 relations, in this order	N/A	N/A
-    ├─TableRangeScan	1.00	1	cop[tikv]	table:stock, range on primary key	loops:1, kv_reads:1	on:and(eq(stock.s_w_id, 1), lt(stock.s_quantity, 15))	N/A	N/A
-    └─TableRangeScan	1.00	2	cop[tikv]	table:order_line, range on primary key	loops:1, kv_reads:1	inner index join, on:and(and(eq(order_line.ol_w_id, 1), eq(order_line.ol_d_id, 1)), and(lt(order_line.ol_o_id, 4), eq(stock.s_i_id, order_line.ol_i_id)))	N/A	N/A
+Projection	1.00	1	root		time:<t>, loops:2, kv_reads:2, process_keys:7, total_keys:7	count(distinct stock.s_i_id)	N/A	N/A
+└─HashAgg	1.00	1	root		time:<t>, loops:2, kv_reads:2, process_keys:7, total_keys:7	funcs:count(distinct stock.s_i_id)	480 Bytes	0 Bytes
+  └─Join	1.00	2	root		time:<t>, loops:2, kv_reads:2, process_keys:7, total_keys:7	2 relations, in this order	N/A	N/A
+    ├─TableRangeScan	1.00	1	cop[tikv]	table:stock, range on primary key	loops:1, kv_reads:1, process_keys:3, total_keys:3	on:and(eq(stock.s_w_id, 1), lt(stock.s_quantity, 15))	N/A	N/A
+    └─TableRangeScan	1.00	2	cop[tikv]	table:order_line, range on primary key	loops:1, kv_reads:1, process_keys:4, total_keys:4	inner index join, on:and(and(eq(order_line.ol_w_id, 1), eq(order_line.ol_d_id, 1)), and(lt(order_line.ol_o_id, 4), eq(stock.s_i_id, order_line.ol_i_id)))	N/A	N/A
 > EXPLAIN ANALYZE SELECT c FROM sbtest1 WHERE id BETWEEN 5 AND 14 LIMIT 3
 id	estRows	actRows	task	access object	execution info	operator info	memory	disk
-Limit	2.00	3	root		time:<t>, loops:2, kv_reads:1	count:3	N/A	N/A
-└─Projection	2.00	3	root		time:<t>, loops:1, kv_reads:1	sbtest1.c	N/A	N/A
-  └─TableRangeScan	2.00	3	cop[tikv]	table:sbtest1, range on primary key	time:<t>, loops:1, kv_reads:1	between(sbtest1.id, 5, 14)	N/A	N/A
+Limit	2.00	3	root		time:<t>, loops:2, kv_reads:1, process_keys:3, total_keys:6	count:3	N/A	N/A
+└─Projection	2.00	3	root		time:<t>, loops:1, kv_reads:1, process_keys:3, total_keys:6	sbtest1.c	N/A	N/A
+  └─TableRangeScan	2.00	3	cop[tikv]	table:sbtest1, range on primary key	time:<t>, loops:1, kv_reads:1, process_keys:3, total_keys:6	between(sbtest1.id, 5, 14)	N/A	N/A
 > EXPLAIN ANALYZE UPDATE stock SET s_quantity = 1 WHERE s_w_id = 1
 error 1235 (42000): This version of Strata doesn't yet support 'EXPLAIN ANALYZE of a statement other than SELECT'

@@ -322,9 +322,9 @@ impl<'p> Joining<'p> {
             }
             let frame = self.stack.last_mut().expect("pushed above");
             let k = frame.k;
-            let reads = txn.reads();
+            let reads = txn.read_stats();
             let (batch, exhausted) = fill(plan, frame, &mut self.built, txn, ctx)?;
-            self.steps[k].kv_reads += txn.reads() - reads;
+            self.steps[k].kv.add(&txn.read_stats().since(&reads));
             if exhausted {
                 self.stack.pop();
             }
@@ -337,7 +337,7 @@ impl<'p> Joining<'p> {
             }
             ctx.session.check_interrupt()?;
             let step = &plan.steps[k + 1];
-            let reads = txn.reads();
+            let reads = txn.read_stats();
             self.prepare_build(k + 1, txn, ctx)?;
             if let Some(spilled) = self.spilled[k + 1].as_mut().filter(|s| s.is_writing()) {
                 // Its build side went to disk: these rows wait in partitions too.
@@ -348,13 +348,13 @@ impl<'p> Joining<'p> {
                     unreachable!("only a hash build spills")
                 };
                 spilled.write_probe(batch, hash, step.left, ctx)?;
-                self.steps[k + 1].kv_reads += txn.reads() - reads;
+                self.steps[k + 1].kv.add(&txn.read_stats().since(&reads));
                 continue;
             }
             if let Some(file) = &self.nested[k + 1] {
                 // Its build side went to disk without a key: the batch is joined with it
                 // as a block.
-                self.steps[k + 1].kv_reads += txn.reads() - reads;
+                self.steps[k + 1].kv.add(&txn.read_stats().since(&reads));
                 self.steps[k + 1].loops += 1;
                 self.stack.push(Frame {
                     k: k + 1,
@@ -374,7 +374,7 @@ impl<'p> Joining<'p> {
                 },
                 JoinItem::Build { .. } => None,
             };
-            self.steps[k + 1].kv_reads += txn.reads() - reads;
+            self.steps[k + 1].kv.add(&txn.read_stats().since(&reads));
             self.steps[k + 1].loops += 1;
             self.stack.push(Frame {
                 k: k + 1,
