@@ -1,9 +1,11 @@
 //! MySQL's grant tables as views of the accounts: `mysql.user`, `mysql.db`,
-//! `mysql.tables_priv`, `mysql.role_edges` and `mysql.default_roles`, with MySQL 8's columns,
+//! `mysql.tables_priv`, `mysql.columns_priv`, `mysql.role_edges` and `mysql.default_roles`,
+//! with MySQL 8's columns,
 //! for the SELECTs that administration tools and scripts send. They are read-only: accounts
 //! change through CREATE USER, GRANT and the like. Reading them takes SELECT on them, as in
 //! MySQL (an account with global SELECT has it).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sqlparser::ast;
@@ -18,7 +20,14 @@ use strata_codec::Datum;
 pub const NAME: &str = "mysql";
 
 /// The grant tables, by their (lower-case) names.
-const TABLES: &[&str] = &["user", "db", "tables_priv", "role_edges", "default_roles"];
+const TABLES: &[&str] = &[
+    "user",
+    "db",
+    "tables_priv",
+    "columns_priv",
+    "role_edges",
+    "default_roles",
+];
 
 /// Whether `database`.`table` is one of the grant tables.
 pub fn is_grant_table(database: &str, table: &str) -> bool {
@@ -52,6 +61,7 @@ pub fn table(schema: &Schema, name: &str) -> Result<(Arc<TableDef>, MemoryRows)>
         ),
         "db" => (db_columns(), db_rows(&accounts)),
         "tables_priv" => (named(TABLES_PRIV_COLUMNS), tables_priv_rows(&accounts)),
+        "columns_priv" => (named(COLUMNS_PRIV_COLUMNS), columns_priv_rows(&accounts)),
         "role_edges" => (named(ROLE_EDGES_COLUMNS), role_edges_rows(&accounts)),
         "default_roles" => (named(DEFAULT_ROLES_COLUMNS), default_roles_rows(&accounts)),
         _ => return Err(error::unknown_table(NAME, name)),
@@ -272,26 +282,85 @@ const TABLE_PRIVILEGES: &[(&str, &str)] = &[
     ("Trigger", "TRIGGER"),
 ];
 
+/// The names of `held`'s privileges among `names` (MySQL's spelling, Strata's name), joined
+/// with commas as MySQL's SET columns show them.
+fn listed(held: Privileges, names: &[(&str, &str)]) -> String {
+    let names: Vec<&str> = names
+        .iter()
+        .filter(|(_, p)| Privileges::named(p).is_some_and(|p| held.contains(p)))
+        .map(|(name, _)| *name)
+        .collect();
+    names.join(",")
+}
+
+/// The privileges `Column_priv` lists.
+const COLUMN_PRIVILEGES: &[(&str, &str)] = &[
+    ("Select", "SELECT"),
+    ("Insert", "INSERT"),
+    ("Update", "UPDATE"),
+    ("References", "REFERENCES"),
+];
+
 fn tables_priv_rows(accounts: &[&Arc<Account>]) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
     for account in accounts {
-        for (database, tables) in &account.tables {
-            for (table, held) in tables {
-                let names: Vec<&str> = TABLE_PRIVILEGES
-                    .iter()
-                    .filter(|(_, p)| Privileges::named(p).is_some_and(|p| held.contains(p)))
-                    .map(|(name, _)| *name)
-                    .collect();
-                rows.push(vec![
-                    text(&account.host),
-                    text(database),
-                    text(&account.user),
-                    text(table),
-                    text(""),
-                    Datum::Null,
-                    text(names.join(",")),
-                    text(""),
-                ]);
+        // A table with privileges on its columns has a row too, naming their kinds.
+        let mut tables: BTreeMap<(&str, &str), (Privileges, Privileges)> = BTreeMap::new();
+        for (database, held) in &account.tables {
+            for (table, privileges) in held {
+                tables.entry((database, table)).or_default().0 = *privileges;
+            }
+        }
+        for (database, held) in &account.columns {
+            for (table, columns) in held {
+                let on_columns = columns
+                    .values()
+                    .fold(Privileges::NONE, |all, p| all.union(*p));
+                tables.entry((database, table)).or_default().1 = on_columns;
+            }
+        }
+        for ((database, table), (on_table, on_columns)) in tables {
+            rows.push(vec![
+                text(&account.host),
+                text(database),
+                text(&account.user),
+                text(table),
+                text(""),
+                Datum::Null,
+                text(listed(on_table, TABLE_PRIVILEGES)),
+                text(listed(on_columns, COLUMN_PRIVILEGES)),
+            ]);
+        }
+    }
+    rows
+}
+
+const COLUMNS_PRIV_COLUMNS: &[(&str, Kind)] = &[
+    ("Host", Kind::Text),
+    ("Db", Kind::Text),
+    ("User", Kind::Text),
+    ("Table_name", Kind::Text),
+    ("Column_name", Kind::Text),
+    ("Timestamp", Kind::Text),
+    ("Column_priv", Kind::Text),
+];
+
+fn columns_priv_rows(accounts: &[&Arc<Account>]) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for account in accounts {
+        for (database, tables) in &account.columns {
+            for (table, columns) in tables {
+                for (column, held) in columns {
+                    rows.push(vec![
+                        text(&account.host),
+                        text(database),
+                        text(&account.user),
+                        text(table),
+                        text(column),
+                        Datum::Null,
+                        text(listed(*held, COLUMN_PRIVILEGES)),
+                    ]);
+                }
             }
         }
     }

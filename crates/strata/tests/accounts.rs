@@ -527,6 +527,123 @@ fn failed_logins_block_an_account_until_it_is_unlocked() {
 }
 
 #[test]
+fn grants_on_columns_admit_only_those_columns() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _playground = Playground::start_in(data.path(), port);
+    let root = |sql: &str| ok_as(port, "root", None, sql);
+    root(
+        "CREATE DATABASE shop; \
+         CREATE TABLE shop.staff (id INT PRIMARY KEY, name VARCHAR(20), salary INT); \
+         INSERT INTO shop.staff VALUES (1, 'ann', 100), (2, 'ben', 200); \
+         CREATE USER cal IDENTIFIED BY 'pw'; \
+         GRANT SELECT (id, Name), UPDATE (name) ON shop.staff TO cal",
+    );
+    assert_eq!(
+        root("SHOW GRANTS FOR cal"),
+        "GRANT USAGE ON *.* TO `cal`@`%`\n\
+         GRANT SELECT (`id`, `name`), UPDATE (`name`) ON `shop`.`staff` TO `cal`@`%`\n"
+    );
+    assert_eq!(
+        root(
+            "SELECT Table_name, Table_priv, Column_priv FROM mysql.tables_priv WHERE User = 'cal'"
+        ),
+        "staff\t\tSelect,Update\n"
+    );
+    assert_eq!(
+        root(
+            "SELECT Db, Table_name, Column_name, Column_priv FROM mysql.columns_priv \
+             WHERE User = 'cal' ORDER BY Column_name"
+        ),
+        "shop\tstaff\tid\tSelect\nshop\tstaff\tname\tSelect,Update\n"
+    );
+
+    // What cal may read and write, column by column; refusals as MySQL and MariaDB answer.
+    let cal = |sql: &str| ok_as(port, "cal", Some("pw"), sql);
+    let refused = |sql: &str, code: &str| {
+        let error = refused_as(port, "cal", Some("pw"), sql);
+        assert_code(&error, code);
+        error
+    };
+    assert_eq!(
+        cal("SELECT id, name FROM shop.staff ORDER BY id"),
+        "1\tann\n2\tben\n"
+    );
+    assert_eq!(cal("SELECT COUNT(*) FROM shop.staff"), "2\n");
+    assert_eq!(
+        cal("SELECT name AS salary FROM shop.staff ORDER BY salary"),
+        "ann\nben\n"
+    );
+    let denied = refused("SELECT salary FROM shop.staff", "1143");
+    assert!(
+        denied.contains(
+            "SELECT command denied to user 'cal'@'%' for column 'salary' in table 'staff'"
+        ),
+        "{denied}"
+    );
+    refused("SELECT * FROM shop.staff", "1142");
+    refused(
+        "SELECT s.salary FROM shop.staff AS s WHERE s.id = 1",
+        "1143",
+    );
+    cal("UPDATE shop.staff SET name = 'anne' WHERE id = 1");
+    assert_eq!(root("SELECT name FROM shop.staff WHERE id = 1"), "anne\n");
+    let denied = refused("UPDATE shop.staff SET salary = 0", "1143");
+    assert!(denied.contains("UPDATE command denied"), "{denied}");
+    let denied = refused("UPDATE shop.staff SET name = 'x' WHERE salary > 0", "1143");
+    assert!(denied.contains("SELECT command denied"), "{denied}");
+    refused("INSERT INTO shop.staff (id) VALUES (3)", "1142");
+    refused("DELETE FROM shop.staff", "1142");
+    assert_eq!(cal("SHOW TABLES FROM shop"), "staff\n");
+
+    // GRANT and REVOKE by column, with MySQL's errors.
+    assert_code(
+        &refused_as(
+            port,
+            "root",
+            None,
+            "GRANT SELECT (nope) ON shop.staff TO cal",
+        ),
+        "1054",
+    );
+    assert_code(
+        &refused_as(port, "root", None, "GRANT SELECT (id) ON shop.* TO cal"),
+        "1144",
+    );
+    assert_code(
+        &refused_as(
+            port,
+            "root",
+            None,
+            "REVOKE SELECT (salary) ON shop.staff FROM cal",
+        ),
+        "1147",
+    );
+    root("REVOKE SELECT (name) ON shop.staff FROM cal");
+    refused("SELECT name FROM shop.staff", "1143");
+    assert_eq!(cal("SELECT id FROM shop.staff ORDER BY id"), "1\n2\n");
+    // A grant on the table covers every column.
+    root("GRANT SELECT ON shop.staff TO cal");
+    assert_eq!(
+        cal("SELECT * FROM shop.staff ORDER BY id"),
+        "1\tanne\t100\n2\tben\t200\n"
+    );
+    assert_eq!(
+        root("SHOW GRANTS FOR cal"),
+        "GRANT USAGE ON *.* TO `cal`@`%`\n\
+         GRANT SELECT, SELECT (`id`), UPDATE (`name`) ON `shop`.`staff` TO `cal`@`%`\n"
+    );
+    // Revoked on the table, a privilege goes from its columns too, as in MySQL and MariaDB.
+    root("REVOKE SELECT ON shop.staff FROM cal");
+    assert_eq!(
+        root("SHOW GRANTS FOR cal"),
+        "GRANT USAGE ON *.* TO `cal`@`%`\n\
+         GRANT UPDATE (`name`) ON `shop`.`staff` TO `cal`@`%`\n"
+    );
+    refused("SELECT id FROM shop.staff", "1142");
+}
+
+#[test]
 fn the_grant_tables_show_the_accounts() {
     let data = tempfile::tempdir().unwrap();
     let port = free_port();

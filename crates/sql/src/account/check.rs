@@ -4,17 +4,23 @@
 //! as MySQL asks for them: SELECT on every table or view a statement reads, INSERT / UPDATE /
 //! DELETE on what it writes, CREATE / DROP / ALTER / INDEX / CREATE VIEW on what DDL changes,
 //! SUPER for `SET GLOBAL`. [`check`] holds them against the account's grants and answers with
-//! MySQL's error for the first that is missing: 1142 for a table, 1044 for a database, 1227
-//! for a global privilege. An account with every global privilege skips the reading.
+//! MySQL's error for the first that is missing: 1142 for a table, 1143 for a column, 1044 for
+//! a database, 1227 for a global privilege. An account with every global privilege skips the
+//! reading.
 //!
-//! Column-level grants are not kept, so an UPDATE needs SELECT on the tables it only reads,
-//! and none on its target's columns in WHERE (MySQL would ask for SELECT on those columns).
+//! What is read and written is also known by column, for accounts with grants on columns: a
+//! query needs SELECT on every column it names of each table it reads (all of them for `*`),
+//! an INSERT needs INSERT on the columns it lists, an UPDATE needs UPDATE on the columns it
+//! sets and, as UPDATE and DELETE in MySQL, SELECT on the columns of their targets they only
+//! read (WHERE, the values assigned). The statement is read before it is planned, so a name
+//! counts as a column of every table it may belong to (a qualified one, of the tables with
+//! that name or alias), then only where the table has such a column.
 
 use std::collections::HashSet;
-use std::ops::ControlFlow;
 
-use sqlparser::ast::{self, ObjectName, Statement, TableFactor, TableWithJoins, Visit, Visitor};
+use sqlparser::ast::{self, ObjectName, Statement, Visit};
 
+use super::reading::{assigned, relation_name, unalias, Relations};
 use super::{Account, Identity, Privileges};
 use crate::error::{Error, Result};
 use crate::parser::statement::{self as own, Show};
@@ -27,6 +33,17 @@ pub enum Need {
         privileges: Privileges,
         database: String,
         table: String,
+    },
+    /// A privilege on columns of `database.table`: held on the table (or above), or on each
+    /// column `columns` names of those the table has; and, unless `written` (the columns an
+    /// UPDATE or DELETE reads of the table it writes, which its own privilege lets it
+    /// reach), on one column of it at least.
+    Columns {
+        privilege: Privileges,
+        database: String,
+        table: String,
+        columns: ColumnUse,
+        written: bool,
     },
     /// Any privilege at all on `database.table` (SHOW CREATE TABLE, DESCRIBE).
     AnyOnTable { database: String, table: String },
@@ -41,14 +58,43 @@ pub enum Need {
     Global(Privileges),
 }
 
+/// The columns of a table a statement uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ColumnUse {
+    /// Every column (`*`, an INSERT without a column list).
+    Every,
+    /// The names that may be columns of the table (others are not checked).
+    Named(Vec<String>),
+}
+
+/// The names of the columns of table or view `database.table`, if it exists.
+pub fn column_names(
+    schema: &crate::catalog::Schema,
+    database: &str,
+    table: &str,
+) -> Option<Vec<String>> {
+    if let Ok(table) = schema.table(database, table) {
+        return Some(table.columns.iter().map(|c| c.name.clone()).collect());
+    }
+    schema
+        .view(database, table)
+        .map(|view| view.columns.clone())
+}
+
 /// Databases whose tables every account may read (their rows are filtered instead).
 fn is_open_database(database: &str) -> bool {
     database.eq_ignore_ascii_case("information_schema")
         || database.eq_ignore_ascii_case("performance_schema")
 }
 
-/// Checks `needs` against `account`; the first missing one is MySQL's error.
-pub fn check(account: &Account, needs: &[Need]) -> Result<()> {
+/// Checks `needs` against `account`; the first missing one is MySQL's error. `columns_of`
+/// names the columns of a table (see [`column_names`]), asked only of tables the account
+/// holds privileges on by column.
+pub fn check(
+    account: &Account,
+    needs: &[Need],
+    columns_of: &dyn Fn(&str, &str) -> Option<Vec<String>>,
+) -> Result<()> {
     let identity = || account.identity();
     for need in needs {
         match need {
@@ -66,6 +112,23 @@ pub fn check(account: &Account, needs: &[Need]) -> Result<()> {
                     let command = missing.names().first().copied().unwrap_or("SELECT");
                     return Err(table_denied(command, &identity(), table));
                 }
+            }
+            Need::Columns {
+                privilege,
+                database,
+                table,
+                columns,
+                written,
+            } => {
+                if is_open_database(database)
+                    || account
+                        .privileges_on(database, Some(table))
+                        .contains(*privilege)
+                {
+                    continue;
+                }
+                let checked = (database.as_str(), table.as_str(), *written);
+                check_columns(account, *privilege, checked, columns, columns_of)?;
             }
             Need::AnyOnTable { database, table } => {
                 if !is_open_database(database) && !account.sees_table(database, table) {
@@ -93,6 +156,59 @@ pub fn check(account: &Account, needs: &[Need]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// [`Need::Columns`] for an account without the privilege on the table: 1142 when it holds it
+/// on no column of the table (unless the table is `written`), 1143 for the first column used
+/// it does not hold it on.
+fn check_columns(
+    account: &Account,
+    privilege: Privileges,
+    (database, table, written): (&str, &str, bool),
+    columns: &ColumnUse,
+    columns_of: &dyn Fn(&str, &str) -> Option<Vec<String>>,
+) -> Result<()> {
+    let command = privilege.names().first().copied().unwrap_or("SELECT");
+    let identity = account.identity();
+    let held = account.column_privileges(database, table);
+    if !written && !held.is_some_and(|held| held.values().any(|p| p.contains(privilege))) {
+        return Err(table_denied(command, &identity, table));
+    }
+    let named = match columns {
+        ColumnUse::Named(names) if names.is_empty() => return Ok(()),
+        ColumnUse::Named(names) => Some(names),
+        ColumnUse::Every => None,
+    };
+    // Without the table's columns (dropped meanwhile) nothing can be checked by column.
+    let Some(known) = columns_of(database, table) else {
+        return Err(table_denied(command, &identity, table));
+    };
+    for column in &known {
+        let used = named.is_none_or(|names| names.iter().any(|n| n.eq_ignore_ascii_case(column)));
+        if used
+            && !account
+                .privileges_on_column(database, table, column)
+                .contains(privilege)
+        {
+            // MySQL answers a `*` (all the columns) for the table.
+            return Err(match named {
+                Some(_) => column_denied(command, &identity, column, table),
+                None => table_denied(command, &identity, table),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// 1143: `SELECT command denied to user 'u'@'h' for column 'c' in table 't'`.
+pub fn column_denied(command: &str, identity: &Identity, column: &str, table: &str) -> Error {
+    Error::new(
+        1143,
+        "42000",
+        format!(
+            "{command} command denied to user {identity} for column '{column}' in table '{table}'"
+        ),
+    )
 }
 
 /// 1142: `SELECT command denied to user 'u'@'h' for table 't'`.
@@ -173,7 +289,7 @@ pub fn needs(statement: &own::Statement, database: Option<&str>) -> Vec<Need> {
         }
         own::Statement::Do(exprs) => {
             for e in exprs {
-                out.reads(e, &HashSet::new());
+                out.reads(e, &[]);
             }
         }
         // Account statements check what they need when they run (account::statement).
@@ -223,13 +339,14 @@ impl Needs<'_> {
         });
     }
 
-    /// SELECT on every table or view `node` reads, but `skip` (targets named once) and the
-    /// names of its common table expressions.
-    fn reads<V: Visit>(&mut self, node: &V, skip: &HashSet<String>) {
+    /// SELECT on every table or view `node` reads, on the columns it names of each, but the
+    /// names of its common table expressions. The first appearance of each of `targets` (the
+    /// tables an UPDATE or DELETE writes) needs SELECT only on the columns it names.
+    fn reads<V: Visit>(&mut self, node: &V, targets: &[ObjectName]) {
         let mut relations = Relations::default();
         let _ = node.visit(&mut relations);
-        let mut skipped = HashSet::new();
-        for name in relations.tables {
+        let mut passed = HashSet::new();
+        for name in &relations.tables {
             let unqualified = name.0.len() == 1;
             let text = name.to_string();
             if unqualified {
@@ -240,37 +357,92 @@ impl Needs<'_> {
                     continue;
                 }
             }
-            if skip.contains(&text) && skipped.insert(text) {
+            let Some((database, table)) = self.resolve(name) else {
+                continue;
+            };
+            let target = targets.iter().any(|t| t.to_string() == text) && passed.insert(text);
+            let columns = relations.columns_of(name, &table);
+            if target && columns == ColumnUse::Named(Vec::new()) {
                 continue;
             }
-            self.table(&name, Privileges::SELECT);
+            self.needs.push(Need::Columns {
+                privilege: Privileges::SELECT,
+                database,
+                table,
+                columns,
+                written: target,
+            });
+        }
+    }
+
+    /// `privilege` on the columns `names` of the table `name`.
+    fn columns(&mut self, name: &ObjectName, privilege: Privileges, columns: ColumnUse) {
+        if let Some((database, table)) = self.resolve(name) {
+            self.needs.push(Need::Columns {
+                privilege,
+                database,
+                table,
+                columns,
+                written: false,
+            });
         }
     }
 
     fn statement(&mut self, tree: &Statement) {
         match tree {
-            Statement::Query(_) => self.reads(tree, &HashSet::new()),
+            Statement::Query(_) => self.reads(tree, &[]),
             Statement::Insert(insert) => {
-                let mut privileges = Privileges::INSERT;
-                if insert.replace_into {
-                    privileges = privileges.union(Privileges::DELETE);
-                }
-                if insert.on.is_some() {
-                    privileges = privileges.union(Privileges::UPDATE);
-                }
                 if let ast::TableObject::TableName(name) = &insert.table {
-                    self.table(name, privileges);
+                    let listed = if !insert.columns.is_empty() {
+                        ColumnUse::Named(insert.columns.iter().map(|c| c.value.clone()).collect())
+                    } else if !insert.assignments.is_empty() {
+                        // INSERT … SET a = 1, b = 2.
+                        let set = assigned(&insert.assignments).map(|(_, c)| c).collect();
+                        ColumnUse::Named(set)
+                    } else {
+                        ColumnUse::Every
+                    };
+                    self.columns(name, Privileges::INSERT, listed);
+                    if insert.replace_into {
+                        self.table(name, Privileges::DELETE);
+                    }
+                    if let Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) = &insert.on {
+                        let set = assigned(assignments).map(|(_, c)| c).collect();
+                        self.columns(name, Privileges::UPDATE, ColumnUse::Named(set));
+                    }
                 }
                 if let Some(source) = &insert.source {
-                    self.reads(source.as_ref(), &HashSet::new());
+                    self.reads(source.as_ref(), &[]);
                 }
             }
-            Statement::Update { table, .. } => {
-                let target = relation_name(&table.relation);
-                if let Some(target) = target {
-                    self.table(target, Privileges::UPDATE);
+            Statement::Update {
+                table, assignments, ..
+            } => {
+                let Some(first) = relation_name(&table.relation) else {
+                    return self.reads(tree, &[]);
+                };
+                // Each assignment's table: its qualifier's (a name or alias), or the first.
+                let factors = std::slice::from_ref(table);
+                let mut targets: Vec<(ObjectName, Vec<String>)> = Vec::new();
+                for (qualifier, column) in assigned(assignments) {
+                    let target = match qualifier {
+                        Some(q) => unalias(&q, factors),
+                        None => first.clone(),
+                    };
+                    match targets.iter_mut().find(|(t, _)| *t == target) {
+                        Some((_, columns)) => columns.push(column),
+                        None => targets.push((target, vec![column])),
+                    }
                 }
-                self.reads(tree, &target.map(|t| t.to_string()).into_iter().collect());
+                for (target, columns) in &targets {
+                    self.columns(
+                        target,
+                        Privileges::UPDATE,
+                        ColumnUse::Named(columns.clone()),
+                    );
+                }
+                let targets: Vec<ObjectName> = targets.into_iter().map(|(t, _)| t).collect();
+                self.reads(tree, &targets);
             }
             Statement::Delete(delete) => {
                 let from = match &delete.from {
@@ -293,13 +465,13 @@ impl Needs<'_> {
                 for target in &targets {
                     self.table(target, Privileges::DELETE);
                 }
-                self.reads(tree, &targets.iter().map(|t| t.to_string()).collect());
+                self.reads(tree, &targets);
             }
             Statement::CreateTable(create) => {
                 self.table(&create.name, Privileges::CREATE);
                 if let Some(query) = &create.query {
                     self.table(&create.name, Privileges::INSERT);
-                    self.reads(query.as_ref(), &HashSet::new());
+                    self.reads(query.as_ref(), &[]);
                 }
                 if let Some(
                     ast::CreateTableLikeKind::Plain(like)
@@ -320,11 +492,11 @@ impl Needs<'_> {
                     privileges = privileges.union(Privileges::DROP);
                 }
                 self.table(name, privileges);
-                self.reads(query.as_ref(), &HashSet::new());
+                self.reads(query.as_ref(), &[]);
             }
             Statement::AlterView { name, query, .. } => {
                 self.table(name, Privileges::CREATE_VIEW.union(Privileges::DROP));
-                self.reads(query.as_ref(), &HashSet::new());
+                self.reads(query.as_ref(), &[]);
             }
             Statement::CreateIndex(create) => self.table(&create.table_name, Privileges::INDEX),
             Statement::Drop {
@@ -423,7 +595,7 @@ impl Needs<'_> {
                 if sets_global(set) {
                     self.needs.push(Need::Global(Privileges::SUPER));
                 }
-                self.reads(tree, &HashSet::new());
+                self.reads(tree, &[]);
             }
             Statement::Analyze { table_name, .. } => {
                 self.table(table_name, Privileges::SELECT.union(Privileges::INSERT))
@@ -461,60 +633,6 @@ fn sets_global(set: &ast::Set) -> bool {
     }
 }
 
-/// The table a factor names, if it names one.
-fn relation_name(factor: &TableFactor) -> Option<&ObjectName> {
-    match factor {
-        TableFactor::Table { name, .. } => Some(name),
-        _ => None,
-    }
-}
-
-/// The table behind a multiple-table DELETE's target, which may be an alias of `from`.
-fn unalias(name: &ObjectName, from: &[TableWithJoins]) -> ObjectName {
-    let text = name.to_string();
-    let factors = from
-        .iter()
-        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)));
-    for factor in factors {
-        if let TableFactor::Table {
-            name: table,
-            alias: Some(alias),
-            ..
-        } = factor
-        {
-            if alias.name.value.eq_ignore_ascii_case(&text) {
-                return table.clone();
-            }
-        }
-    }
-    name.clone()
-}
-
-/// The tables a statement reads and the names of its common table expressions.
-#[derive(Default)]
-struct Relations {
-    tables: Vec<ObjectName>,
-    ctes: HashSet<String>,
-}
-
-impl Visitor for Relations {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, query: &ast::Query) -> ControlFlow<()> {
-        if let Some(with) = &query.with {
-            for cte in &with.cte_tables {
-                self.ctes.insert(cte.alias.name.value.to_ascii_lowercase());
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<()> {
-        self.tables.push(relation.clone());
-        ControlFlow::Continue(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,6 +651,49 @@ mod tests {
         }
     }
 
+    fn read(database: &str, table: &str, columns: &[&str]) -> Need {
+        uses(Privileges::SELECT, database, table, columns)
+    }
+
+    fn uses(privilege: Privileges, database: &str, table: &str, columns: &[&str]) -> Need {
+        Need::Columns {
+            privilege,
+            database: database.into(),
+            table: table.into(),
+            columns: ColumnUse::Named(columns.iter().map(|c| c.to_string()).collect()),
+            written: false,
+        }
+    }
+
+    fn read_of_target(table: &str, columns: &[&str]) -> Need {
+        match read("shop", table, columns) {
+            Need::Columns {
+                privilege,
+                database,
+                table,
+                columns,
+                ..
+            } => Need::Columns {
+                privilege,
+                database,
+                table,
+                columns,
+                written: true,
+            },
+            other => other,
+        }
+    }
+
+    fn every(privilege: Privileges, table: &str) -> Need {
+        Need::Columns {
+            privilege,
+            database: "shop".into(),
+            table: table.into(),
+            columns: ColumnUse::Every,
+            written: false,
+        }
+    }
+
     #[test]
     fn statements_need_what_mysql_asks_for() {
         assert_eq!(
@@ -540,43 +701,81 @@ mod tests {
                 "WITH c AS (SELECT 1) SELECT * FROM t JOIN other.u ON 1 WHERE a IN (SELECT b FROM v) AND EXISTS (SELECT 1 FROM c)"
             ),
             vec![
-                on(Privileges::SELECT, "shop", "t"),
-                on(Privileges::SELECT, "other", "u"),
-                on(Privileges::SELECT, "shop", "v"),
+                every(Privileges::SELECT, "t"),
+                Need::Columns {
+                    privilege: Privileges::SELECT,
+                    database: "other".into(),
+                    table: "u".into(),
+                    columns: ColumnUse::Every,
+                    written: false,
+                },
+                read("shop", "v", &["a", "b"]),
             ]
+        );
+        assert_eq!(
+            needs_of("SELECT x.a, u.b, COUNT(*) FROM t AS x, u WHERE c = 1"),
+            vec![
+                read("shop", "t", &["a", "c"]),
+                read("shop", "u", &["b", "c"])
+            ]
+        );
+        assert_eq!(
+            needs_of("SELECT x.*, u.b FROM t AS x, u"),
+            vec![every(Privileges::SELECT, "t"), read("shop", "u", &["b"])]
         );
         assert_eq!(
             needs_of("INSERT INTO t SELECT * FROM u ON DUPLICATE KEY UPDATE a = 1"),
             vec![
-                on(Privileges::INSERT.union(Privileges::UPDATE), "shop", "t"),
-                on(Privileges::SELECT, "shop", "u"),
+                every(Privileges::INSERT, "t"),
+                uses(Privileges::UPDATE, "shop", "t", &["a"]),
+                every(Privileges::SELECT, "u"),
             ]
         );
         assert_eq!(
-            needs_of("REPLACE INTO t VALUES (1)"),
-            vec![on(
-                Privileges::INSERT.union(Privileges::DELETE),
-                "shop",
-                "t"
-            )]
+            needs_of("REPLACE INTO t (a, b) VALUES (1, 2)"),
+            vec![
+                uses(Privileges::INSERT, "shop", "t", &["a", "b"]),
+                on(Privileges::DELETE, "shop", "t")
+            ]
         );
         assert_eq!(
             needs_of("UPDATE t SET a = (SELECT MAX(b) FROM u) WHERE c = 1"),
             vec![
-                on(Privileges::UPDATE, "shop", "t"),
-                on(Privileges::SELECT, "shop", "u"),
+                uses(Privileges::UPDATE, "shop", "t", &["a"]),
+                read_of_target("t", &["b", "c"]),
+                read("shop", "u", &["b", "c"]),
             ]
+        );
+        assert_eq!(
+            needs_of("UPDATE t AS x JOIN u ON x.id = u.id SET x.a = 1, u.b = 2"),
+            vec![
+                uses(Privileges::UPDATE, "shop", "t", &["a"]),
+                uses(Privileges::UPDATE, "shop", "u", &["b"]),
+                read_of_target("t", &["id"]),
+                read_of_target("u", &["id"]),
+            ]
+        );
+        assert_eq!(
+            needs_of("UPDATE t SET a = 1"),
+            vec![uses(Privileges::UPDATE, "shop", "t", &["a"])]
         );
         assert_eq!(
             needs_of("DELETE x FROM t AS x JOIN u ON x.a = u.a"),
             vec![
                 on(Privileges::DELETE, "shop", "t"),
-                on(Privileges::SELECT, "shop", "u"),
+                read_of_target("t", &["a"]),
+                read("shop", "u", &["a"]),
             ]
         );
         assert_eq!(
             needs_of("SELECT * FROM information_schema.tables, dual"),
-            vec![on(Privileges::SELECT, "information_schema", "tables")]
+            vec![Need::Columns {
+                privilege: Privileges::SELECT,
+                database: "information_schema".into(),
+                table: "tables".into(),
+                columns: ColumnUse::Every,
+                written: false,
+            }]
         );
         assert_eq!(
             needs_of("DROP DATABASE other"),
@@ -596,28 +795,99 @@ mod tests {
         );
     }
 
+    /// Columns `a`, `b`, `c` and `id` for every table.
+    fn four_columns(_: &str, _: &str) -> Option<Vec<String>> {
+        Some(["id", "a", "b", "c"].map(String::from).to_vec())
+    }
+
     #[test]
     fn the_check_answers_with_mysqls_errors() {
         let mut bob = Account::new(&Identity::new("bob", "%"));
         bob.databases.insert("shop".into(), Privileges::SELECT);
-        assert!(check(&bob, &needs_of("SELECT * FROM t")).is_ok());
-        let denied = check(&bob, &needs_of("INSERT INTO t VALUES (1)")).unwrap_err();
+        let check = |account: &Account, sql: &str| check(account, &needs_of(sql), &four_columns);
+        assert!(check(&bob, "SELECT * FROM t").is_ok());
+        let denied = check(&bob, "INSERT INTO t VALUES (1)").unwrap_err();
         assert_eq!(denied.code(), 1142);
         assert!(denied
             .to_string()
             .contains("INSERT command denied to user 'bob'@'%' for table 't'"));
+        assert_eq!(check(&bob, "DROP DATABASE shop").unwrap_err().code(), 1044);
         assert_eq!(
-            check(&bob, &needs_of("DROP DATABASE shop"))
-                .unwrap_err()
-                .code(),
-            1044
-        );
-        assert_eq!(
-            check(&bob, &needs_of("SET GLOBAL max_connections = 1"))
+            check(&bob, "SET GLOBAL max_connections = 1")
                 .unwrap_err()
                 .code(),
             1227
         );
-        assert!(check(&bob, &needs_of("SELECT * FROM information_schema.tables")).is_ok());
+        assert!(check(&bob, "SELECT * FROM information_schema.tables").is_ok());
+    }
+
+    #[test]
+    fn grants_on_columns_admit_only_those_columns() {
+        let mut eve = Account::new(&Identity::new("eve", "%"));
+        let columns = eve
+            .columns
+            .entry("shop".into())
+            .or_default()
+            .entry("t".into())
+            .or_default();
+        columns.insert("id".into(), Privileges::SELECT);
+        columns.insert("a".into(), Privileges::SELECT.union(Privileges::UPDATE));
+        let check = |sql: &str| check(&eve, &needs_of(sql), &four_columns);
+        assert!(check("SELECT id, a FROM t WHERE a > 1 ORDER BY id").is_ok());
+        assert!(check("SELECT COUNT(*) FROM t").is_ok());
+        assert!(check("UPDATE t SET a = a + 1 WHERE id = 7").is_ok());
+        let denied = check("SELECT id, b FROM t").unwrap_err();
+        assert_eq!(denied.code(), 1143);
+        assert!(
+            denied
+                .to_string()
+                .contains("SELECT command denied to user 'eve'@'%' for column 'b' in table 't'"),
+            "{denied}"
+        );
+        // All the columns, one of them not granted: the table is refused, as in MySQL.
+        assert_eq!(check("SELECT * FROM t").unwrap_err().code(), 1142);
+        assert_eq!(check("SELECT x.c FROM t AS x").unwrap_err().code(), 1143);
+        // A name that is not a column of the table (an alias of the select list) is no use,
+        // nor one in ORDER BY or HAVING that names the select list's column by its alias.
+        assert!(check("SELECT a AS z FROM t ORDER BY z").is_ok());
+        assert!(check("SELECT a AS c FROM t ORDER BY c").is_ok());
+        assert!(check("SELECT a AS c FROM t GROUP BY a HAVING c > 1").is_ok());
+        assert_eq!(
+            check("SELECT a AS c FROM t WHERE c > 1")
+                .unwrap_err()
+                .code(),
+            1143
+        );
+        assert_eq!(
+            check("SELECT c AS a FROM t ORDER BY a").unwrap_err().code(),
+            1143
+        );
+        let denied = check("UPDATE t SET b = 1 WHERE id = 7").unwrap_err();
+        assert!(
+            denied.to_string().contains("UPDATE command denied"),
+            "{denied}"
+        );
+        assert_eq!(denied.code(), 1143);
+        assert_eq!(check("UPDATE t SET a = c").unwrap_err().code(), 1143);
+        // Nothing on another table, and nothing to insert with.
+        assert_eq!(check("SELECT a FROM u").unwrap_err().code(), 1142);
+        assert_eq!(
+            check("INSERT INTO t (a) VALUES (1)").unwrap_err().code(),
+            1142
+        );
+        // A write's own privilege reaches the table: reading a column it may not read is
+        // 1143, as in MySQL.
+        let mut writer = Account::new(&Identity::new("w", "%"));
+        writer
+            .tables
+            .entry("shop".into())
+            .or_default()
+            .insert("t".into(), Privileges::UPDATE.union(Privileges::DELETE));
+        let check = |sql: &str| super::check(&writer, &needs_of(sql), &four_columns);
+        assert!(check("UPDATE t SET a = 1").is_ok());
+        assert!(check("DELETE FROM t").is_ok());
+        let denied = check("DELETE FROM t WHERE id = 1").unwrap_err();
+        assert_eq!(denied.code(), 1143);
+        assert!(denied.to_string().contains("for column 'id'"), "{denied}");
     }
 }

@@ -1,5 +1,6 @@
 //! Accounts and their privileges, as MySQL has them: `'user'@'host'` where the host is a
-//! pattern, a password kept as a hash, and grants at the global, database and table levels.
+//! pattern, a password kept as a hash, and grants at the global, database, table and column
+//! levels.
 //!
 //! Accounts are catalog records (`m/user/{user}\0{host}`, see [`crate::catalog`]), so every SQL
 //! node of a cluster sees a change with the next schema version and they survive restarts. The
@@ -19,6 +20,7 @@ use sha2::Sha256;
 pub mod check;
 pub mod locking;
 pub mod privilege;
+mod reading;
 pub(crate) mod statement;
 
 pub use locking::{Blocked, FailedLogins, LoginLocking};
@@ -97,6 +99,9 @@ impl Login {
     }
 }
 
+/// Privileges on the columns of one table, by column name (as the table spells it).
+pub type ColumnPrivileges = BTreeMap<String, Privileges>;
+
 /// One account.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Account {
@@ -123,6 +128,10 @@ pub struct Account {
     pub databases: BTreeMap<String, Privileges>,
     /// Privileges on `db.table`, by database and then table name.
     pub tables: BTreeMap<String, BTreeMap<String, Privileges>>,
+    /// Privileges on columns of `db.table` (SELECT, INSERT, UPDATE and REFERENCES), by
+    /// database, table and column name.
+    #[serde(default)]
+    pub columns: BTreeMap<String, BTreeMap<String, ColumnPrivileges>>,
     /// The roles granted to it (roles are accounts).
     #[serde(default)]
     pub roles: BTreeSet<Identity>,
@@ -149,6 +158,7 @@ impl Account {
             global: Privileges::NONE,
             databases: BTreeMap::new(),
             tables: BTreeMap::new(),
+            columns: BTreeMap::new(),
             roles: BTreeSet::new(),
             default_roles: BTreeSet::new(),
             locking: LoginLocking::default(),
@@ -167,6 +177,16 @@ impl Account {
             for (table, privileges) in tables {
                 let held = mine.entry(table.clone()).or_default();
                 *held = held.union(*privileges);
+            }
+        }
+        for (db, tables) in &other.columns {
+            let mine = self.columns.entry(db.clone()).or_default();
+            for (table, columns) in tables {
+                let held = mine.entry(table.clone()).or_default();
+                for (column, privileges) in columns {
+                    let entry = held.entry(column.clone()).or_default();
+                    *entry = entry.union(*privileges);
+                }
             }
         }
     }
@@ -235,6 +255,29 @@ impl Account {
         held
     }
 
+    /// The privileges the account holds on columns of `database.table`, by column name.
+    pub fn column_privileges(&self, database: &str, table: &str) -> Option<&ColumnPrivileges> {
+        self.columns
+            .get(database)?
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(table))
+            .map(|(_, columns)| columns)
+    }
+
+    /// The privileges the account holds on `database.table.column` from every level.
+    pub fn privileges_on_column(&self, database: &str, table: &str, column: &str) -> Privileges {
+        let held = self.privileges_on(database, Some(table));
+        let on_column = self
+            .column_privileges(database, table)
+            .and_then(|columns| {
+                columns
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(column))
+            })
+            .map_or(Privileges::NONE, |(_, p)| *p);
+        held.union(on_column)
+    }
+
     /// Whether the account holds any privilege on `database` or on a table in it: what makes
     /// the database visible to it (SHOW DATABASES, USE).
     pub fn sees_database(&self, database: &str) -> bool {
@@ -247,11 +290,20 @@ impl Account {
                 .tables
                 .get(database)
                 .is_some_and(|tables| tables.values().any(|p| !p.is_empty()))
+            || self.columns.get(database).is_some_and(|tables| {
+                tables
+                    .values()
+                    .any(|columns| columns.values().any(|p| !p.is_empty()))
+            })
     }
 
-    /// Whether the account holds any privilege on `database.table` (SHOW TABLES, DESCRIBE).
+    /// Whether the account holds any privilege on `database.table` or on a column of it (SHOW
+    /// TABLES, DESCRIBE).
     pub fn sees_table(&self, database: &str, table: &str) -> bool {
         !self.privileges_on(database, Some(table)).plain().is_empty()
+            || self
+                .column_privileges(database, table)
+                .is_some_and(|columns| columns.values().any(|p| !p.is_empty()))
     }
 }
 

@@ -70,6 +70,7 @@ impl Privileges {
     pub const RELOAD: Privileges = Privileges(1 << 6);
     pub const SHUTDOWN: Privileges = Privileges(1 << 7);
     pub const PROCESS: Privileges = Privileges(1 << 8);
+    pub const REFERENCES: Privileges = Privileges(1 << 10);
     pub const INDEX: Privileges = Privileges(1 << 11);
     pub const ALTER: Privileges = Privileges(1 << 12);
     pub const SHOW_DATABASES: Privileges = Privileges(1 << 13);
@@ -95,6 +96,14 @@ impl Privileges {
                 .filter(|(_, _, scope)| *scope != Scope::Global)
                 .fold(0, |acc, (bit, _, _)| acc | bit),
         )
+    }
+
+    /// The privileges grantable on columns: SELECT, INSERT, UPDATE and REFERENCES.
+    pub fn all_column() -> Privileges {
+        Privileges::SELECT
+            .union(Privileges::INSERT)
+            .union(Privileges::UPDATE)
+            .union(Privileges::REFERENCES)
     }
 
     /// Every privilege grantable at `db.table`.

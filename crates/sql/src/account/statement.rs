@@ -1,10 +1,14 @@
 //! Running the account statements: each checks what its own account may do, edits a copy of
 //! the accounts, and has the catalog write the accounts that changed (ddl/accounts.rs).
 
+use std::collections::BTreeMap;
+
 use strata_codec::Datum;
 
 use super::check::{database_denied, global_denied, table_denied};
-use super::{is_stored_secret, stored_secret, Account, Accounts, Identity, Privileges};
+use super::{
+    is_stored_secret, stored_secret, Account, Accounts, ColumnPrivileges, Identity, Privileges,
+};
 use crate::api::Output;
 use crate::catalog::Schema;
 use crate::error::{self, Error, Result};
@@ -255,11 +259,11 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
             grant_option,
         } => {
             let level = resolve_level(session, level)?;
-            let mut granted = level.expand(privileges)?;
+            let (mut granted, columns) = level.expand(privileges, &schema)?;
             if *grant_option {
                 granted = granted.union(Privileges::GRANT_OPTION);
             }
-            level.check_grantor(&mine, granted, &schema)?;
+            level.check_grantor(&mine, granted, &columns, &schema)?;
             catalog.edit_accounts(|accounts| {
                 for identity in users {
                     let Some(existing) = accounts.get(identity) else {
@@ -270,7 +274,7 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
                         ));
                     };
                     let mut account = (**existing).clone();
-                    level.grant(&mut account, granted);
+                    level.grant(&mut account, granted, &columns);
                     accounts.insert(account);
                 }
                 Ok(())
@@ -288,9 +292,9 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
                 }
                 Some(level) => {
                     let level = resolve_level(session, level)?;
-                    let revoked = level.expand(privileges)?;
-                    level.check_grantor(&mine, revoked, &schema)?;
-                    Some((level, revoked))
+                    let (revoked, columns) = level.expand(privileges, &schema)?;
+                    level.check_grantor(&mine, revoked, &columns, &schema)?;
+                    Some((level, revoked, columns))
                 }
             };
             catalog.edit_accounts(|accounts| {
@@ -304,8 +308,11 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
                             account.global = Privileges::NONE;
                             account.databases.clear();
                             account.tables.clear();
+                            account.columns.clear();
                         }
-                        Some((level, revoked)) => level.revoke(&mut account, *revoked)?,
+                        Some((level, revoked, columns)) => {
+                            level.revoke(&mut account, *revoked, columns)?
+                        }
                     }
                     accounts.insert(account);
                 }
@@ -553,20 +560,53 @@ impl Resolved {
         }
     }
 
-    /// The privileges a GRANT or REVOKE names at this level; 1221 or 1144 for one that does
-    /// not exist at it.
-    fn expand(&self, list: &PrivilegeList) -> Result<Privileges> {
-        let named = match list {
+    /// The privileges a GRANT or REVOKE names at this level, and on which columns of the
+    /// table (named as the table spells them); 1221 or 1144 for one that does not exist at
+    /// it, 1054 for a column the table does not have.
+    fn expand(
+        &self,
+        list: &PrivilegeList,
+        schema: &crate::catalog::Schema,
+    ) -> Result<(Privileges, ColumnPrivileges)> {
+        let (named, columns) = match list {
             PrivilegeList::All { grant_option } => {
                 let all = self.all();
-                return Ok(if *grant_option {
+                let all = if *grant_option {
                     all.union(Privileges::GRANT_OPTION)
                 } else {
                     all
-                });
+                };
+                return Ok((all, ColumnPrivileges::new()));
             }
-            PrivilegeList::Some(named) => *named,
+            PrivilegeList::Some(named, columns) => (*named, columns),
         };
+        let mut on_columns = ColumnPrivileges::new();
+        if !columns.is_empty() {
+            let illegal = || {
+                Error::new(
+                    1144,
+                    "42000",
+                    "Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used",
+                )
+            };
+            let Resolved::Table(db, table) = self else {
+                return Err(illegal());
+            };
+            let known = super::check::column_names(schema, db, table)
+                .ok_or_else(|| error::unknown_table(db, table))?;
+            for grant in columns {
+                if !Privileges::all_column().contains(grant.privilege) {
+                    return Err(illegal());
+                }
+                for column in &grant.columns {
+                    let Some(name) = known.iter().find(|k| k.eq_ignore_ascii_case(column)) else {
+                        return Err(error::unknown_column(column, table));
+                    };
+                    let held = on_columns.entry(name.clone()).or_default();
+                    *held = held.union(grant.privilege);
+                }
+            }
+        }
         let beyond = named.plain().without(self.all());
         if !beyond.is_empty() {
             return Err(match self {
@@ -582,15 +622,17 @@ impl Resolved {
                 ),
             });
         }
-        Ok(named)
+        Ok((named, on_columns))
     }
 
-    /// The grantor must hold what it grants, and GRANT OPTION, at this level; a table must
+    /// The grantor must hold what it grants, and GRANT OPTION, at this level (on its columns:
+    /// each privilege on the column or the table, GRANT OPTION on the table); a table must
     /// exist (1146).
     fn check_grantor(
         &self,
         mine: &Option<Account>,
         granted: Privileges,
+        columns: &ColumnPrivileges,
         schema: &crate::catalog::Schema,
     ) -> Result<()> {
         if let Resolved::Table(db, table) = self {
@@ -612,14 +654,21 @@ impl Resolved {
             Resolved::Database(db) if !account.has(needed, db, None) => {
                 Err(database_denied(&identity, db))
             }
-            Resolved::Table(db, table) if !account.has(needed, db, Some(table)) => {
+            Resolved::Table(db, table)
+                if !account.has(needed, db, Some(table))
+                    || columns.iter().any(|(column, privileges)| {
+                        !account
+                            .privileges_on_column(db, table, column)
+                            .contains(*privileges)
+                    }) =>
+            {
                 Err(table_denied("GRANT", &identity, table))
             }
             _ => Ok(()),
         }
     }
 
-    fn grant(&self, account: &mut Account, granted: Privileges) {
+    fn grant(&self, account: &mut Account, granted: Privileges, columns: &ColumnPrivileges) {
         match self {
             Resolved::Global => account.global = account.global.union(granted),
             Resolved::Database(db) => {
@@ -627,19 +676,32 @@ impl Resolved {
                 *entry = entry.union(granted);
             }
             Resolved::Table(db, table) => {
-                let tables = account.tables.entry(db.clone()).or_default();
-                let key = tables
-                    .keys()
-                    .find(|t| t.eq_ignore_ascii_case(table))
-                    .cloned()
-                    .unwrap_or_else(|| table.clone());
-                let entry = tables.entry(key).or_default();
+                if !columns.is_empty() {
+                    let held = entry_of(&mut account.columns, db, table);
+                    for (column, privileges) in columns {
+                        let entry = held.entry(column.clone()).or_default();
+                        *entry = entry.union(*privileges);
+                    }
+                    if granted.is_empty() {
+                        // Only columns were named: no table-level entry.
+                        return;
+                    }
+                }
+                let entry = entry_of(&mut account.tables, db, table);
                 *entry = entry.union(granted);
             }
         }
     }
 
-    fn revoke(&self, account: &mut Account, revoked: Privileges) -> Result<()> {
+    /// Takes `revoked` away at this level (at a table's, from its columns too, as MySQL
+    /// does) and `columns` from the table's columns; 1141 / 1147 when the account holds
+    /// nothing there to take.
+    fn revoke(
+        &self,
+        account: &mut Account,
+        revoked: Privileges,
+        columns: &ColumnPrivileges,
+    ) -> Result<()> {
         let identity = account.identity();
         match self {
             Resolved::Global => account.global = account.global.without(revoked),
@@ -653,25 +715,81 @@ impl Resolved {
                 }
             }
             Resolved::Table(db, table) => {
-                let tables = account.tables.get_mut(db);
-                let key = tables
-                    .as_ref()
-                    .and_then(|t| t.keys().find(|t| t.eq_ignore_ascii_case(table)).cloned());
-                let (Some(tables), Some(key)) = (tables, key) else {
-                    return Err(no_such_grant(&identity, Some(table)));
+                let on_table = !revoked.is_empty()
+                    && edit_entry(&mut account.tables, db, table, |held| {
+                        *held = held.without(revoked);
+                        held.is_empty()
+                    });
+                let mut missing_column = false;
+                let on_columns = edit_entry(&mut account.columns, db, table, |held| {
+                    for (column, privileges) in columns {
+                        match held.get_mut(column) {
+                            Some(p) => *p = p.without(*privileges),
+                            None => missing_column = true,
+                        }
+                    }
+                    for p in held.values_mut() {
+                        *p = p.without(revoked);
+                    }
+                    held.retain(|_, p| !p.is_empty());
+                    held.is_empty()
+                });
+                let found = if columns.is_empty() {
+                    on_table || on_columns
+                } else {
+                    on_columns && !missing_column && (revoked.is_empty() || on_table)
                 };
-                let held = tables.get_mut(&key).expect("found above");
-                *held = held.without(revoked);
-                if held.is_empty() {
-                    tables.remove(&key);
-                }
-                if tables.is_empty() {
-                    account.tables.remove(db);
+                if !found {
+                    return Err(no_such_grant(&identity, Some(table)));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The entry of `db.table` (its name matched without case) in a map of grants by database
+/// and table, made empty when there is none.
+fn entry_of<'a, T: Default>(
+    grants: &'a mut BTreeMap<String, BTreeMap<String, T>>,
+    db: &str,
+    table: &str,
+) -> &'a mut T {
+    let tables = grants.entry(db.to_string()).or_default();
+    let key = tables
+        .keys()
+        .find(|t| t.eq_ignore_ascii_case(table))
+        .cloned()
+        .unwrap_or_else(|| table.to_string());
+    tables.entry(key).or_default()
+}
+
+/// Edits the entry of `db.table` (its name matched without case) in a map of grants by
+/// database and table: `edit` changes it and says whether it is now empty, and so removed.
+/// Returns whether there was an entry.
+fn edit_entry<T>(
+    grants: &mut BTreeMap<String, BTreeMap<String, T>>,
+    db: &str,
+    table: &str,
+    edit: impl FnOnce(&mut T) -> bool,
+) -> bool {
+    let Some(tables) = grants.get_mut(db) else {
+        return false;
+    };
+    let Some(key) = tables
+        .keys()
+        .find(|t| t.eq_ignore_ascii_case(table))
+        .cloned()
+    else {
+        return false;
+    };
+    if edit(tables.get_mut(&key).expect("found above")) {
+        tables.remove(&key);
+    }
+    if tables.is_empty() {
+        grants.remove(db);
+    }
+    true
 }
 
 /// `SHOW GRANTS [FOR user]`: one GRANT statement per level the account holds something at,
@@ -733,14 +851,49 @@ pub fn grant_lines(account: &Account) -> Vec<String> {
             format!("`{db}`.*"),
         ));
     }
-    for (db, tables) in &account.tables {
-        for (table, privileges) in tables {
-            lines.push(line(
-                *privileges,
-                Privileges::all_table(),
-                format!("`{db}`.`{table}`"),
-            ));
+    // A table's privileges and its columns' on one line, as MySQL prints them.
+    let mut tables: BTreeMap<(&str, &str), (Privileges, Option<&ColumnPrivileges>)> =
+        BTreeMap::new();
+    for (db, held) in &account.tables {
+        for (table, privileges) in held {
+            tables.entry((db, table)).or_default().0 = *privileges;
         }
+    }
+    for (db, held) in &account.columns {
+        for (table, columns) in held {
+            tables.entry((db, table)).or_default().1 = Some(columns);
+        }
+    }
+    for ((db, table), (privileges, columns)) in tables {
+        let on = format!("`{db}`.`{table}`");
+        let Some(columns) = columns else {
+            lines.push(line(privileges, Privileges::all_table(), on));
+            continue;
+        };
+        let mut listed = Vec::new();
+        if !privileges.plain().is_empty() {
+            listed.push(privileges.describe(Privileges::all_table()));
+        }
+        for kind in Privileges::all_column().names() {
+            let kind_bit = Privileges::named(kind).expect("a privilege's own name");
+            let named: Vec<String> = columns
+                .iter()
+                .filter(|(_, p)| p.contains(kind_bit))
+                .map(|(c, _)| format!("`{c}`"))
+                .collect();
+            if !named.is_empty() {
+                listed.push(format!("{kind} ({})", named.join(", ")));
+            }
+        }
+        let option = if privileges.contains(Privileges::GRANT_OPTION) {
+            " WITH GRANT OPTION"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "GRANT {} ON {on} TO {to}{option}",
+            listed.join(", ")
+        ));
     }
     if !account.roles.is_empty() {
         let roles: Vec<String> = account.roles.iter().map(quoted).collect();

@@ -138,8 +138,16 @@ pub struct AccountOptions {
 pub enum PrivilegeList {
     /// `ALL [PRIVILEGES]`: everything the level allows.
     All { grant_option: bool },
-    /// Named privileges (`GRANT OPTION` among them possibly; USAGE is none).
-    Some(Privileges),
+    /// Named privileges on the level (`GRANT OPTION` among them possibly; USAGE is none),
+    /// and privileges on named columns of a table (`SELECT (a, b)`).
+    Some(Privileges, Vec<ColumnGrant>),
+}
+
+/// `privilege (column [, column]…)` in GRANT or REVOKE.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnGrant {
+    pub privilege: Privileges,
+    pub columns: Vec<String>,
 }
 
 /// The level of a grant.
@@ -535,6 +543,7 @@ fn parse_privileges(parser: &mut Parser) -> Result<PrivilegeList, ParserError> {
         return Ok(PrivilegeList::All { grant_option });
     }
     let mut privileges = Privileges::NONE;
+    let mut columns_granted = Vec::new();
     loop {
         let mut words = Vec::new();
         while let Token::Word(w) = parser.peek_token().token {
@@ -550,24 +559,26 @@ fn parse_privileges(parser: &mut Parser) -> Result<PrivilegeList, ParserError> {
         if words.is_empty() {
             return parser.expected("a privilege", parser.peek_token());
         }
-        if parser.peek_token().token == Token::LParen {
-            return Err(ParserError::ParserError(
-                "column-level privileges are not supported yet".into(),
-            ));
-        }
         let name = words.join(" ");
-        if name != "USAGE" {
-            match Privileges::named(&name) {
-                Some(p) => privileges = privileges.union(p),
-                None => {
-                    return Err(ParserError::ParserError(format!(
-                        "Illegal privilege level specified for {name}"
-                    )))
-                }
-            }
+        let named = if name == "USAGE" {
+            Privileges::NONE
+        } else {
+            Privileges::named(&name).ok_or_else(|| {
+                ParserError::ParserError(format!("Illegal privilege level specified for {name}"))
+            })?
+        };
+        if parser.consume_token(&Token::LParen) {
+            let columns = parser.parse_comma_separated(|p| Ok(p.parse_identifier()?.value))?;
+            parser.expect_token(&Token::RParen)?;
+            columns_granted.push(ColumnGrant {
+                privilege: named,
+                columns,
+            });
+        } else {
+            privileges = privileges.union(named);
         }
         if !parser.consume_token(&Token::Comma) {
-            return Ok(PrivilegeList::Some(privileges));
+            return Ok(PrivilegeList::Some(privileges, columns_granted));
         }
     }
 }
@@ -742,7 +753,8 @@ mod tests {
                 privileges: PrivilegeList::Some(
                     Privileges::SELECT
                         .union(Privileges::INSERT)
-                        .union(Privileges::CREATE_VIEW)
+                        .union(Privileges::CREATE_VIEW),
+                    Vec::new()
                 ),
                 level: Level::Database(Some("shop".into())),
                 users: vec![bob("%")],
@@ -756,6 +768,27 @@ mod tests {
                     grant_option: false
                 },
                 level: Level::Global,
+                users: vec![bob("%")],
+                grant_option: false,
+            }
+        );
+        assert_eq!(
+            parse("GRANT SELECT (id, `Name`), INSERT, UPDATE (qty) ON shop.orders TO bob"),
+            AccountStatement::Grant {
+                privileges: PrivilegeList::Some(
+                    Privileges::INSERT,
+                    vec![
+                        ColumnGrant {
+                            privilege: Privileges::SELECT,
+                            columns: vec!["id".into(), "Name".into()]
+                        },
+                        ColumnGrant {
+                            privilege: Privileges::UPDATE,
+                            columns: vec!["qty".into()]
+                        }
+                    ]
+                ),
+                level: Level::Table(Some("shop".into()), "orders".into()),
                 users: vec![bob("%")],
                 grant_option: false,
             }

@@ -59,7 +59,7 @@ impl Session {
         }
         let Some(cached) = cached else {
             let needs = account::check::needs(statement, self.database.as_deref());
-            return account::check::check(&account, &needs);
+            return account::check::check(&account, &needs, &columns_in(&schema));
         };
         let needs = match cached {
             Some((database, needs)) if *database == self.database => needs.clone(),
@@ -70,7 +70,8 @@ impl Session {
                 needs
             }
         };
-        account::check::check(&account, &needs)
+        let columns = columns_in(&schema);
+        account::check::check(&account, &needs, &columns)
     }
 
     /// [`Session::effective_account`] for the hot path: read once per schema version (every
@@ -179,5 +180,11 @@ pub(super) fn check_account(
     active: &[Identity],
     needs: &[account::check::Need],
 ) -> Result<()> {
-    account::check::check(&schema.accounts.effective(identity, active), needs)
+    let account = schema.accounts.effective(identity, active);
+    account::check::check(&account, needs, &columns_in(schema))
+}
+
+/// The columns of a table or view of `schema`, for the check of grants on columns.
+fn columns_in(schema: &Schema) -> impl Fn(&str, &str) -> Option<Vec<String>> + '_ {
+    |database, table| account::check::column_names(schema, database, table)
 }
