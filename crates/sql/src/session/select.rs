@@ -105,9 +105,17 @@ impl Session {
     ) -> Result<(Vec<Vec<Datum>>, u64)> {
         let env = Env { session: self };
         let ctx = Ctx::new(params, &env, false);
-        let (rows, keys) = exec::execute_select(plan, txn, &ctx)?;
-        if plan.lock == query::RowLock::ForUpdate && !keys.is_empty() {
-            crate::dml::lock_keys(txn, keys, self.lock_wait_ms(), &ctx)?;
+        let (rows, mut keys) = exec::execute_select(plan, txn, &ctx)?;
+        if plan.lock == query::RowLock::ForUpdate {
+            // Rows looked up by their primary key are locked even when they are missing (as
+            // TiDB's point gets lock them), so that no one inserts them before this
+            // transaction ends: what it read stays what there is.
+            if let (None, Some(source)) = (&plan.join, &plan.source) {
+                keys.extend(exec::point_keys(source, &ctx)?);
+            }
+            if !keys.is_empty() {
+                crate::dml::lock_keys(txn, keys, self.lock_wait_ms(), &ctx)?;
+            }
         }
         // SQL_CALC_FOUND_ROWS: FOUND_ROWS() counts the rows LIMIT left out too.
         let found =

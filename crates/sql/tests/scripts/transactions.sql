@@ -117,6 +117,30 @@ ok 0
 > SELECT bal FROM acc WHERE id = 1
 bal
 61
+# A row looked up by its key FOR UPDATE is locked even when it is missing: another session
+# cannot insert it until the locking transaction ends, so a second read finds it still missing.
+@session a
+> BEGIN
+ok 0
+> SELECT * FROM acc WHERE id = 40 FOR UPDATE
+id	bal
+> SELECT * FROM acc WHERE id IN (41, 42) FOR UPDATE
+id	bal
+@session b
+> INSERT INTO acc VALUES (40, 1)
+error 1205 (HY000): Lock wait timeout exceeded; try restarting transaction
+> INSERT INTO acc VALUES (42, 1) ON DUPLICATE KEY UPDATE bal = bal + 1
+error 1205 (HY000): Lock wait timeout exceeded; try restarting transaction
+@session a
+> SELECT * FROM acc WHERE id = 40 FOR UPDATE
+id	bal
+> INSERT INTO acc VALUES (40, 2)
+ok 1
+> COMMIT
+ok 0
+@session b
+> DELETE FROM acc WHERE id = 40
+ok 1
 # Rows locked but not written are still read (batch point get), and an empty range reads nothing.
 > BEGIN
 ok 0
