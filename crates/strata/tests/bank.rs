@@ -8,6 +8,11 @@
 //! conflict (9007) is retried too, and a commit of unknown outcome (1180) counts as applied or
 //! not, whichever the balances show.
 //!
+//! Under faults (a cluster whose KV nodes, placement drivers' leader and a SQL node are killed
+//! with `kill -9` and restarted while leaders move), any error before COMMIT is rolled back and
+//! retried, a lost connection is opened again, and a commit whose connection is lost counts as
+//! of unknown outcome too; an error answered for COMMIT itself must mean nothing was applied.
+//!
 //! Meanwhile checkers read all accounts in one transaction, with `SUM` and row by row, and the
 //! total must always be exactly `ACCOUNTS × BALANCE_INITIAL` with no negative balance. At the
 //! end every account's balance is what the committed transfers imply: a lost update, a stale
@@ -39,6 +44,10 @@ const CHECKER_TASKS: u64 = 2;
 const RUN_TIME: Duration = Duration::from_secs(5);
 /// How long they run on a cluster whose leaders move.
 const CLUSTER_RUN_TIME: Duration = Duration::from_secs(15);
+/// How long they run on a cluster whose nodes are killed (the faults take a minute).
+const FAULTS_RUN_TIME: Duration = Duration::from_secs(60);
+/// Most transfers of unknown outcome the final check tries every combination of.
+const UNDETERMINED_MAX: usize = 14;
 /// The transfer sessions' `innodb_lock_wait_timeout`, in seconds.
 const LOCK_WAIT_TIMEOUT_S: u64 = 1;
 /// How long the tasks may take to finish after `RUN_TIME`.
@@ -77,9 +86,23 @@ enum Attempt {
     Insufficient,
 }
 
+/// How an attempt of a transfer failed: before its COMMIT (nothing was applied) or at it.
+enum Failure {
+    Before(ClientError),
+    AtCommit(ClientError),
+}
+
+impl From<ClientError> for Failure {
+    fn from(error: ClientError) -> Failure {
+        Failure::Before(error)
+    }
+}
+
 #[derive(Debug, Default)]
 struct TransferReport {
     committed: Vec<Transfer>,
+    /// Attempts that failed with an error only faults explain, and were retried.
+    fault_errors: u64,
     insufficient: u64,
     deadlocks: u64,
     lock_wait_timeouts: u64,
@@ -96,6 +119,8 @@ struct CheckReport {
     row_checks: u64,
     /// Autocommit `SUM` statements.
     autocommit_checks: u64,
+    /// Checks cut short by an error only faults explain.
+    fault_errors: u64,
 }
 
 #[test]
@@ -104,6 +129,7 @@ fn concurrent_transfers_keep_the_total() {
     run_bank(
         &[playground.url(DATABASE)],
         RUN_TIME,
+        false,
         &|sql| playground.sql(None, sql),
         |_| {},
     );
@@ -124,6 +150,7 @@ fn transfers_keep_the_total_while_leaders_move_every_second() {
     run_bank(
         &urls,
         CLUSTER_RUN_TIME,
+        false,
         &|sql| common::sql_at(ports[0], None, sql),
         |deadline| {
             common::wait_for(
@@ -141,11 +168,43 @@ fn transfers_keep_the_total_while_leaders_move_every_second() {
     assert!(moves >= 5, "only {moves} leader transfers asked for");
 }
 
+/// Everything at once, on three placement drivers, three KV nodes and two SQL nodes: every
+/// region's leader moves each second while each KV node, the placement drivers' leader and a
+/// SQL node are killed with `kill -9` and started again. The total and every balance hold.
+#[test]
+fn transfers_keep_the_total_while_nodes_are_killed_and_leaders_move() {
+    let mut cluster = common::cluster::Cluster::start_with_pds(3, 3, 2, &[], &[]);
+    let ports = [cluster.sql[0].port, cluster.sql[1].port];
+    let urls: Vec<String> = ports
+        .iter()
+        .map(|p| format!("mysql://root@127.0.0.1:{p}/{DATABASE}"))
+        .collect();
+    let mut transfers = 0;
+    run_bank(
+        &urls,
+        FAULTS_RUN_TIME,
+        true,
+        &|sql| common::sql_at(ports[0], None, sql),
+        |deadline| {
+            common::wait_for(
+                ports[1],
+                "SELECT COUNT(*) FROM bank.accounts",
+                "COUNT(*)\n20\n",
+            );
+            let started = Instant::now();
+            let run = deadline.saturating_duration_since(started);
+            transfers = cluster.inject(&common::cluster::FAULTS, started, run);
+        },
+    );
+    println!("bank: {transfers} leader transfers asked for");
+}
+
 /// Creates the accounts through `sql`, runs transfer and checker tasks spread over `urls` for
 /// `run_time` while `meanwhile` runs (given the tasks' deadline), and checks the balances.
 fn run_bank(
     urls: &[String],
     run_time: Duration,
+    faults: bool,
     sql: &dyn Fn(&str) -> String,
     meanwhile: impl FnOnce(Instant),
 ) {
@@ -172,14 +231,14 @@ fn run_bank(
             };
             let rng = StdRng::seed_from_u64(seed.wrapping_add(task));
             let url = url_of(task);
-            runtime.spawn(async move { transfer_until(&url, style, rng, deadline).await })
+            runtime.spawn(async move { transfer_until(&url, style, rng, deadline, faults).await })
         })
         .collect();
     let checkers: Vec<_> = (0..CHECKER_TASKS)
         .map(|task| {
             let rng = StdRng::seed_from_u64(seed.wrapping_add(1_000 + task));
             let url = url_of(task);
-            runtime.spawn(async move { check_until(&url, rng, deadline).await })
+            runtime.spawn(async move { check_until(&url, rng, deadline, faults).await })
         })
         .collect();
     meanwhile(deadline);
@@ -220,18 +279,20 @@ fn run_bank(
     let sum = |f: fn(&TransferReport) -> u64| transfer_reports.iter().map(f).sum::<u64>();
     println!(
         "bank: {} transfers committed, {} of unknown outcome, {} refused for lack of money, {} \
-         deadlocks, {} lock wait timeouts, {} write conflicts",
+         deadlocks, {} lock wait timeouts, {} write conflicts, {} other errors under faults",
         committed.len(),
         undetermined.len(),
         sum(|r| r.insufficient),
         sum(|r| r.deadlocks),
         sum(|r| r.lock_wait_timeouts),
-        sum(|r| r.write_conflicts)
+        sum(|r| r.write_conflicts),
+        sum(|r| r.fault_errors)
     );
     for (task, report) in check_reports.iter().enumerate() {
         println!(
-            "bank: checker {task}: {} SUM transactions, {} row-by-row transactions, {} autocommit SUMs",
-            report.sum_checks, report.row_checks, report.autocommit_checks
+            "bank: checker {task}: {} SUM transactions, {} row-by-row transactions, {} autocommit \
+             SUMs, {} cut short by faults",
+            report.sum_checks, report.row_checks, report.autocommit_checks, report.fault_errors
         );
         assert!(
             report.sum_checks > 0 && report.row_checks > 0 && report.autocommit_checks > 0,
@@ -257,7 +318,7 @@ fn run_bank(
     };
     let rows = sql("SELECT id, balance FROM bank.accounts ORDER BY id");
     assert!(
-        undetermined.len() <= 10,
+        undetermined.len() <= UNDETERMINED_MAX,
         "{} transfers of unknown outcome",
         undetermined.len()
     );
@@ -292,20 +353,15 @@ async fn join<T>(task: tokio::task::JoinHandle<Result<T, String>>) -> Result<T, 
 }
 
 /// Transfers between random accounts until `deadline`, retrying deadlocks and lock wait
-/// timeouts.
+/// timeouts (and, under `faults`, any error before COMMIT; a lost connection is opened again).
 async fn transfer_until(
     url: &str,
     style: Style,
     mut rng: StdRng,
     deadline: Instant,
+    faults: bool,
 ) -> Result<TransferReport, String> {
-    let mut conn = connect(url).await.map_err(|e| format!("connect: {e}"))?;
-    bounded(conn.query_drop(format!(
-        "SET innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}"
-    )))
-    .await
-    .map_err(|e| format!("set the lock wait timeout: {e}"))?;
-    let statements = TransferStatements::prepare(&mut conn).await?;
+    let mut session: Option<(Conn, TransferStatements)> = None;
     let mut report = TransferReport::default();
     while Instant::now() < deadline {
         let from = rng.gen_range(0..ACCOUNTS);
@@ -318,15 +374,23 @@ async fn transfer_until(
         let payer_first = rng.gen_bool(0.5);
         // Retries of one transfer stop at the deadline too, so the task ends in bounded time.
         while Instant::now() < deadline {
-            let attempt = match style {
-                Style::Locking => {
-                    transfer_locking(&mut conn, &statements, transfer, payer_first).await
-                }
-                Style::Updating => {
-                    transfer_updating(&mut conn, &statements, transfer, payer_first).await
-                }
+            let (conn, statements) = match &mut session {
+                Some(open) => open,
+                None => match TransferStatements::open(url).await {
+                    Ok(open) => session.insert(open),
+                    Err(_) if faults => {
+                        report.fault_errors += 1;
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                },
             };
-            match attempt {
+            let attempt = match style {
+                Style::Locking => transfer_locking(conn, statements, transfer, payer_first).await,
+                Style::Updating => transfer_updating(conn, statements, transfer, payer_first).await,
+            };
+            let (error, at_commit) = match attempt {
                 Ok(Attempt::Committed) => {
                     report.committed.push(transfer);
                     break;
@@ -335,25 +399,45 @@ async fn transfer_until(
                     report.insufficient += 1;
                     break;
                 }
-                Err(e) if e.server_code() == Some(DEADLOCK) => report.deadlocks += 1,
-                Err(e) if e.server_code() == Some(LOCK_WAIT_TIMEOUT) => {
-                    report.lock_wait_timeouts += 1
-                }
-                Err(e) if e.server_code() == Some(WRITE_CONFLICT) => report.write_conflicts += 1,
-                Err(e) if e.server_code() == Some(COMMIT_UNDETERMINED) => {
+                Err(Failure::Before(e)) => (e, false),
+                Err(Failure::AtCommit(e)) => (e, true),
+            };
+            match error.server_code() {
+                Some(DEADLOCK) => report.deadlocks += 1,
+                Some(LOCK_WAIT_TIMEOUT) => report.lock_wait_timeouts += 1,
+                Some(WRITE_CONFLICT) => report.write_conflicts += 1,
+                Some(COMMIT_UNDETERMINED) => {
                     report.undetermined.push(transfer);
                     break;
                 }
-                Err(e) => return Err(format!("{style:?} transfer {transfer:?}: {e}")),
+                // Any other answer, at COMMIT too, says the transaction was not applied.
+                Some(_) if faults => report.fault_errors += 1,
+                // The connection broke or went silent: gone with its transaction, which
+                // may have been applied if COMMIT had been sent.
+                None if faults => {
+                    session = None;
+                    if at_commit {
+                        report.undetermined.push(transfer);
+                        break;
+                    }
+                    report.fault_errors += 1;
+                    continue;
+                }
+                _ => return Err(format!("{style:?} transfer {transfer:?}: {error}")),
             }
-            bounded(conn.query_drop("ROLLBACK"))
-                .await
-                .map_err(|e| format!("rollback after a retryable error: {e}"))?;
+            match bounded(conn.query_drop("ROLLBACK")).await {
+                Ok(()) => {}
+                Err(_) if faults => session = None,
+                Err(e) => return Err(format!("rollback after a retryable error: {e}")),
+            }
         }
     }
-    bounded(conn.disconnect())
-        .await
-        .map_err(|e| format!("disconnect: {e}"))?;
+    if let Some((conn, _)) = session {
+        match bounded(conn.disconnect()).await {
+            Err(e) if !faults => return Err(format!("disconnect: {e}")),
+            _ => {}
+        }
+    }
     Ok(report)
 }
 
@@ -366,6 +450,18 @@ struct TransferStatements {
 }
 
 impl TransferStatements {
+    /// Connects to `url` and prepares the statements there.
+    async fn open(url: &str) -> Result<(Conn, TransferStatements), String> {
+        let mut conn = connect(url).await.map_err(|e| format!("connect: {e}"))?;
+        bounded(conn.query_drop(format!(
+            "SET innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}"
+        )))
+        .await
+        .map_err(|e| format!("set the lock wait timeout: {e}"))?;
+        let statements = TransferStatements::prepare(&mut conn).await?;
+        Ok((conn, statements))
+    }
+
     async fn prepare(conn: &mut Conn) -> Result<TransferStatements, String> {
         Ok(TransferStatements {
             select_for_update: prepare(
@@ -400,7 +496,7 @@ async fn transfer_locking(
     statements: &TransferStatements,
     transfer: Transfer,
     payer_first: bool,
-) -> Result<Attempt, ClientError> {
+) -> Result<Attempt, Failure> {
     let order = if payer_first {
         [transfer.from, transfer.to]
     } else {
@@ -429,7 +525,9 @@ async fn transfer_locking(
             "setting account {id} to {balance} changed no row"
         );
     }
-    bounded(conn.query_drop("COMMIT")).await?;
+    bounded(conn.query_drop("COMMIT"))
+        .await
+        .map_err(Failure::AtCommit)?;
     Ok(Attempt::Committed)
 }
 
@@ -439,7 +537,7 @@ async fn transfer_updating(
     statements: &TransferStatements,
     transfer: Transfer,
     payer_first: bool,
-) -> Result<Attempt, ClientError> {
+) -> Result<Attempt, Failure> {
     bounded(conn.query_drop("BEGIN")).await?;
     for debit in [payer_first, !payer_first] {
         if debit {
@@ -460,79 +558,132 @@ async fn transfer_updating(
             );
         }
     }
-    bounded(conn.query_drop("COMMIT")).await?;
+    bounded(conn.query_drop("COMMIT"))
+        .await
+        .map_err(Failure::AtCommit)?;
     Ok(Attempt::Committed)
 }
 
-/// Checks the total until `deadline`, rotating through the kinds of reads.
-async fn check_until(url: &str, mut rng: StdRng, deadline: Instant) -> Result<CheckReport, String> {
-    let mut conn = connect(url).await.map_err(|e| format!("connect: {e}"))?;
-    let select_one = prepare(&mut conn, "SELECT balance FROM accounts WHERE id = ?").await?;
+/// Checks the total until `deadline`, rotating through the kinds of reads. Under `faults`, a
+/// check cut short by an error is left (its connection opened again if it broke).
+async fn check_until(
+    url: &str,
+    mut rng: StdRng,
+    deadline: Instant,
+    faults: bool,
+) -> Result<CheckReport, String> {
+    let mut session: Option<(Conn, Statement)> = None;
     let mut report = CheckReport::default();
     let mut ids: Vec<i64> = (0..ACCOUNTS).collect();
     let mut round = 0u64;
     while Instant::now() < deadline {
-        match round % 3 {
-            0 => {
-                // One transaction: SUM, then a scan of every row, which must agree.
-                bounded(conn.query_drop("BEGIN"))
-                    .await
-                    .map_err(|e| format!("BEGIN: {e}"))?;
-                let total = sum_of(&mut conn).await?;
-                let rows: Vec<(i64, i64)> = bounded(conn.query("SELECT id, balance FROM accounts"))
-                    .await
-                    .map_err(|e| format!("scan: {e}"))?;
-                bounded(conn.query_drop("COMMIT"))
-                    .await
-                    .map_err(|e| format!("COMMIT: {e}"))?;
-                check_total("SUM in a transaction", total)?;
-                check_balances("scan after SUM in the same transaction", &rows)?;
-                report.sum_checks += 1;
-            }
-            1 => {
-                // One transaction: every account by its id, in a random order.
-                ids.shuffle(&mut rng);
-                bounded(conn.query_drop("BEGIN"))
-                    .await
-                    .map_err(|e| format!("BEGIN: {e}"))?;
-                let mut rows = Vec::new();
-                for &id in &ids {
-                    let balance: Option<i64> = bounded(conn.exec_first(&select_one, (id,)))
-                        .await
-                        .map_err(|e| format!("select account {id}: {e}"))?;
-                    rows.push((id, balance.ok_or(format!("account {id} is missing"))?));
+        let (conn, select_one) = match &mut session {
+            Some(open) => open,
+            None => {
+                let opened = async {
+                    let mut conn = connect(url).await.map_err(|e| format!("connect: {e}"))?;
+                    let select_one =
+                        prepare(&mut conn, "SELECT balance FROM accounts WHERE id = ?").await?;
+                    Ok::<_, String>((conn, select_one))
+                };
+                match opened.await {
+                    Ok(open) => session.insert(open),
+                    Err(_) if faults => {
+                        report.fault_errors += 1;
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
                 }
-                bounded(conn.query_drop("COMMIT"))
-                    .await
-                    .map_err(|e| format!("COMMIT: {e}"))?;
-                check_balances("point reads in one transaction", &rows)?;
-                report.row_checks += 1;
             }
-            _ => {
-                let total = sum_of(&mut conn).await?;
-                check_total("autocommit SUM", total)?;
-                report.autocommit_checks += 1;
-            }
+        };
+        let kind = round % 3;
+        if kind == 1 {
+            ids.shuffle(&mut rng);
         }
-        round += 1;
+        match check_once(conn, select_one, kind, &ids).await {
+            Ok(checked) => {
+                checked?;
+                match kind {
+                    0 => report.sum_checks += 1,
+                    1 => report.row_checks += 1,
+                    _ => report.autocommit_checks += 1,
+                }
+                round += 1;
+            }
+            Err(e) if faults => {
+                report.fault_errors += 1;
+                if e.server_code().is_none() || bounded(conn.query_drop("ROLLBACK")).await.is_err()
+                {
+                    session = None;
+                }
+            }
+            Err(e) => return Err(format!("check {kind}: {e}")),
+        }
     }
-    bounded(conn.disconnect())
-        .await
-        .map_err(|e| format!("disconnect: {e}"))?;
+    if let Some((conn, _)) = session {
+        match bounded(conn.disconnect()).await {
+            Err(e) if !faults => return Err(format!("disconnect: {e}")),
+            _ => {}
+        }
+    }
     Ok(report)
 }
 
-/// Runs `SELECT SUM(balance)`, whose value MySQL types as DECIMAL.
-async fn sum_of(conn: &mut Conn) -> Result<i64, String> {
-    let value: Option<Value> = bounded(conn.query_first("SELECT SUM(balance) FROM accounts"))
-        .await
-        .map_err(|e| format!("SUM: {e}"))?;
-    match value {
+/// One check of kind `kind` (0: SUM then every row in one transaction; 1: every account by
+/// its id, in the order of `ids`, in one transaction; 2: an autocommit SUM). The outer error
+/// is the client's, the inner one what the check found wrong.
+async fn check_once(
+    conn: &mut Conn,
+    select_one: &Statement,
+    kind: u64,
+    ids: &[i64],
+) -> Result<Result<(), String>, ClientError> {
+    Ok(match kind {
+        0 => {
+            bounded(conn.query_drop("BEGIN")).await?;
+            let total = sum_of(conn).await?;
+            let rows: Vec<(i64, i64)> =
+                bounded(conn.query("SELECT id, balance FROM accounts")).await?;
+            bounded(conn.query_drop("COMMIT")).await?;
+            total
+                .and_then(|total| check_total("SUM in a transaction", total))
+                .and_then(|()| check_balances("scan after SUM in the same transaction", &rows))
+        }
+        1 => {
+            bounded(conn.query_drop("BEGIN")).await?;
+            let mut rows = Vec::new();
+            for &id in ids {
+                let balance: Option<i64> = bounded(conn.exec_first(select_one, (id,))).await?;
+                rows.push((id, balance));
+            }
+            bounded(conn.query_drop("COMMIT")).await?;
+            match rows.iter().find(|(_, balance)| balance.is_none()) {
+                Some((id, _)) => Err(format!("account {id} is missing")),
+                None => {
+                    let rows: Vec<(i64, i64)> =
+                        rows.into_iter().map(|(id, b)| (id, b.unwrap())).collect();
+                    check_balances("point reads in one transaction", &rows)
+                }
+            }
+        }
+        _ => sum_of(conn)
+            .await?
+            .and_then(|total| check_total("autocommit SUM", total)),
+    })
+}
+
+/// Runs `SELECT SUM(balance)`, whose value MySQL types as DECIMAL. The outer error is the
+/// client's, the inner one a value that is not an integer.
+async fn sum_of(conn: &mut Conn) -> Result<Result<i64, String>, ClientError> {
+    let value: Option<Value> =
+        bounded(conn.query_first("SELECT SUM(balance) FROM accounts")).await?;
+    Ok(match value {
         Some(Value::Int(n)) => Ok(n),
         Some(Value::UInt(n)) => i64::try_from(n).map_err(|e| e.to_string()),
         Some(Value::Bytes(text)) => integer_text(&String::from_utf8_lossy(&text)),
         other => Err(format!("SUM returned {other:?}")),
-    }
+    })
 }
 
 /// Parses an integer that may come as a DECIMAL with a zero fraction ("20000.00").

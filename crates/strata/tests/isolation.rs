@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use adya::{check, History, Opts, Report, Valid, Workload};
-use common::cluster::Cluster;
+use common::cluster::{Cluster, FAULTS, FAULTS_END};
 use common::{bounded, connect, ClientError};
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
@@ -36,20 +36,6 @@ use serde_json::{json, Value};
 
 /// How long the clients run while the cluster fails.
 const RUN: Duration = Duration::from_secs(60);
-/// The faults, as seconds into the run; the last ends well before [`RUN`], so that the
-/// clients are seen to commit again once everything is back.
-const SCHEDULE: [(u64, Fault); 10] = [
-    (6, Fault::KillKv(0)),
-    (12, Fault::RestartKv(0)),
-    (17, Fault::KillPdLeader),
-    (22, Fault::RestartPd),
-    (26, Fault::KillSql(1)),
-    (30, Fault::RestartSql(1)),
-    (35, Fault::KillKv(1)),
-    (41, Fault::RestartKv(1)),
-    (45, Fault::KillKv(2)),
-    (50, Fault::RestartKv(2)),
-];
 /// After the last restart, each mode must commit within this long.
 const RECOVERY: Duration = Duration::from_secs(8);
 /// Clients of each mode on each SQL node.
@@ -67,16 +53,6 @@ const PROCESS_STRIDE: u64 = 100;
 const STOP_TIMEOUT: Duration = Duration::from_secs(90);
 /// The commit error whose transaction may or may not have been applied.
 const UNDETERMINED: u16 = 1180;
-
-#[derive(Clone, Copy, Debug)]
-enum Fault {
-    KillKv(usize),
-    RestartKv(usize),
-    KillPdLeader,
-    RestartPd,
-    KillSql(usize),
-    RestartSql(usize),
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -420,21 +396,6 @@ fn verdict(mode: Mode, recorder: &Recorder, models: &[&str], anomalies: &[&str])
     report
 }
 
-/// The running placement driver that leads (waits until one does).
-fn pd_leader(cluster: &Cluster, pd: &strata_pd_client::PdClient) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Ok(members) = pd.members() {
-            let index = members.leader_id as usize;
-            if index >= 1 && cluster.pd[index - 1].child.is_some() {
-                return index - 1;
-            }
-        }
-        assert!(Instant::now() < deadline, "no placement driver leads");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn list_append_histories_under_faults_have_no_anomaly_their_isolation_forbids() {
     let seed = common::test_seed("isolation");
@@ -482,36 +443,11 @@ fn list_append_histories_under_faults_have_no_anomaly_their_isolation_forbids() 
         modes.push((mode, keys, recorder, clients));
     }
 
-    // Leaders move every second; the scheduled faults happen in between.
-    let pd = strata_pd_client::PdClient::connect(&cluster.pd_address).expect("pd client");
-    let mut schedule = SCHEDULE.iter().peekable();
-    let mut killed_pd = None;
-    let mut transfers = 0;
-    while started.elapsed() < RUN {
-        transfers += common::cluster::move_every_leader(&pd).len();
-        while let Some((at, fault)) = schedule.next_if(|(at, _)| started.elapsed().as_secs() >= *at)
-        {
-            println!(
-                "{:>5.1} s: {fault:?} (due at {at} s)",
-                started.elapsed().as_secs_f64()
-            );
-            match *fault {
-                Fault::KillKv(i) => cluster.kv[i].kill9(),
-                Fault::RestartKv(i) => cluster.kv[i].start(),
-                Fault::KillPdLeader => {
-                    let leader = pd_leader(&cluster, &pd);
-                    cluster.pd[leader].kill9();
-                    killed_pd = Some(leader);
-                }
-                Fault::RestartPd => cluster.pd[killed_pd.take().expect("a killed PD")].start(),
-                Fault::KillSql(i) => cluster.sql[i].kill9(),
-                Fault::RestartSql(i) => cluster.sql[i].start(),
-            }
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
+    // Leaders move every second; KV nodes, the placement drivers' leader and a SQL node are
+    // killed and restarted in between.
+    let transfers = cluster.inject(&FAULTS, started, RUN);
     stop.store(true, Ordering::SeqCst);
-    let last_fault = Duration::from_secs(SCHEDULE.last().unwrap().0);
+    let last_fault = Duration::from_secs(FAULTS_END);
     println!("{transfers} leader transfers asked for");
 
     let mut failures = Vec::new();

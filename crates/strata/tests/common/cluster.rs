@@ -449,3 +449,87 @@ pub fn move_every_leader(pd: &strata_pd_client::PdClient) -> Vec<(u64, u64)> {
     }
     seen
 }
+
+/// A fault a test injects into a running cluster.
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    /// `kill -9` of KV node `i`.
+    KillKv(usize),
+    RestartKv(usize),
+    /// `kill -9` of the placement driver that leads (restarted by the next `RestartPd`).
+    KillPdLeader,
+    RestartPd,
+    /// `kill -9` of SQL node `i`.
+    KillSql(usize),
+    RestartSql(usize),
+}
+
+/// A minute of faults for a cluster of three placement drivers, three KV nodes and two SQL
+/// nodes (seconds into the run): each KV node, the placement drivers' leader and the second
+/// SQL node are killed with `kill -9` and started again a few seconds later, one at a time,
+/// the last restart at [`FAULTS_END`] s.
+pub const FAULTS: [(u64, Fault); 10] = [
+    (6, Fault::KillKv(0)),
+    (12, Fault::RestartKv(0)),
+    (17, Fault::KillPdLeader),
+    (22, Fault::RestartPd),
+    (26, Fault::KillSql(1)),
+    (30, Fault::RestartSql(1)),
+    (35, Fault::KillKv(1)),
+    (41, Fault::RestartKv(1)),
+    (45, Fault::KillKv(2)),
+    (50, Fault::RestartKv(2)),
+];
+/// When the last fault of [`FAULTS`] ends, in seconds.
+pub const FAULTS_END: u64 = 50;
+
+impl Cluster {
+    /// The running placement driver that leads (waits until one does).
+    pub fn pd_leader(&self, pd: &strata_pd_client::PdClient) -> usize {
+        let deadline = Instant::now() + LEADER_TIMEOUT;
+        loop {
+            if let Ok(members) = pd.members() {
+                let index = members.leader_id as usize;
+                if index >= 1 && self.pd[index - 1].child.is_some() {
+                    return index - 1;
+                }
+            }
+            assert!(Instant::now() < deadline, "no placement driver leads");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Until `started + run`: moves every region's leader each second and injects each fault
+    /// of `schedule` when its second comes. Returns how many leader transfers it asked for.
+    pub fn inject(&mut self, schedule: &[(u64, Fault)], started: Instant, run: Duration) -> usize {
+        let pd = strata_pd_client::PdClient::connect(&self.pd_address).expect("pd client");
+        let mut schedule = schedule.iter().peekable();
+        let mut killed_pd = None;
+        let mut transfers = 0;
+        while started.elapsed() < run {
+            transfers += move_every_leader(&pd).len();
+            while let Some((at, fault)) =
+                schedule.next_if(|(at, _)| started.elapsed().as_secs() >= *at)
+            {
+                println!(
+                    "{:>5.1} s: {fault:?} (due at {at} s)",
+                    started.elapsed().as_secs_f64()
+                );
+                match *fault {
+                    Fault::KillKv(i) => self.kv[i].kill9(),
+                    Fault::RestartKv(i) => self.kv[i].start(),
+                    Fault::KillPdLeader => {
+                        let leader = self.pd_leader(&pd);
+                        self.pd[leader].kill9();
+                        killed_pd = Some(leader);
+                    }
+                    Fault::RestartPd => self.pd[killed_pd.take().expect("a killed PD")].start(),
+                    Fault::KillSql(i) => self.sql[i].kill9(),
+                    Fault::RestartSql(i) => self.sql[i].start(),
+                }
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        transfers
+    }
+}
