@@ -43,7 +43,7 @@ pub use log::{
 };
 pub use peer::{
     LogWrite, Peer, PeerConfig, PeerStorage, ProposalOutcome, ProposeError, Ready, SnapshotSource,
-    StateMachine,
+    StateMachine, TRANSFER_LAG_MAX,
 };
 pub use raft::eraftpb::Message;
 pub use raft::storage::MemStorage;

@@ -8,6 +8,9 @@ use raft::eraftpb::{ConfChange, ConfState, Entry, EntryType, HardState, Message,
 use raft::storage::MemStorage;
 use raft::{Config, GetEntriesContext, RaftState, RawNode, StateRole, StorageError};
 
+/// Most log entries a peer may lag behind the leader and still be handed leadership.
+pub const TRANSFER_LAG_MAX: u64 = 128;
+
 /// Makes a snapshot of a peer's state machine: its data as applied up to some index, with
 /// that index, its term and the group's voters at that index in the metadata.
 pub trait SnapshotSource: Send + Sync {
@@ -168,6 +171,10 @@ pub struct Peer<S: StateMachine> {
     applied_term: u64,
     /// A ready taken by [`Peer::collect_ready`] whose log writes are not yet durable.
     unfinished: Option<raft::Ready>,
+    /// Ticks since the peer opened.
+    ticks: u64,
+    /// Each other peer with the tick its last message came at.
+    heard: Vec<(u64, u64)>,
 }
 
 fn discard_logger() -> slog::Logger {
@@ -222,6 +229,8 @@ impl<S: StateMachine> Peer<S> {
             applied_index: applied,
             applied_term,
             unfinished: None,
+            ticks: 0,
+            heard: Vec::new(),
         }
     }
 
@@ -308,12 +317,21 @@ impl<S: StateMachine> Peer<S> {
 
     /// Advances the peer's logical clock by one tick.
     pub fn tick(&mut self) {
+        self.ticks += 1;
         self.node.tick();
     }
 
     /// Hands the peer a message from another peer. Messages for other groups or stale terms
     /// are ignored by Raft itself.
     pub fn step(&mut self, message: Message) {
+        match self
+            .heard
+            .iter_mut()
+            .find(|(peer, _)| *peer == message.from)
+        {
+            Some((_, at)) => *at = self.ticks,
+            None => self.heard.push((message.from, self.ticks)),
+        }
         // An error here means a message the peer must ignore (e.g. from an unknown peer).
         let _ = self.node.step(message);
     }
@@ -326,6 +344,24 @@ impl<S: StateMachine> Peer<S> {
     /// Moves leadership to `peer`.
     pub fn transfer_leader(&mut self, peer: u64) {
         self.node.transfer_leader(peer);
+    }
+
+    /// Whether `peer` can take leadership from this leader now: a message of it came within
+    /// the last election timeout and its log lags by at most [`TRANSFER_LAG_MAX`] entries
+    /// (TiKV checks the same). A leader asked to hand over to a peer that cannot take it
+    /// would stop taking proposals for an election timeout, for nothing.
+    pub fn can_take_leadership(&self, peer: u64) -> bool {
+        let raft = &self.node.raft;
+        let heard = self
+            .heard
+            .iter()
+            .find(|(p, _)| *p == peer)
+            .map(|(_, at)| *at);
+        let recent = heard.is_some_and(|at| self.ticks - at <= raft.election_timeout() as u64);
+        recent
+            && raft.prs().get(peer).is_some_and(|progress| {
+                progress.matched + TRANSFER_LAG_MAX >= raft.raft_log.last_index()
+            })
     }
 
     /// Whether this leader is handing leadership to another peer (it takes no proposals

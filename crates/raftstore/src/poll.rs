@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 use raft::eraftpb::{ConfChange, ConfChangeType, Message, Snapshot};
 use raft::storage::MemStorage;
 use strata_engine::{Cf, Engine, WriteBatch};
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::apply::{applied_key, applied_value, change_context, read_applied, Applier, Written};
 use crate::log::{LogWriteBatch, RaftLog, INIT_INDEX, INIT_TERM};
@@ -95,6 +95,7 @@ impl RegionPeer {
 }
 
 struct Pending {
+    region: u64,
     term: u64,
     proposed_at: Instant,
     reply: Option<Reply>,
@@ -379,6 +380,13 @@ impl Poller {
                 if !p.peer.is_leader() || p.peer.is_transferring() {
                     return true;
                 }
+                if !p.peer.can_take_leadership(target) {
+                    debug!(
+                        region,
+                        to_store, "not transferring: the target lags or is silent"
+                    );
+                    return true;
+                }
                 // Stop serving reads first: once the target campaigns it may lead before
                 // this peer's lease would have run out.
                 if let Some(s) = self.status.write().get_mut(&region) {
@@ -437,6 +445,7 @@ impl Poller {
                 self.pending.insert(
                     id,
                     Pending {
+                        region,
                         term: p.peer.term(),
                         proposed_at: Instant::now(),
                         reply,
@@ -660,6 +669,11 @@ impl Poller {
             let s = status.get_mut(id).expect("every peer has a status");
             let (term, leader_peer, leading) =
                 (p.peer.term(), p.peer.leader_id(), p.peer.is_ready_leader());
+            // A leader that stepped down (it lost touch with a majority, or another peer
+            // won an election) answers its waiting proposers now: their entries may or may
+            // not commit under the next leader, which is what they would learn after
+            // PROPOSE_TIMEOUT, while the client could already be asking that leader.
+            let stepped_down = s.leader_peer == p.peer.id() && leader_peer != p.peer.id();
             if s.term != term || !leading || p.peer.is_transferring() {
                 s.lease_until = None;
             }
@@ -683,6 +697,13 @@ impl Poller {
             let serving_term = s.serving_term;
             drop(status);
             p.hook_if_needed(serving_term, &self.hook);
+            if stepped_down {
+                for pending in self.pending.values_mut().filter(|w| w.region == *id) {
+                    if let Some(reply) = pending.reply.take() {
+                        let _ = reply.send(Err(ProposeFailure::SteppedDown));
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -158,6 +158,10 @@ pub enum ProposeFailure {
     /// The outcome is unknown: it may still apply.
     #[error("timed out waiting for the proposal to apply")]
     Timeout,
+    /// The outcome is unknown: this peer stopped leading before the entry committed (the
+    /// next leader may still commit it).
+    #[error("the leader stepped down before the proposal committed")]
+    SteppedDown,
     /// The outcome is unknown: the store stopped.
     #[error("the store stopped")]
     Stopped,

@@ -498,3 +498,50 @@ fn leadership_moves_on_request_and_the_log_stays_one() {
         sim.settle_and_check();
     }
 }
+
+#[test]
+fn leadership_goes_only_to_a_peer_that_answers() {
+    for seed in seeds("handover target", 300..304) {
+        let mut sim = Sim::new(seed, 3);
+        for _ in 0..200 {
+            sim.step(0.3);
+        }
+        // Without proposals the followers catch up and answer every heartbeat.
+        for _ in 0..60 {
+            sim.step(0.0);
+        }
+        let leader = sim
+            .leader()
+            .unwrap_or_else(|| panic!("seed {seed}: no leader"));
+        let (up, down) = (leader % 3 + 1, (leader + 1) % 3 + 1);
+        let can_take = |sim: &Sim, peer: u64| {
+            let node = &sim.nodes[&leader];
+            node.peer.as_ref().unwrap().can_take_leadership(peer)
+        };
+        assert!(can_take(&sim, up) && can_take(&sim, down), "seed {seed}");
+        // A crashed follower stops answering: after an election timeout it may not lead.
+        sim.crash(down);
+        for _ in 0..60 {
+            sim.step(0.3);
+        }
+        for _ in 0..20 {
+            sim.step(0.0);
+        }
+        assert_eq!(
+            sim.leader(),
+            Some(leader),
+            "seed {seed}: the leader changed"
+        );
+        assert!(
+            can_take(&sim, up) && !can_take(&sim, down),
+            "seed {seed}: peer {down} is down, peer {up} is up"
+        );
+        // Back and caught up, it may again.
+        sim.restart(down);
+        for _ in 0..60 {
+            sim.step(0.0);
+        }
+        assert!(can_take(&sim, down), "seed {seed}: peer {down} is back");
+        sim.settle_and_check();
+    }
+}
