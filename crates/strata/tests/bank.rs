@@ -173,7 +173,7 @@ fn transfers_keep_the_total_while_leaders_move_every_second() {
 /// SQL node are killed with `kill -9` and started again. The total and every balance hold.
 #[test]
 fn transfers_keep_the_total_while_nodes_are_killed_and_leaders_move() {
-    let mut cluster = common::cluster::Cluster::start_with_pds(3, 3, 2, &[], &[]);
+    let mut cluster = common::cluster::Cluster::start_partitionable(3, 3, 2);
     let ports = [cluster.sql[0].port, cluster.sql[1].port];
     let urls: Vec<String> = ports
         .iter()

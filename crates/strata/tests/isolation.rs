@@ -171,6 +171,20 @@ impl Recorder {
         }));
     }
 
+    /// Transactions committed in each second of the run.
+    fn commits_by_second(&self) -> Vec<u64> {
+        let mut seconds = vec![0u64; RUN.as_secs() as usize + 1];
+        for event in self.events.lock().unwrap().iter() {
+            if event["type"] == "ok" {
+                let second = event["time"].as_u64().unwrap_or(0) / 1_000_000_000;
+                if let Some(count) = seconds.get_mut(second as usize) {
+                    *count += 1;
+                }
+            }
+        }
+        seconds
+    }
+
     fn text(&self) -> String {
         let events = self.events.lock().unwrap();
         let lines: Vec<String> = events.iter().map(Value::to_string).collect();
@@ -186,6 +200,8 @@ struct Tally {
     unknown: u64,
     /// Errors by MySQL code, or "connection" / "timeout".
     errors: BTreeMap<String, u64>,
+    /// The first message of each server error code.
+    messages: BTreeMap<u16, String>,
     /// When the client's last transaction committed, from the start of the run.
     last_commit: Option<Duration>,
 }
@@ -193,7 +209,12 @@ struct Tally {
 impl Tally {
     fn count(&mut self, error: &ClientError) {
         let name = match error {
-            ClientError::Server { code, .. } => code.to_string(),
+            ClientError::Server { code, message } => {
+                self.messages
+                    .entry(*code)
+                    .or_insert_with(|| message.clone());
+                code.to_string()
+            }
             ClientError::Connection(_) => "connection".into(),
             ClientError::Timeout => "timeout".into(),
         };
@@ -206,6 +227,9 @@ impl Tally {
         self.unknown += other.unknown;
         for (name, n) in other.errors {
             *self.errors.entry(name).or_default() += n;
+        }
+        for (code, message) in other.messages {
+            self.messages.entry(code).or_insert(message);
         }
         self.last_commit = self.last_commit.max(other.last_commit);
     }
@@ -399,7 +423,7 @@ fn verdict(mode: Mode, recorder: &Recorder, models: &[&str], anomalies: &[&str])
 #[test]
 fn list_append_histories_under_faults_have_no_anomaly_their_isolation_forbids() {
     let seed = common::test_seed("isolation");
-    let mut cluster = Cluster::start_with_pds(3, 3, 2, &[], &[]);
+    let mut cluster = Cluster::start_partitionable(3, 3, 2);
     let ports = [cluster.sql[0].port, cluster.sql[1].port];
     let create: Vec<String> = MODES
         .iter()
@@ -469,9 +493,18 @@ fn list_append_histories_under_faults_have_no_anomaly_their_isolation_forbids() 
             &recorder,
         ));
         println!(
-            "{mode:?}: {} committed, {} failed, {} unknown; errors {:?}; last commit at {:?}",
-            tally.committed, tally.failed, tally.unknown, tally.errors, tally.last_commit
+            "{mode:?}: {} committed, {} failed, {} unknown; errors {:?}; last commit at {:?}; \
+             commits by second {:?}",
+            tally.committed,
+            tally.failed,
+            tally.unknown,
+            tally.errors,
+            tally.last_commit,
+            recorder.commits_by_second()
         );
+        for (code, message) in &tally.messages {
+            println!("{mode:?}: {code}: {message}");
+        }
         assert!(
             tally.committed >= 100,
             "{mode:?}: only {} transactions committed",

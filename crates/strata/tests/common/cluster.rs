@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use super::netns::Network;
 use super::{free_port, listens};
 
 /// How long a role may take to start listening.
@@ -156,6 +157,9 @@ pub struct Cluster {
     pub pd_address: String,
     pub dir: PathBuf,
     _temp: tempfile::TempDir,
+    /// The network whose hosts run the KV nodes (`kv[i]` on host `i`), when they can be cut
+    /// apart; removed after the processes stop (fields drop in order).
+    pub network: Option<Network>,
 }
 
 impl Cluster {
@@ -187,11 +191,34 @@ impl Cluster {
         pd_args: &[&str],
         kv_args: &[&str],
     ) -> Cluster {
+        Cluster::start_hosted(pd_nodes, kv_nodes, sql_nodes, pd_args, kv_args, None)
+    }
+
+    /// A cluster whose KV nodes each run on a host of their own in a private network (see
+    /// [`Network`]; needs root), so that [`Fault::Isolate`] can cut one off from the others.
+    /// The placement drivers and SQL nodes run here and reach every host.
+    pub fn start_partitionable(pd_nodes: usize, kv_nodes: usize, sql_nodes: usize) -> Cluster {
+        let network = Network::create(kv_nodes);
+        Cluster::start_hosted(pd_nodes, kv_nodes, sql_nodes, &[], &[], Some(network))
+    }
+
+    fn start_hosted(
+        pd_nodes: usize,
+        kv_nodes: usize,
+        sql_nodes: usize,
+        pd_args: &[&str],
+        kv_args: &[&str],
+        network: Option<Network>,
+    ) -> Cluster {
         let temp = tempfile::tempdir().expect("temp dir");
+        let here: std::net::IpAddr = match &network {
+            Some(network) => network.bridge_ip(),
+            None => [127, 0, 0, 1].into(),
+        };
         let dir = temp.path().to_path_buf();
         let path = |name: &str| dir.join(name).display().to_string();
         let pd_ports: Vec<u16> = (0..pd_nodes).map(|_| free_port()).collect();
-        let pd_list: Vec<String> = pd_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let pd_list: Vec<String> = pd_ports.iter().map(|p| format!("{here}:{p}")).collect();
         let peers: Vec<String> = pd_list
             .iter()
             .enumerate()
@@ -223,7 +250,7 @@ impl Cluster {
                 .collect(),
                 log: dir.join(format!("pd{}.log", i + 1)),
                 netns: None,
-                host: [127, 0, 0, 1].into(),
+                host: here,
             })
             .collect();
         for process in &mut pd {
@@ -233,13 +260,19 @@ impl Cluster {
         let kv = (1..=kv_nodes)
             .map(|i| {
                 let port = free_port();
-                Process::spawn(
+                let (netns, host) = match &network {
+                    Some(network) => (Some(network.ns(i - 1)), network.ip(i - 1)),
+                    None => (None, [127, 0, 0, 1].into()),
+                };
+                Process::spawn_in(
+                    netns.as_deref(),
+                    host,
                     vec![
                         "kv".into(),
                         "--pd".into(),
                         pd_address.clone(),
                         "--listen".into(),
-                        format!("127.0.0.1:{port}"),
+                        format!("{host}:{port}"),
                         "--data-dir".into(),
                         path(&format!("kv{i}")),
                         "--block-cache-mib".into(),
@@ -282,6 +315,7 @@ impl Cluster {
             sql,
             dir,
             _temp: temp,
+            network,
         }
     }
 
@@ -462,26 +496,34 @@ pub enum Fault {
     /// `kill -9` of SQL node `i`.
     KillSql(usize),
     RestartSql(usize),
+    /// Cuts the KV node that leads the first region off from the other KV nodes (both ways;
+    /// the placement drivers and the SQL nodes still reach it), in a cluster from
+    /// [`Cluster::start_partitionable`]; the next `Heal` joins it again.
+    IsolateLeader,
+    Heal,
 }
 
-/// A minute of faults for a cluster of three placement drivers, three KV nodes and two SQL
-/// nodes (seconds into the run): each KV node, the placement drivers' leader and the second
-/// SQL node are killed with `kill -9` and started again a few seconds later, one at a time,
-/// the last restart at [`FAULTS_END`] s.
-pub const FAULTS: [(u64, Fault); 10] = [
-    (6, Fault::KillKv(0)),
-    (12, Fault::RestartKv(0)),
-    (17, Fault::KillPdLeader),
-    (22, Fault::RestartPd),
-    (26, Fault::KillSql(1)),
-    (30, Fault::RestartSql(1)),
-    (35, Fault::KillKv(1)),
-    (41, Fault::RestartKv(1)),
-    (45, Fault::KillKv(2)),
-    (50, Fault::RestartKv(2)),
+/// A minute of faults for a partitionable cluster of three placement drivers, three KV nodes
+/// and two SQL nodes (seconds into the run), one at a time: KV nodes killed with `kill -9` and
+/// started again, the leading KV node cut off from the others and joined again, the placement
+/// drivers' leader and the second SQL node killed and started again; the last ends at
+/// [`FAULTS_END`] s.
+pub const FAULTS: [(u64, Fault); 12] = [
+    (4, Fault::KillKv(0)),
+    (9, Fault::RestartKv(0)),
+    (13, Fault::KillPdLeader),
+    (17, Fault::RestartPd),
+    (20, Fault::KillSql(1)),
+    (23, Fault::RestartSql(1)),
+    (26, Fault::IsolateLeader),
+    (32, Fault::Heal),
+    (35, Fault::KillKv(2)),
+    (40, Fault::RestartKv(2)),
+    (43, Fault::IsolateLeader),
+    (49, Fault::Heal),
 ];
 /// When the last fault of [`FAULTS`] ends, in seconds.
-pub const FAULTS_END: u64 = 50;
+pub const FAULTS_END: u64 = 49;
 
 impl Cluster {
     /// The running placement driver that leads (waits until one does).
@@ -499,12 +541,24 @@ impl Cluster {
         }
     }
 
+    /// Cuts KV node `i` off from the other KV nodes (`cut`), or joins it again.
+    fn cut_kv(&self, i: usize, cut: bool) {
+        let network = self.network.as_ref().expect("a partitionable cluster");
+        let others: Vec<usize> = (0..self.kv.len()).filter(|&j| j != i).collect();
+        if cut {
+            network.cut(i, &others);
+        } else {
+            network.heal(i, &others);
+        }
+    }
+
     /// Until `started + run`: moves every region's leader each second and injects each fault
     /// of `schedule` when its second comes. Returns how many leader transfers it asked for.
     pub fn inject(&mut self, schedule: &[(u64, Fault)], started: Instant, run: Duration) -> usize {
         let pd = strata_pd_client::PdClient::connect(&self.pd_address).expect("pd client");
         let mut schedule = schedule.iter().peekable();
         let mut killed_pd = None;
+        let mut isolated = None;
         let mut transfers = 0;
         while started.elapsed() < run {
             transfers += move_every_leader(&pd).len();
@@ -526,6 +580,13 @@ impl Cluster {
                     Fault::RestartPd => self.pd[killed_pd.take().expect("a killed PD")].start(),
                     Fault::KillSql(i) => self.sql[i].kill9(),
                     Fault::RestartSql(i) => self.sql[i].start(),
+                    Fault::IsolateLeader => {
+                        let leader = self.leader_of(b"");
+                        println!("        KV node {leader} leads: cut off");
+                        self.cut_kv(leader, true);
+                        isolated = Some(leader);
+                    }
+                    Fault::Heal => self.cut_kv(isolated.take().expect("an isolated node"), false),
                 }
             }
             std::thread::sleep(Duration::from_secs(1));
