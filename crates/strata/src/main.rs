@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+mod ctl;
 mod dashboard;
 mod local_cluster;
 mod playground;
@@ -49,6 +50,8 @@ enum Command {
     Bench(strata_bench::cli::BenchCommand),
     /// Runs seeded queries on Strata and on MariaDB and compares the answers.
     Difftest(strata_difftest::cli::DifftestArgs),
+    /// Looks at a running cluster through its placement drivers, and moves region leaders.
+    Ctl(ctl::CtlArgs),
 }
 
 fn main() {
@@ -75,6 +78,7 @@ fn main() {
         Command::Kv(args) => roles::run_kv(args),
         Command::Server(args) => roles::run_server(args),
         Command::Bench(command) => strata_bench::cli::run(command).map_err(Into::into),
+        Command::Ctl(args) => ctl::run(args).map_err(Into::into),
         Command::Difftest(args) => match strata_difftest::cli::main(args) {
             Ok(true) => Ok(()),
             Ok(false) => std::process::exit(1),

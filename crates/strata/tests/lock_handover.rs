@@ -82,6 +82,58 @@ async fn worker(url: String, holders: Arc<AtomicI64>, stop: Arc<AtomicBool>) -> 
     tally
 }
 
+/// `strata ctl … regions` lists each region with its leader's store, and `transfer-leader
+/// --all` moves every leader to the next store holding a peer (seen in the next listing).
+fn ctl_moves_every_leader(cluster: &Cluster) {
+    let ctl = |args: &[&str]| {
+        let out = common::run_bounded(
+            std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+                .args(["ctl", "--pd", &cluster.pd_address])
+                .args(args),
+            Duration::from_secs(30),
+        );
+        assert!(out.status.success(), "strata ctl {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let leaders = |listing: &str| -> BTreeMap<String, String> {
+        let mut lines = listing.lines();
+        assert_eq!(
+            lines.next(),
+            Some("region\tleader_store\tstores"),
+            "{listing}"
+        );
+        lines
+            .map(|line| {
+                let fields: Vec<&str> = line.split('\t').collect();
+                assert_eq!(fields.len(), 3, "{listing}");
+                (fields[0].to_string(), fields[1].to_string())
+            })
+            .collect()
+    };
+    let before = leaders(&ctl(&["regions"]));
+    assert!(
+        !before.is_empty() && before.values().all(|l| l != "-"),
+        "{before:?}"
+    );
+    let moved = ctl(&["transfer-leader", "--all"]);
+    assert_eq!(moved.lines().count(), before.len(), "{moved}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = leaders(&ctl(&["regions"]));
+        if now
+            .iter()
+            .all(|(region, leader)| before.get(region) != Some(leader))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "leaders {before:?} still {now:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn for_update_stays_exclusive_while_leaders_move_every_second() {
     let cluster = Cluster::start(3, 2);
@@ -94,6 +146,7 @@ fn for_update_stays_exclusive_while_leaders_move_every_second() {
     );
     wait_for(b, "SELECT COUNT(*) FROM h.c", "COUNT(*)\n1\n");
     let stores = cluster.store_ids();
+    ctl_moves_every_leader(&cluster);
 
     let runtime = common::runtime(2);
     let holders = Arc::new(AtomicI64::new(0));
