@@ -380,7 +380,7 @@ fn seeds(name: &str, fixed: std::ops::Range<u64>) -> Vec<u64> {
 #[test]
 fn peers_apply_one_log_through_partitions_drops_delays_and_restarts() {
     let mut lost_writes = 0;
-    for seed in seeds("faults", 1..17) {
+    for seed in seeds("faults", 1..201) {
         for peers in [3, 5] {
             let mut sim = Sim::new(seed, peers);
             for round in 0..30 {
