@@ -23,6 +23,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use common::cluster::Cluster;
 use common::{bounded, connect, test_seed, ClientError, Playground};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Statement, Value};
@@ -139,25 +140,14 @@ fn concurrent_transfers_keep_the_total() {
 /// every second (pessimistic locks move with them): the tasks of both SQL nodes keep the total.
 #[test]
 fn transfers_keep_the_total_while_leaders_move_every_second() {
-    let cluster = common::cluster::Cluster::start(3, 2);
-    let ports = [cluster.sql[0].port, cluster.sql[1].port];
-    let urls: Vec<String> = ports
-        .iter()
-        .map(|p| format!("mysql://root@127.0.0.1:{p}/{DATABASE}"))
-        .collect();
-    let pd = strata_pd_client::PdClient::connect(&cluster.pd_address).expect("pd client");
+    let mut cluster = Cluster::start(3, 2);
     let mut moves = 0;
-    run_bank(
-        &urls,
+    run_bank_on(
+        &mut cluster,
         CLUSTER_RUN_TIME,
         false,
-        &|sql| common::sql_at(ports[0], None, sql),
-        |deadline| {
-            common::wait_for(
-                ports[1],
-                "SELECT COUNT(*) FROM bank.accounts",
-                "COUNT(*)\n20\n",
-            );
+        |cluster, deadline| {
+            let pd = strata_pd_client::PdClient::connect(&cluster.pd_address).expect("pd client");
             while Instant::now() < deadline {
                 moves += common::cluster::move_every_leader(&pd).len();
                 std::thread::sleep(Duration::from_secs(1));
@@ -170,20 +160,37 @@ fn transfers_keep_the_total_while_leaders_move_every_second() {
 
 /// Everything at once, on three placement drivers, three KV nodes and two SQL nodes: every
 /// region's leader moves each second while each KV node, the placement drivers' leader and a
-/// SQL node are killed with `kill -9` and started again. The total and every balance hold.
+/// SQL node are killed with `kill -9` and started again, and the leading KV node is cut off
+/// from the others twice. The total and every balance hold.
 #[test]
 fn transfers_keep_the_total_while_nodes_are_killed_and_leaders_move() {
-    let mut cluster = common::cluster::Cluster::start_partitionable(3, 3, 2);
+    let mut cluster = Cluster::start_partitionable(3, 3, 2);
+    let mut transfers = 0;
+    run_bank_on(&mut cluster, FAULTS_RUN_TIME, true, |cluster, deadline| {
+        let started = Instant::now();
+        let run = deadline.saturating_duration_since(started);
+        transfers = cluster.inject(&common::cluster::FAULTS, started, run);
+    });
+    println!("bank: {transfers} leader transfers asked for");
+}
+
+/// [`run_bank`] on the two SQL nodes of `cluster`; `meanwhile` starts once the second node
+/// sees the accounts.
+fn run_bank_on(
+    cluster: &mut Cluster,
+    run_time: Duration,
+    faults: bool,
+    meanwhile: impl FnOnce(&mut Cluster, Instant),
+) {
     let ports = [cluster.sql[0].port, cluster.sql[1].port];
     let urls: Vec<String> = ports
         .iter()
         .map(|p| format!("mysql://root@127.0.0.1:{p}/{DATABASE}"))
         .collect();
-    let mut transfers = 0;
     run_bank(
         &urls,
-        FAULTS_RUN_TIME,
-        true,
+        run_time,
+        faults,
         &|sql| common::sql_at(ports[0], None, sql),
         |deadline| {
             common::wait_for(
@@ -191,12 +198,9 @@ fn transfers_keep_the_total_while_nodes_are_killed_and_leaders_move() {
                 "SELECT COUNT(*) FROM bank.accounts",
                 "COUNT(*)\n20\n",
             );
-            let started = Instant::now();
-            let run = deadline.saturating_duration_since(started);
-            transfers = cluster.inject(&common::cluster::FAULTS, started, run);
+            meanwhile(cluster, deadline);
         },
     );
-    println!("bank: {transfers} leader transfers asked for");
 }
 
 /// Creates the accounts through `sql`, runs transfer and checker tasks spread over `urls` for
@@ -376,15 +380,13 @@ async fn transfer_until(
         while Instant::now() < deadline {
             let (conn, statements) = match &mut session {
                 Some(open) => open,
-                None => match TransferStatements::open(url).await {
-                    Ok(open) => session.insert(open),
-                    Err(_) if faults => {
-                        report.fault_errors += 1;
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
+                None => {
+                    let opened = TransferStatements::open(url).await;
+                    match opened_or_retry(opened, faults, &mut report.fault_errors).await? {
+                        Some(open) => session.insert(open),
+                        None => continue,
                     }
-                    Err(e) => return Err(e),
-                },
+                }
             };
             let attempt = match style {
                 Style::Locking => transfer_locking(conn, statements, transfer, payer_first).await,
@@ -439,6 +441,24 @@ async fn transfer_until(
         }
     }
     Ok(report)
+}
+
+/// A connection a task opened; or, when that failed under faults, None after a pause (the
+/// task tries again; `errors` counts it). Without faults the failure ends the task.
+async fn opened_or_retry<T>(
+    opened: Result<T, String>,
+    faults: bool,
+    errors: &mut u64,
+) -> Result<Option<T>, String> {
+    match opened {
+        Ok(open) => Ok(Some(open)),
+        Err(_) if faults => {
+            *errors += 1;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The transfer tasks' prepared statements.
@@ -586,14 +606,9 @@ async fn check_until(
                         prepare(&mut conn, "SELECT balance FROM accounts WHERE id = ?").await?;
                     Ok::<_, String>((conn, select_one))
                 };
-                match opened.await {
-                    Ok(open) => session.insert(open),
-                    Err(_) if faults => {
-                        report.fault_errors += 1;
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
+                match opened_or_retry(opened.await, faults, &mut report.fault_errors).await? {
+                    Some(open) => session.insert(open),
+                    None => continue,
                 }
             }
         };

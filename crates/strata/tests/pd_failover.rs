@@ -13,21 +13,6 @@ use strata_pd_client::{PdClient, TimestampOracle};
 /// How long the placement drivers may take to serve timestamps again after their leader died.
 const TAKEOVER_LIMIT: Duration = Duration::from_secs(10);
 
-/// The running member the placement drivers name as leader (waits until they agree on one).
-fn leader(cluster: &Cluster, pd: &PdClient) -> usize {
-    let deadline = Instant::now() + TAKEOVER_LIMIT;
-    loop {
-        if let Ok(members) = pd.members() {
-            let index = members.leader_id as usize;
-            if index >= 1 && cluster.pd[index - 1].child.is_some() {
-                return index - 1;
-            }
-        }
-        assert!(Instant::now() < deadline, "no placement driver leads");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn killing_the_placement_driver_leader_loses_nothing_and_timestamps_keep_growing() {
     let mut cluster = Cluster::start_with_pds(3, 3, 1, &[], &[]);
@@ -40,7 +25,7 @@ fn killing_the_placement_driver_leader_loses_nothing_and_timestamps_keep_growing
     let mut kills = Vec::new();
     for _ in 0..2 {
         std::thread::sleep(Duration::from_millis(2000));
-        let old = leader(&cluster, &pd);
+        let old = cluster.pd_leader(&pd);
         let before = pd.get_ts().expect("a timestamp before the kill");
         let killed = Instant::now();
         cluster.pd[old].kill9();
@@ -58,7 +43,7 @@ fn killing_the_placement_driver_leader_loses_nothing_and_timestamps_keep_growing
         };
         let takeover = killed.elapsed();
         assert!(after > before, "timestamp {after:?} after {before:?}");
-        let new = leader(&cluster, &pd);
+        let new = cluster.pd_leader(&pd);
         assert_ne!(new, old, "a killed member cannot lead");
         println!(
             "placement driver {} killed; {} serves timestamps after {takeover:?}",
