@@ -572,6 +572,7 @@ mod tests {
             try_one_pc: false,
             async_commit: false,
             secondaries: Vec::new(),
+            max_commit_ts: Timestamp::ZERO,
         })
         .unwrap();
         let safe = Timestamp(t2.0 + 10);
@@ -671,6 +672,7 @@ mod tests {
                 try_one_pc: false,
                 async_commit: false,
                 secondaries: Vec::new(),
+                max_commit_ts: Timestamp::ZERO,
             })
             .map(drop),
         );

@@ -40,6 +40,7 @@ fn prewrite(
         try_one_pc: one_pc,
         async_commit: false,
         secondaries: Vec::new(),
+        max_commit_ts: Timestamp::ZERO,
     })
     .map(|r| r.one_pc_commit_ts)
 }
@@ -61,6 +62,7 @@ pub(crate) fn one_pc(s: &Storage, key: &[u8], value: Option<&[u8]>, start: u64) 
         try_one_pc: true,
         async_commit: false,
         secondaries: Vec::new(),
+        max_commit_ts: Timestamp::ZERO,
     })
     .unwrap()
     .one_pc_commit_ts
@@ -363,6 +365,7 @@ fn pessimistic_lock_conflicts_with_newer_commit_and_blocks_others() {
             try_one_pc: true,
             async_commit: false,
             secondaries: Vec::new(),
+            max_commit_ts: Timestamp::ZERO,
         })
         .unwrap();
     let committed = response.one_pc_commit_ts.unwrap();
@@ -385,6 +388,7 @@ fn insert_fails_on_an_existing_key_and_succeeds_after_delete() {
             try_one_pc: true,
             async_commit: false,
             secondaries: Vec::new(),
+            max_commit_ts: Timestamp::ZERO,
         })
     };
     let first = insert(b"k", 10).unwrap().one_pc_commit_ts.unwrap();
@@ -428,6 +432,7 @@ fn prewrite_async(s: &Storage, keys: &[&[u8]], start: Timestamp) -> Result<Times
         try_one_pc: false,
         async_commit: true,
         secondaries: keys[1..].iter().map(|k| k.to_vec()).collect(),
+        max_commit_ts: Timestamp::ZERO,
     })?;
     Ok(response
         .min_commit_ts
@@ -491,6 +496,7 @@ fn an_async_commit_missing_a_secondary_rolls_back_and_its_late_prewrite_fails() 
         try_one_pc: false,
         async_commit: true,
         secondaries: vec![b"q".to_vec()],
+        max_commit_ts: Timestamp::ZERO,
     })
     .unwrap();
     assert_eq!(
@@ -578,6 +584,7 @@ fn a_key_whose_pessimistic_lock_was_lost_conflicts_with_commits_after_it_was_loc
             try_one_pc: true,
             async_commit: false,
             secondaries: Vec::new(),
+            max_commit_ts: Timestamp::ZERO,
         })
     };
     // Transaction 10 locks (and reads) r at 10; then its lock goes with a change of leader.
@@ -716,6 +723,7 @@ fn a_primary_not_yet_prewritten_is_rolled_back_only_when_asked() {
         try_one_pc: false,
         async_commit: false,
         secondaries: Vec::new(),
+        max_commit_ts: Timestamp::ZERO,
     };
     s.prewrite(&request(vec![put(b"b", b"2")])).unwrap();
     // A reader meets b's lock while it is young: the missing primary counts as running and
@@ -814,6 +822,7 @@ fn a_pessimistic_lock_past_its_time_to_live_is_rolled_back_from_its_primary() {
             try_one_pc,
             async_commit: false,
             secondaries: Vec::new(),
+            max_commit_ts: Timestamp::ZERO,
         });
         assert!(
             matches!(late, Err(KvError::TxnAborted { .. })),
@@ -844,6 +853,7 @@ fn a_live_pessimistic_lock_is_waited_for_and_never_rolled_back() {
         try_one_pc: true,
         async_commit: false,
         secondaries: Vec::new(),
+        max_commit_ts: Timestamp::ZERO,
     });
     assert!(matches!(blocked, Err(KvError::KeyIsLocked(info)) if info.ttl_ms == 0));
     assert!(matches!(
@@ -889,6 +899,7 @@ fn late_async_prewrite(
         try_one_pc: false,
         async_commit: true,
         secondaries: Vec::new(),
+        max_commit_ts: Timestamp::ZERO,
     })
 }
 

@@ -120,9 +120,16 @@ pub enum KvError {
     #[error("storage: {0}")]
     Storage(String),
     /// The store could not apply the command and did not (its replica lost leadership of the
-    /// region): the client retries where the region is led now.
+    /// region): the client retries where the region is led now. From the client, the region
+    /// found no leader that answered within its retry time.
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The transaction would commit after its `max_commit_ts`: nothing was written.
+    #[error("commit timestamp {commit_ts} is past the transaction's limit {max_commit_ts}")]
+    CommitTsTooLarge {
+        commit_ts: Timestamp,
+        max_commit_ts: Timestamp,
+    },
     /// A commit was sent but its answer was lost (the node died or did not answer): it may or
     /// may not have been applied. Never retried on the client's behalf.
     #[error("the outcome of the commit is undetermined ({0}); check whether it was applied")]
@@ -199,6 +206,11 @@ pub struct PrewriteRequest {
     pub async_commit: bool,
     /// Every key but the primary (async commit only; used by the request holding the primary).
     pub secondaries: Vec<Key>,
+    /// The latest timestamp the transaction may commit at (ZERO: no limit). A one-phase or
+    /// async commit whose commit timestamp would pass it writes nothing and fails with
+    /// [`KvError::CommitTsTooLarge`]; the client checks a two-phase commit's own timestamp.
+    /// (A SQL node's schema lease: past it, schema changes stop waiting for the node.)
+    pub max_commit_ts: Timestamp,
 }
 
 /// The outcome of a prewrite.

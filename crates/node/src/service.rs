@@ -574,6 +574,7 @@ impl kv_server::Kv for KvService {
             try_one_pc: r.try_one_pc,
             async_commit: r.async_commit,
             secondaries: r.secondaries,
+            max_commit_ts: Timestamp(r.max_commit_ts),
         };
         let storage = self.storage.clone();
         let result = blocking(move || storage.prewrite(&prewrite)).await?;

@@ -51,6 +51,13 @@ pub fn key_error_to_pb(error: &KvError) -> pb::KeyError {
         }),
         KvError::Storage(message) | KvError::Unavailable(message) => Kind::Storage(message.clone()),
         KvError::Undetermined(message) => Kind::Undetermined(message.clone()),
+        KvError::CommitTsTooLarge {
+            commit_ts,
+            max_commit_ts,
+        } => Kind::CommitTsTooLarge(pb::CommitTsTooLarge {
+            commit_ts: commit_ts.0,
+            max_commit_ts: max_commit_ts.0,
+        }),
     };
     pb::KeyError { kind: Some(kind) }
 }
@@ -78,6 +85,10 @@ pub fn key_error_from_pb(error: pb::KeyError) -> KvError {
         },
         Some(Kind::Storage(message)) => KvError::Storage(message),
         Some(Kind::Undetermined(message)) => KvError::Undetermined(message),
+        Some(Kind::CommitTsTooLarge(c)) => KvError::CommitTsTooLarge {
+            commit_ts: Timestamp(c.commit_ts),
+            max_commit_ts: Timestamp(c.max_commit_ts),
+        },
         None => KvError::Storage("KV node sent an empty key error".into()),
     }
 }
@@ -224,6 +235,10 @@ mod tests {
             },
             KvError::Storage("disk full".into()),
             KvError::Undetermined("no answer".into()),
+            KvError::CommitTsTooLarge {
+                commit_ts: Timestamp(12),
+                max_commit_ts: Timestamp(11),
+            },
         ];
         for error in errors {
             assert_eq!(key_error_from_pb(key_error_to_pb(&error)), error);

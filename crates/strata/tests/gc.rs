@@ -140,6 +140,7 @@ fn a_transaction_abandoned_after_prewrite_is_rolled_back_below_the_safe_point() 
         try_one_pc: false,
         async_commit: false,
         secondaries: Vec::new(),
+        max_commit_ts: Timestamp::ZERO,
     })
     .expect("prewrite");
     assert_eq!(

@@ -49,7 +49,8 @@ use std::sync::Arc;
 use heartbeat::Heartbeats;
 use snapshots::{OpenSnapshots, SnapshotGuard};
 use strata_kvapi::KvApi;
-use strata_pd_client::{PdError, TimestampOracle};
+pub use strata_pd_client::PdError;
+use strata_pd_client::TimestampOracle;
 use strata_types::Timestamp;
 
 /// Errors of the transaction client.

@@ -85,6 +85,9 @@ pub struct Transaction {
     /// Whether a commit of other transactions (up to `ASYNC_COMMIT_KEYS_MAX` (256) keys) is done
     /// once every key is prewritten (`tidb_enable_async_commit`).
     async_commit: bool,
+    /// The latest timestamp the commit may take (ZERO: any); see
+    /// [`Transaction::set_max_commit_ts`].
+    max_commit_ts: Timestamp,
     /// Keeps the snapshot registered for garbage collection (not for a read of the newest
     /// data).
     _snapshot: Option<crate::SnapshotGuard>,
@@ -158,6 +161,7 @@ impl Transaction {
             current_read: false,
             one_pc: true,
             async_commit: true,
+            max_commit_ts: Timestamp::ZERO,
             buffer: BTreeMap::new(),
             statement_undo: Vec::new(),
             statement_locked_from: 0,
@@ -550,15 +554,29 @@ impl Transaction {
         self.async_commit = enabled;
     }
 
+    /// Makes a commit fail with [`KvError::CommitTsTooLarge`], writing nothing that stays, if
+    /// its commit timestamp would be later than `max_commit_ts` (ZERO: no limit). A SQL node of
+    /// a cluster passes the end of its schema lease: schema changes stop waiting for a node
+    /// that has not reported for a lease, so its writes must commit before they go on.
+    pub fn set_max_commit_ts(&mut self, max_commit_ts: Timestamp) {
+        self.max_commit_ts = max_commit_ts;
+    }
+
     /// Commits the buffered writes; returns the commit timestamp (start_ts when read-only).
     // Hot path: every write transaction.
     pub fn commit(self) -> Result<Timestamp, TxnError> {
         let started = Instant::now();
         let mut kind = CommitKind::TwoPc;
+        let start_ts = self.start_ts;
         let result = self.commit_as(&mut kind);
-        match result {
+        match &result {
             Ok(_) => metrics::committed(kind, started.elapsed()),
-            Err(_) => metrics::commit_failed(),
+            Err(e) => {
+                if let TxnError::Kv(KvError::CommitTsTooLarge { .. }) = e {
+                    tracing::warn!(start_ts = start_ts.0, %e, "commit refused: too late");
+                }
+                metrics::commit_failed()
+            }
         }
         result
     }
@@ -629,6 +647,7 @@ impl Transaction {
             } else {
                 Vec::new()
             },
+            max_commit_ts: self.max_commit_ts,
         };
         // A commit slowed past its locks' time to live (a KV node failing over) keeps them.
         self.keep_alive(&primary, request.lock_ttl_ms);
@@ -698,6 +717,15 @@ impl Transaction {
             return Ok(commit_ts);
         }
         let commit_ts = self.client.current_ts()?;
+        if self.max_commit_ts != Timestamp::ZERO && commit_ts > self.max_commit_ts {
+            // Not committed yet: roll the prewritten locks back (readers would do it too).
+            let _ = self.client.kv().rollback(&keys, self.start_ts);
+            return Err(KvError::CommitTsTooLarge {
+                commit_ts,
+                max_commit_ts: self.max_commit_ts,
+            }
+            .into());
+        }
         self.commit_primary(&primary, commit_ts)?;
         let secondaries: Vec<Key> = keys.into_iter().filter(|k| *k != primary).collect();
         if !secondaries.is_empty() {

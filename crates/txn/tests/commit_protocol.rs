@@ -283,3 +283,66 @@ fn a_lost_answer_to_the_commit_is_sent_again_or_reported_undetermined() {
     );
     assert_eq!(read(b"c"), Some(b"3".to_vec()));
 }
+
+#[test]
+fn a_commit_past_its_max_commit_ts_writes_nothing_whatever_its_protocol() {
+    let (_dir, kv, client) = recording_client();
+    // (one-phase, async commit, pessimistic)
+    let protocols = [
+        (true, true, false),
+        (false, true, false),
+        (false, false, false),
+        (true, true, true),
+        (false, false, true),
+    ];
+    for (one_pc, async_commit, pessimistic) in protocols {
+        let case = format!("one_pc {one_pc}, async {async_commit}, pessimistic {pessimistic}");
+        let mode = if pessimistic {
+            TxnMode::Pessimistic
+        } else {
+            TxnMode::Optimistic
+        };
+        let mut txn = client.begin(mode).unwrap();
+        txn.set_one_pc(one_pc);
+        txn.set_async_commit(async_commit);
+        if pessimistic {
+            txn.begin_statement(true).unwrap();
+            txn.lock_keys(vec![b"x".to_vec()], 0).unwrap();
+        }
+        txn.put(b"x".to_vec(), b"1".to_vec());
+        txn.put(b"y".to_vec(), b"2".to_vec());
+        // Every commit timestamp lies after start_ts.
+        txn.set_max_commit_ts(txn.start_ts());
+        let error = txn.commit().unwrap_err();
+        assert!(
+            matches!(error, TxnError::Kv(KvError::CommitTsTooLarge { .. })),
+            "{case}: {error}"
+        );
+        let mut reader = client.begin(TxnMode::Optimistic).unwrap();
+        assert_eq!(
+            reader.batch_get(&[b"x".to_vec(), b"y".to_vec()]).unwrap(),
+            vec![None, None],
+            "{case}"
+        );
+        let locks = kv
+            .inner
+            .scan_lock(b"", b"\xff", Timestamp::MAX, 10)
+            .unwrap();
+        assert!(locks.is_empty(), "{case}: {locks:?}");
+        // Nothing is left locked: another pessimistic transaction takes the key at once.
+        let mut other = client.begin(TxnMode::Pessimistic).unwrap();
+        other.begin_statement(true).unwrap();
+        other.lock_keys(vec![b"x".to_vec()], 0).unwrap();
+        other.rollback();
+    }
+
+    // A limit in the future lets it commit.
+    let mut txn = client.begin(TxnMode::Optimistic).unwrap();
+    txn.put(b"x".to_vec(), b"3".to_vec());
+    let far = Timestamp::compose(txn.start_ts().physical_ms() + 60_000, 0);
+    txn.set_max_commit_ts(far);
+    let commit_ts = txn.commit().unwrap();
+    assert!(commit_ts <= far);
+    let mut reader = client.begin(TxnMode::Optimistic).unwrap();
+    assert_eq!(reader.get(b"x").unwrap(), Some(b"3".to_vec()));
+}

@@ -333,6 +333,10 @@ impl Storage {
         let commit_ts = self
             .cm
             .begin_commit(keys, request.start_ts, request.for_update_ts);
+        if let Err(e) = within_limit(request, commit_ts) {
+            self.cm.end_commit(keys);
+            return Err(e);
+        }
         let mut batch = WriteBatch::new();
         let built = request.mutations.iter().try_for_each(|mutation| {
             let (kind, value) = match mutation {
@@ -505,6 +509,19 @@ impl Storage {
     }
 }
 
+/// Refuses a one-phase or async commit that would commit at `commit_ts`, past the request's
+/// `max_commit_ts`.
+fn within_limit(request: &PrewriteRequest, commit_ts: Timestamp) -> Result<(), KvError> {
+    let max_commit_ts = request.max_commit_ts;
+    if max_commit_ts == Timestamp::ZERO || commit_ts <= max_commit_ts {
+        return Ok(());
+    }
+    Err(KvError::CommitTsTooLarge {
+        commit_ts,
+        max_commit_ts,
+    })
+}
+
 /// The error for a key that holds another transaction's pessimistic lock: its time to live
 /// in the [`LockInfo`] once that has passed (check the primary), zero before (wait).
 fn pessimistic_locked(key: &[u8], lock: PessimisticLock) -> KvError {
@@ -665,6 +682,10 @@ impl KvApi for Storage {
             self.cm
                 .begin_commit(&keys, request.start_ts, request.for_update_ts)
         });
+        if let Some(Err(e)) = min_commit_ts.map(|ts| within_limit(request, ts.max(kept))) {
+            self.cm.end_commit(&keys);
+            return Err(e);
+        }
         let written = self.write_locks(request, min_commit_ts, &missing);
         if min_commit_ts.is_some() {
             self.cm.end_commit(&keys);

@@ -74,7 +74,7 @@ impl Backoff {
             Retry::Unreachable(e) | Retry::Lost(e) => e.clone(),
         };
         if Instant::now() + self.next > self.until {
-            return Err(KvError::Storage(format!(
+            return Err(KvError::Unavailable(format!(
                 "region unavailable for {}s: {reason}",
                 REGION_RETRY_DEADLINE.as_secs()
             )));
@@ -681,6 +681,7 @@ impl KvApi for RemoteKv {
                 try_one_pc: true,
                 async_commit: false,
                 secondaries: Vec::new(),
+                max_commit_ts: request.max_commit_ts.0,
             };
             match self.send(region, Duration::ZERO, |mut c| async move {
                 c.prewrite(prewrite).await
@@ -728,6 +729,7 @@ impl KvApi for RemoteKv {
                 } else {
                     Vec::new()
                 },
+                max_commit_ts: request.max_commit_ts.0,
             };
             let call = self.request(region, Duration::ZERO, |mut c| async move {
                 c.prewrite(prewrite).await
