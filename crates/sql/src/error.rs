@@ -12,7 +12,7 @@
 //! each refusal once.
 
 use crate::api::SqlError;
-use strata_txn::{KvError, TxnError};
+use strata_txn::{KvError, PdError, TxnError};
 use strata_types::Timestamp;
 
 /// An error of the SQL layer, by what the caller must do about it.
@@ -99,6 +99,11 @@ impl Error {
                 packet(commit_undetermined(why))
             }
             Error::Txn(TxnError::Interrupted) => crate::process::interrupted().to_packet(),
+            Error::Txn(TxnError::Kv(KvError::CommitTsTooLarge { .. })) => {
+                packet(schema_out_of_date())
+            }
+            Error::Txn(TxnError::Kv(KvError::Unavailable(why))) => packet(region_unavailable(why)),
+            Error::Txn(TxnError::Pd(e @ PdError::Rpc(_))) => packet(pd_timeout(e)),
             Error::Txn(other) => SqlError::new(1105, "HY000", other.to_string()),
         }
     }
@@ -465,6 +470,19 @@ pub fn schema_out_of_date() -> Error {
     )
 }
 
+/// A KV request whose region had no leader that answered for the client's whole retry time
+/// (TiDB's ErrRegionUnavailable): nothing of the statement was committed, and it may be run
+/// again once the region has a leader.
+pub fn region_unavailable(why: &str) -> Error {
+    Error::new(9005, "HY000", format!("Region is unavailable: {why}"))
+}
+
+/// A call to the placement driver (a timestamp, a region's location) that got no answer in
+/// time (TiDB's ErrPDServerTimeout); nothing was committed.
+pub fn pd_timeout(why: &PdError) -> Error {
+    Error::new(9001, "HY000", format!("PD server timeout: {why}"))
+}
+
 /// A scalar subquery that returned more than one row.
 pub fn subquery_rows() -> Error {
     Error::new(1242, "21000", "Subquery returns more than 1 row")
@@ -514,6 +532,22 @@ mod tests {
         });
         assert!(!aborted.is_retryable() && aborted.autocommit_may_retry());
         assert_eq!(aborted.code(), 1105);
+
+        // TiDB's codes for a cluster that cannot answer in time; nothing was committed.
+        let unavailable = txn(KvError::Unavailable("region unavailable for 20s".into()));
+        assert_eq!(unavailable.code(), 9005);
+        assert!(unavailable
+            .to_packet()
+            .message
+            .starts_with("Region is unavailable"));
+        let pd = Error::Txn(TxnError::Pd(PdError::Rpc("deadline has elapsed".into())));
+        assert_eq!(pd.code(), 9001);
+        assert!(pd.to_packet().message.starts_with("PD server timeout"));
+        let late = txn(KvError::CommitTsTooLarge {
+            commit_ts: Timestamp(20),
+            max_commit_ts: Timestamp(19),
+        });
+        assert_eq!(late.code(), 8027);
 
         let refused = unknown_column("x", "field list");
         assert!(refused.is_unknown_column() && !refused.is_retryable());

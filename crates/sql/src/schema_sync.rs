@@ -16,13 +16,18 @@
 //! or cut off) is not waited for; one that stops cleanly withdraws its report. The report's
 //! timestamp comes from the timestamp oracle, so the nodes' clocks need not agree.
 //!
-//! So a node that is not waited for must not write: a node commits only while its last report
-//! began less than [`COMMIT_LEASE`] (half the lease) ago by its own clock, and refuses with
-//! 8027 otherwise (TiDB's schema validator). Other nodes count the lease from the report's
-//! timestamp, taken after that moment, so a commit that passed the check has at least the
-//! other half of the lease to finish before any DDL stops waiting for this node. While it
-//! reports, a change of schema cannot slip under its writes: DDL waits for its writes planned
-//! under an older version (its report names the oldest) before it goes on.
+//! So a node that is not waited for must not write: a node starts a commit only while its last
+//! report began less than [`COMMIT_LEASE`] (half the lease) ago by its own clock, and refuses
+//! with 8027 otherwise (TiDB's schema validator). Other nodes count the lease from the
+//! report's timestamp, taken after that moment; a DDL statement that stops waiting for this
+//! node does so at a timestamp more than a lease after the report's, and takes its next steps
+//! later still. So the commit must also take a timestamp within the lease of that report
+//! ([`Transaction::set_max_commit_ts`]): a commit slowed past it (a KV node failing over under
+//! it) writes nothing and fails with 8027, as TiDB checks its commit_ts against the lease.
+//! While it reports, a change of schema cannot slip under its writes: DDL waits for its writes
+//! planned under an older version (its report names the oldest) before it goes on.
+//!
+//! [`Transaction::set_max_commit_ts`]: strata_txn::Transaction::set_max_commit_ts
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -88,12 +93,14 @@ impl Report {
     }
 }
 
-/// When this node's last report that succeeded began.
+/// When this node's last report that succeeded began, and the timestamp it carried.
 #[derive(Debug)]
 pub(crate) struct Lease {
     epoch: Instant,
     /// Milliseconds from `epoch`.
     reported_ms: AtomicU64,
+    /// The report's timestamp (0 before the first).
+    reported_at: AtomicU64,
 }
 
 impl Default for Lease {
@@ -101,15 +108,29 @@ impl Default for Lease {
         Lease {
             epoch: Instant::now(),
             reported_ms: AtomicU64::new(0),
+            reported_at: AtomicU64::new(0),
         }
     }
 }
 
 impl Lease {
-    /// Notes a report that began at `began` and succeeded.
-    fn reported(&self, began: Instant) {
+    /// Notes a report that began at `began`, carried the timestamp `at` and succeeded.
+    fn reported(&self, began: Instant, at: Timestamp) {
         let ms = began.saturating_duration_since(self.epoch).as_millis() as u64;
         self.reported_ms.fetch_max(ms, Ordering::Relaxed);
+        self.reported_at.fetch_max(at.0, Ordering::Relaxed);
+    }
+
+    /// The latest commit timestamp other nodes still wait for: a lease after the last
+    /// report's timestamp (the smallest timestamp when there was none, so nothing commits).
+    fn commit_ts_limit(&self) -> Timestamp {
+        match self.reported_at.load(Ordering::Relaxed) {
+            0 => Timestamp(1),
+            at => Timestamp::compose(
+                Timestamp(at).physical_ms() + SCHEMA_LEASE.as_millis() as u64,
+                0,
+            ),
+        }
     }
 
     /// How long ago the last report that succeeded began.
@@ -121,11 +142,15 @@ impl Lease {
 
 impl Catalog {
     /// Refuses a commit (8027) on a node of a cluster whose last schema report began
-    /// [`COMMIT_LEASE`] ago or more; a node alone (no reports) always commits.
-    // Hot path: every commit that writes; two atomic loads and a clock read.
-    pub(crate) fn check_schema_lease(&self) -> Result<()> {
-        if self.member.get().is_none() || self.lease.since_report() < COMMIT_LEASE {
-            return Ok(());
+    /// [`COMMIT_LEASE`] ago or more, or returns the latest timestamp it may commit at
+    /// (ZERO for a node alone, which makes no reports and commits whenever).
+    // Hot path: every commit that writes; three atomic loads and a clock read.
+    pub(crate) fn check_schema_lease(&self) -> Result<Timestamp> {
+        if self.member.get().is_none() {
+            return Ok(Timestamp::ZERO);
+        }
+        if self.lease.since_report() < COMMIT_LEASE {
+            return Ok(self.lease.commit_ts_limit());
         }
         tracing::warn!(
             since_report_ms = self.lease.since_report().as_millis() as u64,
@@ -270,8 +295,8 @@ impl Reporter {
         }
         let began = Instant::now();
         match write_report(catalog.client(), self.id, loaded, oldest_writer) {
-            Ok(()) => {
-                catalog.lease.reported(began);
+            Ok(at) => {
+                catalog.lease.reported(began, at);
                 self.last = Some((loaded, oldest_writer, Instant::now()));
             }
             Err(error) => tracing::warn!(%error, "reporting the schema version failed"),
@@ -279,7 +304,8 @@ impl Reporter {
     }
 }
 
-fn write_report(client: &TxnClient, id: u64, loaded: u64, oldest_writer: u64) -> Result<()> {
+/// Writes this node's report; returns the timestamp it carries.
+fn write_report(client: &TxnClient, id: u64, loaded: u64, oldest_writer: u64) -> Result<Timestamp> {
     let mut txn = client.begin(TxnMode::Optimistic)?;
     let report = Report {
         loaded,
@@ -288,7 +314,7 @@ fn write_report(client: &TxnClient, id: u64, loaded: u64, oldest_writer: u64) ->
     };
     txn.put(member_key(id), report.encode());
     txn.commit()?;
-    Ok(())
+    Ok(report.at)
 }
 
 #[cfg(test)]
@@ -355,6 +381,41 @@ mod tests {
         reporter.last = None;
         reporter.tick(catalog);
         assert_eq!(codes(&mut session, "INSERT INTO d.t VALUES (3)"), [0]);
+
+        // A commit that would take a timestamp more than a lease after the report's (as one
+        // slowed by a failover after its check) fails and writes nothing, whichever way it
+        // commits.
+        let at = Timestamp(catalog.lease.reported_at.load(Ordering::Relaxed));
+        let long_ago =
+            Timestamp::compose(at.physical_ms() - 2 * SCHEMA_LEASE.as_millis() as u64, 0);
+        catalog
+            .lease
+            .reported_at
+            .store(long_ago.0, Ordering::Relaxed);
+        assert_eq!(codes(&mut session, "INSERT INTO d.t VALUES (4)"), [8027]);
+        assert_eq!(
+            codes(
+                &mut session,
+                "BEGIN; INSERT INTO d.t VALUES (5), (6); COMMIT"
+            ),
+            [0, 0, 8027]
+        );
+        assert_eq!(
+            codes(
+                &mut session,
+                "SET tidb_enable_1pc = 0, tidb_enable_async_commit = 0; \
+                 INSERT INTO d.t VALUES (7), (8)"
+            ),
+            [0, 8027]
+        );
+        let rows = session.execute_text("SELECT COUNT(*) FROM d.t");
+        assert!(
+            matches!(&rows[0], Ok(crate::Output::ResultSet { rows, .. }) if rows[0][0] == strata_codec::Datum::Int(3)),
+            "{rows:?}"
+        );
+        reporter.last = None;
+        reporter.tick(catalog);
+        assert_eq!(codes(&mut session, "INSERT INTO d.t VALUES (4)"), [0]);
     }
 
     #[test]

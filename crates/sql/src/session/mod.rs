@@ -915,9 +915,11 @@ impl Session {
             txn.begin_statement(mode == TxnMode::Pessimistic)?;
 
             self.choose_commit_protocols(&mut txn);
-            let written = self
-                .write_in(&mut txn, plan, params)
-                .and_then(|r| self.server.catalog.check_schema_lease().map(|()| r));
+            let written = self.write_in(&mut txn, plan, params).and_then(|r| {
+                let limit = self.server.catalog.check_schema_lease()?;
+                txn.set_max_commit_ts(limit);
+                Ok(r)
+            });
             self.note_txn(&txn);
             let outcome = written.and_then(|r| txn.commit().map(|_| r).map_err(Error::Txn));
             match outcome {

@@ -15,7 +15,8 @@ impl Session {
         if let Some(mut open) = self.txn.take() {
             if open.txn.is_dirty() {
                 // The transaction ends either way, as after any failed commit.
-                self.server.catalog.check_schema_lease()?;
+                let limit = self.server.catalog.check_schema_lease()?;
+                open.txn.set_max_commit_ts(limit);
             }
             self.choose_commit_protocols(&mut open.txn);
             open.txn
