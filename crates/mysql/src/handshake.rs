@@ -15,9 +15,12 @@
 //! Accounts use `mysql_native_password` or `caching_sha2_password`. The greeting proposes
 //! `caching_sha2_password`, as MySQL 8 does, so a client logs in to such an account in one
 //! round trip (PyMySQL before 1.1 cannot follow a switch to it), and one of a native account
-//! is switched over. The stored SHA256(SHA256(password)) always allows the fast path, so no
-//! full authentication (TLS or RSA) is ever asked for. TLS and compression are never
-//! advertised, so a client that asks for either anyway is refused with 1043 "Bad handshake".
+//! is switched over. The stored SHA256(SHA256(password)) always allows the fast path, so the
+//! server never asks for full authentication, and no client needs TLS or the server's RSA
+//! key to send a password. TLS is advertised when the server has a certificate
+//! ([`Greeting::offering_tls`]); compression never, so a client that asks for it (or for TLS
+//! from a server without one) is refused with 1043 "Bad handshake". An account's `REQUIRE`
+//! clause is checked against the transport ([`Transport`]).
 //! Parsing and password verification are pure functions; [`authenticate`] sequences them over
 //! a packet reader and writer.
 
@@ -375,7 +378,7 @@ pub fn authenticate<R: Read, W: Write>(
         writer,
         greeting,
         payload,
-        Transport::Plain,
+        &Transport::Plain,
         Logins {
             find: find_login,
             outcome: |_: &Login, _: bool| None,
@@ -385,18 +388,52 @@ pub fn authenticate<R: Read, W: Write>(
 }
 
 /// What carries a client's handshake response.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     Plain,
-    /// TLS, without a client certificate.
-    Tls,
-    /// TLS with a client certificate that the server's CA issued (`REQUIRE X509`).
-    TlsWithClientCertificate,
+    Tls {
+        /// The negotiated cipher suite, as `Ssl_cipher` names it.
+        cipher: String,
+        /// The names of the client's certificate, when it showed one that the server's CA
+        /// issued (`REQUIRE X509`).
+        client: Option<CertificateNames>,
+    },
+}
+
+/// A certificate's subject and issuer in OpenSSL's one-line form (`/O=Shop/CN=ann`), which
+/// MySQL's `REQUIRE SUBJECT` and `REQUIRE ISSUER` compare.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertificateNames {
+    pub subject: String,
+    pub issuer: String,
 }
 
 impl Transport {
-    pub fn is_tls(self) -> bool {
-        self != Transport::Plain
+    pub fn is_tls(&self) -> bool {
+        *self != Transport::Plain
+    }
+
+    /// Whether an account's `REQUIRE` clause admits a client over this transport: SSL needs
+    /// TLS, X509 a certificate of the server's CA, SUBJECT and ISSUER such a certificate
+    /// naming them, CIPHER that cipher.
+    fn admits(&self, login: &Login) -> bool {
+        let Transport::Tls { cipher, client } = self else {
+            return !login.require_secure && !login.require_x509;
+        };
+        let required = &login.require_specified;
+        if required.cipher.as_ref().is_some_and(|c| c != cipher) {
+            return false;
+        }
+        if !login.require_x509 {
+            return true;
+        }
+        client.as_ref().is_some_and(|names| {
+            required
+                .subject
+                .as_ref()
+                .is_none_or(|s| *s == names.subject)
+                && required.issuer.as_ref().is_none_or(|i| *i == names.issuer)
+        })
     }
 }
 
@@ -436,7 +473,7 @@ pub fn authenticate_response<R: Read, W: Write>(
     writer: &mut PacketWriter<W>,
     greeting: &Greeting,
     payload: Vec<u8>,
-    transport: Transport,
+    transport: &Transport,
     logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
@@ -453,7 +490,7 @@ pub fn authenticate_client<R: Read, W: Write>(
     writer: &mut PacketWriter<W>,
     greeting: &Greeting,
     response: HandshakeResponse,
-    transport: Transport,
+    transport: &Transport,
     logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
@@ -515,13 +552,11 @@ pub fn authenticate_client<R: Read, W: Write>(
             !auth_response.is_empty(),
         )));
     };
-    let refused_transport = (login.require_secure && !transport.is_tls())
-        || (login.require_x509 && transport != Transport::TlsWithClientCertificate);
-    if refused_transport {
+    if !transport.admits(&login) {
         tracing::info!(
             user = %response.user,
             host,
-            "access denied: the account requires TLS (or a client certificate)"
+            "access denied: the account requires TLS (a client certificate, a cipher)"
         );
         return Err(ConnectionError::Fatal(codes::access_denied(
             &response.user,

@@ -562,10 +562,10 @@ fn serve<B: Backend, S: Socket>(
     let mut response = Vec::new();
     let result = match reader.read_payload(&mut response) {
         Ok(true) => {
-            let transport = if socket.client_certified() {
-                Transport::TlsWithClientCertificate
-            } else {
-                Transport::Tls
+            let described = socket.describe();
+            let transport = Transport::Tls {
+                cipher: described.1.clone(),
+                client: socket.client_names(),
             };
             serve_phases(
                 shared,
@@ -573,7 +573,7 @@ fn serve<B: Backend, S: Socket>(
                 &mut writer,
                 &greeting,
                 response,
-                Some((socket.describe(), transport)),
+                Some((described, transport)),
                 host,
             )
         }
@@ -638,7 +638,7 @@ fn serve_phases<B: Backend, S: Socket>(
         shared,
         greeting,
         host: host.to_string(),
-        transport,
+        transport: transport.clone(),
         secure,
     };
     let connection_id = greeting.connection_id;
@@ -647,7 +647,7 @@ fn serve_phases<B: Backend, S: Socket>(
         writer,
         greeting,
         first,
-        transport,
+        &transport,
         peer.logins(),
         &peer.host,
     )?;
@@ -755,7 +755,7 @@ impl<B: Backend> Peer<'_, B> {
             writer,
             self.greeting,
             response,
-            self.transport,
+            &self.transport,
             self.logins(),
             &self.host,
         ) {

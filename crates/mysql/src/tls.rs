@@ -20,6 +20,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig, ServerConnection};
 
+use crate::handshake::CertificateNames;
 use crate::socket::Socket;
 
 /// The file names of a generated certificate and its key in the data folder.
@@ -149,12 +150,12 @@ impl<S: Socket> TlsSocket<S> {
         })
     }
 
-    /// Whether the client showed a certificate (which the handshake checked against the CA).
-    pub(crate) fn client_certified(&self) -> bool {
-        self.session
-            .borrow()
-            .peer_certificates()
-            .is_some_and(|certificates| !certificates.is_empty())
+    /// The names of the certificate the client showed (which the handshake checked against
+    /// the CA); None when it showed none.
+    pub(crate) fn client_names(&self) -> Option<CertificateNames> {
+        let session = self.session.borrow();
+        let certificate = session.peer_certificates()?.first()?;
+        certificate_names(certificate.as_ref())
     }
 
     /// The negotiated protocol version and cipher suite, as MySQL's `Ssl_version` and
@@ -170,10 +171,76 @@ impl<S: Socket> TlsSocket<S> {
         let cipher = session
             .negotiated_cipher_suite()
             .and_then(|suite| suite.suite().as_str())
-            .unwrap_or_default()
-            .to_string();
+            .map(openssl_cipher_name)
+            .unwrap_or_default();
         (version, cipher)
     }
+}
+
+/// The OpenSSL name of a cipher suite rustls names by its IANA name: what MySQL's
+/// `Ssl_cipher` shows and `REQUIRE CIPHER` compares (`TLS_AES_256_GCM_SHA384`,
+/// `ECDHE-RSA-AES128-GCM-SHA256`).
+fn openssl_cipher_name(iana: &str) -> String {
+    // TLS 1.3 suites: OpenSSL drops rustls's "13".
+    if let Some(rest) = iana.strip_prefix("TLS13_") {
+        return format!("TLS_{rest}");
+    }
+    // TLS 1.2: TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 is ECDHE-RSA-AES128-GCM-SHA256, and a
+    // ChaCha20 suite drops its hash (ECDHE-RSA-CHACHA20-POLY1305).
+    let Some((exchange, cipher)) = iana
+        .strip_prefix("TLS_")
+        .and_then(|name| name.split_once("_WITH_"))
+    else {
+        return iana.to_string();
+    };
+    let cipher = match cipher {
+        "CHACHA20_POLY1305_SHA256" => "CHACHA20_POLY1305".to_string(),
+        other => other.replacen("AES_", "AES", 1),
+    };
+    format!("{exchange}_{cipher}").replace('_', "-")
+}
+
+/// A DER certificate's subject and issuer in OpenSSL's one-line form; None when it does not
+/// parse.
+pub(crate) fn certificate_names(der: &[u8]) -> Option<CertificateNames> {
+    use x509_cert::der::Decode;
+    let certificate = x509_cert::Certificate::from_der(der).ok()?;
+    let tbs = &certificate.tbs_certificate;
+    Some(CertificateNames {
+        subject: one_line(&tbs.subject),
+        issuer: one_line(&tbs.issuer),
+    })
+}
+
+/// `/C=SE/O=Shop/CN=ann`: each attribute in the certificate's order, by OpenSSL's short
+/// name (the dotted number of one it has no name for).
+fn one_line(name: &x509_cert::name::Name) -> String {
+    let mut out = String::new();
+    for attribute in name.0.iter().flat_map(|rdn| rdn.0.iter()) {
+        let oid = attribute.oid.to_string();
+        let short = match oid.as_str() {
+            "2.5.4.3" => "CN",
+            "2.5.4.4" => "SN",
+            "2.5.4.5" => "serialNumber",
+            "2.5.4.6" => "C",
+            "2.5.4.7" => "L",
+            "2.5.4.8" => "ST",
+            "2.5.4.9" => "street",
+            "2.5.4.10" => "O",
+            "2.5.4.11" => "OU",
+            "2.5.4.12" => "title",
+            "2.5.4.42" => "GN",
+            "1.2.840.113549.1.9.1" => "emailAddress",
+            "0.9.2342.19200300.100.1.1" => "UID",
+            "0.9.2342.19200300.100.1.25" => "DC",
+            other => other,
+        };
+        out.push('/');
+        out.push_str(short);
+        out.push('=');
+        out.push_str(&String::from_utf8_lossy(attribute.value.value()));
+    }
+    out
 }
 
 impl<S: Socket> Read for &TlsSocket<S> {
@@ -213,5 +280,51 @@ impl<S: Socket> Socket for &TlsSocket<S> {
 
     fn shutdown(self) {
         self.inner.shutdown()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cipher_suites_take_openssl_names() {
+        for (iana, openssl) in [
+            ("TLS13_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384"),
+            (
+                "TLS13_CHACHA20_POLY1305_SHA256",
+                "TLS_CHACHA20_POLY1305_SHA256",
+            ),
+            (
+                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                "ECDHE-RSA-AES128-GCM-SHA256",
+            ),
+            (
+                "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+                "ECDHE-ECDSA-AES256-GCM-SHA384",
+            ),
+            (
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+                "ECDHE-RSA-CHACHA20-POLY1305",
+            ),
+        ] {
+            assert_eq!(openssl_cipher_name(iana), openssl);
+        }
+    }
+
+    #[test]
+    fn a_certificates_names_read_as_openssl_prints_them() {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut name = rcgen::DistinguishedName::new();
+        name.push(rcgen::DnType::CountryName, "SE");
+        name.push(rcgen::DnType::OrganizationName, "Shop");
+        name.push(rcgen::DnType::CommonName, "ann");
+        params.distinguished_name = name;
+        let key = rcgen::KeyPair::generate().unwrap();
+        let certificate = params.self_signed(&key).unwrap();
+        let names = certificate_names(certificate.der()).unwrap();
+        assert_eq!(names.subject, "/C=SE/O=Shop/CN=ann");
+        assert_eq!(names.issuer, "/C=SE/O=Shop/CN=ann");
+        assert_eq!(certificate_names(b"not a certificate"), None);
     }
 }

@@ -22,7 +22,7 @@ use strata_codec::Datum;
 use strata_txn::{Transaction, TxnClient, TxnMode};
 use strata_types::TableId;
 
-use crate::account::{Account, Accounts, Identity};
+use crate::account::{Account, Accounts, Identity, Privileges};
 use crate::error::{self, Result};
 use crate::types::{SqlType, TypeKind};
 
@@ -257,6 +257,9 @@ pub struct Schema {
     pub views: HashMap<(String, String), Arc<ViewDef>>,
     pub stats: HashMap<i64, Arc<TableStats>>,
     pub accounts: Arc<Accounts>,
+    /// The account this part of the catalog was cut for ([`Schema::visible_to`]); None for
+    /// the whole catalog.
+    pub viewer: Option<Arc<Account>>,
 }
 
 impl Schema {
@@ -326,7 +329,14 @@ impl Schema {
                 .collect(),
             stats: self.stats.clone(),
             accounts: self.accounts.clone(),
+            viewer: Some(Arc::new(account.clone())),
         }
+    }
+
+    /// The privileges information_schema lists for a column (see
+    /// [`Account::shown_column_privileges`]): all four of them in the whole catalog.
+    pub fn shown_column_privileges(&self, database: &str, table: &str, column: &str) -> Privileges {
+        crate::account::shown_column_privileges(self.viewer.as_deref(), database, table, column)
     }
 
     pub fn tables_of(&self, database: &str) -> Vec<&Arc<TableDef>> {

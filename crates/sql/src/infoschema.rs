@@ -573,6 +573,14 @@ fn statistics_rows(schema: &Schema) -> Vec<Vec<Datum>> {
         for key in keys_of(t) {
             for (seq, c) in key.columns.iter().enumerate() {
                 let column = &t.columns[*c];
+                // An index's column the account holds no privilege on is not listed (as
+                // MariaDB lists them).
+                if schema
+                    .shown_column_privileges(&t.database, &t.name, &column.name)
+                    .is_empty()
+                {
+                    continue;
+                }
                 let cardinality = stats.map_or(0, |s| {
                     if key.primary {
                         s.row_count
@@ -807,6 +815,10 @@ fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
     tables.sort_by(|a, b| (&a.database, &a.name).cmp(&(&b.database, &b.name)));
     for t in tables {
         for (ordinal, (i, c)) in t.visible_columns().enumerate() {
+            let privileges = schema.shown_column_privileges(&t.database, &t.name, &c.name);
+            if privileges.is_empty() {
+                continue;
+            }
             let string = c.ty.is_string();
             let (precision, scale, datetime_precision) = numeric_shape(&c.ty);
             let type_name = c.ty.sql_name();
@@ -854,7 +866,7 @@ fn columns_rows(schema: &Schema) -> Vec<Vec<Datum>> {
                 } else {
                     ""
                 }),
-                text("select,insert,update,references"),
+                text(privileges.column_list()),
                 text(""),
                 text(""),
                 Datum::Null,

@@ -90,7 +90,7 @@ pub mod types;
 mod vars;
 mod view;
 
-pub use account::{Blocked, Credential, Identity, Login};
+pub use account::{Blocked, Credential, Identity, Login, TlsRequirement};
 pub use api::*;
 pub use error::Error;
 pub use executor::STREAM_AFTER_BYTES;

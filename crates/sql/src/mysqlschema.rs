@@ -167,16 +167,18 @@ fn user_row(account: &Account) -> Vec<Datum> {
     let mut row = vec![text(&account.host), text(&account.user)];
     row.extend(USER_PRIVILEGES.iter().map(|(_, p)| flag(account.global, p)));
     row.extend([
-        text(if account.require_x509 {
+        text(if !account.require_specified.is_empty() {
+            "SPECIFIED"
+        } else if account.require_x509 {
             "X509"
         } else if account.require_secure {
             "ANY"
         } else {
             ""
         }),
-        text(""),
-        text(""),
-        text(""),
+        text(account.require_specified.cipher.as_deref().unwrap_or("")),
+        text(account.require_specified.issuer.as_deref().unwrap_or("")),
+        text(account.require_specified.subject.as_deref().unwrap_or("")),
         Datum::UInt(0),
         Datum::UInt(0),
         Datum::UInt(0),

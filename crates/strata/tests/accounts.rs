@@ -534,7 +534,8 @@ fn grants_on_columns_admit_only_those_columns() {
     let root = |sql: &str| ok_as(port, "root", None, sql);
     root(
         "CREATE DATABASE shop; \
-         CREATE TABLE shop.staff (id INT PRIMARY KEY, name VARCHAR(20), salary INT); \
+         CREATE TABLE shop.staff (id INT PRIMARY KEY, name VARCHAR(20), salary INT, \
+             KEY ks (salary), KEY kn (name, salary)); \
          INSERT INTO shop.staff VALUES (1, 'ann', 100), (2, 'ben', 200); \
          CREATE USER cal IDENTIFIED BY 'pw'; \
          GRANT SELECT (id, Name), UPDATE (name) ON shop.staff TO cal",
@@ -595,6 +596,40 @@ fn grants_on_columns_admit_only_those_columns() {
     refused("INSERT INTO shop.staff (id) VALUES (3)", "1142");
     refused("DELETE FROM shop.staff", "1142");
     assert_eq!(cal("SHOW TABLES FROM shop"), "staff\n");
+
+    // Only the columns cal holds a privilege on are listed to it, with those privileges (as
+    // MySQL and MariaDB list them); so are the index columns.
+    assert_eq!(
+        cal("SHOW FULL COLUMNS FROM shop.staff"),
+        "id\tint\tNULL\tNO\tPRI\tNULL\t\tselect\t\n\
+         name\tvarchar(20)\tutf8mb4_bin\tYES\tMUL\tNULL\t\tselect,update\t\n"
+    );
+    assert_eq!(
+        cal("DESCRIBE shop.staff"),
+        "id\tint\tNO\tPRI\tNULL\t\nname\tvarchar(20)\tYES\tMUL\tNULL\t\n"
+    );
+    let listed = "SELECT COLUMN_NAME, PRIVILEGES FROM information_schema.COLUMNS \
+                  WHERE TABLE_SCHEMA = 'shop' ORDER BY ORDINAL_POSITION";
+    assert_eq!(cal(listed), "id\tselect\nname\tselect,update\n");
+    assert_eq!(
+        root(listed),
+        "id\tselect,insert,update,references\n\
+         name\tselect,insert,update,references\n\
+         salary\tselect,insert,update,references\n"
+    );
+    let indexed =
+        "SELECT INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME FROM information_schema.STATISTICS \
+                   WHERE TABLE_SCHEMA = 'shop' ORDER BY INDEX_NAME, SEQ_IN_INDEX";
+    assert_eq!(cal(indexed), "PRIMARY\t1\tid\nkn\t1\tname\n");
+    assert_eq!(
+        root(indexed),
+        "PRIMARY\t1\tid\nkn\t1\tname\nkn\t2\tsalary\nks\t1\tsalary\n"
+    );
+    let shown: Vec<String> = cal("SHOW INDEX FROM shop.staff")
+        .lines()
+        .map(|line| line.split('\t').take(5).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(shown, ["staff 0 PRIMARY 1 id", "staff 1 kn 1 name"]);
 
     // GRANT and REVOKE by column, with MySQL's errors.
     assert_code(

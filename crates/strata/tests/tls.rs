@@ -261,7 +261,7 @@ fn require_x509_accounts_need_a_client_certificate_from_the_ca() {
             "-out",
             "client.csr",
             "-subj",
-            "/CN=xena",
+            "/O=Strata Shop/CN=xena",
         ],
     );
     // A version 3 certificate for a client (webpki refuses version 1).
@@ -350,4 +350,75 @@ fn require_x509_accounts_need_a_client_certificate_from_the_ca() {
             "yuri@%\n"
         );
     }
+
+    // REQUIRE SUBJECT, ISSUER and CIPHER: the certificate's names in OpenSSL's one-line form,
+    // the cipher as Ssl_cipher names it, each compared exactly.
+    let status = stdout(&mariadb_with_certificate(
+        port,
+        "yuri",
+        None,
+        "SHOW STATUS LIKE 'Ssl_cipher'",
+    ));
+    let cipher = status
+        .trim()
+        .split('\t')
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert!(cipher.starts_with("TLS_AES_"), "{status}");
+    stdout(&mariadb(
+        port,
+        "root",
+        "",
+        false,
+        &format!(
+            "CREATE USER sam IDENTIFIED BY 'xpw' \
+                 REQUIRE SUBJECT '/O=Strata Shop/CN=xena' AND ISSUER '/CN=strata-test-ca'; \
+             CREATE USER sid IDENTIFIED BY 'xpw' \
+                 REQUIRE ISSUER '/CN=strata-test-ca' SUBJECT '/CN=xena'; \
+             CREATE USER cy IDENTIFIED BY 'xpw' REQUIRE CIPHER '{cipher}'; \
+             CREATE USER cid IDENTIFIED BY 'xpw' REQUIRE CIPHER 'ECDHE-RSA-AES128-GCM-SHA256'"
+        ),
+    ));
+    assert_eq!(
+        stdout(&mariadb(
+            port,
+            "root",
+            "",
+            false,
+            "SELECT User, ssl_type, ssl_cipher, x509_issuer, x509_subject FROM mysql.user \
+             WHERE User IN ('sam', 'cy') ORDER BY User"
+        )),
+        format!(
+            "cy\tSPECIFIED\t{cipher}\t\t\n\
+             sam\tSPECIFIED\t\t/CN=strata-test-ca\t/O=Strata Shop/CN=xena\n"
+        )
+    );
+    let login = |user: &str, certificate: Option<&Path>| {
+        mariadb_with_certificate(port, user, certificate, "SELECT CURRENT_USER()")
+    };
+    assert_eq!(stdout(&login("sam", Some(dir))), "sam@%\n");
+    for refused in [
+        login("sam", None),
+        login("sid", Some(dir)),
+        login("cid", Some(dir)),
+    ] {
+        let refused = stderr(&refused);
+        assert!(refused.contains("ERROR 1045"), "{refused}");
+    }
+    assert_eq!(stdout(&login("cy", None)), "cy@%\n");
+    let plain = stderr(&mariadb(port, "cy", "xpw", false, "SELECT 1"));
+    assert!(plain.contains("ERROR 1045"), "{plain}");
+    // REQUIRE NONE lifts it all.
+    stdout(&mariadb(
+        port,
+        "root",
+        "",
+        false,
+        "ALTER USER sam REQUIRE NONE",
+    ));
+    assert_eq!(
+        stdout(&mariadb(port, "sam", "xpw", false, "SELECT CURRENT_USER()")),
+        "sam@%\n"
+    );
 }

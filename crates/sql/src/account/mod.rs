@@ -71,6 +71,22 @@ impl fmt::Display for Identity {
     }
 }
 
+/// `REQUIRE SUBJECT 's' AND ISSUER 'i' AND CIPHER 'c'` (each optional): what a client's
+/// certificate must name (in OpenSSL's one-line form, `/O=Shop/CN=ann`, compared exactly as
+/// MySQL does) and the cipher its connection must use (as `Ssl_cipher` names it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsRequirement {
+    pub subject: Option<String>,
+    pub issuer: Option<String>,
+    pub cipher: Option<String>,
+}
+
+impl TlsRequirement {
+    pub fn is_empty(&self) -> bool {
+        self.subject.is_none() && self.issuer.is_none() && self.cipher.is_none()
+    }
+}
+
 /// What the protocol server needs of an account to let a client in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Login {
@@ -85,6 +101,8 @@ pub struct Login {
     /// Only a connection over TLS with a client certificate of the server's CA may log in
     /// (`REQUIRE X509`).
     pub require_x509: bool,
+    /// The certificate's names and the cipher (`REQUIRE SUBJECT | ISSUER | CIPHER`).
+    pub require_specified: TlsRequirement,
     /// FAILED_LOGIN_ATTEMPTS and PASSWORD_LOCK_TIME.
     pub locking: LoginLocking,
 }
@@ -122,6 +140,10 @@ pub struct Account {
     /// CA may log in.
     #[serde(default)]
     pub require_x509: bool,
+    /// `REQUIRE SUBJECT | ISSUER | CIPHER`: a certificate naming them, a cipher (the first
+    /// two set `require_x509`, the last `require_secure`).
+    #[serde(default, skip_serializing_if = "TlsRequirement::is_empty")]
+    pub require_specified: TlsRequirement,
     /// Privileges on `*.*`.
     pub global: Privileges,
     /// Privileges on `db.*`, by database name (a pattern, as MySQL's `mysql.db`).
@@ -155,6 +177,7 @@ impl Account {
             password_expired: false,
             require_secure: false,
             require_x509: false,
+            require_specified: TlsRequirement::default(),
             global: Privileges::NONE,
             databases: BTreeMap::new(),
             tables: BTreeMap::new(),
@@ -205,6 +228,7 @@ impl Account {
             password_expired: self.password_expired,
             require_secure: self.require_secure,
             require_x509: self.require_x509,
+            require_specified: self.require_specified.clone(),
             locking: self.locking,
         }
     }
@@ -278,6 +302,14 @@ impl Account {
         held.union(on_column)
     }
 
+    /// The privileges on `database.table.column` that SHOW COLUMNS and
+    /// information_schema.COLUMNS list for it: SELECT, INSERT, UPDATE and REFERENCES held at
+    /// any level. A column with none is not listed to the account, as in MySQL.
+    pub fn shown_column_privileges(&self, database: &str, table: &str, column: &str) -> Privileges {
+        self.privileges_on_column(database, table, column)
+            .intersection(Privileges::all_column())
+    }
+
     /// Whether the account holds any privilege on `database` or on a table in it: what makes
     /// the database visible to it (SHOW DATABASES, USE).
     pub fn sees_database(&self, database: &str) -> bool {
@@ -305,6 +337,19 @@ impl Account {
                 .column_privileges(database, table)
                 .is_some_and(|columns| columns.values().any(|p| !p.is_empty()))
     }
+}
+
+/// [`Account::shown_column_privileges`] of `viewer`; all four privileges for no account (an
+/// embedded session, or the whole catalog).
+pub fn shown_column_privileges(
+    viewer: Option<&Account>,
+    database: &str,
+    table: &str,
+    column: &str,
+) -> Privileges {
+    viewer.map_or_else(Privileges::all_column, |account| {
+        account.shown_column_privileges(database, table, column)
+    })
 }
 
 /// The stored form of `password` for `plugin`: for `mysql_native_password` `*` and the

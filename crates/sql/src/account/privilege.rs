@@ -147,6 +147,20 @@ impl Privileges {
         Privileges(self.0 & !other.0)
     }
 
+    pub fn intersection(self, other: Privileges) -> Privileges {
+        Privileges(self.0 & other.0)
+    }
+
+    /// The list SHOW FULL COLUMNS and information_schema.COLUMNS print: the names in lower
+    /// case, comma-separated (`select,insert,update,references`).
+    pub fn column_list(self) -> String {
+        self.names()
+            .iter()
+            .map(|name| name.to_ascii_lowercase())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// The privileges, GRANT OPTION aside.
     pub fn plain(self) -> Privileges {
         self.without(Privileges::GRANT_OPTION)

@@ -486,6 +486,9 @@ fn apply_options(account: &mut Account, options: &AccountOptions) {
     if let Some(require) = options.require_x509 {
         account.require_x509 = require;
     }
+    if let Some(specified) = &options.require_specified {
+        account.require_specified = specified.clone();
+    }
 }
 
 /// 1396: `Operation CREATE USER failed for 'a'@'%','b'@'%'`.

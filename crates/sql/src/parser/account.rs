@@ -6,7 +6,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
-use crate::account::{Identity, Privileges};
+use crate::account::{Identity, Privileges, TlsRequirement};
 use crate::parser::statement::{at_words, consume_word, expect_word};
 
 /// One account statement.
@@ -114,6 +114,35 @@ pub enum Secret {
     Hash(String),
 }
 
+/// `SUBJECT 's' [AND] ISSUER 'i' [AND] CIPHER 'c'`, in any order, each at most once.
+fn parse_tls_requirement(parser: &mut Parser) -> Result<TlsRequirement, ParserError> {
+    let mut specified = TlsRequirement::default();
+    loop {
+        let slot = if consume_word(parser, "SUBJECT") {
+            &mut specified.subject
+        } else if consume_word(parser, "ISSUER") {
+            &mut specified.issuer
+        } else if consume_word(parser, "CIPHER") {
+            &mut specified.cipher
+        } else if specified.is_empty() {
+            return parser.expected(
+                "SSL, X509, NONE, SUBJECT, ISSUER or CIPHER",
+                parser.peek_token(),
+            );
+        } else {
+            return Ok(specified);
+        };
+        if slot.is_some() {
+            return parser.expected(
+                "each of SUBJECT, ISSUER and CIPHER once",
+                parser.peek_token(),
+            );
+        }
+        *slot = Some(parser.parse_literal_string()?);
+        let _ = parser.parse_keyword(Keyword::AND);
+    }
+}
+
 /// The options after the accounts of CREATE USER and ALTER USER.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AccountOptions {
@@ -125,6 +154,8 @@ pub struct AccountOptions {
     pub require_secure: Option<bool>,
     /// `REQUIRE X509` (true) or `REQUIRE SSL | NONE` (false).
     pub require_x509: Option<bool>,
+    /// `REQUIRE SUBJECT | ISSUER | CIPHER …` (empty for `REQUIRE NONE | SSL | X509`).
+    pub require_specified: Option<TlsRequirement>,
     /// `FAILED_LOGIN_ATTEMPTS n`.
     pub failed_login_attempts: Option<u32>,
     /// `PASSWORD_LOCK_TIME days` (`UNBOUNDED`: [`crate::account::locking::UNBOUNDED`]).
@@ -466,6 +497,7 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
                 options.expire = Some(true);
             }
         } else if parser.parse_keyword(Keyword::REQUIRE) {
+            options.require_specified = Some(TlsRequirement::default());
             if parser.parse_keyword(Keyword::NONE) {
                 options.require_secure = Some(false);
                 options.require_x509 = Some(false);
@@ -476,15 +508,11 @@ fn parse_options(parser: &mut Parser) -> Result<AccountOptions, ParserError> {
                 options.require_secure = Some(true);
                 options.require_x509 = Some(true);
             } else {
-                // SUBJECT, ISSUER, CIPHER: what a client certificate says, not checked here.
-                while !matches!(parser.peek_token().token, Token::EOF | Token::SemiColon)
-                    && !parser.peek_keyword(Keyword::WITH)
-                    && !parser.peek_keyword(Keyword::PASSWORD)
-                    && !parser.peek_keyword(Keyword::ACCOUNT)
-                {
-                    parser.next_token();
-                }
-                options.unsupported = Some("REQUIRE SUBJECT, ISSUER or CIPHER".into());
+                let specified = parse_tls_requirement(parser)?;
+                options.require_secure = Some(true);
+                options.require_x509 =
+                    Some(specified.subject.is_some() || specified.issuer.is_some());
+                options.require_specified = Some(specified);
             }
         } else if parser.parse_keyword(Keyword::COMMENT) || consume_word(parser, "ATTRIBUTE") {
             parser.parse_literal_string()?;
@@ -743,6 +771,53 @@ mod tests {
             parse("RENAME USER bob TO 'rob'@'localhost'"),
             AccountStatement::RenameUser(vec![(bob("%"), Identity::new("rob", "localhost"))])
         );
+    }
+
+    #[test]
+    fn require_clauses_parse_in_any_order() {
+        let options = |sql: &str| match parse(sql) {
+            AccountStatement::AlterUser { options, .. } => options,
+            other => panic!("{sql}: {other:?}"),
+        };
+        let specified = options(
+            "ALTER USER bob REQUIRE CIPHER 'TLS_AES_256_GCM_SHA384' SUBJECT '/O=Shop/CN=bob' \
+             AND ISSUER '/CN=ca' ACCOUNT LOCK",
+        );
+        assert_eq!(
+            specified,
+            AccountOptions {
+                lock: Some(true),
+                require_secure: Some(true),
+                require_x509: Some(true),
+                require_specified: Some(TlsRequirement {
+                    subject: Some("/O=Shop/CN=bob".into()),
+                    issuer: Some("/CN=ca".into()),
+                    cipher: Some("TLS_AES_256_GCM_SHA384".into()),
+                }),
+                ..AccountOptions::default()
+            }
+        );
+        // A cipher alone needs TLS, not a certificate; SSL clears what was specified.
+        let cipher = options("ALTER USER bob REQUIRE CIPHER 'c'");
+        assert_eq!(
+            (cipher.require_secure, cipher.require_x509),
+            (Some(true), Some(false))
+        );
+        let ssl = options("ALTER USER bob REQUIRE SSL");
+        assert_eq!(ssl.require_specified, Some(TlsRequirement::default()));
+        for wrong in [
+            "ALTER USER bob REQUIRE",
+            "ALTER USER bob REQUIRE SUBJECT 'a' SUBJECT 'b'",
+            "ALTER USER bob REQUIRE CIPHER",
+        ] {
+            let dialect = StrataDialect::default();
+            let mut parser = Parser::new(&dialect).try_with_sql(wrong).unwrap();
+            let parsed = parse_account_statement(&mut parser);
+            assert!(
+                parsed.is_err() || parser.peek_token().token != Token::EOF,
+                "{wrong}: {parsed:?}"
+            );
+        }
     }
 
     #[test]

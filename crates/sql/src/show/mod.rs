@@ -6,6 +6,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self, Statement};
 use strata_codec::Datum;
 
+use crate::account;
 use crate::api::{charsets, ColumnInfo, ColumnType, Output};
 use crate::catalog::{DefaultValue, PrimaryKey, TableDef};
 use crate::error::{self, Result};
@@ -547,9 +548,16 @@ fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Outp
         Some(view) => &Arc::new(crate::view::table_def(view, &schema)?),
         None => schema.table(db, table)?,
     };
+    let viewer = session.effective_account(&schema);
     let out = def
         .visible_columns()
-        .map(|(i, c)| {
+        .filter_map(|(i, c)| {
+            // Only the columns the account holds a privilege on, as in MySQL.
+            let privileges =
+                account::shown_column_privileges(viewer.as_ref(), db, &def.name, &c.name);
+            if privileges.is_empty() {
+                return None;
+            }
             let key = crate::infoschema::column_key(def, i);
             let default = match &c.default {
                 Some(DefaultValue::Literal(Some(v))) => text(v),
@@ -575,9 +583,9 @@ fn describe(session: &Session, db: &str, table: &str, full: bool) -> Result<Outp
                 }),
             ]);
             if full {
-                row.extend([text("select,insert,update,references"), text("")]);
+                row.extend([text(privileges.column_list()), text("")]);
             }
-            row
+            Some(row)
         })
         .collect();
     let mut names = vec!["Field", "Type"];

@@ -6,6 +6,7 @@ use sqlparser::ast;
 use strata_codec::Datum;
 
 use super::{int_column, matches_pattern, object_name, ok, rows, text, text_column};
+use crate::account;
 use crate::api::{charsets, ColumnInfo, Output};
 use crate::catalog::PrimaryKey;
 use crate::error::{self, Result};
@@ -496,9 +497,18 @@ fn show_index(session: &Session, db: Option<&ast::Ident>, table: &str) -> Result
         Err(_) if schema.view(&db, table).is_some() => None,
         def => Some(def?),
     };
+    let viewer = session.effective_account(&schema);
     if let Some(def) = def {
         let mut push = |name: &str, unique: bool, columns: &[usize]| {
             for (seq, c) in columns.iter().enumerate() {
+                let column = &def.columns[*c].name;
+                // An index's column the account holds no privilege on is not listed (as
+                // information_schema.STATISTICS).
+                if account::shown_column_privileges(viewer.as_ref(), &db, &def.name, column)
+                    .is_empty()
+                {
+                    continue;
+                }
                 out.push(vec![
                     text(&def.name),
                     Datum::Int(if unique { 0 } else { 1 }),
