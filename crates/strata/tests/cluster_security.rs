@@ -1,8 +1,9 @@
-//! What the cluster's own ports let in. Mutual TLS between the roles: `strata playground --kv
-//! 3 --tls` generates a CA and a certificate per process, the cluster serves sysbench (over
-//! TLS on the MySQL port too), and a caller without a certificate of that CA gets no answer
-//! from the placement driver or a KV node, by gRPC or on the point-read connection. And what
-//! a KV node refuses even from a caller it admits: timestamps far beyond the oracle's.
+//! What the cluster's own ports let in. Mutual TLS between the roles: `strata playground --pd
+//! 3 --kv 3 --tls` generates a CA and a certificate per process, the cluster serves sysbench
+//! (over TLS on the MySQL port too; the three placement drivers elect their leader over TLS),
+//! and a caller without a certificate of that CA gets no answer from a placement driver or a
+//! KV node, by gRPC or on the point-read connection. And what a KV node refuses even from a
+//! caller it admits: timestamps far beyond the oracle's.
 
 mod common;
 
@@ -17,7 +18,8 @@ use strata_pd_client::{PdClient, Security, TimestampOracle};
 use strata_proto::kv::{self as pb, kv_client::KvClient, GetRequest};
 use strata_proto::security::{self, ClusterTls};
 
-/// A `strata playground --kv 3 --tls` process; stopped (with its children) when dropped.
+/// A `strata playground --pd 3 --kv 3 --tls` process; stopped (with its children) when
+/// dropped.
 struct TlsCluster {
     child: Child,
     dir: PathBuf,
@@ -28,11 +30,13 @@ struct TlsCluster {
 
 impl TlsCluster {
     fn start(dir: &Path) -> TlsCluster {
-        let (sql_port, pd_port) = (free_port(), free_port());
+        let (sql_port, pd_port) = (free_port(), consecutive_free_ports(3));
         let kv_port = consecutive_free_ports(3);
         let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
             .args([
                 "playground",
+                "--pd",
+                "3",
                 "--kv",
                 "3",
                 "--tls",
@@ -201,7 +205,17 @@ fn a_cluster_with_tls_serves_sysbench_and_only_callers_certified_by_its_ca() {
 
     // A node of the cluster gets answers (so the refusals below are TLS's doing).
     let ours = cluster.node("sql1");
-    assert!(timestamp(cluster.pd_port, ours.clone()).is_ok_and(|ts| ts > 0));
+    // Each placement driver answers it: the leader with a timestamp, the others by naming the
+    // leader the three elected over TLS.
+    for pd in 0..3 {
+        match timestamp(cluster.pd_port + pd, ours.clone()) {
+            Ok(ts) => assert!(ts > 0),
+            Err(e) => assert!(
+                e.contains("does not serve (leader:"),
+                "placement driver {pd}: {e}"
+            ),
+        }
+    }
     grpc_get(cluster.kv_port, &ours).expect("a certified gRPC read");
 
     // A plain caller and one certified by another CA get nothing.
@@ -217,11 +231,15 @@ fn a_cluster_with_tls_serves_sysbench_and_only_callers_certified_by_its_ca() {
         ClusterTls::load(&elsewhere.path().join(security::CA_FILE), &cert, &key).unwrap(),
     );
     for (who, security) in [("plain", Security::plain()), ("another CA", stranger)] {
-        let refused = timestamp(cluster.pd_port, security.clone());
-        assert!(
-            refused.is_err(),
-            "{who}: the placement driver answered {refused:?}"
-        );
+        for pd in 0..3 {
+            let refused = timestamp(cluster.pd_port + pd, security.clone());
+            assert!(
+                refused
+                    .as_ref()
+                    .is_err_and(|e| !e.contains("does not serve")),
+                "{who}: placement driver {pd} answered {refused:?}"
+            );
+        }
         for kv in 0..3 {
             let refused = grpc_get(cluster.kv_port + kv, &security);
             assert!(refused.is_err(), "{who}: KV node {kv} answered");
