@@ -278,13 +278,51 @@ pub fn plan_select_in(
         let _in_scope = inlined.enter(&cx.ctes);
         return plan_select_in(&inlined.query, cx, outer);
     }
-    let schema = cx.schema;
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
         SetExpr::Query(q) => return plan_select_in(q, cx, outer),
         SetExpr::SetOperation { .. } => return crate::planner::union::plan(query, cx, outer),
         _ => return Err(error::unsupported("set operations")),
     };
+    let bound = bind_select(query, select, cx, outer)?;
+    let (result_types, columns) = type_select(&bound);
+    physical_select(bound, result_types, columns, cx.schema)
+}
+
+/// A SELECT after the binder stage: every name resolved against its FROM clause (and the
+/// enclosing queries), aggregates, windows and subqueries collected; no types or access paths
+/// yet.
+struct BoundSelect {
+    relations: Vec<join::Relation>,
+    scope: Scope,
+    /// Columns of the FROM row.
+    width: usize,
+    where_conjuncts: Vec<Expr>,
+    projection: Vec<Expr>,
+    names: Vec<String>,
+    /// The FROM column each select-list item is, when it is one.
+    origins: Vec<Option<usize>>,
+    group_by: Vec<Expr>,
+    rollup: bool,
+    having: Option<Expr>,
+    order_by: Vec<(Expr, bool)>,
+    aggs: Vec<AggCall>,
+    windows: Vec<crate::planner::window::WindowCall>,
+    subqueries: Vec<SubqueryPlan>,
+    distinct: bool,
+    limit: Option<Expr>,
+    offset: Option<Expr>,
+    lock: RowLock,
+}
+
+/// The binder stage of [`plan_select_in`]: FROM, ON, WHERE, the select list, GROUP BY,
+/// HAVING, ORDER BY and LIMIT of one SELECT bound to positions in its FROM row.
+fn bind_select(
+    query: &ast::Query,
+    select: &ast::Select,
+    cx: &PlanContext,
+    outer: Option<&OuterScope<'_>>,
+) -> Result<BoundSelect> {
     // `FROM DUAL` names no table, as in MySQL.
     let from: &[ast::TableWithJoins] = match select.from.as_slice() {
         [only] if only.joins.is_empty() && is_dual(&only.relation) => &[],
@@ -444,7 +482,6 @@ pub fn plan_select_in(
         let base = width + subqueries.len();
         roll_up(&group_by, base, &mut projection, &mut having, &mut order_by)?;
     }
-    let aggregate = !aggs.is_empty() || !group_by.is_empty();
     let (limit, offset) = limit_clause(query)?;
     let single_table = match relations.as_slice() {
         [one] => matches!(one.source, RelationSource::Table(..)),
@@ -469,13 +506,52 @@ pub fn plan_select_in(
     } else {
         RowLock::None
     };
+    let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
+    Ok(BoundSelect {
+        relations,
+        scope,
+        width,
+        where_conjuncts,
+        projection,
+        names,
+        origins,
+        group_by,
+        rollup,
+        having,
+        order_by,
+        aggs,
+        windows,
+        subqueries,
+        distinct,
+        limit,
+        offset,
+        lock,
+    })
+}
+
+/// The typing stage: each select-list item's type and the result's column definitions.
+fn type_select(bound: &BoundSelect) -> (Vec<ResultType>, Arc<[ColumnInfo]>) {
+    let BoundSelect {
+        relations,
+        scope,
+        group_by,
+        rollup,
+        aggs,
+        windows,
+        subqueries,
+        projection,
+        names,
+        origins,
+        ..
+    } = bound;
+    let rollup = *rollup;
     let mut base_types = scope.types();
     base_types.extend(subqueries.iter().map(SubqueryPlan::result_type));
     if rollup {
         // The GROUP BY values a rollup appends, NULL in super-aggregate rows.
         let typing = expr::Typing {
             columns: &base_types,
-            aggs: &aggs,
+            aggs,
             windows: &[],
         };
         let group_types: Vec<ResultType> = group_by
@@ -493,18 +569,18 @@ pub fn plan_select_in(
     let window_types: Vec<ResultType> = windows.iter().map(|w| w.ty.clone()).collect();
     let typing = expr::Typing {
         columns: &base_types,
-        aggs: &aggs,
+        aggs,
         windows: &window_types,
     };
     let result_types: Vec<ResultType> =
         projection.iter().map(|e| expr::typed(e, &typing)).collect();
     let columns: Arc<[ColumnInfo]> = projection
         .iter()
-        .zip(&names)
+        .zip(names)
         .zip(&result_types)
-        .zip(&origins)
+        .zip(origins)
         .map(|(((_, name), ty), origin)| {
-            let origin = origin.and_then(|i| join::column_origin(&relations, i));
+            let origin = origin.and_then(|i| join::column_origin(relations, i));
             column_info(
                 name,
                 ty,
@@ -513,8 +589,41 @@ pub fn plan_select_in(
             )
         })
         .collect();
-    let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
+    (result_types, columns)
+}
 
+/// The physical stage: the access path of a single table (with the columns it must read and
+/// whether its order makes ORDER BY's sort unneeded) or the plan of a join, and the
+/// [`SelectPlan`] the executor builds its operators from.
+fn physical_select(
+    bound: BoundSelect,
+    result_types: Vec<ResultType>,
+    columns: Arc<[ColumnInfo]>,
+    schema: &Schema,
+) -> Result<SelectPlan> {
+    let BoundSelect {
+        mut relations,
+        width,
+        where_conjuncts,
+        projection,
+        group_by,
+        rollup,
+        having,
+        order_by,
+        aggs,
+        windows,
+        subqueries,
+        distinct,
+        limit,
+        offset,
+        lock,
+        ..
+    } = bound;
+    let aggregate = !aggs.is_empty() || !group_by.is_empty();
+    let single_table = match relations.as_slice() {
+        [one] => matches!(one.source, RelationSource::Table(..)),
+        _ => false,
+    };
     // Conditions on subquery results wait until those are computed.
     let (where_conjuncts, post): (Vec<Expr>, Vec<Expr>) = where_conjuncts
         .into_iter()
