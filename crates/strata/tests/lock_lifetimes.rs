@@ -42,10 +42,10 @@ async fn lock_both_rows(url: &str) -> mysql_async::Conn {
     holder
 }
 
-#[test]
-fn locks_live_with_their_sql_node_and_are_cleared_after_it_is_killed() {
-    let ttl = Duration::from_millis(MANAGED_LOCK_TTL_MS);
-    let mut cluster = Cluster::start(1, 2);
+/// A cluster of `kv_nodes` KV nodes and two SQL nodes with table `f.t` holding rows 1 and 2
+/// (`v` 0), and the URLs of database `f` on each SQL node.
+fn two_sql_nodes_with_rows(kv_nodes: usize) -> (Cluster, String, String) {
+    let cluster = Cluster::start(kv_nodes, 2);
     let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
     sql_at(
         a,
@@ -54,11 +54,18 @@ fn locks_live_with_their_sql_node_and_are_cleared_after_it_is_killed() {
          INSERT INTO f.t VALUES (1, 0), (2, 0)",
     );
     wait_for(b, "SELECT COUNT(*) FROM f.t", "COUNT(*)\n2\n");
-    let runtime = common::runtime(2);
-    let (url_a, url_b) = (
+    let urls = (
         format!("mysql://root@127.0.0.1:{a}/f"),
         format!("mysql://root@127.0.0.1:{b}/f"),
     );
+    (cluster, urls.0, urls.1)
+}
+
+#[test]
+fn locks_live_with_their_sql_node_and_are_cleared_after_it_is_killed() {
+    let ttl = Duration::from_millis(MANAGED_LOCK_TTL_MS);
+    let (mut cluster, url_a, url_b) = two_sql_nodes_with_rows(1);
+    let (b, runtime) = (cluster.sql[1].port, common::runtime(2));
     let step = Duration::from_secs(60);
 
     // A transaction on node A that holds its locks longer than their time to live: its
@@ -141,20 +148,8 @@ fn locks_live_with_their_sql_node_and_are_cleared_after_it_is_killed() {
 /// between commits as if its lock had stayed.
 #[test]
 fn a_lock_lost_with_a_killed_leader_never_lets_an_update_be_lost() {
-    let mut cluster = Cluster::start(3, 2);
-    let (a, b) = (cluster.sql[0].port, cluster.sql[1].port);
-    sql_at(
-        a,
-        None,
-        "CREATE DATABASE f; CREATE TABLE f.t (id INT PRIMARY KEY, v INT); \
-         INSERT INTO f.t VALUES (1, 0), (2, 0)",
-    );
-    wait_for(b, "SELECT COUNT(*) FROM f.t", "COUNT(*)\n2\n");
-    let runtime = common::runtime(2);
-    let (url_a, url_b) = (
-        format!("mysql://root@127.0.0.1:{a}/f"),
-        format!("mysql://root@127.0.0.1:{b}/f"),
-    );
+    let (mut cluster, url_a, url_b) = two_sql_nodes_with_rows(3);
+    let (b, runtime) = (cluster.sql[1].port, common::runtime(2));
     let step = Duration::from_secs(60);
 
     // Both rows locked and read as 0; the leader killed; the other node increments row 1.

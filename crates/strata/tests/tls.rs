@@ -297,22 +297,13 @@ fn require_x509_accounts_need_a_client_certificate_from_the_ca() {
     let port = free_port();
     let ca = dir.join("ca.pem").display().to_string();
     let _playground = Playground::start_in_with(data.path(), port, &["--ssl-ca", &ca]);
-    stdout(&mariadb(
-        port,
-        "root",
-        "",
-        false,
+    let root = |sql: &str| stdout(&mariadb(port, "root", "", false, sql));
+    root(
         "CREATE USER xena IDENTIFIED BY 'xpw' REQUIRE X509; \
          CREATE USER yuri IDENTIFIED BY 'xpw' REQUIRE SSL",
-    ));
+    );
     assert_eq!(
-        stdout(&mariadb(
-            port,
-            "root",
-            "",
-            false,
-            "SELECT User, ssl_type FROM mysql.user WHERE User IN ('xena', 'yuri') ORDER BY User"
-        )),
+        root("SELECT User, ssl_type FROM mysql.user WHERE User IN ('xena', 'yuri') ORDER BY User"),
         "xena\tX509\nyuri\tANY\n"
     );
 
@@ -366,29 +357,19 @@ fn require_x509_accounts_need_a_client_certificate_from_the_ca() {
         .unwrap_or_default()
         .to_string();
     assert!(cipher.starts_with("TLS_AES_"), "{status}");
-    stdout(&mariadb(
-        port,
-        "root",
-        "",
-        false,
-        &format!(
-            "CREATE USER sam IDENTIFIED BY 'xpw' \
+    root(&format!(
+        "CREATE USER sam IDENTIFIED BY 'xpw' \
                  REQUIRE SUBJECT '/O=Strata Shop/CN=xena' AND ISSUER '/CN=strata-test-ca'; \
              CREATE USER sid IDENTIFIED BY 'xpw' \
                  REQUIRE ISSUER '/CN=strata-test-ca' SUBJECT '/CN=xena'; \
              CREATE USER cy IDENTIFIED BY 'xpw' REQUIRE CIPHER '{cipher}'; \
              CREATE USER cid IDENTIFIED BY 'xpw' REQUIRE CIPHER 'ECDHE-RSA-AES128-GCM-SHA256'"
-        ),
     ));
     assert_eq!(
-        stdout(&mariadb(
-            port,
-            "root",
-            "",
-            false,
+        root(
             "SELECT User, ssl_type, ssl_cipher, x509_issuer, x509_subject FROM mysql.user \
              WHERE User IN ('sam', 'cy') ORDER BY User"
-        )),
+        ),
         format!(
             "cy\tSPECIFIED\t{cipher}\t\t\n\
              sam\tSPECIFIED\t\t/CN=strata-test-ca\t/O=Strata Shop/CN=xena\n"
@@ -410,13 +391,7 @@ fn require_x509_accounts_need_a_client_certificate_from_the_ca() {
     let plain = stderr(&mariadb(port, "cy", "xpw", false, "SELECT 1"));
     assert!(plain.contains("ERROR 1045"), "{plain}");
     // REQUIRE NONE lifts it all.
-    stdout(&mariadb(
-        port,
-        "root",
-        "",
-        false,
-        "ALTER USER sam REQUIRE NONE",
-    ));
+    root("ALTER USER sam REQUIRE NONE");
     assert_eq!(
         stdout(&mariadb(port, "sam", "xpw", false, "SELECT CURRENT_USER()")),
         "sam@%\n"
