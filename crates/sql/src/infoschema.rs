@@ -1,8 +1,9 @@
 //! `information_schema`: read-only tables computed from the catalog when a statement is
 //! planned (TABLES, SCHEMATA, COLUMNS, and the keys: STATISTICS, KEY_COLUMN_USAGE,
 //! TABLE_CONSTRAINTS, REFERENTIAL_CONSTRAINTS), so clients, tools and ORMs can ask for schema
-//! and sizes with plain SELECTs; SLOW_QUERY, read from the slow log file; and PROCESSLIST, the
-//! sessions the planning session may see (as SHOW FULL PROCESSLIST).
+//! and sizes with plain SELECTs; SLOW_QUERY, read from the slow log file; PROCESSLIST, the
+//! sessions the planning session may see (as SHOW FULL PROCESSLIST); and the accounts' grants
+//! (USER_, SCHEMA_, TABLE_ and COLUMN_PRIVILEGES, `crate::account::grantees`).
 //!
 //! Sizes in TABLES come from the statistics ANALYZE TABLE collects: TABLE_ROWS is the row
 //! count, DATA_LENGTH and INDEX_LENGTH the encoded bytes (keys and values) of the rows and of
@@ -158,7 +159,10 @@ pub fn table(
                 None => Vec::new(),
             },
         ),
-        _ => return Err(error::unknown_table(NAME, name)),
+        other => match crate::account::grantees::Level::of_table(other) {
+            Some(level) => (level.columns(), level.rows(schema)),
+            None => return Err(error::unknown_table(NAME, name)),
+        },
     };
     let columns = columns
         .iter()

@@ -631,6 +631,29 @@ fn grants_on_columns_admit_only_those_columns() {
         .collect();
     assert_eq!(shown, ["staff 0 PRIMARY 1 id", "staff 1 kn 1 name"]);
 
+    // information_schema's grant tables, as MariaDB lists them: cal sees its own rows, root
+    // everyone's.
+    assert_eq!(
+        cal("SELECT * FROM information_schema.USER_PRIVILEGES"),
+        "'cal'@'%'\tdef\tUSAGE\tNO\n"
+    );
+    let column_grants = "SELECT GRANTEE, TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, PRIVILEGE_TYPE, \
+                         IS_GRANTABLE FROM information_schema.COLUMN_PRIVILEGES \
+                         WHERE GRANTEE = '''cal''@''%''' ORDER BY COLUMN_NAME, PRIVILEGE_TYPE";
+    let expected = "'cal'@'%'\tshop\tstaff\tid\tSELECT\tNO\n\
+                    'cal'@'%'\tshop\tstaff\tname\tSELECT\tNO\n\
+                    'cal'@'%'\tshop\tstaff\tname\tUPDATE\tNO\n";
+    assert_eq!(cal(column_grants), expected);
+    assert_eq!(root(column_grants), expected);
+    assert_eq!(
+        root("SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = '''cal''@''%'''"),
+        "USAGE\n"
+    );
+    assert_eq!(
+        cal("SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE GRANTEE LIKE '%root%'"),
+        "0\n"
+    );
+
     // GRANT and REVOKE by column, with MySQL's errors.
     assert_code(
         &refused_as(
@@ -659,6 +682,13 @@ fn grants_on_columns_admit_only_those_columns() {
     assert_eq!(cal("SELECT id FROM shop.staff ORDER BY id"), "1\n2\n");
     // A grant on the table covers every column.
     root("GRANT SELECT ON shop.staff TO cal");
+    assert_eq!(
+        cal(
+            "SELECT GRANTEE, TABLE_SCHEMA, TABLE_NAME, PRIVILEGE_TYPE, IS_GRANTABLE \
+             FROM information_schema.TABLE_PRIVILEGES"
+        ),
+        "'cal'@'%'\tshop\tstaff\tSELECT\tNO\n"
+    );
     assert_eq!(
         cal("SELECT * FROM shop.staff ORDER BY id"),
         "1\tanne\t100\n2\tben\t200\n"
@@ -748,6 +778,39 @@ fn the_grant_tables_show_the_accounts() {
     let denied = refused_as(port, "fay", Some("pw"), "SELECT User FROM mysql.user");
     assert_code(&denied, "1142");
     assert!(denied.contains("for table 'user'"), "{denied}");
+
+    // information_schema's grant tables: root reads every account's rows, fay only her own.
+    assert_eq!(
+        root(
+            "SELECT GRANTEE, TABLE_SCHEMA, PRIVILEGE_TYPE, IS_GRANTABLE \
+             FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE LIKE '%dee%' \
+             ORDER BY PRIVILEGE_TYPE"
+        ),
+        "'dee'@'10.0.%'\tshop\tINSERT\tNO\n'dee'@'10.0.%'\tshop\tSELECT\tNO\n"
+    );
+    assert_eq!(
+        root(
+            "SELECT GRANTEE, PRIVILEGE_TYPE, IS_GRANTABLE FROM information_schema.USER_PRIVILEGES \
+             WHERE GRANTEE = '''eve''@''%'''"
+        ),
+        "'eve'@'%'\tSELECT\tYES\n"
+    );
+    assert_eq!(
+        root(
+            "SELECT TABLE_NAME, PRIVILEGE_TYPE FROM information_schema.TABLE_PRIVILEGES \
+             WHERE GRANTEE LIKE '%dee%' ORDER BY PRIVILEGE_TYPE"
+        ),
+        "items\tDELETE\nitems\tUPDATE\n"
+    );
+    assert_eq!(
+        ok_as(
+            port,
+            "fay",
+            Some("pw"),
+            "SELECT GRANTEE, TABLE_SCHEMA, PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES"
+        ),
+        "'fay'@'%'\tshop\tSELECT\n"
+    );
 }
 
 /// information_schema.PROCESSLIST, like SHOW PROCESSLIST, lists other accounts' sessions

@@ -18,6 +18,7 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 pub mod check;
+pub(crate) mod grantees;
 pub mod locking;
 pub mod privilege;
 mod reading;
