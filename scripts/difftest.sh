@@ -17,11 +17,17 @@ PEER=${MARIADB_PEER:-/work/shared/bench/mariadb-peer.sh}
 DIR=$(mktemp -d /tmp/strata-difftest.XXXXXX)
 
 cargo build --release -p strata
-bash "$PEER" start >/dev/null
+# The peer is stopped at the end if this script started it.
+started_peer=""
+if ! bash "$PEER" status >/dev/null 2>&1; then
+  bash "$PEER" start >/dev/null
+  started_peer=1
+fi
 
 pid=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [ -n "$started_peer" ] && bash "$PEER" stop >/dev/null 2>&1
   rm -rf "$DIR"
 }
 trap cleanup EXIT

@@ -6,16 +6,8 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::Duration;
-
-use common::tpcc::run_bounded;
 use common::Playground;
 
-/// The script that starts the MariaDB peer.
-const MARIADB_PEER: &str = "/work/shared/bench/mariadb-peer.sh";
-/// Bound on the peer script (it may install MariaDB with apt-get).
-const PEER_TIMEOUT: Duration = Duration::from_secs(900);
 /// The run's seed unless `STRATA_TEST_SEED` says otherwise: a fixed one, so that the test
 /// command is a regression test; new seeds are explored with `scripts/difftest.sh`.
 const SEED: u64 = 20261203;
@@ -24,15 +16,7 @@ const QUERIES: usize = 10_000;
 
 #[test]
 fn strata_answers_as_mariadb_does() {
-    let mut start = Command::new("bash");
-    start.args([MARIADB_PEER, "start"]);
-    let out = run_bounded(&mut start, PEER_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "{MARIADB_PEER} start failed (it needs root):\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let _peer = common::MariadbPeer::start();
     let playground = Playground::start();
     let seed = match std::env::var("STRATA_TEST_SEED") {
         Ok(text) => text.trim().parse().expect("STRATA_TEST_SEED: an integer"),

@@ -9,16 +9,9 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::Duration;
-
-use common::tpcc::{read_result, run_bounded, tpcc};
+use common::tpcc::{read_result, tpcc};
 use mysql_async::prelude::Queryable;
 
-/// The script that starts the MariaDB peer.
-const MARIADB_PEER: &str = "/work/shared/bench/mariadb-peer.sh";
-/// Bound on the peer script (it may install MariaDB with apt-get).
-const PEER_TIMEOUT: Duration = Duration::from_secs(900);
 /// Seconds of the measured run.
 const RUN_SECONDS: u32 = 20;
 
@@ -353,15 +346,7 @@ fn tpcc_against_a_playground() {
 
 #[test]
 fn tpcc_against_mariadb() {
-    let mut start = Command::new("bash");
-    start.args([MARIADB_PEER, "start"]);
-    let out = run_bounded(&mut start, PEER_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "{MARIADB_PEER} start failed (it needs root):\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let _peer = common::MariadbPeer::start();
     tpcc_sequence(&Server {
         host: "127.0.0.1".into(),
         port: 3306,

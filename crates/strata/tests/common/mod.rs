@@ -450,6 +450,49 @@ pub async fn connect(url: &str) -> Result<mysql_async::Conn, ClientError> {
     bounded(mysql_async::Conn::from_url(url)).await
 }
 
+/// The script that starts the MariaDB peer (installing MariaDB when missing; it needs root).
+pub const MARIADB_PEER: &str = "/work/shared/bench/mariadb-peer.sh";
+
+/// The MariaDB peer on 127.0.0.1:3306 (user sbtest, password `password`), for a test that
+/// compares with it. Dropped, it stops the server if this started it; one that was already
+/// running is left running.
+pub struct MariadbPeer {
+    started_here: bool,
+}
+
+impl MariadbPeer {
+    pub fn start() -> MariadbPeer {
+        let peer = |action: &str, timeout: Duration| {
+            run_bounded(Command::new("bash").args([MARIADB_PEER, action]), timeout)
+        };
+        if peer("status", Duration::from_secs(30)).status.success() {
+            return MariadbPeer {
+                started_here: false,
+            };
+        }
+        // Bounded: the script may install MariaDB with apt-get.
+        let out = peer("start", Duration::from_secs(900));
+        assert!(
+            out.status.success(),
+            "{MARIADB_PEER} start failed (it needs root):\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        MariadbPeer { started_here: true }
+    }
+}
+
+impl Drop for MariadbPeer {
+    fn drop(&mut self) {
+        if self.started_here {
+            let _ = run_bounded(
+                Command::new("bash").args([MARIADB_PEER, "stop"]),
+                Duration::from_secs(60),
+            );
+        }
+    }
+}
+
 /// Runs a child process, killing it after `timeout`.
 pub fn run_bounded(command: &mut Command, timeout: Duration) -> Output {
     let mut child = command
