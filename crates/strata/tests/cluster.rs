@@ -472,7 +472,8 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
     for role in ["pd", "kv1", "kv2", "kv3", "sql1", "sql2"] {
         assert!(
             lines.iter().any(|l| l.trim_start().starts_with(role)),
-            "{role} missing from {lines:?}"
+            "{role} missing from {lines:?}; the playground's stderr:\n{}",
+            std::fs::read_to_string(temp.path().join("playground.err")).unwrap_or_default()
         );
     }
     sql_at(
