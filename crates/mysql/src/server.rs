@@ -240,9 +240,14 @@ impl ServerState {
     /// Closes the handshakes accepted more than `timeout` ago.
     fn close_stale_handshakes(&self, timeout: Duration) {
         let mut connections = self.connections.lock();
-        connections.handshaking.retain(|_, (since, stream)| {
+        connections.handshaking.retain(|id, (since, stream)| {
             let stale = since.elapsed() >= timeout;
             if stale {
+                warn!(
+                    connection_id = id,
+                    ?timeout,
+                    "closing a connection whose handshake did not finish within connect_timeout"
+                );
                 stream.shutdown();
             }
             !stale

@@ -288,6 +288,7 @@ fn free_ports_with_status(n: u16, offset: u16) -> u16 {
 #[test]
 fn every_role_of_a_cluster_shows_its_metrics() {
     let temp = tempfile::tempdir().unwrap();
+    let _logs = common::LogsOnPanic(temp.path().to_path_buf());
     let port = free_port();
     let status_port = free_port();
     let mut playground = Command::new(env!("CARGO_BIN_EXE_strata"))
@@ -300,7 +301,7 @@ fn every_role_of_a_cluster_shows_its_metrics() {
         .arg("--data-dir")
         .arg(temp.path())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(temp.path().join("playground.err")).unwrap())
         .spawn()
         .unwrap();
     struct Stop(std::process::Child);

@@ -110,6 +110,38 @@ pub fn playground_banner(stdout: std::process::ChildStdout) -> Vec<String> {
     banner.join().unwrap()
 }
 
+/// While alive, a test's panic prints what the processes it started wrote under `dir` (every
+/// `*.log` and `*.err` file, recursively, the last 8 KiB of each): a local cluster that did not
+/// start, or stopped answering, says why before its temporary folder goes.
+pub struct LogsOnPanic(pub PathBuf);
+
+impl Drop for LogsOnPanic {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let mut pending = vec![self.0.clone()];
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for path in entries.flatten().map(|e| e.path()) {
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().is_some_and(|e| e == "log" || e == "err") {
+                    let text = std::fs::read(&path).unwrap_or_default();
+                    let tail = &text[text.len().saturating_sub(8192)..];
+                    eprintln!(
+                        "--- {} ---\n{}",
+                        path.display(),
+                        String::from_utf8_lossy(tail)
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Picks a free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
