@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Strata's whole test suite on a fresh Debian machine with Rust: installs what the build and
-# the end-to-end tests need (clang and libclang for RocksDB, the real sysbench and mariadb client,
+# the end-to-end tests need (clang and libclang for RocksDB, OpenSSL's headers and pkg-config
+# for caching_sha2_password's RSA keys, the real sysbench and mariadb client,
 # headless Chromium to load the benchmark report, iproute2 for the partition test's network
 # namespaces, openssl for client certificates of the TLS tests, PyMySQL for the system Python,
 # Go with go-sql-driver/mysql for the Go driver's test, percona-toolkit's pt-query-digest to
@@ -15,6 +16,8 @@ cd "$(dirname "$0")/.."
 need=()
 command -v clang >/dev/null 2>&1 || need+=(clang)
 [ -e /usr/lib/llvm-14/lib/libclang.so ] || ls /usr/lib/llvm-*/lib/libclang*.so >/dev/null 2>&1 || need+=(libclang-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+[ -e /usr/include/openssl/ssl.h ] || need+=(libssl-dev)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)

@@ -42,6 +42,13 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
 
+    /// Keeps SHA256(SHA256(password)) of a `caching_sha2_password` account whose password a
+    /// client proved in full, for the fast path of its next logins.
+    fn remember_sha2(&self, _login: &Login, _hash: [u8; 32]) {}
+
+    /// Notes the RSA public key clients encrypt passwords with (PEM).
+    fn set_rsa_public_key(&self, _pem: &str) {}
+
     /// Opens the session of an authenticated client, optionally in a database (1049 if
     /// unknown).
     fn open_session(
@@ -125,6 +132,14 @@ impl Backend for Arc<SqlServer> {
 
     fn login_outcome(&self, login: &Login, password_ok: bool) -> Option<Blocked> {
         SqlServer::login_outcome(self, login, password_ok)
+    }
+
+    fn remember_sha2(&self, login: &Login, hash: [u8; 32]) {
+        SqlServer::remember_sha2(self, login, hash)
+    }
+
+    fn set_rsa_public_key(&self, pem: &str) {
+        SqlServer::set_rsa_public_key(self, pem)
     }
 
     fn open_session(&self, client: Client, database: Option<&str>) -> Result<Session, SqlError> {

@@ -8,16 +8,16 @@
 //!   AuthSwitchRequest (seq 2) ─────────────▶
 //!                                   ◀─────── auth response (seq 3)
 //!   [caching_sha2_password]
-//!   AuthMoreData 0x03 (fast auth) ─────────▶
+//!   AuthMoreData 0x03 (fast auth), or the full authentication of `crate::sha2_auth`
 //!   OK or ERR ─────────────────────────────▶  (sent by the caller, after it opens the session)
 //! ```
 //!
 //! Accounts use `mysql_native_password` or `caching_sha2_password`. The greeting proposes
 //! `caching_sha2_password`, as MySQL 8 does, so a client logs in to such an account in one
 //! round trip (PyMySQL before 1.1 cannot follow a switch to it), and one of a native account
-//! is switched over. The stored SHA256(SHA256(password)) always allows the fast path, so the
-//! server never asks for full authentication, and no client needs TLS or the server's RSA
-//! key to send a password. TLS is advertised when the server has a certificate
+//! is switched over. A `caching_sha2_password` login takes the fast path once the SQL node
+//! has cached the account's hash, and sends its password (over TLS, the Unix socket, or RSA)
+//! the first time. TLS is advertised when the server has a certificate
 //! ([`Greeting::offering_tls`]); compression never, so a client that asks for it (or for TLS
 //! from a server without one) is refused with 1043 "Bad handshake". An account's `REQUIRE`
 //! clause is checked against the transport ([`Transport`]).
@@ -28,12 +28,13 @@ use std::io::{Read, Write};
 
 use rand::Rng;
 use sha1::{Digest, Sha1};
-use sha2::Sha256;
+use strata_sql::account::password::sha2_double_hash;
 use strata_sql::{charsets, Blocked, Credential, Identity, Login, SqlError};
 
 use crate::error::{codes, ConnectionError};
 use crate::packet::{put_nul_bytes, Cursor, PacketReader, PacketWriter, Truncated};
 use crate::reply::status;
+use crate::sha2_auth::{self, RsaKeyPair, FAST_AUTH_SUCCESS};
 
 /// Client/server capability flags (`CLIENT_*` in MySQL's `mysql_com.h`).
 pub mod capabilities {
@@ -80,12 +81,9 @@ pub mod capabilities {
 /// another.
 pub const NATIVE_PASSWORD_PLUGIN: &str = "mysql_native_password";
 
-/// MySQL 8's default method: a SHA-256 scramble, answered with "fast authentication
-/// succeeded" before the OK.
+/// MySQL 8's default method: a SHA-256 scramble checked against the SQL node's cache, else
+/// the password itself (`crate::sha2_auth`).
 pub const CACHING_SHA2_PLUGIN: &str = "caching_sha2_password";
-
-/// AuthMoreData of `caching_sha2_password`: the scramble matched the cached hash.
-const FAST_AUTH_SUCCESS: [u8; 2] = [0x01, 0x03];
 
 /// The length of the random challenge sent to the client.
 pub const SCRAMBLE_BYTES: usize = 20;
@@ -330,33 +328,79 @@ pub fn verify_native_password(
     difference == 0
 }
 
-/// Checks a `caching_sha2_password` response against the stored SHA256(SHA256(password)):
-/// the client sends `SHA256(password) XOR SHA256(SHA256(SHA256(password)) + scramble)`.
-pub fn verify_caching_sha2(
-    scramble: &[u8; SCRAMBLE_BYTES],
-    auth_response: &[u8],
-    stored: &[u8; 32],
-) -> bool {
-    if auth_response.len() != 32 {
-        return false;
-    }
-    let mut hasher = Sha256::new();
-    hasher.update(stored);
-    hasher.update(scramble);
-    let mask = hasher.finalize();
-    let stage1: Vec<u8> = (0..32).map(|i| auth_response[i] ^ mask[i]).collect();
-    let candidate = Sha256::digest(&stage1);
-    let difference = (0..32).fold(0u8, |acc, i| acc | (candidate[i] ^ stored[i]));
-    difference == 0
-}
-
-/// Whether the client's scramble proves it knows the password of `credential`.
+/// Whether the client's scramble proves it knows the password of `credential` (for the
+/// fast path of `caching_sha2_password`, its cached hash).
 fn verify(scramble: &[u8; SCRAMBLE_BYTES], auth_response: &[u8], credential: &Credential) -> bool {
     match credential {
         Credential::None => auth_response.is_empty(),
         Credential::Native(stored) => verify_native_password(scramble, auth_response, Some(stored)),
-        Credential::CachingSha2(stored) => verify_caching_sha2(scramble, auth_response, stored),
+        Credential::CachingSha2(stored) => sha2_auth::verify_fast(scramble, auth_response, stored),
+        Credential::Sha2Crypt { cached, .. } => cached
+            .as_ref()
+            .is_some_and(|stored| sha2_auth::verify_fast(scramble, auth_response, stored)),
     }
+}
+
+/// How a password check ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Checked {
+    Wrong,
+    /// Right on the fast path of `caching_sha2_password` (0x03 goes before the OK).
+    Fast,
+    Right,
+}
+
+/// Checks the client's answer for `login`, whose method is `method`: a `caching_sha2_password`
+/// account whose fast path fails gets its password in full authentication, and a right one is
+/// remembered for the fast path.
+#[allow(clippy::too_many_arguments)]
+fn check_password<R: Read, W: Write>(
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<W>,
+    greeting: &Greeting,
+    auth_response: &[u8],
+    login: &Login,
+    method: &str,
+    transport: &Transport,
+    logins: &Logins<
+        '_,
+        impl Fn(&str) -> Option<Login>,
+        impl Fn(&Login, bool) -> Option<Blocked>,
+        impl Fn(&Login, [u8; 32]),
+    >,
+) -> Result<Checked, ConnectionError> {
+    let sha2 = method == CACHING_SHA2_PLUGIN
+        && matches!(
+            login.credential,
+            Credential::CachingSha2(_) | Credential::Sha2Crypt { .. }
+        );
+    if verify(&greeting.scramble, auth_response, &login.credential) {
+        return Ok(if sha2 { Checked::Fast } else { Checked::Right });
+    }
+    // An account with a password that the client answered with none is refused at once.
+    if !sha2 || auth_response.is_empty() {
+        return Ok(Checked::Wrong);
+    }
+    let Some(password) = sha2_auth::read_password(
+        reader,
+        writer,
+        &greeting.scramble,
+        transport.sends_passwords_in_clear(),
+        logins.rsa,
+    )?
+    else {
+        return Ok(Checked::Wrong);
+    };
+    let right = match &login.credential {
+        Credential::CachingSha2(stored) => sha2_double_hash(&password) == *stored,
+        Credential::Sha2Crypt { secret, .. } => secret.matches(&password),
+        _ => false,
+    };
+    if !right {
+        return Ok(Checked::Wrong);
+    }
+    (logins.remember)(login, sha2_double_hash(&password));
+    Ok(Checked::Right)
 }
 
 /// Runs the connection phase up to (not including) the final OK: sends the greeting, reads the
@@ -382,6 +426,8 @@ pub fn authenticate<R: Read, W: Write>(
         Logins {
             find: find_login,
             outcome: |_: &Login, _: bool| None,
+            remember: |_: &Login, _: [u8; 32]| {},
+            rsa: None,
         },
         host,
     )
@@ -391,6 +437,9 @@ pub fn authenticate<R: Read, W: Write>(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     Plain,
+    /// The Unix socket: local, so a password may cross it in clear, but not TLS for an
+    /// account's `REQUIRE` clause (as MySQL).
+    Socket,
     Tls {
         /// The negotiated cipher suite, as `Ssl_cipher` names it.
         cipher: String,
@@ -410,6 +459,11 @@ pub struct CertificateNames {
 
 impl Transport {
     pub fn is_tls(&self) -> bool {
+        matches!(self, Transport::Tls { .. })
+    }
+
+    /// Whether a client may send its password itself (MySQL's secure transports).
+    fn sends_passwords_in_clear(&self) -> bool {
         *self != Transport::Plain
     }
 
@@ -439,14 +493,19 @@ impl Transport {
 
 /// How the connection phase learns of accounts: `find` names the account a user logs in as,
 /// `outcome` is told whether its password was right and may refuse the login (an account
-/// blocked after too many wrong passwords).
-pub struct Logins<F, O>
+/// blocked after too many wrong passwords), `remember` keeps SHA256(SHA256(password)) of a
+/// `caching_sha2_password` account after a full authentication for its fast path, and `rsa`
+/// decrypts passwords sent over plain connections.
+pub struct Logins<'a, F, O, M>
 where
     F: Fn(&str) -> Option<Login>,
     O: Fn(&Login, bool) -> Option<Blocked>,
+    M: Fn(&Login, [u8; 32]),
 {
     pub find: F,
     pub outcome: O,
+    pub remember: M,
+    pub rsa: Option<&'a RsaKeyPair>,
 }
 
 /// Sends the greeting and reads the client's first packet: its HandshakeResponse41, or an
@@ -474,7 +533,12 @@ pub fn authenticate_response<R: Read, W: Write>(
     greeting: &Greeting,
     payload: Vec<u8>,
     transport: &Transport,
-    logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
+    logins: Logins<
+        '_,
+        impl Fn(&str) -> Option<Login>,
+        impl Fn(&Login, bool) -> Option<Blocked>,
+        impl Fn(&Login, [u8; 32]),
+    >,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
     let response =
@@ -491,7 +555,12 @@ pub fn authenticate_client<R: Read, W: Write>(
     greeting: &Greeting,
     response: HandshakeResponse,
     transport: &Transport,
-    logins: Logins<impl Fn(&str) -> Option<Login>, impl Fn(&Login, bool) -> Option<Blocked>>,
+    logins: Logins<
+        '_,
+        impl Fn(&str) -> Option<Login>,
+        impl Fn(&Login, bool) -> Option<Blocked>,
+        impl Fn(&Login, [u8; 32]),
+    >,
     host: &str,
 ) -> Result<Authenticated, ConnectionError> {
     let mut payload = Vec::new();
@@ -529,12 +598,25 @@ pub fn authenticate_client<R: Read, W: Write>(
     if auth_response == [0] {
         auth_response.clear();
     }
-    let checked = found.map(|login| {
-        let right = verify(&greeting.scramble, &auth_response, &login.credential);
-        (login, right)
-    });
-    if let Some((login, right)) = &checked {
-        if let Some(blocked) = (logins.outcome)(login, *right) {
+    let checked = match found {
+        Some(login) => {
+            let checked = check_password(
+                reader,
+                writer,
+                greeting,
+                &auth_response,
+                &login,
+                method,
+                transport,
+                &logins,
+            )?;
+            Some((login, checked))
+        }
+        None => None,
+    };
+    let fast = checked.as_ref().is_some_and(|(_, c)| *c == Checked::Fast);
+    if let Some((login, checked)) = &checked {
+        if let Some(blocked) = (logins.outcome)(login, *checked != Checked::Wrong) {
             tracing::info!(user = %response.user, host, "access denied: blocked after failed logins");
             return Err(ConnectionError::Fatal(SqlError::new(
                 3955,
@@ -543,7 +625,7 @@ pub fn authenticate_client<R: Read, W: Write>(
             )));
         }
     }
-    let login = checked.and_then(|(login, right)| right.then_some(login));
+    let login = checked.and_then(|(login, checked)| (checked != Checked::Wrong).then_some(login));
     let Some(login) = login else {
         tracing::info!(user = %response.user, host, "access denied: unknown user or wrong password");
         return Err(ConnectionError::Fatal(codes::access_denied(
@@ -584,7 +666,7 @@ pub fn authenticate_client<R: Read, W: Write>(
             "Your password has expired. To log in you must change it using a client that supports expired passwords.",
         )));
     }
-    if method == CACHING_SHA2_PLUGIN && !auth_response.is_empty() {
+    if fast {
         writer.write_with(|buffer| buffer.extend_from_slice(&FAST_AUTH_SUCCESS))?;
     }
     Ok(Authenticated {
@@ -852,6 +934,7 @@ mod tests {
 
     /// The client side of `caching_sha2_password`, as PyMySQL computes it.
     fn client_sha2_scramble(scramble: &[u8], password: &str) -> Vec<u8> {
+        use sha2::Sha256;
         let stage1 = Sha256::digest(password.as_bytes());
         let stage2 = Sha256::digest(stage1);
         let mut seeded = stage2.to_vec();
@@ -860,42 +943,156 @@ mod tests {
         stage1.iter().zip(mask.iter()).map(|(a, b)| a ^ b).collect()
     }
 
-    #[test]
-    fn caching_sha2_accounts_take_the_fast_path() {
+    /// A `caching_sha2_password` account `app` with password `pw`, its hash cached or not.
+    fn sha2_login(cached: bool) -> Login {
         let mut account = strata_sql::account::Account::new(&Identity::new("app", "%"));
         account.plugin = CACHING_SHA2_PLUGIN.into();
         account.auth_string = strata_sql::account::stored_secret(CACHING_SHA2_PLUGIN, "pw");
-        let login = account.login();
+        let mut login = account.login();
+        if let Credential::Sha2Crypt { cached: slot, .. } = &mut login.credential {
+            *slot = cached.then(|| sha2_double_hash(b"pw"));
+        }
+        login
+    }
+
+    /// Authenticates the client packets `wire` against `login` over `transport`: the result,
+    /// what the server wrote, and the hash it remembered.
+    fn run_sha2(
+        wire: &[u8],
+        greeting: &Greeting,
+        login: &Login,
+        transport: Transport,
+        rsa: Option<&RsaKeyPair>,
+    ) -> (
+        Result<Authenticated, ConnectionError>,
+        Vec<u8>,
+        Option<[u8; 32]>,
+    ) {
+        let mut reader = PacketReader::new(wire, HANDSHAKE_MAX_PAYLOAD_BYTES);
+        let mut writer = PacketWriter::new(Vec::new());
+        let remembered = std::cell::Cell::new(None);
+        let result = greet(&mut reader, &mut writer, greeting).and_then(|first| {
+            let logins = Logins {
+                find: |_: &str| Some(login.clone()),
+                outcome: |_: &Login, _: bool| None,
+                remember: |_: &Login, hash: [u8; 32]| remembered.set(Some(hash)),
+                rsa,
+            };
+            authenticate_response(
+                &mut reader,
+                &mut writer,
+                greeting,
+                first,
+                &transport,
+                logins,
+                "10.0.0.1",
+            )
+        });
+        writer.flush().unwrap();
+        (result, writer.get_ref().clone(), remembered.get())
+    }
+
+    /// The packets the server wrote after its greeting: (sequence, payload).
+    fn written_after_greeting(written: &[u8]) -> Vec<(u8, Vec<u8>)> {
+        let mut packets = Vec::new();
+        let mut at = 4 + written[0] as usize;
+        while at < written.len() {
+            let length = usize::from(written[at]) | usize::from(written[at + 1]) << 8;
+            packets.push((written[at + 3], written[at + 4..at + 4 + length].to_vec()));
+            at += 4 + length;
+        }
+        packets
+    }
+
+    #[test]
+    fn caching_sha2_accounts_take_the_fast_path_once_cached() {
+        let login = sha2_login(true);
         let run = |wire: &[u8], greeting: &Greeting| {
-            let mut reader = PacketReader::new(wire, HANDSHAKE_MAX_PAYLOAD_BYTES);
-            let mut writer = PacketWriter::new(Vec::new());
-            let find = |_: &str| Some(login.clone());
-            let result = authenticate(&mut reader, &mut writer, greeting, find, "10.0.0.1");
-            writer.flush().unwrap();
-            (result, writer.get_ref().clone())
+            run_sha2(wire, greeting, &login, Transport::Plain, None)
         };
         // Proposed directly: the scramble is checked and fast authentication announced.
         let greeting = Greeting::new(4, "8.0.11");
         let auth = client_sha2_scramble(&greeting.scramble, "pw");
         let wire = client_packets(&[&response_with(CACHING_SHA2_PLUGIN, &auth)]);
-        let (result, written) = run(&wire, &greeting);
+        let (result, written, remembered) = run(&wire, &greeting);
         assert!(result.is_ok());
-        let more = 4 + written[0] as usize;
-        assert_eq!(&written[more..], &[2, 0, 0, 2, 0x01, 0x03]);
+        assert_eq!(written_after_greeting(&written), [(2, vec![0x01, 0x03])]);
+        assert_eq!(remembered, None, "nothing new to remember");
         // A native client is switched to caching_sha2_password.
         let wire = client_packets(&[&response_with(NATIVE_PASSWORD_PLUGIN, &[1; 20]), &auth]);
-        let (result, written) = run(&wire, &greeting);
+        let (result, written, _) = run(&wire, &greeting);
         assert!(result.is_ok());
         let mut switch = Cursor::new(&written[4 + written[0] as usize + 4..]);
         assert_eq!(switch.u8(), Ok(0xFE));
         assert_eq!(switch.nul_bytes(), Ok(CACHING_SHA2_PLUGIN.as_bytes()));
-        // A wrong password is 1045.
+        // A wrong scramble asks for the password in full; a wrong one is 1045. Without an RSA
+        // key no password can come over a plain connection.
         let wrong = client_sha2_scramble(&greeting.scramble, "pW");
-        let wire = client_packets(&[&response_with(CACHING_SHA2_PLUGIN, &wrong)]);
-        let Err(ConnectionError::Fatal(error)) = run(&wire, &greeting).0 else {
+        let wire = client_packets(&[&response_with(CACHING_SHA2_PLUGIN, &wrong), &[2]]);
+        let (result, written, _) = run(&wire, &greeting);
+        let Err(ConnectionError::Fatal(error)) = result else {
             panic!("accepted")
         };
         assert_eq!(error.code, 1045);
+        assert_eq!(written_after_greeting(&written)[0], (2, vec![0x01, 0x04]));
+    }
+
+    #[test]
+    fn caching_sha2_without_a_cached_hash_takes_the_password_in_full() {
+        let login = sha2_login(false);
+        let greeting = Greeting::new(5, "8.0.11");
+        let scramble_answer = client_sha2_scramble(&greeting.scramble, "pw");
+        let first = response_with(CACHING_SHA2_PLUGIN, &scramble_answer);
+
+        // Over a secure transport the client sends the password and a NUL.
+        for (password, right) in [("pw", true), ("pW", false)] {
+            let clear = [password.as_bytes(), b"\0"].concat();
+            let wire = client_packets(&[&first, &clear]);
+            let (result, written, remembered) =
+                run_sha2(&wire, &greeting, &login, Transport::Socket, None);
+            assert_eq!(written_after_greeting(&written), [(2, vec![0x01, 0x04])]);
+            assert_eq!(result.is_ok(), right, "{password}");
+            assert_eq!(remembered, right.then(|| sha2_double_hash(b"pw")));
+        }
+
+        // Over plain TCP it asks for the public key and sends the password encrypted with it:
+        // RSA-OAEP of the password and its NUL, XORed with the scramble.
+        let rsa = RsaKeyPair::generate().unwrap();
+        let public = openssl::rsa::Rsa::public_key_from_pem(rsa.public_pem()).unwrap();
+        for (password, right) in [("pw", true), ("pW", false)] {
+            let mut plain = [password.as_bytes(), b"\0"].concat();
+            for (i, byte) in plain.iter_mut().enumerate() {
+                *byte ^= greeting.scramble[i % SCRAMBLE_BYTES];
+            }
+            let mut sealed = vec![0; public.size() as usize];
+            let n = public
+                .public_encrypt(&plain, &mut sealed, openssl::rsa::Padding::PKCS1_OAEP)
+                .unwrap();
+            sealed.truncate(n);
+            let wire = client_packets(&[&first, &[2], &sealed]);
+            let (result, written, remembered) =
+                run_sha2(&wire, &greeting, &login, Transport::Plain, Some(&rsa));
+            let mut key_reply = vec![0x01];
+            key_reply.extend_from_slice(rsa.public_pem());
+            assert_eq!(
+                written_after_greeting(&written)[..2],
+                [(2, vec![0x01, 0x04]), (4, key_reply)]
+            );
+            assert_eq!(result.is_ok(), right, "{password}");
+            assert_eq!(remembered, right.then(|| sha2_double_hash(b"pw")));
+        }
+
+        // A password sent in clear over plain TCP does not decrypt: refused.
+        let wire = client_packets(&[&first, b"pw\0"]);
+        let (result, _, remembered) =
+            run_sha2(&wire, &greeting, &login, Transport::Plain, Some(&rsa));
+        assert!(result.is_err());
+        assert_eq!(remembered, None);
+        // No answer at all: refused without a second round trip.
+        let wire = client_packets(&[&response_with(CACHING_SHA2_PLUGIN, b"")]);
+        let (result, written, _) = run_sha2(&wire, &greeting, &login, Transport::Socket, None);
+        assert!(result.is_err());
+        assert!(written_after_greeting(&written).is_empty());
     }
 
     #[test]

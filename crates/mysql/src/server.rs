@@ -48,6 +48,7 @@ use crate::handshake::{
 };
 use crate::packet::{PacketReader, PacketWriter};
 use crate::reply::{encode_err, encode_ok, OkPacket};
+use crate::sha2_auth::RsaKeyPair;
 use crate::socket::{FiberSocket, Socket};
 use crate::tls::{TlsConfig, TlsSocket};
 
@@ -100,6 +101,9 @@ pub struct ServerConfig {
     /// A Unix socket to listen on as well (`@@socket`); a file left there by a server that
     /// is gone is replaced, one that answers is not.
     pub socket: Option<PathBuf>,
+    /// The key pair that `caching_sha2_password` clients on plain connections encrypt their
+    /// passwords for; None: such a client cannot send one (it may use TLS or the socket).
+    pub rsa: Option<Arc<RsaKeyPair>>,
 }
 
 impl Default for ServerConfig {
@@ -113,6 +117,7 @@ impl Default for ServerConfig {
             server_version: strata_sql::SERVER_VERSION.to_string(),
             tls: None,
             socket: None,
+            rsa: None,
         }
     }
 }
@@ -323,6 +328,9 @@ impl<B: Backend> MysqlServer<B> {
         let local_addr = listener.local_addr()?;
         let unix = config.socket.as_deref().map(bind_unix).transpose()?;
         backend.set_max_connections(config.max_connections);
+        if let Some(rsa) = &config.rsa {
+            backend.set_rsa_public_key(&String::from_utf8_lossy(rsa.public_pem()));
+        }
         if let Some(path) = &config.socket {
             backend.set_socket(&path.to_string_lossy());
         }
@@ -537,7 +545,8 @@ fn serve<B: Backend, S: Socket>(
         Err(error) => return report(&mut reader, &mut writer, Err(error)),
     };
     if !is_ssl_request(&first) {
-        let result = if shared.backend.require_secure_transport() {
+        // The Unix socket is a secure transport, as MySQL's.
+        let result = if shared.backend.require_secure_transport() && !Socket::is_local(stream) {
             Err(ConnectionError::Fatal(codes::insecure_transport()))
         } else {
             serve_phases(
@@ -637,6 +646,7 @@ fn serve_phases<B: Backend, S: Socket>(
 ) -> Result<(), ConnectionError> {
     let (secure, transport) = match secure {
         Some((described, transport)) => (Some(described), transport),
+        None if Socket::is_local(*reader.get_ref().get_ref()) => (None, Transport::Socket),
         None => (None, Transport::Plain),
     };
     let peer = Peer {
@@ -696,13 +706,23 @@ struct Peer<'a, B> {
 }
 
 impl<B: Backend> Peer<'_, B> {
+    /// The backend's accounts as the connection phase asks about them.
+    #[allow(clippy::type_complexity)] // three closures over `self`, spelled out once here
     fn logins(
         &self,
-    ) -> Logins<impl Fn(&str) -> Option<Login> + '_, impl Fn(&Login, bool) -> Option<Blocked> + '_>
-    {
+    ) -> Logins<
+        '_,
+        impl Fn(&str) -> Option<Login> + '_,
+        impl Fn(&Login, bool) -> Option<Blocked> + '_,
+        impl Fn(&Login, [u8; 32]) + '_,
+    > {
         Logins {
             find: |user: &str| self.shared.backend.find_login(user, &self.host),
             outcome: |login: &Login, right: bool| self.shared.backend.login_outcome(login, right),
+            remember: |login: &Login, hash: [u8; 32]| {
+                self.shared.backend.remember_sha2(login, hash)
+            },
+            rsa: self.shared.config.rsa.as_deref(),
         }
     }
 

@@ -21,6 +21,11 @@ pub(crate) trait Socket: Copy + Read + Write {
     fn set_write_timeout(self, timeout: Option<Duration>) -> io::Result<()>;
     fn set_nodelay(self, nodelay: bool) -> io::Result<()>;
     fn shutdown(self);
+
+    /// Whether the peer is on this machine through the Unix socket.
+    fn is_local(self) -> bool {
+        false
+    }
 }
 
 impl Socket for &TcpStream {
@@ -42,6 +47,10 @@ impl Socket for &TcpStream {
 }
 
 impl Socket for &UnixStream {
+    fn is_local(self) -> bool {
+        true
+    }
+
     fn set_read_timeout(self, timeout: Option<Duration>) -> io::Result<()> {
         UnixStream::set_read_timeout(self, timeout)
     }

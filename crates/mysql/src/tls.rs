@@ -104,7 +104,7 @@ impl TlsConfig {
 }
 
 /// Writes a file only its owner may read.
-fn write_private(path: &Path, contents: &[u8]) -> Result<(), String> {
+pub(crate) fn write_private(path: &Path, contents: &[u8]) -> Result<(), String> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
         .write(true)

@@ -614,11 +614,18 @@ pub fn serve_mysql(
         }
         sql.set_require_secure_transport(true);
     }
+    // caching_sha2_password's key pair: kept in a playground's data folder (as MySQL keeps
+    // it in its own), made anew at each start of a SQL node (clients ask for it).
+    let rsa = match data_dir {
+        Some(dir) => strata_mysql::RsaKeyPair::load_or_generate(dir)?,
+        None => strata_mysql::RsaKeyPair::generate()?,
+    };
     let config = ServerConfig {
         listen,
         max_connections,
         tls,
         socket: socket.clone(),
+        rsa: Some(Arc::new(rsa)),
         ..ServerConfig::default()
     };
     let mut server = MysqlServer::bind(config, sql)?;

@@ -164,6 +164,21 @@ fn plain_connections_are_refused_where_tls_is_required() {
         )),
         "1\n"
     );
+    // The Unix socket is a secure transport, as MySQL's.
+    let socket = playground.data_dir.join("mysql.sock");
+    let out = Command::new(mariadb_binary())
+        .arg(format!("--socket={}", socket.display()))
+        .args([
+            "-u",
+            "root",
+            "--batch",
+            "--skip-column-names",
+            "-e",
+            "SELECT 1",
+        ])
+        .output()
+        .expect("run the mariadb client");
+    assert_eq!(stdout(&out), "1\n");
 }
 
 #[test]
@@ -395,5 +410,141 @@ fn require_x509_accounts_need_a_client_certificate_from_the_ca() {
     assert_eq!(
         stdout(&mariadb(port, "sam", "xpw", false, "SELECT CURRENT_USER()")),
         "sam@%\n"
+    );
+}
+
+/// `caching_sha2_password` as MySQL 8 runs it: an account's first login on a SQL node sends
+/// its password in full (encrypted with the server's RSA key on a plain connection, in clear
+/// over TLS or the Unix socket), later ones take the fast path from the node's cache, which a
+/// new password, FLUSH PRIVILEGES or a restart empties. PyMySQL shows which way it went: it
+/// keeps the public key it asked for.
+#[test]
+fn caching_sha2_logins_send_the_password_in_full_until_cached() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut playground = Playground::start_in(data.path(), port);
+    let root = |sql: &str| stdout(&mariadb(port, "root", "", false, sql));
+    root("CREATE USER sha IDENTIFIED WITH caching_sha2_password BY 'shapw'");
+    let key_file = data.path().join("public_key.pem");
+    let public_key = std::fs::read_to_string(&key_file).expect("the public key in the data folder");
+    assert!(public_key.starts_with("-----BEGIN PUBLIC KEY-----"));
+    assert_eq!(
+        root("SHOW STATUS LIKE 'Caching_sha2_password_rsa_public_key'"),
+        format!(
+            "Caching_sha2_password_rsa_public_key\t{}\n",
+            public_key.replace('\n', "\\n")
+        )
+    );
+    let socket = data.path().join("mysql.sock");
+    // Each line: how a login went (`key` when PyMySQL was sent the public key, `nokey` when it
+    // was not), or the error number.
+    let script = format!(
+        "import sys, pymysql\n\
+         port = int(sys.argv[1])\n\
+         def login(password, **extra):\n\
+         \x20   try:\n\
+         \x20       c = pymysql.connect(host='127.0.0.1', port=port, user='sha', password=password, **extra)\n\
+         \x20   except pymysql.err.OperationalError as e:\n\
+         \x20       return str(e.args[0])\n\
+         \x20   cur = c.cursor(); cur.execute('SELECT CURRENT_USER()'); assert cur.fetchone()[0] == 'sha@%'\n\
+         \x20   if c.server_public_key is None:\n\
+         \x20       return 'nokey'\n\
+         \x20   assert c.server_public_key.decode() == open({key_file:?}).read()\n\
+         \x20   return 'key'\n\
+         def root(sql):\n\
+         \x20   c = pymysql.connect(host='127.0.0.1', port=port, user='root'); c.cursor().execute(sql)\n\
+         print(login('shapw'), login('shapw'), login('wrong'), login('shapw'))\n\
+         root('FLUSH PRIVILEGES')\n\
+         print(login('shapw'), login('shapw'))\n\
+         root(\"ALTER USER sha IDENTIFIED BY 'newpw'\")\n\
+         print(login('shapw'), login('newpw'), login('newpw'))\n\
+         root('FLUSH PRIVILEGES')\n\
+         print(login('newpw', unix_socket={socket:?}), login('newpw'))\n\
+         root('FLUSH PRIVILEGES')\n\
+         print(login('newpw', ssl={{'ca': None}}), login('newpw'))\n",
+        key_file = key_file.display().to_string(),
+        socket = socket.display().to_string(),
+    );
+    let out = pymysql(port, &script);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "key nokey 1045 nokey\n\
+         key nokey\n\
+         1045 key nokey\n\
+         nokey nokey\n\
+         nokey nokey\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The mariadb client (Connector/C) and sysbench ask for the key too, and log in.
+    root("FLUSH PRIVILEGES");
+    assert_eq!(
+        stdout(&mariadb(
+            port,
+            "sha",
+            "newpw",
+            false,
+            "SELECT CURRENT_USER()"
+        )),
+        "sha@%\n"
+    );
+    root("FLUSH PRIVILEGES");
+    root("CREATE DATABASE sbtest; GRANT ALL ON sbtest.* TO sha");
+    for command in ["prepare", "run"] {
+        let out = Command::new(common::sysbench_binary())
+            .args(["--db-driver=mysql", "--mysql-host=127.0.0.1"])
+            .arg(format!("--mysql-port={port}"))
+            .args([
+                "--mysql-user=sha",
+                "--mysql-password=newpw",
+                "--mysql-db=sbtest",
+            ])
+            .args(["--tables=1", "--table-size=100", "--threads=2", "--time=1"])
+            .args(["oltp_point_select", command])
+            .output()
+            .expect("run sysbench");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !text.contains("FATAL"),
+            "sysbench {command}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // A secret in MySQL's stored form (from MySQL 8's mysql.user: `$A$005$`, a 20-byte salt
+    // and the SHA-256 crypt) logs in with its password.
+    let secret = "24412430303524031A69251C34295C4B35167C7F1E5A7B63091349503974624D34504B5A\
+                  424679354856336868686F52485A736E4A733368786E427575516C73446469496537";
+    let script = format!(
+        "import sys, pymysql\n\
+         port = int(sys.argv[1])\n\
+         secret = bytes.fromhex('{secret}').decode()\n\
+         c = pymysql.connect(host='127.0.0.1', port=port, user='root')\n\
+         c.cursor().execute('CREATE USER imported IDENTIFIED WITH caching_sha2_password AS %s', (secret,))\n\
+         c = pymysql.connect(host='127.0.0.1', port=port, user='imported', password='foobar')\n\
+         cur = c.cursor(); cur.execute('SELECT CURRENT_USER()'); print(cur.fetchone()[0])\n"
+    );
+    let out = pymysql(port, &script);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "imported@%\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // After a restart the cache is empty and the key pair the same.
+    playground.kill9();
+    drop(playground);
+    let _playground = Playground::start_in(data.path(), port);
+    let script = "import sys, pymysql\n\
+                  c = pymysql.connect(host='127.0.0.1', port=int(sys.argv[1]), user='sha', password='newpw')\n\
+                  print(c.server_public_key.decode() if c.server_public_key else 'fast')\n";
+    let out = pymysql(port, script);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{public_key}\n"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

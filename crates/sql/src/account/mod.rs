@@ -14,40 +14,23 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sha1::{Digest, Sha1};
-use sha2::Sha256;
 
 pub mod check;
 pub(crate) mod grantees;
 pub mod locking;
+pub mod password;
 pub mod privilege;
 mod reading;
 pub(crate) mod statement;
 
 pub use locking::{Blocked, FailedLogins, LoginLocking};
+pub use password::{is_stored_secret, normalized_secret, stored_secret, Credential, Sha2Cache};
 pub use privilege::Privileges;
 
 /// The authentication plugin accounts get when none is named.
 pub const NATIVE_PASSWORD: &str = "mysql_native_password";
 /// MySQL 8's default plugin: a SHA-256 scramble.
 pub const CACHING_SHA2_PASSWORD: &str = "caching_sha2_password";
-
-/// The prefix of a stored `caching_sha2_password` secret. MySQL stores a salted SHA-256 crypt
-/// and keeps SHA256(SHA256(password)) in a memory cache for its fast path; Strata stores
-/// that double hash itself (as `mysql_native_password` stores SHA1(SHA1(password))), so every
-/// login takes the fast path, on any SQL node, without TLS or an RSA key exchange.
-const SHA2_PREFIX: &str = "$S$";
-
-/// What a password check compares the client's scramble with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Credential {
-    /// No password: the client sends nothing.
-    None,
-    /// `mysql_native_password`: SHA1(SHA1(password)).
-    Native([u8; 20]),
-    /// `caching_sha2_password`: SHA256(SHA256(password)).
-    CachingSha2([u8; 32]),
-}
 
 /// The names an account is known by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -234,21 +217,9 @@ impl Account {
         }
     }
 
-    /// What a login's scramble is checked against; an unreadable stored secret (which no
-    /// statement writes) lets no one in.
+    /// What a login is checked against (without the SQL node's fast-path cache).
     pub fn credential(&self) -> Credential {
-        if self.auth_string.is_empty() {
-            return Credential::None;
-        }
-        if let Some(hex) = self.auth_string.strip_prefix(SHA2_PREFIX) {
-            if let Some(hash) = unhex::<32>(hex) {
-                return Credential::CachingSha2(hash);
-            }
-        } else if let Some(hash) = self.auth_string.strip_prefix('*').and_then(unhex::<20>) {
-            return Credential::Native(hash);
-        }
-        // Matches no scramble a client can send for it.
-        Credential::Native([0; 20])
+        password::credential(&self.auth_string)
     }
 
     /// Whether the account has every privilege of `needed` on `database.table` (a table of
@@ -351,52 +322,6 @@ pub fn shown_column_privileges(
     viewer.map_or_else(Privileges::all_column, |account| {
         account.shown_column_privileges(database, table, column)
     })
-}
-
-/// The stored form of `password` for `plugin`: for `mysql_native_password` `*` and the
-/// upper-case hex of SHA1(SHA1(password)), as MySQL's `authentication_string`; for
-/// `caching_sha2_password` `$S$` and the hex of SHA256(SHA256(password)); empty for an empty
-/// password.
-pub fn stored_secret(plugin: &str, password: &str) -> String {
-    if password.is_empty() {
-        return String::new();
-    }
-    if plugin == CACHING_SHA2_PASSWORD {
-        let stage2 = Sha256::digest(Sha256::digest(password.as_bytes()));
-        format!("{SHA2_PREFIX}{}", hex(&stage2))
-    } else {
-        let stage2 = Sha1::digest(Sha1::digest(password.as_bytes()));
-        format!("*{}", hex(&stage2))
-    }
-}
-
-/// Whether `text` is a stored secret of `plugin` (`IDENTIFIED WITH plugin AS '…'`).
-pub fn is_stored_secret(plugin: &str, text: &str) -> bool {
-    if text.is_empty() {
-        return true;
-    }
-    if plugin == CACHING_SHA2_PASSWORD {
-        text.strip_prefix(SHA2_PREFIX)
-            .and_then(unhex::<32>)
-            .is_some()
-    } else {
-        text.len() == 41 && text.strip_prefix('*').and_then(unhex::<20>).is_some()
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02X}")).collect()
-}
-
-fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
-    if text.len() != 2 * N {
-        return None;
-    }
-    let mut out = [0u8; N];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 /// Every account, in the order MySQL matches a login against them: the most specific host
@@ -659,16 +584,32 @@ mod tests {
         assert_eq!(stored_secret(NATIVE_PASSWORD, ""), "");
         let mut bob = account("bob", "%");
         bob.auth_string = stored_secret(NATIVE_PASSWORD, "secret");
-        let stage2: [u8; 20] = Sha1::digest(Sha1::digest(b"secret")).into();
+        let stage2: [u8; 20] = {
+            use sha1::{Digest, Sha1};
+            Sha1::digest(Sha1::digest(b"secret")).into()
+        };
         assert_eq!(bob.credential(), Credential::Native(stage2));
         assert!(is_stored_secret(NATIVE_PASSWORD, &bob.auth_string));
         assert!(!is_stored_secret(NATIVE_PASSWORD, "*14E65567"));
         bob.plugin = CACHING_SHA2_PASSWORD.into();
         bob.auth_string = stored_secret(CACHING_SHA2_PASSWORD, "secret");
-        let stage2: [u8; 32] = Sha256::digest(Sha256::digest(b"secret")).into();
-        assert_eq!(bob.credential(), Credential::CachingSha2(stage2));
+        assert!(matches!(
+            bob.credential(),
+            Credential::Sha2Crypt { ref secret, cached: None } if secret.matches(b"secret")
+        ));
         assert!(is_stored_secret(CACHING_SHA2_PASSWORD, &bob.auth_string));
         assert!(!is_stored_secret(NATIVE_PASSWORD, &bob.auth_string));
+        // The older stored form of caching_sha2_password: SHA256(SHA256(password)).
+        let stage2 = password::sha2_double_hash(b"secret");
+        bob.auth_string = format!(
+            "$S${}",
+            stage2
+                .iter()
+                .map(|b| format!("{b:02X}"))
+                .collect::<String>()
+        );
+        assert!(is_stored_secret(CACHING_SHA2_PASSWORD, &bob.auth_string));
+        assert_eq!(bob.credential(), Credential::CachingSha2(stage2));
         bob.auth_string = "garbage".into();
         assert_eq!(bob.credential(), Credential::Native([0; 20]));
         bob.auth_string.clear();

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 use strata_codec::Datum;
 
 use super::check::{database_denied, global_denied, table_denied};
+use super::password::SHA2_PASSWORD_MAX_BYTES;
 use super::{
-    is_stored_secret, stored_secret, Account, Accounts, ColumnPrivileges, Identity, Privileges,
+    is_stored_secret, normalized_secret, stored_secret, Account, Accounts, ColumnPrivileges,
+    Identity, Privileges, CACHING_SHA2_PASSWORD,
 };
 use crate::api::Output;
 use crate::catalog::Schema;
@@ -245,7 +247,7 @@ pub(crate) fn execute(session: &mut Session, statement: &AccountStatement) -> Re
                     ));
                 };
                 let mut account = (**existing).clone();
-                account.auth_string = stored_secret(&account.plugin, password);
+                account.auth_string = secret_of(&account.plugin, password)?;
                 account.password_expired = false;
                 accounts.insert(account);
                 Ok(())
@@ -448,8 +450,10 @@ fn apply_auth(account: &mut Account, auth: &Auth) -> Result<()> {
     }
     account.auth_string = match &auth.secret {
         Secret::None => String::new(),
-        Secret::Password(password) => stored_secret(&account.plugin, password),
-        Secret::Hash(hash) if is_stored_secret(&account.plugin, hash) => hash.to_ascii_uppercase(),
+        Secret::Password(password) => secret_of(&account.plugin, password)?,
+        Secret::Hash(hash) if is_stored_secret(&account.plugin, hash) => {
+            normalized_secret(&account.plugin, hash)
+        }
         Secret::Hash(_) => {
             return Err(Error::new(
                 1827,
@@ -460,6 +464,19 @@ fn apply_auth(account: &mut Account, auth: &Auth) -> Result<()> {
     };
     account.password_expired = false;
     Ok(())
+}
+
+/// The stored form of `password` for `plugin`; a `caching_sha2_password` password longer
+/// than MySQL's limit is refused as MySQL refuses it (1819).
+fn secret_of(plugin: &str, password: &str) -> Result<String> {
+    if plugin == CACHING_SHA2_PASSWORD && password.len() > SHA2_PASSWORD_MAX_BYTES {
+        return Err(Error::new(
+            1819,
+            "HY000",
+            "Your password does not satisfy the current policy requirements",
+        ));
+    }
+    Ok(stored_secret(plugin, password))
 }
 
 fn apply_options(account: &mut Account, options: &AccountOptions) {

@@ -638,6 +638,16 @@ impl Session {
     /// The server's sessions, for SHOW PROCESSLIST.
     /// The processes SHOW PROCESSLIST lists: all of them with the PROCESS privilege, else the
     /// session's user's own.
+    /// `FLUSH PRIVILEGES`.
+    pub(crate) fn flush_privileges(&self) {
+        self.server.flush_privileges();
+    }
+
+    /// The server's RSA public key of `caching_sha2_password` (PEM; empty without one).
+    pub(crate) fn rsa_public_key(&self) -> String {
+        self.server.rsa_public_key()
+    }
+
     pub(crate) fn processes(&self) -> Vec<crate::process::ProcessRow> {
         let mut rows = self.server.processes.rows();
         if !self.has_global(account::Privileges::PROCESS) {

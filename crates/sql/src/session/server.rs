@@ -27,6 +27,11 @@ pub struct SqlServer {
     pub(crate) processes: ProcessList,
     /// Failed logins of accounts with FAILED_LOGIN_ATTEMPTS.
     failed_logins: account::FailedLogins,
+    /// The fast-path hashes of `caching_sha2_password` accounts that logged in here.
+    sha2_cache: account::Sha2Cache,
+    /// The RSA public key clients encrypt passwords with
+    /// (`Caching_sha2_password_rsa_public_key`), once the protocol server has one.
+    rsa_public_key: RwLock<String>,
     /// Bumped by every SET GLOBAL, so sessions read again what they keep of the globals.
     globals_version: std::sync::atomic::AtomicU64,
     /// The statements run, by digest (information_schema.STATEMENTS_SUMMARY).
@@ -51,6 +56,8 @@ impl SqlServer {
             )])),
             processes,
             failed_logins: account::FailedLogins::default(),
+            sha2_cache: account::Sha2Cache::default(),
+            rsa_public_key: RwLock::new(String::new()),
             globals_version: std::sync::atomic::AtomicU64::new(0),
             summary: Default::default(),
             instance: RwLock::new(String::new()),
@@ -283,11 +290,37 @@ impl SqlServer {
 
     /// The account a client named `user` connecting from `peer` (an IP address) logs in as.
     pub fn find_login(&self, user: &str, peer: &str) -> Option<account::Login> {
-        self.catalog
-            .schema()
-            .accounts
-            .find(user, peer)
-            .map(|a| a.login())
+        let schema = self.catalog.schema();
+        let account = schema.accounts.find(user, peer)?;
+        let mut login = account.login();
+        if let account::Credential::Sha2Crypt { cached, .. } = &mut login.credential {
+            *cached = self.sha2_cache.get(&login.identity, &account.auth_string);
+        }
+        Some(login)
+    }
+
+    /// Keeps SHA256(SHA256(password)) of `login`, a `caching_sha2_password` account whose
+    /// password a client just proved in full, for the fast path of its next logins here.
+    pub fn remember_sha2(&self, login: &account::Login, hash: [u8; 32]) {
+        let schema = self.catalog.schema();
+        if let Some(account) = schema.accounts.get(&login.identity) {
+            self.sha2_cache
+                .insert(&login.identity, &account.auth_string, hash);
+        }
+    }
+
+    /// Empties what `FLUSH PRIVILEGES` empties: the fast-path cache of `caching_sha2_password`.
+    pub(crate) fn flush_privileges(&self) {
+        self.sha2_cache.clear();
+    }
+
+    /// Notes the RSA public key of `caching_sha2_password` (PEM).
+    pub fn set_rsa_public_key(&self, pem: &str) {
+        *self.rsa_public_key.write() = pem.to_string();
+    }
+
+    pub(crate) fn rsa_public_key(&self) -> String {
+        self.rsa_public_key.read().clone()
     }
 
     /// Notes a login as `login` with a right or wrong password; `Some` refuses it, the

@@ -437,6 +437,13 @@ pub fn execute_other(
             session.kill_process(id, scope)?;
             Ok(ok())
         }
+        Statement::Flush {
+            object_type: ast::FlushType::Privileges,
+            ..
+        } => {
+            session.flush_privileges();
+            Ok(ok())
+        }
         Statement::Flush { .. } | Statement::UnlockTables | Statement::LockTables { .. } => {
             Ok(ok())
         }

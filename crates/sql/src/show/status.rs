@@ -42,6 +42,10 @@ pub(crate) fn status(session: &Session, global: bool) -> Output {
         })
         .collect();
     values.extend([
+        (
+            "Caching_sha2_password_rsa_public_key".to_string(),
+            session.rsa_public_key(),
+        ),
         ("Connections".to_string(), connections.to_string()),
         ("Queries".to_string(), questions.to_string()),
         ("Questions".to_string(), questions.to_string()),
