@@ -66,11 +66,7 @@ impl RsaKeyPair {
         let private_path = dir.join(PRIVATE_KEY_FILE);
         let public_path = dir.join(PUBLIC_KEY_FILE);
         if private_path.exists() {
-            let pem = std::fs::read(&private_path)
-                .map_err(|e| format!("{}: {e}", private_path.display()))?;
-            let private = Rsa::private_key_from_pem(&pem)
-                .map_err(|e| format!("{}: {e}", private_path.display()))?;
-            return RsaKeyPair::from_private(private);
+            return RsaKeyPair::load(&private_path);
         }
         let pair = RsaKeyPair::generate()?;
         let private_pem = pair
@@ -82,6 +78,15 @@ impl RsaKeyPair {
         std::fs::write(&public_path, &pair.public_pem)
             .map_err(|e| format!("{}: {e}", public_path.display()))?;
         Ok(pair)
+    }
+
+    /// The key pair whose private key (PEM, PKCS#1 or PKCS#8) is in `path`.
+    pub fn load(path: &Path) -> Result<RsaKeyPair, String> {
+        let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let private = Rsa::private_key_from_pem(&pem)
+            .or_else(|_| openssl::pkey::PKey::private_key_from_pem(&pem).and_then(|key| key.rsa()))
+            .map_err(|e| format!("{}: not an RSA private key: {e}", path.display()))?;
+        RsaKeyPair::from_private(private)
     }
 
     fn from_private(private: Rsa<Private>) -> Result<RsaKeyPair, String> {
@@ -211,6 +216,25 @@ mod tests {
         assert_eq!(pair.decrypt(b"s3cret\0"), None);
         sealed[10] ^= 1;
         assert_eq!(pair.decrypt(&sealed), None);
+    }
+
+    #[test]
+    fn a_given_private_key_is_read_in_either_pem_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let rsa = Rsa::generate(2048).unwrap();
+        let public = rsa.public_key_to_pem().unwrap();
+        let pkcs1 = dir.path().join("pkcs1.pem");
+        std::fs::write(&pkcs1, rsa.private_key_to_pem().unwrap()).unwrap();
+        let pkcs8 = dir.path().join("pkcs8.pem");
+        let key = openssl::pkey::PKey::from_rsa(rsa).unwrap();
+        std::fs::write(&pkcs8, key.private_key_to_pem_pkcs8().unwrap()).unwrap();
+        for path in [&pkcs1, &pkcs8] {
+            assert_eq!(RsaKeyPair::load(path).unwrap().public_pem(), public);
+        }
+        let other = dir.path().join("other.pem");
+        std::fs::write(&other, b"not a key").unwrap();
+        assert!(RsaKeyPair::load(&other).is_err());
+        assert!(RsaKeyPair::load(&dir.path().join("missing.pem")).is_err());
     }
 
     #[test]

@@ -182,6 +182,13 @@ pub fn run(args: &PlaygroundArgs) -> Result<(), Box<dyn std::error::Error>> {
         access.ssl_cert = Some(tls_dir.join(strata_mysql::tls::GENERATED_CERT));
         access.ssl_key = Some(tls_dir.join(strata_mysql::tls::GENERATED_KEY));
     }
+    // One caching_sha2_password key pair for every SQL node, kept in the data folder, so a
+    // client that keeps the public key reaches any of them, before and after a restart.
+    if access.caching_sha2_password_private_key_path.is_none() {
+        strata_mysql::RsaKeyPair::load_or_generate(&root)?;
+        access.caching_sha2_password_private_key_path =
+            Some(root.join(strata_mysql::sha2_auth::PRIVATE_KEY_FILE));
+    }
     let pd_nodes = args.pd.unwrap_or(1);
     let consecutive = |first: u16, count: usize, flag: &str| -> Result<Vec<SocketAddr>, String> {
         (0..count)

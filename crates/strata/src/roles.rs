@@ -178,6 +178,12 @@ pub struct AccessArgs {
     /// of a cluster has none unless given.
     #[arg(long)]
     pub socket: Option<PathBuf>,
+    /// The RSA private key (PEM) that `caching_sha2_password` clients on plain connections
+    /// encrypt their passwords for (MySQL's `caching_sha2_password_private_key_path`). Without
+    /// it, the playground keeps one in its data folder (`private_key.pem`, `public_key.pem`)
+    /// and a SQL node of a cluster makes one at each start.
+    #[arg(long)]
+    pub caching_sha2_password_private_key_path: Option<PathBuf>,
 }
 
 impl AccessArgs {
@@ -203,7 +209,23 @@ impl AccessArgs {
         if self.require_secure_transport {
             args.push("--require-secure-transport".to_string());
         }
+        if let Some(path) = &self.caching_sha2_password_private_key_path {
+            args.extend([
+                "--caching-sha2-password-private-key-path".to_string(),
+                path.display().to_string(),
+            ]);
+        }
         args
+    }
+
+    /// The key pair of `caching_sha2_password`: the given one, else the one kept in
+    /// `data_dir` (made there on first start), else a new one.
+    pub fn rsa(&self, data_dir: Option<&Path>) -> Result<strata_mysql::RsaKeyPair, String> {
+        match (&self.caching_sha2_password_private_key_path, data_dir) {
+            (Some(path), _) => strata_mysql::RsaKeyPair::load(path),
+            (None, Some(dir)) => strata_mysql::RsaKeyPair::load_or_generate(dir),
+            (None, None) => strata_mysql::RsaKeyPair::generate(),
+        }
     }
 
     /// What a client that asks for TLS gets: the given certificate, else one generated in
@@ -614,12 +636,7 @@ pub fn serve_mysql(
         }
         sql.set_require_secure_transport(true);
     }
-    // caching_sha2_password's key pair: kept in a playground's data folder (as MySQL keeps
-    // it in its own), made anew at each start of a SQL node (clients ask for it).
-    let rsa = match data_dir {
-        Some(dir) => strata_mysql::RsaKeyPair::load_or_generate(dir)?,
-        None => strata_mysql::RsaKeyPair::generate()?,
-    };
+    let rsa = access.rsa(data_dir)?;
     let config = ServerConfig {
         listen,
         max_connections,

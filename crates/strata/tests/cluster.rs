@@ -482,6 +482,22 @@ fn playground_starts_a_local_cluster_and_stops_it_on_sigterm() {
         "CREATE DATABASE pg; CREATE TABLE pg.t (id INT PRIMARY KEY)",
     );
     wait_for(port + 1, "SELECT COUNT(*) FROM pg.t", "COUNT(*)\n0\n");
+    // Both SQL nodes encrypt caching_sha2_password logins for the one key pair of the data
+    // folder.
+    let public_key = std::fs::read_to_string(temp.path().join("cluster/public_key.pem")).unwrap();
+    for p in [port, port + 1] {
+        assert_eq!(
+            sql_at(
+                p,
+                None,
+                "SHOW STATUS LIKE 'Caching_sha2_password_rsa_public_key'"
+            ),
+            format!(
+                "Variable_name\tValue\nCaching_sha2_password_rsa_public_key\t{}\n",
+                public_key.replace('\n', "\\n")
+            )
+        );
+    }
 
     Command::new("kill")
         .args(["-TERM", &playground.id().to_string()])

@@ -142,8 +142,30 @@ impl Drop for LogsOnPanic {
     }
 }
 
-/// Picks a free loopback port.
+/// Picks a free loopback port below the kernel's ephemeral range, where it takes no source
+/// ports for outgoing connections: between the pick and the bind of the process the port is
+/// meant for, the many short connections of the other tests cannot take it (a port in that
+/// range could be, and the process would fail to start). The ports a few above the one picked
+/// (a role's status port, the next role's) stay below the range too.
 pub fn free_port() -> u16 {
+    use rand::Rng;
+    /// Room above a picked port: the largest status-port offset (a SQL node's) and a few roles.
+    const ROOM: u16 = 6_200;
+    const LOWEST: u16 = 10_000;
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let highest = ephemeral_start.saturating_sub(ROOM);
+    if highest > LOWEST + 1_000 {
+        let mut rng = rand::thread_rng();
+        for _ in 0..1_000 {
+            let port = rng.gen_range(LOWEST..highest);
+            if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -152,8 +174,8 @@ pub fn free_port() -> u16 {
 }
 
 /// Whether something listens on `address`. A connection to a free port of the ephemeral range
-/// (where `free_port` finds ports) can be made with that same port as its own source, and then
-/// connects to itself: that one does not count.
+/// (where `free_port` finds ports when none below it is free) can be made with that same port
+/// as its own source, and then connects to itself: that one does not count.
 pub fn listens(address: SocketAddr) -> bool {
     connect_to_listener(address).is_some()
 }
