@@ -7,7 +7,9 @@
 //! - an **index nested-loop** step looks its rows up per row of the steps before it, through an
 //!   ordinary access path whose key expressions read earlier columns as `Expr::Prefix`; a
 //!   lookup by primary key, primary-key range or index reads for a whole batch of earlier
-//!   rows at once (on a cluster, one request per region instead of one per row);
+//!   rows at once (on a cluster, one request per region instead of one per row), and a batch
+//!   of integer primary keys close together is read as the one range between its lowest and
+//!   highest key, merged with the keys wanted, as a merge join reads its inner side;
 //! - a **hash** step reads its relation once, hashes it on the columns an equality ties to
 //!   earlier relations, and probes with each row; past the statement's memory quota it
 //!   becomes a grace hash join over partitions on disk ([`build`]);
@@ -644,10 +646,16 @@ fn point_lookups(
     let mut keys: Vec<Key> = Vec::new();
     let mut slots: HashMap<Key, usize> = HashMap::new();
     let mut wanted = Vec::with_capacity(prefixes.len());
+    // The integer handles looked up, while every one is.
+    let mut span = Some(IntSpan::default());
     for prefix in prefixes {
         let Some(handle) = eval_prefix(table, &pk, exprs, &ctx.with_prefix(prefix))? else {
             wanted.push(None);
             continue;
+        };
+        span = match (span, handle.as_slice()) {
+            (Some(span), [Datum::Int(i)]) => Some(span.with(*i)),
+            _ => None,
         };
         let key = rows::row_key(table, &handle);
         let slot = *slots.entry(key).or_insert_with_key(|key| {
@@ -658,14 +666,91 @@ fn point_lookups(
     }
     let decoder =
         rows::RowDecoder::new(table, source.columns.as_deref()).keeping_key(source.with_key);
-    let found = txn
-        .batch_get(&keys)?
-        .into_iter()
-        .zip(&keys)
-        .map(|(value, key)| value.map(|v| decoder.decode_entry(key, &v)).transpose())
-        .collect::<Result<Vec<_>>>()?;
+    let found = match span.and_then(|span| span.dense_range(keys.len())) {
+        // Dense handles: the rows between the lowest and the highest, in one range read, are
+        // merged with the keys wanted (a merge join's read of its inner side), cheaper than
+        // finding each key on its own.
+        Some((low, high)) => {
+            let start = rows::row_key(table, &[Datum::Int(low)]);
+            let end = rows::row_key(table, &[Datum::Int(high)]);
+            let limit = usize::try_from(high - low).unwrap_or(usize::MAX);
+            let mut found = vec![None; keys.len()];
+            for (key, value) in txn.scan(&start, &end, limit, false)? {
+                if let Some(&slot) = slots.get(&key) {
+                    found[slot] = Some(decoder.decode_entry(&key, &value)?);
+                }
+            }
+            found
+        }
+        None => txn
+            .batch_get(&keys)?
+            .into_iter()
+            .zip(&keys)
+            .map(|(value, key)| value.map(|v| decoder.decode_entry(key, &v)).transpose())
+            .collect::<Result<Vec<_>>>()?,
+    };
     Ok(wanted
         .into_iter()
         .map(|slot| slot.and_then(|i| found[i].clone()).into_iter().collect())
         .collect())
+}
+
+/// The lowest and highest of the integer handles a batched point lookup wants.
+#[derive(Clone, Copy, Debug, Default)]
+struct IntSpan {
+    bounds: Option<(i64, i64)>,
+}
+
+/// Point lookups of fewer keys than this are always read key by key.
+const MERGE_MIN_KEYS: usize = 64;
+/// Handles spread over at most this many times their number are read as one range.
+const MERGE_MAX_SPREAD: u64 = 2;
+
+impl IntSpan {
+    fn with(self, handle: i64) -> IntSpan {
+        let bounds = match self.bounds {
+            Some((low, high)) => (low.min(handle), high.max(handle)),
+            None => (handle, handle),
+        };
+        IntSpan {
+            bounds: Some(bounds),
+        }
+    }
+
+    /// The range `[low, high)` to read instead of `keys` distinct handles one by one, when
+    /// they are many and close together.
+    fn dense_range(self, keys: usize) -> Option<(i64, i64)> {
+        let (low, high) = self.bounds?;
+        let width = high.abs_diff(low).checked_add(1)?;
+        let keys = u64::try_from(keys).ok()?;
+        (keys >= MERGE_MIN_KEYS as u64 && width <= keys.saturating_mul(MERGE_MAX_SPREAD))
+            .then_some((low, high.checked_add(1)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_many_close_handles_are_read_as_a_range() {
+        let span = |handles: &[i64]| handles.iter().fold(IntSpan::default(), |s, &h| s.with(h));
+        let dense: Vec<i64> = (100..200).rev().collect();
+        assert_eq!(span(&dense).dense_range(100), Some((100, 200)));
+        // Half of a range twice their number wide still is; wider is not.
+        let every_other: Vec<i64> = (0..100).map(|i| i * 2).collect();
+        assert_eq!(span(&every_other).dense_range(100), Some((0, 199)));
+        let every_third: Vec<i64> = (0..100).map(|i| i * 3).collect();
+        assert_eq!(span(&every_third).dense_range(100), None);
+        // Too few keys, none, and the ends of the integers.
+        assert_eq!(span(&dense[..10]).dense_range(10), None);
+        assert_eq!(IntSpan::default().dense_range(0), None);
+        let top: Vec<i64> = (0..100).map(|i| i64::MAX - i).collect();
+        assert_eq!(span(&top).dense_range(100), None);
+        let bottom: Vec<i64> = (0..100).map(|i| i64::MIN + i).collect();
+        assert_eq!(
+            span(&bottom).dense_range(100),
+            Some((i64::MIN, i64::MIN + 100))
+        );
+    }
 }
