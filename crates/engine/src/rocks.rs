@@ -31,8 +31,8 @@ const WAL_RECYCLE_FILES: usize = 4;
 const VERSIONS_CURSORS_IDLE_MAX: usize = 4;
 /// How long a cursor may wait in the pool. An idle cursor keeps the memtables and files of its
 /// last refresh alive (files that compaction replaced stay on disk), so one that waited longer
-/// is dropped instead of reused; while no read comes at all, at most
-/// [`VERSIONS_CURSORS_IDLE_MAX`] such views stay pinned.
+/// is dropped instead of reused, and [`RocksEngine::release_idle_cursors`] drops such cursors
+/// while no read comes at all.
 const VERSIONS_CURSOR_IDLE_FOR_MAX: Duration = Duration::from_secs(1);
 
 /// Tunables of [`RocksEngine`].
@@ -194,6 +194,23 @@ impl RocksEngine {
             .ok()
             .flatten()
             .unwrap_or(0)
+    }
+
+    /// Drops the pooled cursors idle longer than [`VERSIONS_CURSOR_IDLE_FOR_MAX`], and with them
+    /// their views of memtables and files: once reads stop, the files a compaction replaced
+    /// would otherwise stay on disk until the next read. Called every second by the store's
+    /// collector.
+    pub fn release_idle_cursors(&self) {
+        let released: Vec<_> = {
+            let mut idle = self.versions_cursors.lock();
+            let keep = idle
+                .iter()
+                .position(|(_, since)| since.elapsed() <= VERSIONS_CURSOR_IDLE_FOR_MAX)
+                .unwrap_or(idle.len());
+            idle.drain(..keep).collect()
+        };
+        // Released outside the lock.
+        drop(released);
     }
 
     /// Flushes the write CF's memtable and compacts the whole column family, so the garbage
@@ -473,5 +490,60 @@ mod tests {
             VERSIONS_CURSORS_IDLE_MAX - 2,
             "the oldest cursor, idle too long, is dropped as another is taken"
         );
+    }
+
+    #[test]
+    fn files_a_compaction_replaced_leave_the_disk_once_idle_cursors_are_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = RocksEngine::open(dir.path(), &RocksOptions::default()).unwrap();
+        let files = || -> Vec<String> {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".sst"))
+                .collect();
+            names.sort();
+            names
+        };
+        let write = |first: u32| {
+            let mut batch = WriteBatch::new();
+            for i in first..first + 1000 {
+                batch.put(Cf::Write, format!("k{i:06}").into_bytes(), vec![7; 100]);
+            }
+            engine.write(&batch, false).unwrap();
+        };
+        write(0);
+        engine.compact_versions().unwrap();
+        let first = files();
+        assert!(!first.is_empty());
+        // A read leaves its cursor idle in the pool, viewing those files.
+        drop(engine.versions_iterator());
+        write(500);
+        engine.compact_versions().unwrap();
+        assert!(
+            first.iter().all(|f| files().contains(f)),
+            "the idle cursor keeps the replaced files: {first:?} {:?}",
+            files()
+        );
+        // Nothing reads; the collector's tick releases the cursor, and the files go.
+        engine.release_idle_cursors();
+        assert_eq!(
+            engine.versions_cursors.lock().len(),
+            1,
+            "not idle long enough"
+        );
+        std::thread::sleep(VERSIONS_CURSOR_IDLE_FOR_MAX + Duration::from_millis(100));
+        engine.release_idle_cursors();
+        assert_eq!(engine.versions_cursors.lock().len(), 0);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while first.iter().any(|f| files().contains(f)) {
+            assert!(
+                Instant::now() < deadline,
+                "{first:?} still on disk: {:?}",
+                files()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }

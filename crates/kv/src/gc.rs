@@ -391,6 +391,8 @@ impl QuietCompactions {
     /// when `safe_point` has passed the last burst. `now` is a fresh timestamp, later than
     /// every version written so far. Returns whether it compacted.
     fn tick(&mut self, now: Timestamp, safe_point: Timestamp) -> bool {
+        // Files that compactions replaced go from disk even while nothing reads.
+        self.engine.release_idle_cursors();
         let written = self.engine.versions_written();
         let last_tick = written - std::mem::replace(&mut self.written_at_last_tick, written);
         self.remember(now, written, safe_point);
