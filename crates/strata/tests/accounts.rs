@@ -372,24 +372,8 @@ fn both_authentication_plugins_log_in_with_every_client() {
 
     // sysbench prepares and runs with each password account.
     flush();
-    for (user, password) in &accounts[..2] {
-        for command in ["cleanup", "prepare", "run"] {
-            let out = Command::new(common::sysbench_binary())
-                .args(["--db-driver=mysql", "--mysql-host=127.0.0.1"])
-                .arg(format!("--mysql-port={port}"))
-                .arg(format!("--mysql-user={user}"))
-                .arg(format!("--mysql-password={password}"))
-                .args(["--mysql-db=sbtest", "--tables=1", "--table-size=200"])
-                .args(["--threads=2", "--time=1", "oltp_point_select", command])
-                .output()
-                .expect("run sysbench");
-            let text = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success() && !text.contains("FATAL"),
-                "sysbench {command} as {user}: {text}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+    for account in &accounts[..2] {
+        common::sysbench_as(port, *account, &[], None, &["cleanup", "prepare", "run"]);
     }
 
     // mysql_async, the Rust client.

@@ -103,31 +103,13 @@ fn clients_connect_over_tls_with_a_generated_certificate() {
     let work = tempfile::tempdir().unwrap();
     std::fs::copy(&cert, work.path().join("cacert.pem")).unwrap();
     client_certificate(work.path());
-    for command in ["prepare", "run"] {
-        let out = Command::new(common::sysbench_binary())
-            .current_dir(work.path())
-            .args([
-                "--db-driver=mysql",
-                "--mysql-host=127.0.0.1",
-                "--mysql-ssl=on",
-            ])
-            .arg(format!("--mysql-port={port}"))
-            .args([
-                "--mysql-user=tess",
-                "--mysql-password=tpw",
-                "--mysql-db=sbtest",
-            ])
-            .args(["--tables=1", "--table-size=200", "--threads=2", "--time=1"])
-            .args(["oltp_point_select", command])
-            .output()
-            .expect("run sysbench");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && !text.contains("FATAL"),
-            "sysbench {command} over TLS: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    common::sysbench_as(
+        port,
+        ("tess", "tpw"),
+        &["--mysql-ssl=on"],
+        Some(work.path()),
+        &["prepare", "run"],
+    );
 }
 
 /// A client certificate and key, made with the openssl command.
@@ -491,26 +473,7 @@ fn caching_sha2_logins_send_the_password_in_full_until_cached() {
     );
     root("FLUSH PRIVILEGES");
     root("CREATE DATABASE sbtest; GRANT ALL ON sbtest.* TO sha");
-    for command in ["prepare", "run"] {
-        let out = Command::new(common::sysbench_binary())
-            .args(["--db-driver=mysql", "--mysql-host=127.0.0.1"])
-            .arg(format!("--mysql-port={port}"))
-            .args([
-                "--mysql-user=sha",
-                "--mysql-password=newpw",
-                "--mysql-db=sbtest",
-            ])
-            .args(["--tables=1", "--table-size=100", "--threads=2", "--time=1"])
-            .args(["oltp_point_select", command])
-            .output()
-            .expect("run sysbench");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && !text.contains("FATAL"),
-            "sysbench {command}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    common::sysbench_as(port, ("sha", "newpw"), &[], None, &["prepare", "run"]);
 
     // A secret in MySQL's stored form (from MySQL 8's mysql.user: `$A$005$`, a 20-byte salt
     // and the SHA-256 crypt) logs in with its password.

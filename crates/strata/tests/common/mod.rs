@@ -416,6 +416,40 @@ pub fn python_with_pymysql() -> &'static str {
     PYTHON
 }
 
+/// Runs sysbench's `oltp_point_select` `commands` (prepare, run for a second, cleanup) as
+/// `user` over one table of 200 rows in `sbtest`, with `extra` arguments (`--mysql-ssl=on`)
+/// from the folder `dir` (where it looks for a client certificate); fails on an error.
+pub fn sysbench_as(
+    port: u16,
+    (user, password): (&str, &str),
+    extra: &[&str],
+    dir: Option<&Path>,
+    commands: &[&str],
+) {
+    for command in commands {
+        let mut sysbench = Command::new(sysbench_binary());
+        if let Some(dir) = dir {
+            sysbench.current_dir(dir);
+        }
+        let out = sysbench
+            .args(["--db-driver=mysql", "--mysql-host=127.0.0.1"])
+            .arg(format!("--mysql-port={port}"))
+            .arg(format!("--mysql-user={user}"))
+            .arg(format!("--mysql-password={password}"))
+            .args(extra)
+            .args(["--mysql-db=sbtest", "--tables=1", "--table-size=200"])
+            .args(["--threads=2", "--time=1", "oltp_point_select", command])
+            .output()
+            .expect("run sysbench");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !text.contains("FATAL"),
+            "sysbench {command} as {user} {extra:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// The real sysbench 1.0.20 (Debian's `sysbench`).
 pub fn sysbench_binary() -> &'static str {
     let version = Command::new("sysbench").arg("--version").output();
