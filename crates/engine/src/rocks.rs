@@ -196,10 +196,10 @@ impl RocksEngine {
             .unwrap_or(0)
     }
 
-    /// Drops the pooled cursors idle longer than [`VERSIONS_CURSOR_IDLE_FOR_MAX`], and with them
-    /// their views of memtables and files: once reads stop, the files a compaction replaced
-    /// would otherwise stay on disk until the next read. Called every second by the store's
-    /// collector.
+    /// Drops the pooled cursors idle longer than a second (`VERSIONS_CURSOR_IDLE_FOR_MAX`),
+    /// and with them their views of memtables and files: once reads stop, the files a
+    /// compaction replaced would otherwise stay on disk until the next read. Called every
+    /// second by the store's collector.
     pub fn release_idle_cursors(&self) {
         let released: Vec<_> = {
             let mut idle = self.versions_cursors.lock();

@@ -407,6 +407,37 @@ fn caching_sha2_logins_send_the_password_in_full_until_cached() {
     let mut playground = Playground::start_in(data.path(), port);
     let root = |sql: &str| stdout(&mariadb(port, "root", "", false, sql));
     root("CREATE USER sha IDENTIFIED WITH caching_sha2_password BY 'shapw'");
+    // MySQL's longest caching_sha2_password password is 256 bytes (the crypt's work grows with
+    // the square of the length): one more is refused with 1819.
+    root(&format!(
+        "CREATE USER longest IDENTIFIED WITH caching_sha2_password BY '{}'",
+        "p".repeat(256)
+    ));
+    for statement in [
+        "CREATE USER toolong IDENTIFIED WITH caching_sha2_password BY '{}'",
+        "ALTER USER longest IDENTIFIED BY '{}'",
+    ] {
+        let refused = stderr(&mariadb(
+            port,
+            "root",
+            "",
+            false,
+            &statement.replace("{}", &"p".repeat(257)),
+        ));
+        assert!(refused.contains("ERROR 1819"), "{refused}");
+    }
+    // The longest logs in over TLS (in clear: RSA-OAEP with a 2048-bit key carries at most 214
+    // bytes, in MySQL too).
+    assert_eq!(
+        stdout(&mariadb(
+            port,
+            "longest",
+            &"p".repeat(256),
+            true,
+            "SELECT CURRENT_USER()"
+        )),
+        "longest@%\n"
+    );
     let key_file = data.path().join("public_key.pem");
     let public_key = std::fs::read_to_string(&key_file).expect("the public key in the data folder");
     assert!(public_key.starts_with("-----BEGIN PUBLIC KEY-----"));
