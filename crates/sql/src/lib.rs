@@ -27,12 +27,16 @@
 //!    [`show::execute_mysql_only`].
 //! 4. **Plan.** [`planner::query::plan_select`] resolves the FROM clause
 //!    ([`planner::join::from_relations`]), binds names and subqueries against its scope
-//!    ([`planner::bind::Binder`], [`planner::subquery`]), infers result types
-//!    ([`expr::typed`]), chooses each table's access path from statistics
-//!    ([`planner::access::Access`]) and the join order ([`planner::join`]), and returns a
-//!    [`planner::query::SelectPlan`]: a record of the pipeline's parts. The state planning
-//!    keeps while it descends goes down in a [`planner::query::PlanContext`]. DML plans in
-//!    [`dml`]. A prepared statement caches its plan for its schema version.
+//!    ([`planner::bind::Binder`], [`planner::subquery`]) and infers result types
+//!    ([`expr::typed`]); the bound block becomes a logical plan, a tree of nodes from the FROM
+//!    clause's rows up to LIMIT ([`planner::logical::Plan`]). The optimizer's passes rewrite it
+//!    ([`planner::optimize`]): conditions of literals decided, conditions pushed into the scan
+//!    or join, each table's access path chosen from statistics ([`planner::access::Access`])
+//!    and the join order ([`planner::join`]), sorts the scan order serves dropped, the columns
+//!    read pruned. [`planner::logical::lower`] hands the tree on as a
+//!    [`planner::query::SelectPlan`]. The state planning keeps while it descends goes down in
+//!    a [`planner::query::PlanContext`]. DML plans in [`dml`]. A prepared statement caches
+//!    its plan for its schema version.
 //! 5. **Execute.** [`executor::build`] turns the plan into a tree of physical operators, one
 //!    file each under [`executor`]: a scan of the access path through a
 //!    [`strata_txn::Transaction`] ([`executor::scan::Scan`], or a join of several,

@@ -31,6 +31,14 @@ impl Operator for Dual<'_> {
 
     fn explain(&self) -> Node {
         let info = describe::exprs(self.filter, &describe::Names::none());
-        Node::root("TableDual", info, Vec::new())
+        let node = Node::root("TableDual", info, Vec::new());
+        // A WHERE that can never hold leaves no row (TiDB shows such a dual with 0 rows).
+        match self
+            .filter
+            .and_then(crate::planner::optimize::literal_truth)
+        {
+            Some(false) => node.estimated(0.0),
+            _ => node,
+        }
     }
 }

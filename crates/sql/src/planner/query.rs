@@ -11,9 +11,11 @@ use crate::api::{column_flags, ColumnInfo};
 use crate::catalog::{Schema, TableDef};
 use crate::error::{self, Error, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, Func, ResultType};
-use crate::planner::access::{choose_access, columns_read, order_by_key, Access, TableSource};
+use crate::planner::access::{Access, TableSource};
 use crate::planner::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
 use crate::planner::join::{self, JoinPlan, RelationSource};
+use crate::planner::logical::{self, Plan, Scan, Shape};
+use crate::planner::optimize;
 use crate::planner::subquery::{Collector, SubqueryPlan};
 
 /// Lock taken on the rows read.
@@ -286,7 +288,27 @@ pub fn plan_select_in(
     };
     let bound = bind_select(query, select, cx, outer)?;
     let (result_types, columns) = type_select(&bound);
-    physical_select(bound, result_types, columns, cx.schema)
+    let width = bound.width;
+    let plan = optimize::optimize(logical_select(bound), width, cx.schema)?;
+    logical::lower(
+        plan,
+        Shape {
+            width,
+            result_types,
+            columns,
+        },
+    )
+}
+
+/// The optimized logical plan of a query that is one SELECT block.
+#[cfg(test)]
+pub(crate) fn optimized_plan(query: &ast::Query, cx: &PlanContext) -> Result<Plan> {
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return Err(error::unsupported("set operations"));
+    };
+    let bound = bind_select(query, select, cx, None)?;
+    let width = bound.width;
+    optimize::optimize(logical_select(bound), width, cx.schema)
 }
 
 /// A SELECT after the binder stage: every name resolved against its FROM clause (and the
@@ -592,18 +614,12 @@ fn type_select(bound: &BoundSelect) -> (Vec<ResultType>, Arc<[ColumnInfo]>) {
     (result_types, columns)
 }
 
-/// The physical stage: the access path of a single table (with the columns it must read and
-/// whether its order makes ORDER BY's sort unneeded) or the plan of a join, and the
-/// [`SelectPlan`] the executor builds its operators from.
-fn physical_select(
-    bound: BoundSelect,
-    result_types: Vec<ResultType>,
-    columns: Arc<[ColumnInfo]>,
-    schema: &Schema,
-) -> Result<SelectPlan> {
+/// The logical plan of a bound SELECT: its FROM clause as a leaf (no row source, a table, or a
+/// join of several relations) under the nodes its clauses ask for, WHERE as a Filter above the
+/// subqueries' Apply; the optimizer's passes then move and decide what they can.
+fn logical_select(bound: BoundSelect) -> Plan {
     let BoundSelect {
         mut relations,
-        width,
         where_conjuncts,
         projection,
         group_by,
@@ -619,90 +635,73 @@ fn physical_select(
         lock,
         ..
     } = bound;
-    let aggregate = !aggs.is_empty() || !group_by.is_empty();
     let single_table = match relations.as_slice() {
         [one] => matches!(one.source, RelationSource::Table(..)),
         _ => false,
     };
-    // Conditions on subquery results wait until those are computed.
-    let (where_conjuncts, post): (Vec<Expr>, Vec<Expr>) = where_conjuncts
-        .into_iter()
-        .partition(|c| c.columns().iter().all(|&i| i < width));
-    let post_filter = Expr::conjoin(post);
-    let (source, join, filter) = if single_table {
-        let relation = relations.pop().expect("one relation");
-        let RelationSource::Table(def, memory) = relation.source else {
-            unreachable!("single_table checked the kind")
-        };
-        let stats = schema.stats.get(&def.id).cloned();
-        let (access, est_rows) = match memory {
-            Some(rows) => {
-                let count = rows.rows().len() as f64;
-                (Access::Memory(rows), count)
+    let leaf = match relations.pop() {
+        None => Plan::Dual {
+            conjuncts: Vec::new(),
+        },
+        Some(join::Relation {
+            source: RelationSource::Table(table, memory),
+            ..
+        }) if single_table => Plan::Scan(Scan {
+            table,
+            memory,
+            conjuncts: Vec::new(),
+            source: None,
+            lock,
+        }),
+        Some(last) => {
+            relations.push(last);
+            Plan::Join {
+                relations,
+                conjuncts: Vec::new(),
             }
-            None => choose_access(&def, &where_conjuncts, stats.as_deref()),
-        };
-        let filter = Expr::conjoin(where_conjuncts.clone());
-        // Subqueries may read any column of the row.
-        let columns = if subqueries.is_empty() {
-            let read = filter
-                .iter()
-                .chain(&post_filter)
-                .chain(&projection)
-                .chain(&group_by)
-                .chain(&having)
-                .chain(order_by.iter().map(|(e, _)| e))
-                .chain(aggs.iter().map(|a| &a.arg))
-                .chain(
-                    windows
-                        .iter()
-                        .flat_map(crate::planner::window::WindowCall::exprs),
-                );
-            columns_read(read, def.columns.len())
-        } else {
-            None
-        };
-        let mut source = TableSource {
-            table: def,
-            access,
-            est_rows,
-            reverse: false,
-            ordered: false,
-            columns,
-            with_key: false,
-        };
-        if !aggregate && !distinct && windows.is_empty() {
-            order_by_key(&mut source, &where_conjuncts, &order_by);
         }
-        (Some(source), None, filter)
-    } else if relations.is_empty() {
-        (None, None, Expr::conjoin(where_conjuncts))
-    } else {
-        let plan = join::plan(relations, where_conjuncts, schema)?;
-        (None, Some(Box::new(plan)), None)
     };
-    Ok(SelectPlan {
-        source,
-        join,
+    let aggregate = !aggs.is_empty() || !group_by.is_empty();
+    let plan = Plan::wrap_if(leaf, !subqueries.is_empty(), |input| Plan::Apply {
+        input,
         subqueries,
-        post_filter,
-        width,
-        filter,
-        aggregate,
-        aggs,
+    });
+    let plan = Plan::wrap_if(plan, !where_conjuncts.is_empty(), |input| Plan::Filter {
+        input,
+        conjuncts: where_conjuncts,
+    });
+    let plan = Plan::wrap_if(plan, aggregate, |input| Plan::Aggregate {
+        input,
         group_by,
+        aggs,
         rollup,
-        having,
-        projection,
+    });
+    let plan = match having {
+        Some(predicate) => Plan::Having {
+            input: Box::new(plan),
+            predicate,
+        },
+        None => plan,
+    };
+    let plan = Plan::wrap_if(plan, !windows.is_empty(), |input| Plan::Window {
+        input,
         windows,
-        result_types,
-        columns,
-        distinct,
-        order_by,
-        limit,
-        offset,
-        lock,
-        union: None,
+    });
+    let plan = Plan::Project {
+        input: Box::new(plan),
+        exprs: projection,
+    };
+    let plan = Plan::wrap_if(plan, distinct, |input| Plan::Distinct { input });
+    let plan = Plan::wrap_if(plan, !order_by.is_empty(), |input| Plan::Sort {
+        input,
+        keys: order_by,
+    });
+    Plan::wrap_if(plan, limit.is_some() || offset.is_some(), |input| {
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        }
     })
 }
 

@@ -74,3 +74,43 @@ Projection	0.40	root		t.c
 id	estRows	task	access object	operator info
 Projection	2.40	root		t.c
 └─TableRangeScan	2.40	cop[tikv]	table:t, range on primary key	and(eq(t.k, 1), gt(t.id, 2))
+# A WHERE of literals is decided when planned: one that cannot hold reads nothing (TiDB's
+# TableDual with no rows), one that holds is dropped; an aggregate still makes its one row.
+> EXPLAIN SELECT c FROM t WHERE 1 = 0
+id	estRows	task	access object	operator info
+Projection	0.00	root		#2
+└─TableDual	0.00	root		0
+> EXPLAIN SELECT COUNT(*), MAX(k) FROM t WHERE k = 1 AND FALSE
+id	estRows	task	access object	operator info
+Projection	1.00	root		count(1), max(#1)
+└─HashAgg	1.00	root		funcs:count(1), max(#1)
+  └─TableDual	0.00	root		0
+> SELECT COUNT(*), MAX(k) FROM t WHERE k = 1 AND FALSE
+COUNT(*)	MAX(k)
+0	NULL
+> SELECT COUNT(*), MAX(k) FROM t WHERE k = 1 AND NULL
+COUNT(*)	MAX(k)
+0	NULL
+> SELECT id, k FROM t WHERE 0 ORDER BY id
+id	k
+> SELECT k, COUNT(*) FROM t WHERE 1 <> 1 GROUP BY k
+k	COUNT(*)
+> EXPLAIN SELECT c FROM t WHERE id = 3 AND 1 = 1
+id	estRows	task	access object	operator info
+Projection	1.00	root		t.c
+└─Point_Get	1.00	cop[tikv]	table:t, handle	eq(t.id, 3)
+> SELECT COUNT(*) FROM t WHERE 1 = 1 AND TRUE AND NOT 0
+COUNT(*)
+8
+> SELECT COUNT(*) FROM t a JOIN t b ON a.id = b.id WHERE 2 < 1
+COUNT(*)
+0
+> SELECT COUNT(*) FROM t a LEFT JOIN t b ON a.id = b.id AND 1 = 0 WHERE b.id IS NULL
+COUNT(*)
+8
+# GROUP_CONCAT's ORDER BY reads its column even when nothing else does.
+> UPDATE t SET c = CONCAT('c', 10 - id) WHERE id < 4
+ok 3 (Rows matched: 3  Changed: 3  Warnings: 0)
+> SELECT GROUP_CONCAT(id ORDER BY c) FROM t WHERE id < 4
+GROUP_CONCAT(id ORDER BY c)
+3,2,1
