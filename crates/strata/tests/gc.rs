@@ -46,13 +46,7 @@ fn a_held_snapshot_reads_its_versions_across_compactions_and_its_garbage_goes_af
         assert_eq!(before, Some((0, ROWS)));
 
         let compactions = manual_compactions(&log);
-        for _ in 0..UPDATES {
-            writer.query_drop("UPDATE t SET v = v + 1").await.unwrap();
-        }
-        writer
-            .query_drop(format!("DELETE FROM t WHERE id > {}", ROWS - DELETED))
-            .await
-            .unwrap();
+        burst(&mut writer).await;
         wait_for_compaction(&log, compactions, Duration::from_secs(30));
 
         let after: Option<(i64, i64)> = reader.query_first(READ).await.unwrap();
@@ -143,13 +137,7 @@ fn on_a_cluster_a_held_snapshot_survives_compactions_new_replicas_and_leader_mov
     let compactions: Vec<usize> = logs.iter().map(|l| manual_compactions(l)).collect();
     runtime.block_on(async {
         let mut writer = common::connect(&url).await.unwrap();
-        for _ in 0..UPDATES {
-            writer.query_drop("UPDATE t SET v = v + 1").await.unwrap();
-        }
-        writer
-            .query_drop(format!("DELETE FROM t WHERE id > {}", ROWS - DELETED))
-            .await
-            .unwrap();
+        burst(&mut writer).await;
         for _ in 0..CLUSTER_ROW_UPDATES {
             writer
                 .query_drop("UPDATE t SET v = v + 1 WHERE id = 0")
@@ -237,6 +225,18 @@ fn on_a_cluster_a_held_snapshot_survives_compactions_new_replicas_and_leader_mov
             ROWS * (UPDATES + 1)
         );
     }
+}
+
+/// The burst of writes: every row updated [`UPDATES`] times, then [`DELETED`] rows deleted.
+async fn burst(writer: &mut mysql_async::Conn) {
+    use mysql_async::prelude::Queryable;
+    for _ in 0..UPDATES {
+        writer.query_drop("UPDATE t SET v = v + 1").await.unwrap();
+    }
+    writer
+        .query_drop(format!("DELETE FROM t WHERE id > {}", ROWS - DELETED))
+        .await
+        .unwrap();
 }
 
 /// Manual compactions the store's RocksDB log reports so far.

@@ -106,10 +106,10 @@ pub struct Shape {
     pub columns: Arc<[ColumnInfo]>,
 }
 
-impl Plan {
-    /// The node under this one (None for a leaf).
-    pub fn input(&self) -> Option<&Plan> {
-        match self {
+/// The input of a node reached through a reference (shared or not), or None for a leaf.
+macro_rules! input_of {
+    ($plan:expr) => {
+        match $plan {
             Plan::Dual { .. } | Plan::Scan(_) | Plan::Join { .. } | Plan::Joined(_) => None,
             Plan::Filter { input, .. }
             | Plan::Apply { input, .. }
@@ -121,22 +121,18 @@ impl Plan {
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. } => Some(input),
         }
+    };
+}
+
+impl Plan {
+    /// The node under this one (None for a leaf).
+    pub fn input(&self) -> Option<&Plan> {
+        input_of!(self).map(|input| &**input)
     }
 
     /// The node under this one, to rewrite (None for a leaf).
     pub fn input_mut(&mut self) -> Option<&mut Box<Plan>> {
-        match self {
-            Plan::Dual { .. } | Plan::Scan(_) | Plan::Join { .. } | Plan::Joined(_) => None,
-            Plan::Filter { input, .. }
-            | Plan::Apply { input, .. }
-            | Plan::Aggregate { input, .. }
-            | Plan::Having { input, .. }
-            | Plan::Window { input, .. }
-            | Plan::Project { input, .. }
-            | Plan::Distinct { input }
-            | Plan::Sort { input, .. }
-            | Plan::Limit { input, .. } => Some(input),
-        }
+        input_of!(self)
     }
 
     /// The leaf the rows come from.
@@ -250,29 +246,7 @@ fn access_name(access: &Access) -> &'static str {
 /// The physical plan of an optimized tree: the nodes' parts in the places the executor reads
 /// them from ([`crate::executor::build`]).
 pub fn lower(plan: Plan, shape: Shape) -> Result<SelectPlan> {
-    let mut out = SelectPlan {
-        source: None,
-        filter: None,
-        aggregate: false,
-        aggs: Vec::new(),
-        group_by: Vec::new(),
-        rollup: false,
-        having: None,
-        projection: Vec::new(),
-        windows: Vec::new(),
-        result_types: shape.result_types,
-        columns: shape.columns,
-        distinct: false,
-        order_by: Vec::new(),
-        limit: None,
-        offset: None,
-        lock: RowLock::None,
-        join: None,
-        subqueries: Vec::new(),
-        post_filter: None,
-        width: shape.width,
-        union: None,
-    };
+    let mut out = SelectPlan::empty(shape.result_types, shape.columns, shape.width);
     let mut node = plan;
     let mut below_apply = false;
     loop {

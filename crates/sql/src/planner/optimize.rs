@@ -276,45 +276,26 @@ pub fn prune_columns(plan: &mut Plan) {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
     use std::sync::Arc;
 
     use sqlparser::ast;
 
-    use crate::catalog::{DatabaseDef, PrimaryKey, Schema, TableDef};
+    use crate::catalog::{PrimaryKey, Schema};
     use crate::parser::statement::Statement;
     use crate::parser::{self, Batch};
     use crate::planner::query::{optimized_plan, PlanContext};
-    use crate::types::{SqlType, TypeKind};
 
-    /// Database `d` with `t` and `u`, each `(a INT PRIMARY KEY, b VARCHAR, c INT)`.
+    /// The fuzz targets' schema (database `d`, tables `t` and `u` of columns `a INT, b
+    /// VARCHAR, c DECIMAL, d DOUBLE, e DATETIME`), with `a` the primary key of each.
     fn schema() -> Schema {
-        let mut tables = HashMap::new();
-        for name in ["t", "u"] {
-            let mut table = TableDef::computed(
-                "d",
-                name,
-                [
-                    ("a".to_string(), SqlType::new(TypeKind::Int)),
-                    ("b".to_string(), SqlType::new(TypeKind::Varchar)),
-                    ("c".to_string(), SqlType::new(TypeKind::Int)),
-                ],
-            );
-            table.id = tables.len() as i64 + 100;
+        let mut schema = crate::fuzzing::schema();
+        for (n, table) in schema.tables.values_mut().enumerate() {
+            let table = Arc::make_mut(table);
+            table.id = 100 + n as i64;
             table.primary_key = PrimaryKey::IntHandle(0);
             table.columns[0].nullable = false;
-            tables.insert(("d".to_string(), name.to_string()), Arc::new(table));
         }
-        Schema {
-            databases: HashMap::from([(
-                "d".to_string(),
-                DatabaseDef {
-                    name: "d".to_string(),
-                },
-            )]),
-            tables,
-            ..Schema::default()
-        }
+        schema
     }
 
     /// The optimized tree of `sql`'s SELECT, as [`super::Plan`] displays it.

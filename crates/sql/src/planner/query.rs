@@ -71,6 +71,36 @@ pub struct SelectPlan {
     pub union: Option<Box<crate::planner::union::UnionPlan>>,
 }
 
+impl SelectPlan {
+    /// A plan of one empty row and nothing else, whose result has these types and columns
+    /// and whose FROM row has `width` columns: the start of a plan built part by part.
+    pub fn empty(result_types: Vec<ResultType>, columns: Arc<[ColumnInfo]>, width: usize) -> Self {
+        SelectPlan {
+            source: None,
+            filter: None,
+            aggregate: false,
+            aggs: Vec::new(),
+            group_by: Vec::new(),
+            rollup: false,
+            having: None,
+            projection: Vec::new(),
+            windows: Vec::new(),
+            result_types,
+            columns,
+            distinct: false,
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            lock: RowLock::None,
+            join: None,
+            subqueries: Vec::new(),
+            post_filter: None,
+            width,
+            union: None,
+        }
+    }
+}
+
 /// Builds the scope of one table's columns.
 pub fn table_scope(table: &TableDef, alias: &str) -> Scope {
     Scope {

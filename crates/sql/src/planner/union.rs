@@ -14,7 +14,7 @@ use crate::error::{self, Error, Result};
 use crate::expr::{Expr, ResultType};
 use crate::infoschema::MemoryRows;
 use crate::planner::bind::OuterScope;
-use crate::planner::query::{self, PlanContext, RowLock, SelectPlan};
+use crate::planner::query::{self, PlanContext, SelectPlan};
 
 /// The parts of a union, left to right.
 #[derive(Clone, Debug)]
@@ -144,32 +144,14 @@ pub fn plan_parts(mut parts: Vec<SelectPlan>, distinct_until: usize) -> Result<S
         })
         .collect();
     Ok(SelectPlan {
-        source: None,
-        filter: None,
-        aggregate: false,
-        aggs: Vec::new(),
-        group_by: Vec::new(),
-        rollup: false,
-        having: None,
         projection: (0..width).map(Expr::Column).collect(),
-        windows: Vec::new(),
-        result_types,
-        columns,
-        distinct: false,
-        order_by: Vec::new(),
-        limit: None,
-        offset: None,
-        lock: RowLock::None,
-        join: None,
-        subqueries: Vec::new(),
-        post_filter: None,
-        width,
         union: Some(Box::new(UnionPlan {
             parts,
             distinct_until,
             recursion: None,
             combine: None,
         })),
+        ..SelectPlan::empty(result_types, columns, width)
     })
 }
 
