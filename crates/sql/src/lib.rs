@@ -33,7 +33,7 @@
 //!    ([`planner::optimize`]): conditions of literals decided, conditions pushed into the scan
 //!    or join, each table's access path chosen from statistics ([`planner::access::Access`])
 //!    and the join order ([`planner::join`]), sorts the scan order serves dropped, the columns
-//!    read pruned. [`planner::logical::lower`] hands the tree on as a
+//!    read pruned, a LIMIT pushed into the scan it may stop. [`planner::logical::lower`] hands the tree on as a
 //!    [`planner::query::SelectPlan`]. The state planning keeps while it descends goes down in
 //!    a [`planner::query::PlanContext`]. DML plans in [`dml`]. A prepared statement caches
 //!    its plan for its schema version.

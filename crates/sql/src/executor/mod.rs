@@ -228,24 +228,17 @@ fn build_with(plan: &SelectPlan, measure: bool) -> Box<dyn Operator + '_> {
     }
     let sorted = plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered);
     let joined = plan.join.is_some() || !plan.subqueries.is_empty();
-    // A scan may stop after LIMIT + OFFSET rows that pass its filter when nothing above it
-    // drops or reorders rows; a locking read then locks only those.
-    let streaming = !joined
-        && !plan.aggregate
-        && plan.having.is_none()
-        && !plan.distinct
-        && plan.windows.is_empty()
-        && sorted;
-    let cap = streaming.then(|| limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()));
+    // The optimizer decided whether the scan may stop after LIMIT + OFFSET rows that pass its
+    // filter; a locking read then locks only those.
+    let cap = plan
+        .source
+        .as_ref()
+        .filter(|source| source.limited)
+        .and_then(|_| limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()));
     let lock = !joined && plan.lock == crate::planner::query::RowLock::ForUpdate;
     let mut input: Box<dyn Operator + '_> = measured(match (&plan.join, &plan.source) {
         (Some(join), _) => Box::new(join::Join::new(plan, join, measure)),
-        (None, Some(source)) => Box::new(scan::Scan::new(
-            source,
-            plan.filter.as_ref(),
-            lock,
-            cap.flatten(),
-        )),
+        (None, Some(source)) => Box::new(scan::Scan::new(source, plan.filter.as_ref(), lock, cap)),
         (None, None) => Box::new(dual::Dual::new(plan.filter.as_ref())),
     });
     if !plan.subqueries.is_empty() {

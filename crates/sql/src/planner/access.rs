@@ -78,6 +78,9 @@ pub struct TableSource {
     pub columns: Option<Vec<usize>>,
     /// Each row is followed by its row key (the target of a multi-table UPDATE or DELETE).
     pub with_key: bool,
+    /// The scan stops once LIMIT + OFFSET rows of its block passed its conditions: nothing
+    /// above it drops, adds or reorders rows ([`crate::planner::optimize::push_down_limit`]).
+    pub limited: bool,
     /// The rows the access path is estimated to read (per lookup in an index join): EXPLAIN's
     /// estRows of its scan.
     pub est_rows: f64,
@@ -94,6 +97,7 @@ impl TableSource {
             ordered: false,
             columns: None,
             with_key: false,
+            limited: false,
         }
     }
 }

@@ -196,6 +196,9 @@ impl fmt::Display for Plan {
                         if source.ordered {
                             write!(f, " ordered")?;
                         }
+                        if source.limited {
+                            write!(f, " limited")?;
+                        }
                         if let Some(columns) = &source.columns {
                             write!(f, " columns={columns:?}")?;
                         }

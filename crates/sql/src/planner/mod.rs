@@ -4,7 +4,7 @@
 //! window calls ([`window`]). Each bound SELECT block becomes a logical plan ([`logical`]),
 //! which the optimizer's passes rewrite ([`optimize`]: predicate pushdown, conditions of
 //! literals decided, each table's access path ([`access`]) and the join order chosen, sorts
-//! and columns pruned); [`query::plan_select`] returns it lowered to the
+//! and columns pruned, limits pushed into scans); [`query::plan_select`] returns it lowered to the
 //! [`query::SelectPlan`] the executor builds its operators from. The state planning keeps
 //! while it descends is a [`query::PlanContext`].
 

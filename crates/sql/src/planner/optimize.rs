@@ -12,9 +12,10 @@
 //! 4. [`eliminate_sort`]: a Sort whose order the scan already gives (ORDER BY the primary key
 //!    after its equal prefix) goes, and the scan keeps its order.
 //! 5. [`prune_columns`]: a scan reads only the columns the nodes above it read.
-//!
-//! LIMIT stops the scan early in the executor (it pulls batches, and a scan under nothing
-//! that drops or reorders rows stops after LIMIT + OFFSET of them).
+//! 6. [`push_down_limit`]: a scan under a LIMIT with nothing between them that drops, adds or
+//!    reorders rows stops after LIMIT + OFFSET rows, and a locking read locks only those.
+//!    (The executor pulls batches from the root, so a LIMIT above a sort or a grouping stops
+//!    the work above them; this pass stops the reads as well.)
 
 use crate::catalog::Schema;
 use crate::expr::{BinaryOp, Expr, ParamsEnv};
@@ -31,6 +32,7 @@ pub fn optimize(plan: Plan, width: usize, schema: &Schema) -> Result<Plan> {
     choose_paths(&mut plan, schema)?;
     let mut plan = eliminate_sort(plan);
     prune_columns(&mut plan);
+    push_down_limit(&mut plan);
     Ok(plan)
 }
 
@@ -274,6 +276,26 @@ pub fn prune_columns(plan: &mut Plan) {
     }
 }
 
+/// Pass 6: marks the scan that may stop after the root's LIMIT + OFFSET rows: the root is a
+/// Limit, and between it and the scan there is only the select list (conditions are in the
+/// scan by now; a Sort still present means the scan's order is not the ORDER BY).
+pub fn push_down_limit(plan: &mut Plan) {
+    let Plan::Limit { input, .. } = plan else {
+        return;
+    };
+    let mut node = &mut **input;
+    while let Plan::Project { input, .. } = node {
+        node = &mut **input;
+    }
+    if let Plan::Scan(Scan {
+        source: Some(source),
+        ..
+    }) = node
+    {
+        source.limited = true;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -360,7 +382,7 @@ mod tests {
     fn the_scan_order_replaces_a_sort_on_the_primary_key() {
         assert_eq!(
             plan("SELECT a, b FROM t ORDER BY a DESC LIMIT 3"),
-            "Limit\n  Project exprs=2\n    Scan t conditions=0 access=FullScan ordered \
+            "Limit\n  Project exprs=2\n    Scan t conditions=0 access=FullScan ordered limited \
              columns=[0, 1]\n"
         );
         assert_eq!(
@@ -371,6 +393,26 @@ mod tests {
         assert!(plan("SELECT b FROM t ORDER BY c").starts_with("Sort keys=1\n"));
         assert!(plan("SELECT DISTINCT a FROM t ORDER BY a").starts_with("Sort keys=1\n"));
         assert!(plan("SELECT a FROM t GROUP BY a ORDER BY a").starts_with("Sort keys=1\n"));
+    }
+
+    #[test]
+    fn a_limit_stops_the_scan_only_when_nothing_between_them_drops_or_reorders_rows() {
+        assert_eq!(
+            plan("SELECT b FROM t WHERE c > 1 LIMIT 2, 3"),
+            "Limit\n  Project exprs=1\n    Scan t conditions=1 access=FullScan limited \
+             columns=[1, 2]\n"
+        );
+        assert!(plan("SELECT a FROM t ORDER BY a LIMIT 3").contains(" ordered limited "));
+        for whole in [
+            "SELECT b FROM t ORDER BY c LIMIT 3",
+            "SELECT DISTINCT b FROM t LIMIT 3",
+            "SELECT b, COUNT(*) FROM t GROUP BY b LIMIT 3",
+            "SELECT a, (SELECT MAX(c) FROM u WHERE u.a = t.a) AS m FROM t LIMIT 3",
+            "SELECT a, ROW_NUMBER() OVER () FROM t LIMIT 3",
+            "SELECT b FROM t",
+        ] {
+            assert!(!plan(whole).contains("limited"), "{whole}");
+        }
     }
 
     #[test]

@@ -306,17 +306,39 @@ pub fn plan_select_in(
     cx: &PlanContext,
     outer: Option<&OuterScope<'_>>,
 ) -> Result<SelectPlan> {
+    plan_query(query, cx, outer, Wanted::All)
+}
+
+/// How many of a query's rows its consumer reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wanted {
+    All,
+    /// Only whether there is one (EXISTS): a SELECT block without a LIMIT of its own gets
+    /// LIMIT 1, which the optimizer pushes down like any other.
+    First,
+}
+
+/// [`plan_select_in`] for a consumer that reads `wanted` of the rows.
+pub fn plan_query(
+    query: &ast::Query,
+    cx: &PlanContext,
+    outer: Option<&OuterScope<'_>>,
+    wanted: Wanted,
+) -> Result<SelectPlan> {
     if let Some(inlined) = crate::planner::cte::inline(query)? {
         let _in_scope = inlined.enter(&cx.ctes);
-        return plan_select_in(&inlined.query, cx, outer);
+        return plan_query(&inlined.query, cx, outer, wanted);
     }
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s,
-        SetExpr::Query(q) => return plan_select_in(q, cx, outer),
+        SetExpr::Query(q) => return plan_query(q, cx, outer, wanted),
         SetExpr::SetOperation { .. } => return crate::planner::union::plan(query, cx, outer),
         _ => return Err(error::unsupported("set operations")),
     };
-    let bound = bind_select(query, select, cx, outer)?;
+    let mut bound = bind_select(query, select, cx, outer)?;
+    if wanted == Wanted::First && bound.limit.is_none() && bound.offset.is_none() {
+        bound.limit = Some(Expr::Literal(Datum::Int(1)));
+    }
     let (result_types, columns) = type_select(&bound);
     let width = bound.width;
     let plan = optimize::optimize(logical_select(bound), width, cx.schema)?;

@@ -9,13 +9,12 @@
 use std::cell::{Cell, RefCell};
 
 use sqlparser::ast;
-use strata_codec::Datum;
 
 use crate::api::ColumnType;
 use crate::error::{self, Result};
 use crate::expr::{Expr, ResultType};
 use crate::planner::bind::{OuterScope, Scope, SubqueryKind, SubqueryPlanner};
-use crate::planner::query::{self, PlanContext, SelectPlan};
+use crate::planner::query::{self, PlanContext, SelectPlan, Wanted};
 
 /// A planned subquery of a query block.
 #[derive(Clone, Debug)]
@@ -84,14 +83,12 @@ impl SubqueryPlanner for Collector<'_> {
             used: Cell::new(false),
             parent: self.outer,
         };
-        let mut plan = query::plan_select_in(query, self.cx, Some(&outer))?;
         let exists = matches!(kind, SubqueryKind::Exists { .. });
+        // EXISTS asks whether the subquery has a row: its first row answers.
+        let wanted = if exists { Wanted::First } else { Wanted::All };
+        let plan = query::plan_query(query, self.cx, Some(&outer), wanted)?;
         if !exists && plan.columns.len() != 1 {
             return Err(error::operand_columns(1));
-        }
-        if exists && plan.limit.is_none() && plan.offset.is_none() {
-            // EXISTS asks whether the subquery has a row: its first row answers.
-            plan.limit = Some(Expr::Literal(Datum::Int(1)));
         }
         let mut plans = self.plans.borrow_mut();
         plans.push(SubqueryPlan {

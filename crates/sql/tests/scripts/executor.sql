@@ -146,6 +146,22 @@ id	k
 2600	400
 > SELECT id FROM t2 ORDER BY k LIMIT 0
 id
+# A scan under a LIMIT with only the select list between them stops after LIMIT + OFFSET rows,
+# and so does the scan of an EXISTS subquery, which needs one row: the Apply's reads are the
+# outer range's two rows and the subquery's first.
+> EXPLAIN ANALYZE SELECT id FROM t2 WHERE k > 10 LIMIT 2, 3
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Limit	3.00	3	root		time:<t>, loops:2, kv_reads:1, process_keys:5, total_keys:5	offset:2, count:3	N/A	N/A
+└─Projection	10000.00	5	root		time:<t>, loops:1, kv_reads:1, process_keys:5, total_keys:5	t2.id	N/A	N/A
+  └─TableFullScan	10000.00	5	cop[tikv]	table:t2	time:<t>, loops:1, kv_reads:1, process_keys:5, total_keys:5	gt(t2.k, 10)	N/A	N/A
+> EXPLAIN ANALYZE SELECT id FROM t2 WHERE id < 3 AND EXISTS (SELECT * FROM t2 AS x WHERE x.k > 10)
+id	estRows	actRows	task	access object	execution info	operator info	memory	disk
+Projection	3000.00	2	root		time:<t>, loops:2, kv_reads:2, process_keys:3, total_keys:3	t2.id	N/A	N/A
+└─Apply	3000.00	2	root		time:<t>, loops:2, kv_reads:2, process_keys:3, total_keys:3	subquery#0:computed once, then:subquery#0	N/A	N/A
+  ├─TableRangeScan	3000.00	2	cop[tikv]	table:t2, range on primary key	time:<t>, loops:2, kv_reads:1, process_keys:2, total_keys:2	lt(t2.id, 3)	N/A	N/A
+  └─Limit	1.00		root			count:1		
+    └─Projection	10000.00		root			t2.id, t2.k		
+      └─TableFullScan	10000.00		cop[tikv]	table:t2		gt(t2.k, 10)		
 > SELECT k, COUNT(*) FROM t2 GROUP BY k ORDER BY k DESC LIMIT 2
 k	COUNT(*)
 999	5
