@@ -183,19 +183,12 @@ pub fn choose_paths(plan: &mut Plan, schema: &Schema) -> Result<()> {
             };
             scan.source = Some(TableSource::new(scan.table.clone(), access, est_rows));
         }
-        Plan::Join { .. } => {
-            let Plan::Join {
-                relations,
-                conjuncts,
-            } = std::mem::replace(
-                leaf,
-                Plan::Dual {
-                    conjuncts: Vec::new(),
-                },
-            )
-            else {
-                unreachable!("matched above")
-            };
+        Plan::Join {
+            relations,
+            conjuncts,
+        } => {
+            // On an error the plan is dropped with the emptied leaf.
+            let (relations, conjuncts) = (std::mem::take(relations), std::mem::take(conjuncts));
             *leaf = Plan::Joined(crate::planner::join::plan(relations, conjuncts, schema)?);
         }
         _ => {}
