@@ -108,6 +108,11 @@ impl RocksEngine {
         // A synced append to a fresh log file also changes its size, so every commit's
         // fdatasync writes the inode too; a recycled log file is overwritten in place.
         db_options.set_recycle_log_file_num(WAL_RECYCLE_FILES);
+        // A log file goes once every column family has flushed what it holds of it. The lock
+        // and raft column families take small writes that fill a memtable slowly, and kept
+        // every log of a burst on disk (half a gigabyte per KV node after 180 s of writes):
+        // past this much log, the column family holding the oldest one is flushed.
+        db_options.set_max_total_wal_size(4 * options.write_buffer_bytes as u64);
         // Counters only (block cache hits, bytes compacted, …) for `/metrics`: no timers.
         db_options.enable_statistics();
         db_options.set_statistics_level(rocksdb::statistics::StatsLevel::ExceptTimers);
