@@ -12,7 +12,7 @@ use rocksdb::{
     DBRawIteratorWithThreadMode, Options, ReadOptions, SliceTransform, WriteOptions, DB,
 };
 
-use crate::garbage::{Factory, FilterSlot, GarbageFilter};
+use crate::garbage::{Factory, Garbage, GarbageFilter};
 use crate::group_commit::GroupCommit;
 use crate::{
     strip_timestamp, BatchOp, Cf, Engine, EngineError, EngineIterator, WriteBatch,
@@ -35,6 +35,9 @@ const VERSIONS_CURSORS_IDLE_MAX: usize = 4;
 /// while no read comes at all.
 const VERSIONS_CURSOR_IDLE_FOR_MAX: Duration = Duration::from_secs(1);
 
+/// Orphaned values deleted per write batch.
+const ORPHANS_PER_BATCH: usize = 1024;
+
 /// Tunables of [`RocksEngine`].
 #[derive(Clone, Debug)]
 pub struct RocksOptions {
@@ -56,8 +59,9 @@ pub struct RocksEngine {
     db: Arc<DB>,
     synced_writes: GroupCommit,
     versions_cursors: Mutex<IdleCursors>,
-    /// What compactions of the write CF leave out, once the MVCC layer installs it.
-    garbage: FilterSlot,
+    /// What compactions of the write CF leave out, once the MVCC layer installs it, and the
+    /// default-CF values they orphaned.
+    garbage: Arc<Garbage>,
     /// Entries put into the write CF since the engine was opened.
     versions_written: AtomicU64,
     /// The options the database was opened with, which hold RocksDB's statistics.
@@ -117,7 +121,7 @@ impl RocksEngine {
         db_options.enable_statistics();
         db_options.set_statistics_level(rocksdb::statistics::StatsLevel::ExceptTimers);
 
-        let garbage = FilterSlot::default();
+        let garbage = Arc::new(Garbage::default());
         let descriptors = Cf::ALL.iter().map(|cf| {
             let mut table = BlockBasedOptions::default();
             table.set_block_cache(&cache);
@@ -184,7 +188,27 @@ impl RocksEngine {
     /// Lets compactions of the write CF leave out what `filter` calls garbage. Only the first
     /// filter installed counts.
     pub fn set_garbage_filter(&self, filter: Arc<dyn GarbageFilter>) {
-        let _ = self.garbage.set(filter);
+        self.garbage.install(filter);
+    }
+
+    /// Deletes the default-CF values whose write-CF entries compactions left out since the last
+    /// call, from this engine alone (on a cluster each replica drops its own garbage); returns
+    /// how many. Called every second by the store's collector. Not synced: after a crash the
+    /// values it had not written stay, unread, as the entries that pointed at them are gone.
+    pub fn delete_orphans(&self) -> Result<usize, EngineError> {
+        let orphans = self.garbage.take_orphans();
+        let deleted = orphans.len();
+        let mut batch = WriteBatch::new();
+        for key in orphans {
+            batch.delete(Cf::Default, key);
+            if batch.len() >= ORPHANS_PER_BATCH {
+                self.write(&std::mem::replace(&mut batch, WriteBatch::new()), false)?;
+            }
+        }
+        if !batch.is_empty() {
+            self.write(&batch, false)?;
+        }
+        Ok(deleted)
     }
 
     /// Entries put into the write CF since the engine was opened (one per version written).

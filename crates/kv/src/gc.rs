@@ -11,9 +11,15 @@
 //! (`tidb_gc_max_wait_time`). A snapshot below it is refused ([`KvError::SnapshotTooOld`]).
 //!
 //! Most garbage never needs a pass: compactions of the write CF leave it out
-//! ([`crate::gc_filter`]), and [`QuietCompactions`] compacts after a burst of writes. The
-//! passes delete what compactions keep (the last delete of a key, versions with long values)
-//! through the engine, so on a cluster through Raft.
+//! ([`crate::gc_filter`]) and the engine deletes the long values of what they left out, and
+//! [`QuietCompactions`] compacts the whole column family after a burst of writes, which drops
+//! deleted keys too. A pass deletes through the engine, so on a cluster through Raft, and
+//! leaves a tombstone per record that reads step over until a compaction drops it: during a
+//! burst of writes that doubles what the compactions that go on anyway would drop by
+//! themselves. So where compactions collect, passes wait for quiet writes and for the
+//! compaction that follows a burst (they then find what compactions kept, such as deleted keys
+//! whose versions lie in several levels), and while writes never go quiet, run every
+//! [`PASS_UNDER_WRITES_EVERY`] intervals.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -67,6 +73,8 @@ pub const GC_LIFE_TIME: Duration = Duration::from_secs(10);
 pub const GC_INTERVAL: Duration = Duration::from_secs(60);
 /// How long the safe point waits for an open transaction, by default.
 pub const GC_MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+/// While writes do not go quiet, a pass runs after this many intervals.
+pub const PASS_UNDER_WRITES_EVERY: u32 = 10;
 /// Deletions per write batch.
 const GC_BATCH_KEYS: usize = 1024;
 /// Write-CF entries examined before the collector yields the CPU briefly.
@@ -281,7 +289,8 @@ impl GcWorker {
     /// Starts the worker: every [`GC_TICK`] it raises the storage's safe point to what
     /// `safe_point` answers (compactions drop versions below it, see [`crate::gc_filter`]) and
     /// lets `compactions` compact after a burst of writes; every `config.interval` it collects
-    /// `ranges()`. `safe_point` answers with a fresh timestamp from the oracle too.
+    /// `ranges()`, when writes are quiet if `compactions` are given (see [`pass_due`]).
+    /// `safe_point` answers with a fresh timestamp from the oracle too.
     pub fn start(
         storage: Arc<Storage>,
         config: GcConfig,
@@ -306,10 +315,17 @@ impl GcWorker {
                     metrics::GC.lag_seconds.set(
                         now.physical_ms().saturating_sub(safe_point.physical_ms()) as f64 / 1000.0,
                     );
-                    if let Some(compactions) = &mut compactions {
-                        compactions.tick(now, safe_point);
-                    }
-                    if last_pass.elapsed() < config.interval {
+                    let may_pass = match &mut compactions {
+                        Some(compactions) => {
+                            if compactions.tick(now, safe_point) {
+                                // The compaction dropped what a pass would delete.
+                                last_pass = Instant::now();
+                            }
+                            compactions.lets_passes_run()
+                        }
+                        None => true,
+                    };
+                    if !pass_due(last_pass.elapsed(), config.interval, may_pass) {
                         continue;
                     }
                     last_pass = Instant::now();
@@ -347,6 +363,12 @@ impl GcWorker {
     }
 }
 
+/// Whether a collection pass is due `since` the last one: after `interval` when writes are
+/// `quiet`, and after [`PASS_UNDER_WRITES_EVERY`] intervals when they are not.
+pub fn pass_due(since: Duration, interval: Duration, quiet: bool) -> bool {
+    since >= interval && (quiet || since >= interval * PASS_UNDER_WRITES_EVERY)
+}
+
 /// Versions written in one [`GC_TICK`] at or below which the writes count as quiet.
 const QUIET_VERSIONS_PER_TICK: u64 = 1_000;
 /// The fewest new versions that make a compaction of the whole write CF worth its cost, which
@@ -359,12 +381,17 @@ const HISTORY_TICKS_MAX: usize = 3600;
 /// Compacts the whole write CF once writes go quiet after a burst, so that the garbage filter
 /// drops the versions the burst left in the memtable and the newest files (where no compaction
 /// would reach them while the data is only read), and once more when the safe point has passed
-/// the burst if enough of it was above the safe point at the first compaction.
+/// the burst if enough of it was above the safe point at the first compaction (enough against
+/// what the first left: the versions a pass would otherwise delete, with a tombstone each).
+/// Every tick it also deletes the long values of the versions compactions dropped
+/// ([`RocksEngine::delete_orphans`]).
 pub struct QuietCompactions {
     engine: Arc<RocksEngine>,
     burst_min: u64,
     quiet_max: u64,
     written_at_last_tick: u64,
+    /// Whether the last tick's writes were quiet.
+    quiet: bool,
     written_at_compaction: u64,
     /// (a fresh timestamp, versions written by then) of recent ticks; the first is the newest
     /// whose timestamp is at or below the safe point, when one is.
@@ -381,6 +408,7 @@ impl QuietCompactions {
             burst_min: BURST_VERSIONS_MIN,
             quiet_max: QUIET_VERSIONS_PER_TICK,
             written_at_last_tick: written,
+            quiet: true,
             written_at_compaction: written,
             history: VecDeque::new(),
             again_at: None,
@@ -393,10 +421,18 @@ impl QuietCompactions {
     fn tick(&mut self, now: Timestamp, safe_point: Timestamp) -> bool {
         // Files that compactions replaced go from disk even while nothing reads.
         self.engine.release_idle_cursors();
+        match self.engine.delete_orphans() {
+            Ok(0) => {}
+            Ok(values) => {
+                tracing::debug!(values, "deleted the values of versions compactions dropped")
+            }
+            Err(e) => tracing::warn!(error = %e, "deleting the values of dropped versions failed"),
+        }
         let written = self.engine.versions_written();
         let last_tick = written - std::mem::replace(&mut self.written_at_last_tick, written);
         self.remember(now, written, safe_point);
-        if last_tick > self.quiet_max {
+        self.quiet = last_tick <= self.quiet_max;
+        if !self.quiet {
             return false;
         }
         let worth = self
@@ -419,8 +455,19 @@ impl QuietCompactions {
         }
         tracing::info!(versions = since, above, took = ?started.elapsed(), "compacted the write CF after a burst of writes");
         self.written_at_compaction = written;
+        // Worth it against what is left: the garbage the compaction dropped no longer counts.
+        let worth = self
+            .burst_min
+            .max(self.engine.estimated_versions() / BURST_SHARE_OF_ENTRIES);
         self.again_at = (burst && above >= worth).then_some(now);
         true
+    }
+
+    /// Whether a collection pass may run: the writes of the last tick were few enough to count
+    /// as quiet, and no compaction waits for the safe point to pass a burst (it will drop what
+    /// the pass would delete, without tombstones).
+    pub fn lets_passes_run(&self) -> bool {
+        self.quiet && self.again_at.is_none()
     }
 
     fn remember(&mut self, now: Timestamp, written: u64, safe_point: Timestamp) {
@@ -681,6 +728,20 @@ mod tests {
         // At and above the safe point, and the newest data, still read.
         assert_eq!(s.get(b"a", safe).unwrap(), Some(b"v2".to_vec()));
         assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"v2".to_vec()));
+    }
+
+    #[test]
+    fn passes_wait_for_quiet_writes_up_to_ten_intervals() {
+        let interval = Duration::from_secs(60);
+        let after = |secs| Duration::from_secs(secs);
+        assert!(!pass_due(after(59), interval, true));
+        assert!(pass_due(after(60), interval, true));
+        assert!(!pass_due(after(60), interval, false), "writes go on");
+        assert!(!pass_due(after(599), interval, false));
+        assert!(
+            pass_due(after(600), interval, false),
+            "they went on for ten intervals"
+        );
     }
 
     fn tick(compactions: &mut QuietCompactions, (now, safe_point): (Timestamp, Timestamp)) -> bool {

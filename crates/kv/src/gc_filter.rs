@@ -1,16 +1,18 @@
 //! Garbage collection by compactions: which write-CF entries a compaction may leave out.
 //!
 //! The rule is the collector's ([`crate::gc`]) applied to what one compaction sees: among the
-//! versions of a key at or below the safe point, the newest put or delete stays (every snapshot
-//! at or after the safe point that reaches below it sees that one) and everything older goes, as
-//! do lock-only and rollback records below the safe point. Versions in other files than the
-//! compaction's are not seen, so the rule keeps more than the collector would, never less: a
-//! version left out always has a newer one at or below the safe point in the same output.
+//! versions of a key at or below the safe point, the newest put stays (every snapshot at or
+//! after the safe point that reaches below it sees that one) and everything older goes, as do
+//! lock-only and rollback records below the safe point. A version left out that kept its value
+//! in the default CF names that value as an orphan, which the engine then deletes.
 //!
-//! Two kinds of entries stay for the collector's passes, which write deletions through Raft:
-//! a delete that is the newest version below the safe point (older versions of its key may sit
-//! in files below this compaction, and dropping the delete would bring them back), and a put
-//! whose value lives in the default CF (the collector deletes the value with it).
+//! Versions in other files than the compaction's are not seen, so the rule keeps more than the
+//! collector would, never less: a version left out always has a newer one at or below the safe
+//! point in the same output. A delete that is the newest version below the safe point is the
+//! exception: it goes, with everything older, only in a compaction of every file (RocksDB's
+//! full compaction, which [`QuietCompactions`](crate::gc::QuietCompactions) runs after a burst
+//! of writes). Elsewhere older versions of its key may sit in files below the compaction, and
+//! dropping the delete would bring them back; the collector's passes delete those.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,23 +28,38 @@ pub(crate) struct VersionGarbage {
 }
 
 impl GarbageFilter for VersionGarbage {
-    fn judge(&self) -> Box<dyn GarbageJudge> {
+    fn judge(&self, whole: bool) -> Box<dyn GarbageJudge> {
         Box::new(VersionJudge {
             safe_point: Timestamp(self.safe_point.load(Ordering::SeqCst)),
+            whole,
             key: Vec::new(),
-            shadowed: false,
+            below: Below::Nothing,
+            orphans: Vec::new(),
         })
     }
+}
+
+/// What a judge has met of the current key's versions at or below the safe point.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Below {
+    Nothing,
+    /// The newest put or delete there, which stays: everything older goes.
+    Kept,
+    /// The newest there was a delete, gone with everything older.
+    Deleted,
 }
 
 /// One compaction's judge. The safe point is read once, when the compaction starts: it only
 /// rises, so a compaction never drops more than the safe point of its start allows.
 struct VersionJudge {
     safe_point: Timestamp,
+    /// Whether the compaction reads every file of the write CF.
+    whole: bool,
     /// The encoded user key whose versions are being judged.
     key: Vec<u8>,
-    /// Whether a put or delete of `key` at or below the safe point has been kept already.
-    shadowed: bool,
+    below: Below,
+    /// Default-CF keys of the long values of versions left out.
+    orphans: Vec<Vec<u8>>,
 }
 
 impl GarbageJudge for VersionJudge {
@@ -53,7 +70,7 @@ impl GarbageJudge for VersionJudge {
         if user != self.key.as_slice() {
             self.key.clear();
             self.key.extend_from_slice(user);
-            self.shadowed = false;
+            self.below = Below::Nothing;
         }
         if commit_ts > self.safe_point {
             return false;
@@ -61,14 +78,28 @@ impl GarbageJudge for VersionJudge {
         let Ok(write) = Write::decode(value) else {
             return false;
         };
-        match write.kind {
-            WriteKind::Lock | WriteKind::Rollback => true,
-            WriteKind::Put if write.short_value.is_none() => {
-                self.shadowed = true;
+        match (write.kind, self.below) {
+            (WriteKind::Lock | WriteKind::Rollback, _) => true,
+            (WriteKind::Delete, Below::Nothing) if self.whole => {
+                self.below = Below::Deleted;
+                true
+            }
+            (WriteKind::Put | WriteKind::Delete, Below::Nothing) => {
+                self.below = Below::Kept;
                 false
             }
-            WriteKind::Put | WriteKind::Delete => std::mem::replace(&mut self.shadowed, true),
+            (WriteKind::Put | WriteKind::Delete, Below::Kept | Below::Deleted) => {
+                if write.kind == WriteKind::Put && write.short_value.is_none() {
+                    self.orphans
+                        .push(mvcc::append_ts(self.key.clone(), write.start_ts));
+                }
+                true
+            }
         }
+    }
+
+    fn orphans(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.orphans)
     }
 }
 
@@ -164,9 +195,10 @@ mod tests {
     }
 
     #[test]
-    fn deleted_rows_stay_deleted_while_compactions_and_passes_collect_them() {
+    fn deleted_rows_stay_deleted_while_a_whole_compaction_drops_their_delete_and_versions() {
         let s = store();
-        let t1 = put(&s.storage, b"gone", Some(b"1"), 10);
+        let long = vec![3u8; mvcc::SHORT_VALUE_MAX_BYTES + 1];
+        let t1 = put(&s.storage, b"gone", Some(&long), 10);
         let t2 = put(&s.storage, b"gone", Some(b"2"), t1.0 + 1);
         let t3 = put(&s.storage, b"gone", None, t2.0 + 1);
         let t4 = put(&s.storage, b"back", Some(b"1"), t3.0 + 1);
@@ -174,44 +206,93 @@ mod tests {
         let t6 = put(&s.storage, b"back", Some(b"2"), t5.0 + 1);
         let safe = Timestamp(t6.0 + 1);
         s.compact_at(safe);
-        assert_eq!(s.get(b"gone", safe), None);
         assert_eq!(
             s.records(b"gone"),
-            vec![(t3, WriteKind::Delete)],
-            "the delete stays for the collector: dropping it could bring older versions back"
+            vec![],
+            "a compaction of every file sees every version under the delete"
         );
+        assert_eq!(s.get(b"gone", safe), None);
+        assert_eq!(s.get(b"gone", Timestamp::MAX), None);
         assert_eq!(s.records(b"back"), vec![(t6, WriteKind::Put)]);
         assert_eq!(s.get(b"back", safe), Some(b"2".to_vec()));
-
-        assert_eq!(gc::collect(&s.storage, safe).unwrap(), 1);
-        s.compact_at(safe);
-        assert_eq!(s.records(b"gone"), vec![]);
-        assert_eq!(s.get(b"gone", Timestamp::MAX), None);
-        assert_eq!(s.get(b"back", Timestamp::MAX), Some(b"2".to_vec()));
+        assert_eq!(
+            s.engine.delete_orphans().unwrap(),
+            1,
+            "the long value under it"
+        );
+        assert_eq!(default_cf_entries(&s), 0);
+        assert_eq!(
+            gc::collect(&s.storage, safe).unwrap(),
+            0,
+            "nothing left for a pass"
+        );
     }
 
     #[test]
-    fn versions_with_long_values_are_left_to_the_collector_with_their_values() {
+    fn a_compaction_of_some_files_keeps_the_delete_that_hides_older_files() {
+        let safe_point = Timestamp(100);
+        let filter = VersionGarbage {
+            safe_point: Arc::new(AtomicU64::new(safe_point.0)),
+        };
+        let key = mvcc::encode_user_key(b"gone");
+        let version = |commit: u64| mvcc::append_ts(key.clone(), Timestamp(commit));
+        let delete = Write::new(WriteKind::Delete, Timestamp(49), None).encode();
+        let short = Write::new(WriteKind::Put, Timestamp(39), Some(b"2")).encode();
+        let long_put = Write::new(WriteKind::Put, Timestamp(29), None).encode();
+        let rollback = Write::new(WriteKind::Rollback, Timestamp(20), None).encode();
+        let entries = [
+            (version(50), &delete),
+            (version(40), &short),
+            (version(30), &long_put),
+            (version(20), &rollback),
+        ];
+        let judged = |whole: bool| {
+            let mut judge = filter.judge(whole);
+            let garbage: Vec<bool> = entries
+                .iter()
+                .map(|(k, v)| judge.is_garbage(k, v))
+                .collect();
+            (garbage, judge.orphans())
+        };
+        let orphan = vec![mvcc::append_ts(key.clone(), Timestamp(29))];
+        assert_eq!(
+            judged(false),
+            (vec![false, true, true, true], orphan.clone()),
+            "versions of the key may lie in files below: the delete stays to hide them"
+        );
+        assert_eq!(judged(true), (vec![true, true, true, true], orphan));
+    }
+
+    #[test]
+    fn versions_with_long_values_go_and_their_values_after_them() {
         let s = store();
         let long = |b: u8| vec![b; mvcc::SHORT_VALUE_MAX_BYTES + 1];
         let t1 = put(&s.storage, b"k", Some(&long(1)), 10);
         let t2 = put(&s.storage, b"k", Some(&long(2)), t1.0 + 1);
-        let t3 = put(&s.storage, b"k", Some(b"short"), t2.0 + 1);
+        let t3 = put(&s.storage, b"k", Some(&long(3)), t2.0 + 1);
         let safe = Timestamp(t3.0 + 1);
         s.compact_at(safe);
+        assert_eq!(s.records(b"k"), vec![(t3, WriteKind::Put)]);
+        assert_eq!(default_cf_entries(&s), 3, "the values wait for the engine");
+        assert_eq!(s.engine.delete_orphans().unwrap(), 2);
         assert_eq!(
-            s.records(b"k").iter().map(|r| r.0).collect::<Vec<_>>(),
-            vec![t3, t2, t1],
-            "records pointing at long values stay until a pass deletes them with the values"
+            default_cf_entries(&s),
+            1,
+            "the newest version's value stays"
         );
-        assert_eq!(gc::collect(&s.storage, safe).unwrap(), 2);
+        assert_eq!(s.get(b"k", safe), Some(long(3)));
+        assert_eq!(s.engine.delete_orphans().unwrap(), 0);
+    }
+
+    fn default_cf_entries(s: &Store) -> usize {
         let mut values = s.engine.iterator(Cf::Default, b"", None);
         values.seek(b"");
-        assert!(
-            !values.valid().unwrap(),
-            "the long values went with their records"
-        );
-        assert_eq!(s.get(b"k", safe), Some(b"short".to_vec()));
+        let mut n = 0;
+        while values.valid().unwrap() {
+            n += 1;
+            values.next();
+        }
+        n
     }
 
     #[test]
