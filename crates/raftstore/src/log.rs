@@ -25,6 +25,14 @@ const KEY_TRUNCATED: &[u8] = b"truncated";
 pub const INIT_INDEX: u64 = 5;
 pub const INIT_TERM: u64 = 5;
 
+/// The size at which the log store starts a new file.
+const LOG_FILE_BYTES: u64 = 32 << 20;
+/// The size of the log past which [`RaftLog::purge`] drops files. raft-engine purges nothing
+/// below it, whatever the regions have compacted; its default (10 GB, TiKV's) let each KV node
+/// keep every entry of a burst of writes, hundreds of megabytes, long after every peer had
+/// applied them.
+const LOG_PURGE_THRESHOLD_BYTES: u64 = 128 << 20;
+
 /// A failure of the log store: the node cannot go on safely.
 #[derive(Debug, thiserror::Error)]
 #[error("raft log: {0}")]
@@ -163,6 +171,8 @@ impl RaftLog {
     pub fn open(dir: &Path) -> Result<RaftLog, LogError> {
         let config = raft_engine::Config {
             dir: dir.to_string_lossy().into_owned(),
+            target_file_size: raft_engine::ReadableSize(LOG_FILE_BYTES),
+            purge_threshold: raft_engine::ReadableSize(LOG_PURGE_THRESHOLD_BYTES),
             ..raft_engine::Config::default()
         };
         Ok(RaftLog {
@@ -194,8 +204,9 @@ impl RaftLog {
         Ok(())
     }
 
-    /// Deletes log files that hold only compacted entries (raft-engine rewrites what little
-    /// is still live in them). Called periodically.
+    /// Deletes log files that hold only compacted entries, once the log is past
+    /// `LOG_PURGE_THRESHOLD_BYTES` (raft-engine rewrites what little is still live in the
+    /// oldest files). Called periodically.
     pub fn purge(&self) -> Result<(), LogError> {
         self.engine.purge_expired_files().map_err(log_error)?;
         Ok(())
