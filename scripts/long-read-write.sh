@@ -21,25 +21,14 @@ sb=(sysbench --db-driver=mysql --mysql-host="$host" --mysql-port="$port" --mysql
 "${sb[@]}" oltp_common --threads=4 prepare >/dev/null
 sleep 30 # the compaction that follows a load runs before the clock starts
 
-sizes=$(mktemp)
-sampler=
-cleanup() {
-    [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
-    rm -f "$sizes"
-}
-trap cleanup EXIT
-(
-    # du fails when a file goes while it counts (a server deletes files all the time): the
-    # sample is then the size it did count.
-    while sleep 60; do { du -sm "$data_dir" 2>/dev/null || true; } | awk '{print $1}' >>"$sizes"; done
-) &
-sampler=$!
-
 "${sb[@]}" oltp_read_write --threads=32 --time=$((minutes * 60)) --report-interval=60 \
     --percentile=95 run |
     awk '/^\[ [0-9]+s \]/ {gsub("s", "", $2); print $2 / 60, $7, $14; fflush()}' |
     while read -r minute tps p95; do
-        size=$(sed -n "${minute}p" "$sizes")
+        # Measured as each minute's report arrives (a sampler of its own drifted a minute
+        # behind the reports). du fails when a file goes while it counts (a server deletes
+        # files all the time): the size is then what it did count.
+        size=$({ du -sm "$data_dir" 2>/dev/null || true; } | awk '{print $1}')
         echo "$label minute $minute tps $tps p95 $p95 data_mib ${size:-?}"
     done | tee /dev/stderr |
     awk -v l="$label" -v n="$minutes" '
