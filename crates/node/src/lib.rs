@@ -156,13 +156,17 @@ impl KvNode {
                 .name("heartbeat".into())
                 .spawn(move || heartbeat_loop(&pd, store_id, &router, &oracle, &stop))?
         };
-        let split_check = split::start(
-            pd.clone(),
-            router.clone(),
-            rocks.clone(),
-            config.split,
-            stop.clone(),
-        )?;
+        let split_check = {
+            let storage = storage.clone();
+            split::start(
+                pd.clone(),
+                router.clone(),
+                rocks.clone(),
+                config.split,
+                move || storage.gc_safe_point(),
+                stop.clone(),
+            )?
+        };
         // Each leader collects its regions and proposes the deletions through Raft, so every
         // replica drops the same versions.
         let (gc_pd, gc_router, gc_config) = (pd.clone(), router.clone(), config.gc);

@@ -4,7 +4,9 @@
 //! A region is looked at when this node starts leading it, again after it took
 //! 1/[`SPLIT_CHECK_WRITTEN_PART`] of the size or key limit in writes, and again after it split.
 //! Looking at it means walking its committed versions (the write column family): if the region
-//! holds more user keys or bytes than allowed, it is cut into pieces of half the limit each (at
+//! holds more user keys or bytes than allowed (not counting the versions below the GC safe
+//! point that compactions will drop: a burst of updates would otherwise split a region for
+//! good, as Strata does not merge regions, over garbage that lives seconds), it is cut into pieces of half the limit each (at
 //! most [`SPLIT_KEYS_PER_CHECK_MAX`] cuts a look), so that a region far past the limit, after a
 //! burst of inserts, reaches its final shape in one look rather than one split a second. The
 //! cuts are made from the last to the first: each splits the tail off the same region, which
@@ -20,6 +22,7 @@ use strata_engine::{Cf, Engine, EngineError, RocksEngine};
 use strata_kv::mvcc;
 use strata_pd_client::PdClient;
 use strata_raftstore::{RegionMeta, Router};
+use strata_types::Timestamp;
 use tracing::{info, warn};
 
 /// How often the split checker looks for regions to check.
@@ -55,6 +58,7 @@ pub fn split_loop(
     router: &Router,
     engine: &RocksEngine,
     config: SplitConfig,
+    safe_point: &dyn Fn() -> Timestamp,
     stop: &AtomicBool,
 ) {
     let min_bytes = (config.region_max_bytes / SPLIT_CHECK_WRITTEN_PART).max(1);
@@ -64,7 +68,7 @@ pub fn split_loop(
             if stop.load(Ordering::SeqCst) {
                 return;
             }
-            let cuts = match split_keys(engine, &region, config) {
+            let cuts = match split_keys(engine, &region, config, safe_point()) {
                 Ok(cuts) => cuts,
                 Err(e) => {
                     warn!(region = region.id, %e, "checking a region's size failed");
@@ -94,10 +98,13 @@ pub fn split_loop(
 /// The user keys to cut `region` at when it is past a limit, in order: each piece but the
 /// last holds half the key limit or just over half the size limit, whichever it reaches first
 /// (at most [`SPLIT_KEYS_PER_CHECK_MAX`] cuts). Empty when the region is within both limits.
+/// Versions older than the newest of their key at or below `safe_point` are garbage and add
+/// nothing to the size.
 pub fn split_keys(
     engine: &dyn Engine,
     region: &RegionMeta,
     config: SplitConfig,
+    safe_point: Timestamp,
 ) -> Result<Vec<Vec<u8>>, EngineError> {
     let lower = mvcc::encode_user_key(&region.start_key);
     let upper = (!region.end_key.is_empty()).then(|| mvcc::encode_user_key(&region.end_key));
@@ -107,12 +114,15 @@ pub fn split_keys(
     // Keys and bytes since the last cut.
     let (mut piece_keys, mut piece_bytes) = (0u64, 0u64);
     let mut last: Vec<u8> = Vec::new();
+    // Whether a version of `last` at or below the safe point was seen.
+    let mut below = false;
     let mut cuts = Vec::new();
     while iter.valid()? {
-        let (encoded, _) = mvcc::split_versioned_key(iter.key())
+        let (encoded, commit_ts) = mvcc::split_versioned_key(iter.key())
             .map_err(|e| EngineError::Storage(e.to_string()))?;
         if encoded != last.as_slice() {
             last = encoded.to_vec();
+            below = false;
             // A cut falls between user keys, and never before the region's first key.
             let full = piece_keys >= config.region_max_keys / 2
                 || piece_bytes > config.region_max_bytes / 2;
@@ -126,9 +136,12 @@ pub fn split_keys(
             keys += 1;
             piece_keys += 1;
         }
-        let size = (iter.key().len() + iter.value().len()) as u64;
-        bytes += size;
-        piece_bytes += size;
+        let garbage = commit_ts <= safe_point && std::mem::replace(&mut below, true);
+        if !garbage {
+            let size = (iter.key().len() + iter.value().len()) as u64;
+            bytes += size;
+            piece_bytes += size;
+        }
         iter.next();
     }
     let past_limit = cuts.len() == SPLIT_KEYS_PER_CHECK_MAX
@@ -185,11 +198,12 @@ pub fn start(
     router: Router,
     engine: Arc<RocksEngine>,
     config: SplitConfig,
+    safe_point: impl Fn() -> Timestamp + Send + 'static,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("split-check".into())
-        .spawn(move || split_loop(&pd, &router, &engine, config, &stop))
+        .spawn(move || split_loop(&pd, &router, &engine, config, &safe_point, &stop))
 }
 
 #[cfg(test)]
@@ -233,19 +247,23 @@ mod tests {
             region_max_keys: 8,
         };
         // Pieces of 4, 4 and 2 user keys (versions of one key stay together).
-        let cuts = split_keys(&engine, &region(b"", b""), config).unwrap();
+        let cuts = split_keys(&engine, &region(b"", b""), config, Timestamp::ZERO).unwrap();
         assert_eq!(cuts, [vec![b'k', 4], vec![b'k', 8]]);
         // Within the limit: no split. Only the region's own keys count.
-        assert!(split_keys(&engine, &region(b"", &[b'k', 8]), config)
-            .unwrap()
-            .is_empty());
+        assert!(
+            split_keys(&engine, &region(b"", &[b'k', 8]), config, Timestamp::ZERO)
+                .unwrap()
+                .is_empty()
+        );
         let loose = SplitConfig {
             region_max_bytes: u64::MAX,
             region_max_keys: 10,
         };
-        assert!(split_keys(&engine, &region(b"", b""), loose)
-            .unwrap()
-            .is_empty());
+        assert!(
+            split_keys(&engine, &region(b"", b""), loose, Timestamp::ZERO)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -258,16 +276,36 @@ mod tests {
             region_max_keys: max_keys,
         };
         // 1,000 keys, limit 40: a cut every 20 keys, 49 in all.
-        let cuts = split_keys(&engine, &region(b"", b""), config(40)).unwrap();
+        let cuts = split_keys(&engine, &region(b"", b""), config(40), Timestamp::ZERO).unwrap();
         let expected: Vec<Vec<u8>> = (1..50u16)
             .map(|i| (i * 20).to_be_bytes().to_vec())
             .collect();
         assert_eq!(cuts, expected);
         // Limit 10: a cut every 5 keys would make 199; one look makes the first 64.
-        let cuts = split_keys(&engine, &region(b"", b""), config(10)).unwrap();
+        let cuts = split_keys(&engine, &region(b"", b""), config(10), Timestamp::ZERO).unwrap();
         assert_eq!(cuts.len(), SPLIT_KEYS_PER_CHECK_MAX);
         assert_eq!(cuts[0], 5u16.to_be_bytes());
         assert_eq!(cuts[63], 320u16.to_be_bytes());
+    }
+
+    #[test]
+    fn garbage_below_the_safe_point_does_not_count_toward_the_size() {
+        // Four keys of five versions (timestamps 1 to 5), each version under 30 bytes.
+        let engine = engine_with(&[b"a", b"b", b"c", b"d"], 5);
+        let config = SplitConfig {
+            region_max_bytes: 200,
+            region_max_keys: u64::MAX,
+        };
+        let whole = region(b"", b"");
+        assert!(!split_keys(&engine, &whole, config, Timestamp(2))
+            .unwrap()
+            .is_empty());
+        assert!(
+            split_keys(&engine, &whole, config, Timestamp(5))
+                .unwrap()
+                .is_empty(),
+            "one version of each key is left once the safe point passes them all"
+        );
     }
 
     #[test]
@@ -277,7 +315,7 @@ mod tests {
             region_max_bytes: 200,
             region_max_keys: u64::MAX,
         };
-        let cuts = split_keys(&engine, &region(b"", b""), config).unwrap();
+        let cuts = split_keys(&engine, &region(b"", b""), config, Timestamp::ZERO).unwrap();
         assert!(!cuts.is_empty(), "past the size limit");
         assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");
         assert!(cuts
