@@ -10,7 +10,7 @@ use crate::catalog::TableDef;
 use crate::error::{self, Result};
 use crate::expr::{EvalEnv, Expr, SessionValue};
 use crate::planner::access::{Access, RangeBound, TableSource};
-use crate::planner::query::SelectPlan;
+use crate::planner::physical::SelectPlan;
 use crate::rows;
 use crate::types::{self, to_f64, SqlType};
 

@@ -33,11 +33,13 @@
 //!    ([`planner::optimize`]): conditions of literals decided, conditions pushed into the scan
 //!    or join, each table's access path chosen from statistics ([`planner::access::Access`])
 //!    and the join order ([`planner::join`]), sorts the scan order serves dropped, the columns
-//!    read pruned, a LIMIT pushed into the scan it may stop. [`planner::logical::lower`] hands the tree on as a
-//!    [`planner::query::SelectPlan`]. The state planning keeps while it descends goes down in
+//!    read pruned, a LIMIT pushed into the scan it may stop. [`planner::physical::lower`] makes
+//!    of it the tree of physical operators ([`planner::physical::Plan`]: a sort the scan's
+//!    order serves gone, conditions on subquery values with the Apply that computes them), the
+//!    [`planner::physical::SelectPlan`]. The state planning keeps while it descends goes down in
 //!    a [`planner::query::PlanContext`]. DML plans in [`dml`]. A prepared statement caches
 //!    its plan for its schema version.
-//! 5. **Execute.** [`executor::build`] turns the plan into a tree of physical operators, one
+//! 5. **Execute.** [`executor::build`] makes an operator of each node of the plan, one
 //!    file each under [`executor`]: a scan of the access path through a
 //!    [`strata_txn::Transaction`] ([`executor::scan::Scan`], or a join of several,
 //!    [`executor::join::Join`], which is pulled a batch at a time too), then subqueries, grouping

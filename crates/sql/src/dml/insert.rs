@@ -17,7 +17,8 @@ use crate::error::{self, Result};
 use crate::exec;
 use crate::expr::Expr;
 use crate::planner::bind::{Binder, Scope};
-use crate::planner::query::{self, SelectPlan};
+use crate::planner::physical::SelectPlan;
+use crate::planner::query;
 use crate::rows;
 use crate::types;
 
@@ -114,7 +115,7 @@ pub fn plan_insert(
             }
             _ => {
                 let plan = query::plan_select(q, schema, database)?;
-                if plan.projection.len() != columns.len() {
+                if plan.columns.len() != columns.len() {
                     return Err(error::column_count_mismatch());
                 }
                 InsertSource::Select(Box::new(plan))

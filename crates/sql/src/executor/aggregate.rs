@@ -17,7 +17,8 @@ use strata_codec::Datum;
 
 use crate::error::Result;
 use crate::executor::grouping::{Aggregator, Grouping};
-use crate::planner::query::SelectPlan;
+use crate::expr::{AggCall, Expr};
+use crate::planner::physical::Plan;
 
 use super::describe;
 use super::spill::{self, partition, SpillReader, SpillWriter, SPILL_MIN_BYTES};
@@ -26,7 +27,15 @@ use crate::memory::row_bytes;
 
 pub struct HashAgg<'p> {
     input: Box<dyn Operator + 'p>,
-    plan: &'p SelectPlan,
+    /// Its node of the plan, whose rows EXPLAIN names the columns by.
+    node: &'p Plan,
+    group_by: &'p [Expr],
+    aggs: &'p [AggCall],
+    rollup: bool,
+    /// Columns of the input rows.
+    width: usize,
+    /// Whether the groups may leave in another order than they were first met.
+    may_spill: bool,
     state: State,
     /// Groups made and not handed on yet.
     pending: std::vec::IntoIter<Vec<Datum>>,
@@ -44,37 +53,46 @@ enum State {
 }
 
 impl<'p> HashAgg<'p> {
-    pub fn new(input: Box<dyn Operator + 'p>, plan: &'p SelectPlan) -> HashAgg<'p> {
+    /// The operator of a [`Plan::HashAgg`] node.
+    pub fn new(input: Box<dyn Operator + 'p>, node: &'p Plan) -> HashAgg<'p> {
+        let Plan::HashAgg {
+            group_by,
+            aggs,
+            rollup,
+            width,
+            may_spill,
+            ..
+        } = node
+        else {
+            unreachable!("HashAgg of another node")
+        };
         HashAgg {
             input,
-            plan,
+            node,
+            group_by,
+            aggs,
+            rollup: *rollup,
+            width: *width,
+            may_spill: *may_spill,
             state: State::Start,
             pending: Vec::new().into_iter(),
             held: Held::default(),
         }
     }
 
-    /// Whether the groups may leave in another order than they were first met.
-    fn may_spill(&self) -> bool {
-        let plan = self.plan;
-        let ordered = plan.source.as_ref().is_some_and(|s| s.ordered);
-        !plan.rollup && !plan.group_by.is_empty() && (plan.order_by.is_empty() || !ordered)
-    }
-
     /// Reads every input row into groups (spilling what does not fit); returns the groups
     /// held and the partitions written, if any.
     fn aggregate(&mut self, exec: &mut Exec) -> Result<(Batch, VecDeque<SpillReader>)> {
-        let plan = self.plan;
-        let may_spill = self.may_spill();
-        let mut grouping = Grouping::new(&plan.aggs, plan.group_by.len(), plan.rollup, exec.ctx);
+        let (group_by, may_spill) = (self.group_by, self.may_spill);
+        let mut grouping = Grouping::new(self.aggs, group_by.len(), self.rollup, exec.ctx);
         let mut partitions: Vec<SpillWriter> = Vec::new();
         while let Some(batch) = self.input.next(exec)? {
             for row in &batch {
                 let Grouping::Plain(aggregator) = &mut grouping else {
-                    grouping.add(&plan.group_by, row, exec.ctx)?;
+                    grouping.add(group_by, row, exec.ctx)?;
                     continue;
                 };
-                let key = Aggregator::key_of(&plan.group_by, row, exec.ctx)?;
+                let key = Aggregator::key_of(group_by, row, exec.ctx)?;
                 if !partitions.is_empty() && !aggregator.has_group(&key) {
                     partitions[partition(&key)].write(row)?;
                     continue;
@@ -117,9 +135,7 @@ impl<'p> HashAgg<'p> {
 
     /// Each group's row followed by its aggregate values.
     fn finish(&self, grouping: Grouping, exec: &Exec) -> Result<Batch> {
-        let plan = self.plan;
-        let width = plan.width + plan.subqueries.len();
-        let groups = grouping.finish(width, &plan.group_by, exec.ctx)?;
+        let groups = grouping.finish(self.width, self.group_by, exec.ctx)?;
         Ok(groups
             .into_iter()
             .map(|(mut row, aggs)| {
@@ -132,11 +148,10 @@ impl<'p> HashAgg<'p> {
     /// The groups of one spilled partition, made whole; their memory is given back once they
     /// leave.
     fn aggregate_partition(&mut self, mut reader: SpillReader, exec: &Exec) -> Result<Batch> {
-        let plan = self.plan;
-        let mut grouping = Grouping::new(&plan.aggs, plan.group_by.len(), false, exec.ctx);
+        let mut grouping = Grouping::new(self.aggs, self.group_by.len(), false, exec.ctx);
         while let Some(row) = reader.next_row()? {
             strata_fiber::yield_if_long();
-            grouping.add(&plan.group_by, &row, exec.ctx)?;
+            grouping.add(self.group_by, &row, exec.ctx)?;
         }
         let charged = match &grouping {
             Grouping::Plain(aggregator) => aggregator.charged(),
@@ -184,23 +199,22 @@ impl Operator for HashAgg<'_> {
     }
 
     fn explain(&self) -> Node {
-        let plan = self.plan;
-        let names = describe::Names::of_block(plan);
+        let names = describe::Names::of_block(self.node);
         let mut info = Vec::new();
-        if !plan.group_by.is_empty() {
+        if !self.group_by.is_empty() {
             info.push(format!(
                 "group by:{}",
-                describe::exprs(&plan.group_by, &names)
+                describe::exprs(self.group_by, &names)
             ));
         }
-        if plan.rollup {
+        if self.rollup {
             info.push("with rollup".to_string());
         }
         let funcs = names.aggs.join(", ");
         info.push(format!("funcs:{funcs}"));
         let input = self.input.explain();
         // One row without GROUP BY; with it, at most a group per row.
-        let est_rows = if plan.group_by.is_empty() {
+        let est_rows = if self.group_by.is_empty() {
             1.0
         } else {
             input.est_rows

@@ -10,7 +10,7 @@ use crate::error::{self, Result};
 use crate::exec::{self, holds, Ctx};
 use crate::expr::Expr;
 use crate::planner::bind::SubqueryKind;
-use crate::planner::query::SelectPlan;
+use crate::planner::physical::Plan;
 use crate::planner::subquery::SubqueryPlan;
 use crate::types::compare;
 
@@ -19,20 +19,26 @@ use super::{Batch, Exec, Node, Operator};
 
 pub struct Apply<'p> {
     input: Box<dyn Operator + 'p>,
-    plan: &'p SelectPlan,
+    /// Its node of the plan, whose rows EXPLAIN names the condition's columns by.
+    node: &'p Plan,
     subqueries: &'p [SubqueryPlan],
     applier: Applier,
     filter: Option<&'p Expr>,
 }
 
 impl<'p> Apply<'p> {
-    pub fn new(input: Box<dyn Operator + 'p>, plan: &'p SelectPlan) -> Apply<'p> {
+    pub fn new(
+        input: Box<dyn Operator + 'p>,
+        node: &'p Plan,
+        subqueries: &'p [SubqueryPlan],
+        filter: Option<&'p Expr>,
+    ) -> Apply<'p> {
         Apply {
             input,
-            plan,
-            subqueries: &plan.subqueries,
-            applier: Applier::new(plan.subqueries.len()),
-            filter: plan.post_filter.as_ref(),
+            node,
+            subqueries,
+            applier: Applier::new(subqueries.len()),
+            filter,
         }
     }
 }
@@ -68,7 +74,7 @@ impl Operator for Apply<'_> {
             info.push(format!("subquery#{k}:{how}"));
         }
         if let Some(filter) = self.filter {
-            let names = describe::Names::of_block(self.plan);
+            let names = describe::Names::of_block(self.node);
             info.push(format!("then:{}", describe::exprs([filter], &names)));
         }
         Node::root("Apply", info.join(", "), children)

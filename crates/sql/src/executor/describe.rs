@@ -8,7 +8,7 @@ use strata_codec::Datum;
 use crate::expr::{AggCall, AggFunc, BinaryOp, Expr};
 use crate::planner::access::TableSource;
 use crate::planner::join::{BuildSource, JoinItem};
-use crate::planner::query::SelectPlan;
+use crate::planner::physical::Plan;
 use crate::types::datum_to_text;
 
 /// Nesting shown before the rest of an expression is elided: EXPLAIN answers for any
@@ -192,11 +192,11 @@ fn table_names(source: &TableSource, alias: &str) -> Vec<String> {
 }
 
 impl Names {
-    /// The columns of a query block's FROM row (`alias.column`), then its subqueries'
-    /// results, and its aggregate calls.
-    pub fn of_block(plan: &SelectPlan) -> Names {
-        let mut columns = match (&plan.join, &plan.source) {
-            (Some(join), _) => {
+    /// The columns of the FROM row (`alias.column`) under a node of a query block, then
+    /// the results of the subqueries under it, and the aggregate calls under it.
+    pub fn of_block(node: &Plan) -> Names {
+        let (mut columns, width) = match node.leaf() {
+            Plan::Join(join) => {
                 let mut columns = vec![String::new(); join.width];
                 for step in &join.steps {
                     let own = match &step.item {
@@ -220,24 +220,28 @@ impl Names {
                         }
                     }
                 }
-                columns
+                (columns, join.width)
             }
-            (None, Some(source)) => table_names(source, &source.table.name),
-            (None, None) => Vec::new(),
+            Plan::Scan { source, .. } => {
+                let columns = table_names(source, &source.table.name);
+                let width = columns.len();
+                (columns, width)
+            }
+            _ => (Vec::new(), 0),
         };
-        columns.resize(plan.width, String::new());
+        columns.resize(width, String::new());
         for (k, slot) in columns.iter_mut().enumerate() {
             if slot.is_empty() {
                 *slot = format!("#{k}");
             }
         }
-        columns.extend((0..plan.subqueries.len()).map(|k| format!("subquery#{k}")));
+        columns.extend((0..node.subqueries().len()).map(|k| format!("subquery#{k}")));
         let mut names = Names {
             columns,
             aggs: Vec::new(),
         };
-        names.aggs = plan
-            .aggs
+        names.aggs = node
+            .aggs()
             .iter()
             .map(|call| aggregate(call, &names))
             .collect();

@@ -3,14 +3,15 @@
 use crate::error::Result;
 use crate::exec::holds;
 use crate::expr::Expr;
-use crate::planner::query::SelectPlan;
+use crate::planner::physical::Plan;
 
 use super::describe;
 use super::{grouped_env, split_aggs, Batch, Exec, Node, Operator};
 
 pub struct Having<'p> {
     input: Box<dyn Operator + 'p>,
-    plan: &'p SelectPlan,
+    /// Its node of the plan, whose rows EXPLAIN names the condition's columns by.
+    node: &'p Plan,
     condition: &'p Expr,
     /// Aggregate values at the end of each row.
     aggs: usize,
@@ -19,13 +20,13 @@ pub struct Having<'p> {
 impl<'p> Having<'p> {
     pub fn new(
         input: Box<dyn Operator + 'p>,
-        plan: &'p SelectPlan,
+        node: &'p Plan,
         condition: &'p Expr,
         aggs: usize,
     ) -> Having<'p> {
         Having {
             input,
-            plan,
+            node,
             condition,
             aggs,
         }
@@ -54,7 +55,7 @@ impl Operator for Having<'_> {
     }
 
     fn explain(&self) -> Node {
-        let names = describe::Names::of_block(self.plan);
+        let names = describe::Names::of_block(self.node);
         let info = format!("having:{}", describe::exprs([self.condition], &names));
         let input = self.input.explain();
         // TiDB's selectivity of a condition it knows nothing about.

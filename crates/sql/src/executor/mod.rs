@@ -1,11 +1,11 @@
 //! The executor: a planned query block becomes a tree of physical operators, and the rows are
 //! pulled from its root in batches.
 //!
-//! [`build`] turns a [`SelectPlan`] into operators, one file each: the rows come from a
-//! [`scan::Scan`] of an access path (or a [`dual::Dual`] row, a [`join::Join`], a
-//! [`union::Union`]), then pass [`apply::Apply`] (subqueries), [`aggregate::HashAgg`],
-//! [`filter::Having`], [`window::Window`], [`project::Project`], [`distinct::Distinct`],
-//! [`sort::Sort`] and [`limit::Limit`], each present only when the plan needs it. An
+//! [`build`] makes an operator of each node of a [`SelectPlan`]'s tree, one file each: the
+//! rows come from a [`scan::Scan`] of an access path (or a [`dual::Dual`] row, a
+//! [`join::Join`], a [`union::Union`]), then pass [`apply::Apply`] (subqueries),
+//! [`aggregate::HashAgg`], [`filter::Having`], [`window::Window`], [`project::Project`],
+//! [`distinct::Distinct`], [`sort::Sort`] and [`limit::Limit`], as the plan has them. An
 //! operator hands its parent a batch of rows at a time, so a LIMIT that has its rows stops
 //! the scan below it. EXPLAIN prints the same tree ([`Node`]).
 //!
@@ -37,7 +37,8 @@ use crate::api::{RowSink, SessionStatus};
 use crate::error::Result;
 use crate::exec::{AggEnv, Ctx};
 use crate::expr::EvalEnv;
-use crate::planner::query::SelectPlan;
+use crate::expr::Expr;
+use crate::planner::physical::{Plan, SelectPlan};
 
 pub use scan::Cursor;
 
@@ -222,70 +223,140 @@ fn measured<'p>(op: Box<dyn Operator + 'p>, measure: bool) -> Box<dyn Operator +
 
 /// [`build`], each operator of the block measured when `measure` (EXPLAIN ANALYZE).
 fn build_with(plan: &SelectPlan, measure: bool) -> Box<dyn Operator + '_> {
-    let measured = |op| measured(op, measure);
-    if let Some(union) = &plan.union {
-        return measured(Box::new(union::Union::new(union, &plan.result_types)));
-    }
-    let sorted = plan.order_by.is_empty() || plan.source.as_ref().is_some_and(|s| s.ordered);
-    let joined = plan.join.is_some() || !plan.subqueries.is_empty();
-    // The optimizer decided whether the scan may stop after LIMIT + OFFSET rows that pass its
-    // filter; a locking read then locks only those.
-    let cap = plan
-        .source
-        .as_ref()
-        .filter(|source| source.limited)
-        .and_then(|_| limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref()));
-    let lock = !joined && plan.lock == crate::planner::query::RowLock::ForUpdate;
-    let mut input: Box<dyn Operator + '_> = measured(match (&plan.join, &plan.source) {
-        (Some(join), _) => Box::new(join::Join::new(plan, join, measure)),
-        (None, Some(source)) => Box::new(scan::Scan::new(source, plan.filter.as_ref(), lock, cap)),
-        (None, None) => Box::new(dual::Dual::new(plan.filter.as_ref())),
-    });
-    if !plan.subqueries.is_empty() {
-        input = measured(Box::new(apply::Apply::new(input, plan)));
-    }
-    let aggs = if plan.aggregate {
-        input = measured(Box::new(aggregate::HashAgg::new(input, plan)));
-        plan.aggs.len()
-    } else {
-        0
+    let builder = Builder {
+        block: plan,
+        measure,
     };
-    if let Some(having) = &plan.having {
-        input = measured(Box::new(filter::Having::new(input, plan, having, aggs)));
+    builder.node(&plan.root, Above::default())
+}
+
+/// Makes the operators of one query block.
+struct Builder<'p> {
+    block: &'p SelectPlan,
+    measure: bool,
+}
+
+/// What the operator above a node asks of it.
+#[derive(Clone, Copy, Default)]
+struct Above<'p> {
+    /// The LIMIT over it with nothing between them that drops or reorders rows: a Sort
+    /// keeps only the rows it needs, a scan the optimizer marked `limited` stops after them.
+    count: Option<limit::Count<'p>>,
+    /// The ORDER BY values the Sort above sorts by, which the Project computes after the
+    /// select list.
+    sort_keys: &'p [(Expr, bool)],
+}
+
+impl<'p> Builder<'p> {
+    fn node(&self, node: &'p Plan, above: Above<'p>) -> Box<dyn Operator + 'p> {
+        let op: Box<dyn Operator + 'p> = match node {
+            Plan::Dual { filter } => Box::new(dual::Dual::new(filter.as_ref())),
+            Plan::Scan {
+                source,
+                filter,
+                lock,
+            } => {
+                let cap = above.count.filter(|_| source.limited);
+                Box::new(scan::Scan::new(source, filter.as_ref(), *lock, cap))
+            }
+            Plan::Join(join) => Box::new(join::Join::new(node, join, self.measure)),
+            Plan::Union(union) => Box::new(union::Union::new(union, &self.block.result_types)),
+            Plan::Apply {
+                input,
+                subqueries,
+                filter,
+            } => Box::new(apply::Apply::new(
+                self.node(input, Above::default()),
+                node,
+                subqueries,
+                filter.as_ref(),
+            )),
+            Plan::HashAgg { input, .. } => Box::new(aggregate::HashAgg::new(
+                self.node(input, Above::default()),
+                node,
+            )),
+            Plan::Having { input, predicate } => Box::new(filter::Having::new(
+                self.node(input, Above::default()),
+                node,
+                predicate,
+                node.aggs().len(),
+            )),
+            Plan::Window {
+                input,
+                windows,
+                keep_window_order,
+            } => Box::new(window::Window::new(
+                self.node(input, Above::default()),
+                windows,
+                node.aggs().len(),
+                *keep_window_order,
+            )),
+            Plan::Project { input, exprs } => {
+                let below = Above {
+                    count: above.count,
+                    sort_keys: &[],
+                };
+                let windows = match &**input {
+                    Plan::Window { windows, .. } => windows.len(),
+                    _ => 0,
+                };
+                Box::new(project::Project::new(
+                    self.node(input, below),
+                    node,
+                    exprs,
+                    &self.block.result_types,
+                    above.sort_keys,
+                    node.aggs().len(),
+                    windows,
+                ))
+            }
+            Plan::Distinct {
+                input,
+                width,
+                may_spill,
+            } => {
+                let below = Above {
+                    count: None,
+                    sort_keys: above.sort_keys,
+                };
+                Box::new(distinct::Distinct::new(
+                    self.node(input, below),
+                    *width,
+                    *may_spill,
+                ))
+            }
+            Plan::Sort { input, keys, width } => {
+                let below = Above {
+                    count: None,
+                    sort_keys: keys,
+                };
+                Box::new(sort::Sort::new(
+                    self.node(input, below),
+                    node,
+                    keys,
+                    *width,
+                    above.count,
+                ))
+            }
+            Plan::Limit {
+                input,
+                limit,
+                offset,
+            } => {
+                let count = limit::Count::new(limit.as_ref(), offset.as_ref());
+                let below = Above {
+                    count,
+                    sort_keys: &[],
+                };
+                let input = self.node(input, below);
+                match count {
+                    Some(count) => Box::new(limit::Limit::new(input, count)),
+                    None => return input,
+                }
+            }
+        };
+        measured(op, self.measure)
     }
-    if !plan.windows.is_empty() {
-        input = measured(Box::new(window::Window::new(
-            input,
-            &plan.windows,
-            aggs,
-            plan.order_by.is_empty(),
-        )));
-    }
-    let order_by = if sorted { &[][..] } else { &plan.order_by[..] };
-    input = measured(Box::new(project::Project::new(
-        input,
-        plan,
-        order_by,
-        aggs,
-        plan.windows.len(),
-    )));
-    let width = plan.projection.len();
-    if plan.distinct {
-        // Its rows may leave in another order when it spills, unless no sort follows to
-        // give the ORDER BY.
-        let may_spill = plan.order_by.is_empty() || !sorted;
-        input = measured(Box::new(distinct::Distinct::new(input, width, may_spill)));
-    }
-    let count = limit::Count::new(plan.limit.as_ref(), plan.offset.as_ref());
-    if !order_by.is_empty() {
-        input = measured(Box::new(sort::Sort::new(
-            input, plan, order_by, width, count,
-        )));
-    }
-    if let Some(count) = count {
-        input = measured(Box::new(limit::Limit::new(input, count)));
-    }
-    input
 }
 
 /// A result past this many bytes (as [`crate::memory::row_bytes`] counts them) goes to the

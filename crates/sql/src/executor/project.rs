@@ -4,15 +4,20 @@
 use strata_codec::Datum;
 
 use crate::error::Result;
+use crate::expr::ResultType;
 use crate::expr::{conform, Expr};
-use crate::planner::query::SelectPlan;
+use crate::planner::physical::Plan;
 
 use super::describe;
 use super::{grouped_env, split_aggs, Batch, Exec, Node, Operator};
 
 pub struct Project<'p> {
     input: Box<dyn Operator + 'p>,
-    plan: &'p SelectPlan,
+    /// Its node of the plan, whose input rows EXPLAIN names the columns by.
+    node: &'p Plan,
+    /// The select list, and the types its values leave in.
+    exprs: &'p [Expr],
+    types: &'p [ResultType],
     /// ORDER BY expressions evaluated for the sort above (empty when none sorts).
     order_by: &'p [(Expr, bool)],
     /// Aggregate values and then window values at the end of each row.
@@ -23,14 +28,18 @@ pub struct Project<'p> {
 impl<'p> Project<'p> {
     pub fn new(
         input: Box<dyn Operator + 'p>,
-        plan: &'p SelectPlan,
+        node: &'p Plan,
+        exprs: &'p [Expr],
+        types: &'p [ResultType],
         order_by: &'p [(Expr, bool)],
         aggs: usize,
         windows: usize,
     ) -> Project<'p> {
         Project {
             input,
-            plan,
+            node,
+            exprs,
+            types,
             order_by,
             aggs,
             windows,
@@ -53,9 +62,8 @@ impl Operator for Project<'_> {
             let env = grouped_env(exec.ctx, aggs, windows);
             // Values leave in their columns' types before DISTINCT compares them, as MySQL's
             // temporary table holds them (two quotients shown as 0.3333 are one row).
-            let mut values: Vec<Datum> =
-                Vec::with_capacity(self.plan.projection.len() + self.order_by.len());
-            for (e, t) in self.plan.projection.iter().zip(&self.plan.result_types) {
+            let mut values: Vec<Datum> = Vec::with_capacity(self.exprs.len() + self.order_by.len());
+            for (e, t) in self.exprs.iter().zip(self.types) {
                 values.push(conform(e.eval(row, &env)?, t));
             }
             for (e, _) in self.order_by {
@@ -67,8 +75,8 @@ impl Operator for Project<'_> {
     }
 
     fn explain(&self) -> Node {
-        let names = describe::Names::of_block(self.plan);
-        let info = describe::exprs(&self.plan.projection, &names);
+        let names = describe::Names::of_block(self.node);
+        let info = describe::exprs(self.exprs, &names);
         Node::root("Projection", info, vec![self.input.explain()])
     }
 }

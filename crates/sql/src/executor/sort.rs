@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::exec::{compare_sort_keys, Ctx};
 use crate::expr::{EvalEnv, Expr};
 use crate::memory::row_bytes;
-use crate::planner::query::SelectPlan;
+use crate::planner::physical::Plan;
 
 use super::describe;
 use super::limit::Count;
@@ -34,7 +34,9 @@ const MERGE_BATCH_ROWS: usize = 1024;
 
 pub struct Sort<'p> {
     input: Box<dyn Operator + 'p>,
-    plan: &'p SelectPlan,
+    /// Its node of the plan, whose rows below the select list EXPLAIN names the keys'
+    /// columns by.
+    node: &'p Plan,
     order_by: &'p [(Expr, bool)],
     /// The projected columns; the ORDER BY values follow them and are cut off.
     width: usize,
@@ -54,14 +56,14 @@ enum State {
 impl<'p> Sort<'p> {
     pub fn new(
         input: Box<dyn Operator + 'p>,
-        plan: &'p SelectPlan,
+        node: &'p Plan,
         order_by: &'p [(Expr, bool)],
         width: usize,
         limit: Option<Count<'p>>,
     ) -> Sort<'p> {
         Sort {
             input,
-            plan,
+            node,
             order_by,
             width,
             limit,
@@ -117,7 +119,7 @@ impl Operator for Sort<'_> {
     }
 
     fn explain(&self) -> Node {
-        let names = describe::Names::of_block(self.plan);
+        let names = describe::Names::of_block(self.node);
         let info = self
             .order_by
             .iter()

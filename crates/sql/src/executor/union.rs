@@ -79,7 +79,7 @@ fn execute(
     let mut seen = HashSet::new();
     for (i, part) in union.parts.iter().enumerate() {
         let (mut part_rows, _) = exec::execute_select(part, txn, ctx)?;
-        if part.distinct {
+        if part.is_distinct() {
             for row in &mut part_rows {
                 for (value, ty) in row.iter_mut().zip(types) {
                     *value = crate::expr::conform(std::mem::replace(value, Datum::Null), ty);

@@ -24,7 +24,8 @@ use crate::error::{self, Error, Result};
 use crate::expr::ResultType;
 use crate::infoschema::MemoryRows;
 use crate::planner::join::RelationSource;
-use crate::planner::query::{self, PlanContext, SelectPlan};
+use crate::planner::physical::SelectPlan;
+use crate::planner::query::{self, PlanContext};
 use crate::types::{SqlType, TypeKind};
 
 /// One CTE: its name, its query (references to earlier CTEs replaced), its column names.
@@ -354,7 +355,7 @@ fn plan_recursive(cte: &RecursiveCte, cx: &PlanContext) -> Result<SelectPlan> {
     }
     drop(in_scope);
     let mut plan = crate::planner::union::plan_parts(parts, 0)?;
-    if let Some(union) = plan.union.as_mut() {
+    if let crate::planner::physical::Plan::Union(union) = &mut plan.root {
         union.recursion = Some(crate::planner::union::Recursion {
             seeds,
             working,

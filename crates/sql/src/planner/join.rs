@@ -24,7 +24,8 @@ use crate::infoschema::MemoryRows;
 use crate::expr::ResultType;
 use crate::planner::access::{self, Access, TableSource};
 use crate::planner::bind::{Reach, ScopeColumn};
-use crate::planner::query::{self, PlanContext, SelectPlan};
+use crate::planner::physical::SelectPlan;
+use crate::planner::query::{self, PlanContext};
 
 /// Rows assumed for a derived table when choosing the join order.
 const DERIVED_ROWS_GUESS: f64 = 1_000.0;

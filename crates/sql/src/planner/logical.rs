@@ -3,7 +3,7 @@
 //! ([`crate::planner::optimize`]) rewrite the tree: conditions move down into the leaf, a
 //! condition that can never hold empties it, the leaf gets its access path (or its join
 //! order), a sort the scan's order makes unneeded goes, the scan learns which columns are read.
-//! [`lower`] then hands the rewritten tree to the executor as a [`SelectPlan`].
+//! [`crate::planner::physical::lower`] then makes the operator tree the executor builds.
 //!
 //! ```text
 //!   Limit ─ Sort ─ Distinct ─ Project ─ Window ─ Having ─ Aggregate ─ Filter ─ Apply ─ leaf
@@ -20,12 +20,11 @@ use std::sync::Arc;
 
 use crate::api::ColumnInfo;
 use crate::catalog::TableDef;
-use crate::error::{self, Result};
 use crate::expr::{AggCall, Expr, ResultType};
 use crate::infoschema::MemoryRows;
 use crate::planner::access::{Access, TableSource};
 use crate::planner::join::{JoinPlan, Relation};
-use crate::planner::query::{RowLock, SelectPlan};
+use crate::planner::query::RowLock;
 use crate::planner::subquery::SubqueryPlan;
 use crate::planner::window::WindowCall;
 
@@ -243,93 +242,5 @@ fn access_name(access: &Access) -> &'static str {
         Access::FullScan => "FullScan",
         Access::PkPrefixes(_) => "PkPrefixes",
         Access::Memory(_) => "Memory",
-    }
-}
-
-/// The physical plan of an optimized tree: the nodes' parts in the places the executor reads
-/// them from ([`crate::executor::build`]).
-pub fn lower(plan: Plan, shape: Shape) -> Result<SelectPlan> {
-    let mut out = SelectPlan::empty(shape.result_types, shape.columns, shape.width);
-    let mut node = plan;
-    let mut below_apply = false;
-    loop {
-        node = match node {
-            Plan::Limit {
-                input,
-                limit,
-                offset,
-            } => {
-                out.limit = limit;
-                out.offset = offset;
-                *input
-            }
-            Plan::Sort { input, keys } => {
-                out.order_by = keys;
-                *input
-            }
-            Plan::Distinct { input } => {
-                out.distinct = true;
-                *input
-            }
-            Plan::Project { input, exprs } => {
-                out.projection = exprs;
-                *input
-            }
-            Plan::Window { input, windows } => {
-                out.windows = windows;
-                *input
-            }
-            Plan::Having { input, predicate } => {
-                out.having = Some(predicate);
-                *input
-            }
-            Plan::Aggregate {
-                input,
-                group_by,
-                aggs,
-                rollup,
-            } => {
-                out.aggregate = true;
-                out.group_by = group_by;
-                out.aggs = aggs;
-                out.rollup = rollup;
-                *input
-            }
-            Plan::Filter { input, conjuncts } if !below_apply => {
-                // Above the subqueries: conditions on their values.
-                out.post_filter = Expr::conjoin(conjuncts);
-                *input
-            }
-            Plan::Filter { .. } => {
-                return Err(error::internal(
-                    "a filter was left under the subqueries after predicate pushdown",
-                ))
-            }
-            Plan::Apply { input, subqueries } => {
-                out.subqueries = subqueries;
-                below_apply = true;
-                *input
-            }
-            Plan::Dual { conjuncts } => {
-                out.filter = Expr::conjoin(conjuncts);
-                return Ok(out);
-            }
-            Plan::Scan(scan) => {
-                let Some(source) = scan.source else {
-                    return Err(error::internal("a scan was left without an access path"));
-                };
-                out.filter = Expr::conjoin(scan.conjuncts);
-                out.source = Some(source);
-                out.lock = scan.lock;
-                return Ok(out);
-            }
-            Plan::Joined(join) => {
-                out.join = Some(Box::new(join));
-                return Ok(out);
-            }
-            Plan::Join { .. } => {
-                return Err(error::internal("a join was left without its order"));
-            }
-        };
     }
 }

@@ -4,8 +4,8 @@
 //! window calls ([`window`]). Each bound SELECT block becomes a logical plan ([`logical`]),
 //! which the optimizer's passes rewrite ([`optimize`]: predicate pushdown, conditions of
 //! literals decided, each table's access path ([`access`]) and the join order chosen, sorts
-//! and columns pruned, limits pushed into scans); [`query::plan_select`] returns it lowered to the
-//! [`query::SelectPlan`] the executor builds its operators from. The state planning keeps
+//! and columns pruned, limits pushed into scans); [`query::plan_select`] returns it lowered to
+//! the physical plan ([`physical`]), a tree with a node per operator the executor builds. The state planning keeps
 //! while it descends is a [`query::PlanContext`].
 
 pub mod access;
@@ -14,6 +14,7 @@ pub mod cte;
 pub mod join;
 pub mod logical;
 pub mod optimize;
+pub mod physical;
 pub mod query;
 pub mod subquery;
 pub mod union;

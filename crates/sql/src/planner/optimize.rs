@@ -289,33 +289,31 @@ pub fn push_down_limit(plan: &mut Plan) {
     }
 }
 
+/// The fuzz targets' schema (database `d`, tables `t` and `u` of columns `a INT, b VARCHAR,
+/// c DECIMAL, d DOUBLE, e DATETIME`), with `a` the primary key of each: the planner tests'.
+#[cfg(test)]
+pub(crate) fn test_schema() -> Schema {
+    let mut schema = crate::fuzzing::schema();
+    for (n, table) in schema.tables.values_mut().enumerate() {
+        let table = std::sync::Arc::make_mut(table);
+        table.id = 100 + n as i64;
+        table.primary_key = crate::catalog::PrimaryKey::IntHandle(0);
+        table.columns[0].nullable = false;
+    }
+    schema
+}
+
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use sqlparser::ast;
 
-    use crate::catalog::{PrimaryKey, Schema};
     use crate::parser::statement::Statement;
     use crate::parser::{self, Batch};
     use crate::planner::query::{optimized_plan, PlanContext};
 
-    /// The fuzz targets' schema (database `d`, tables `t` and `u` of columns `a INT, b
-    /// VARCHAR, c DECIMAL, d DOUBLE, e DATETIME`), with `a` the primary key of each.
-    fn schema() -> Schema {
-        let mut schema = crate::fuzzing::schema();
-        for (n, table) in schema.tables.values_mut().enumerate() {
-            let table = Arc::make_mut(table);
-            table.id = 100 + n as i64;
-            table.primary_key = PrimaryKey::IntHandle(0);
-            table.columns[0].nullable = false;
-        }
-        schema
-    }
-
     /// The optimized tree of `sql`'s SELECT, as [`super::Plan`] displays it.
     fn plan(sql: &str) -> String {
-        let schema = schema();
+        let schema = super::test_schema();
         let parsed = parser::parse_batch(sql, Batch::Single).expect("parses");
         let Some(Statement::Sql(tree, _)) = parsed.statements.first() else {
             panic!("not a statement of sqlparser's: {sql}");

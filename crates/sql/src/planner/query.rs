@@ -11,11 +11,11 @@ use crate::api::{column_flags, ColumnInfo};
 use crate::catalog::{Schema, TableDef};
 use crate::error::{self, Error, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, Func, ResultType};
-use crate::planner::access::{Access, TableSource};
 use crate::planner::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
-use crate::planner::join::{self, JoinPlan, RelationSource};
-use crate::planner::logical::{self, Plan, Scan, Shape};
+use crate::planner::join::{self, RelationSource};
+use crate::planner::logical::{Plan, Scan, Shape};
 use crate::planner::optimize;
+use crate::planner::physical::{self, SelectPlan};
 use crate::planner::subquery::{Collector, SubqueryPlan};
 
 /// Lock taken on the rows read.
@@ -23,82 +23,6 @@ use crate::planner::subquery::{Collector, SubqueryPlan};
 pub enum RowLock {
     None,
     ForUpdate,
-}
-
-/// Whether `plan` reads exactly one key (a row by its full primary key) and nothing else.
-pub fn reads_one_key(plan: &SelectPlan) -> bool {
-    plan.join.is_none()
-        && plan.subqueries.is_empty()
-        && plan.lock == RowLock::None
-        && plan
-            .source
-            .as_ref()
-            .is_some_and(|s| matches!(s.access, Access::Point(_)))
-}
-
-/// A planned SELECT.
-#[derive(Clone, Debug)]
-pub struct SelectPlan {
-    /// None: no FROM clause (one empty row).
-    pub source: Option<TableSource>,
-    pub filter: Option<Expr>,
-    pub aggregate: bool,
-    pub aggs: Vec<AggCall>,
-    pub group_by: Vec<Expr>,
-    /// `GROUP BY … WITH ROLLUP`: the grouped rows carry the GROUP BY values after their
-    /// columns, and the expressions read them there ([`roll_up`]).
-    pub rollup: bool,
-    pub having: Option<Expr>,
-    pub projection: Vec<Expr>,
-    /// Window calls of the select list and ORDER BY, computed after grouping and HAVING.
-    pub windows: Vec<crate::planner::window::WindowCall>,
-    pub result_types: Vec<ResultType>,
-    pub columns: Arc<[ColumnInfo]>,
-    pub distinct: bool,
-    pub order_by: Vec<(Expr, bool)>,
-    pub limit: Option<Expr>,
-    pub offset: Option<Expr>,
-    pub lock: RowLock,
-    /// Several relations: joined by this plan (and `source` is None).
-    pub join: Option<Box<JoinPlan>>,
-    /// Subqueries whose results follow the FROM row's columns.
-    pub subqueries: Vec<SubqueryPlan>,
-    /// Conditions on subquery results, checked once those are computed.
-    pub post_filter: Option<Expr>,
-    /// Columns of the FROM row.
-    pub width: usize,
-    /// A union of SELECTs, which this plan only carries (its other fields are empty).
-    pub union: Option<Box<crate::planner::union::UnionPlan>>,
-}
-
-impl SelectPlan {
-    /// A plan of one empty row and nothing else, whose result has these types and columns
-    /// and whose FROM row has `width` columns: the start of a plan built part by part.
-    pub fn empty(result_types: Vec<ResultType>, columns: Arc<[ColumnInfo]>, width: usize) -> Self {
-        SelectPlan {
-            source: None,
-            filter: None,
-            aggregate: false,
-            aggs: Vec::new(),
-            group_by: Vec::new(),
-            rollup: false,
-            having: None,
-            projection: Vec::new(),
-            windows: Vec::new(),
-            result_types,
-            columns,
-            distinct: false,
-            order_by: Vec::new(),
-            limit: None,
-            offset: None,
-            lock: RowLock::None,
-            join: None,
-            subqueries: Vec::new(),
-            post_filter: None,
-            width,
-            union: None,
-        }
-    }
 }
 
 /// Builds the scope of one table's columns.
@@ -342,7 +266,7 @@ pub fn plan_query(
     let (result_types, columns) = type_select(&bound);
     let width = bound.width;
     let plan = optimize::optimize(logical_select(bound), width, cx.schema)?;
-    logical::lower(
+    physical::lower(
         plan,
         Shape {
             width,
@@ -894,21 +818,4 @@ fn column_info(
         flags,
         decimals: ty.decimals,
     }
-}
-
-/// Whether the plan reads rows computed when it was planned (information_schema), anywhere:
-/// such a plan must not be reused.
-pub fn reads_computed_rows(plan: &SelectPlan) -> bool {
-    let source = |s: &TableSource| matches!(s.access, Access::Memory(_));
-    plan.source.as_ref().is_some_and(source)
-        || plan.subqueries.iter().any(|s| reads_computed_rows(&s.plan))
-        || plan.join.as_ref().is_some_and(|j| {
-            j.steps.iter().any(|step| match &step.item {
-                join::JoinItem::Lookup(s) => source(s),
-                join::JoinItem::Build { source: b, .. } => match b {
-                    join::BuildSource::Table(s) => source(s),
-                    join::BuildSource::Derived(p) => reads_computed_rows(p),
-                },
-            })
-        })
 }

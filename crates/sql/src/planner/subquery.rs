@@ -14,7 +14,8 @@ use crate::api::ColumnType;
 use crate::error::{self, Result};
 use crate::expr::{Expr, ResultType};
 use crate::planner::bind::{OuterScope, Scope, SubqueryKind, SubqueryPlanner};
-use crate::planner::query::{self, PlanContext, SelectPlan, Wanted};
+use crate::planner::physical::SelectPlan;
+use crate::planner::query::{self, PlanContext, Wanted};
 
 /// A planned subquery of a query block.
 #[derive(Clone, Debug)]

@@ -1,6 +1,6 @@
 //! `UNION [ALL | DISTINCT]` of SELECTs.
 //!
-//! A union plans as a [`SelectPlan`] whose `union` holds its parts; the executor's union
+//! A union plans as a [`SelectPlan`] whose root is a [`physical::Plan::Union`] of its parts; the executor's union
 //! operator runs each part and concatenates their rows. An ORDER BY or LIMIT of the whole union makes it a
 //! derived table of `SELECT * FROM (<union>) AS union_rows ORDER BY … LIMIT …`, so those
 //! clauses name the first SELECT's columns, as in MySQL.
@@ -11,10 +11,11 @@ use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 
 use crate::api::ColumnInfo;
 use crate::error::{self, Error, Result};
-use crate::expr::{Expr, ResultType};
+use crate::expr::ResultType;
 use crate::infoschema::MemoryRows;
 use crate::planner::bind::OuterScope;
-use crate::planner::query::{self, PlanContext, SelectPlan};
+use crate::planner::physical::{self, SelectPlan};
+use crate::planner::query::{self, PlanContext, RowLock};
 
 /// The parts of a union, left to right.
 #[derive(Clone, Debug)]
@@ -81,7 +82,7 @@ pub fn plan(
             query::plan_select_in(&part, cx, outer)
         };
         let mut plan = plan_parts(vec![side(left)?, side(right)?], 0)?;
-        if let Some(union) = plan.union.as_mut() {
+        if let physical::Plan::Union(union) = &mut plan.root {
             union.combine = Some(Combine {
                 intersect: *op == SetOperator::Intersect,
                 all,
@@ -129,7 +130,7 @@ pub fn plan_parts(mut parts: Vec<SelectPlan>, distinct_until: usize) -> Result<S
     // that DISTINCT compares them as the client will see them. A DISTINCT part shows them in
     // its own types first, as MySQL's does through its own temporary table (its quotient 1/3
     // is 0.3333 before it is the union's 0.333300).
-    for part in parts.iter_mut().filter(|p| !p.distinct) {
+    for part in parts.iter_mut().filter(|p| !p.is_distinct()) {
         part.result_types.clone_from(&result_types);
     }
     let columns: Arc<[ColumnInfo]> = parts[0]
@@ -144,14 +145,15 @@ pub fn plan_parts(mut parts: Vec<SelectPlan>, distinct_until: usize) -> Result<S
         })
         .collect();
     Ok(SelectPlan {
-        projection: (0..width).map(Expr::Column).collect(),
-        union: Some(Box::new(UnionPlan {
+        root: physical::Plan::Union(Box::new(UnionPlan {
             parts,
             distinct_until,
             recursion: None,
             combine: None,
         })),
-        ..SelectPlan::empty(result_types, columns, width)
+        result_types,
+        columns,
+        lock: RowLock::None,
     })
 }
 

@@ -27,7 +27,8 @@ use crate::exec::{self, Ctx, SessionEnv};
 use crate::expr::SessionValue;
 use crate::parser::statement;
 use crate::parser::{self, Batch};
-use crate::planner::query::{self, SelectPlan};
+use crate::planner::physical::SelectPlan;
+use crate::planner::query;
 use crate::process::{KillScope, Process};
 use crate::show;
 use crate::vars;
@@ -776,7 +777,7 @@ impl Session {
         };
         let plan = Arc::new(plan);
         // information_schema rows are fixed at planning: such plans are not reused.
-        let computed = matches!(&*plan, Plan::Select(s) if query::reads_computed_rows(s));
+        let computed = matches!(&*plan, Plan::Select(s) if s.reads_computed_rows());
         if let Some(cache) = cache.filter(|_| !computed) {
             *cache = Some(CachedPlan {
                 version: schema.version,

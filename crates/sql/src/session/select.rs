@@ -8,7 +8,8 @@ use super::{Env, Session, STATEMENT_ATTEMPTS_MAX};
 use crate::api::{Output, RowSink, SessionStatus};
 use crate::error::{Error, Result};
 use crate::exec::{self, Ctx};
-use crate::planner::query::{self, SelectPlan};
+use crate::planner::physical::SelectPlan;
+use crate::planner::query;
 
 impl Session {
     /// Runs a SELECT. With `sink`, a large result of a read that does not lock goes there
@@ -57,7 +58,7 @@ impl Session {
         let locking = plan.lock == query::RowLock::ForUpdate;
         if !self.explicit_txn_active() {
             // One key needs no snapshot: read its newest data without a timestamp.
-            let mut txn = if query::reads_one_key(plan) {
+            let mut txn = if plan.reads_one_key() {
                 self.server.client.begin_latest_read()
             } else {
                 self.server.client.begin(TxnMode::Optimistic)?
@@ -110,7 +111,7 @@ impl Session {
             // Rows looked up by their primary key are locked even when they are missing (as
             // TiDB's point gets lock them), so that no one inserts them before this
             // transaction ends: what it read stays what there is.
-            if let (None, Some(source)) = (&plan.join, &plan.source) {
+            if let Some(source) = plan.scan_source() {
                 keys.extend(exec::point_keys(source, &ctx)?);
             }
             if !keys.is_empty() {
@@ -118,15 +119,13 @@ impl Session {
             }
         }
         // SQL_CALC_FOUND_ROWS: FOUND_ROWS() counts the rows LIMIT left out too.
-        let found =
-            if self.extras.calc_found_rows && (plan.limit.is_some() || plan.offset.is_some()) {
-                let mut unlimited = plan.clone();
-                unlimited.limit = None;
-                unlimited.offset = None;
-                exec::execute_select(&unlimited, txn, &ctx)?.0.len()
-            } else {
-                rows.len()
-            };
+        let found = if self.extras.calc_found_rows && plan.is_limited() {
+            exec::execute_select(&plan.without_limit(), txn, &ctx)?
+                .0
+                .len()
+        } else {
+            rows.len()
+        };
         Ok((rows, found as u64))
     }
 

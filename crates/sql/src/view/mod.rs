@@ -17,7 +17,8 @@ use crate::catalog::{PrimaryKey, Schema, TableDef, ViewDef};
 use crate::ddl::Existing;
 use crate::error::{self, Error, Result};
 use crate::planner::join::RelationSource;
-use crate::planner::query::{self, PlanContext, SelectPlan};
+use crate::planner::physical::SelectPlan;
+use crate::planner::query::{self, PlanContext};
 use crate::session::Session;
 use crate::show::{ok, rows, text, text_column};
 

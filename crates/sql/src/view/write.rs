@@ -16,6 +16,7 @@ use sqlparser::ast::{
 
 use crate::catalog::{Schema, ViewDef};
 use crate::error::{Error, Result};
+use crate::planner::physical::Plan;
 use crate::planner::query;
 
 use super::{parse_definition, refuse_write, VIEW_NESTING_MAX};
@@ -180,7 +181,13 @@ fn writable(view: &ViewDef, schema: &Schema, statement: &str) -> Result<Writable
     }
     let query = parse_definition(&view.definition)?;
     let plan = query::plan_select(&query, schema, Some(&view.database))?;
-    if plan.aggregate || plan.distinct || !plan.windows.is_empty() || !plan.subqueries.is_empty() {
+    let computed = |node: &Plan| {
+        matches!(
+            node,
+            Plan::HashAgg { .. } | Plan::Distinct { .. } | Plan::Window { .. } | Plan::Apply { .. }
+        )
+    };
+    if plan.has(computed) {
         return Err(refused());
     }
     let SetExpr::Select(select) = query.body.as_ref() else {

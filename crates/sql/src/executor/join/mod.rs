@@ -31,7 +31,7 @@ use crate::exec::{self, eval_prefix, holds, index_range, pk_range, Ctx};
 use crate::expr::{EvalEnv, Expr};
 use crate::planner::access::{Access, TableSource};
 use crate::planner::join::{BuildSource, JoinItem, JoinPlan, JoinStep};
-use crate::planner::query::SelectPlan;
+use crate::planner::physical::Plan;
 use crate::rows;
 
 use super::describe;
@@ -41,17 +41,17 @@ use super::{Batch, Cursor, Exec, Held, Node, Operator, Ran};
 use build::{Block, Building, Built, Matches, Spilled};
 
 pub struct Join<'p> {
-    /// The query block, whose FROM row names the columns EXPLAIN shows.
-    block: &'p SelectPlan,
+    /// Its node of the plan, whose FROM row names the columns EXPLAIN shows.
+    node: &'p Plan,
     plan: &'p JoinPlan,
     joining: Joining<'p>,
     measured: bool,
 }
 
 impl<'p> Join<'p> {
-    pub fn new(block: &'p SelectPlan, plan: &'p JoinPlan, measured: bool) -> Join<'p> {
+    pub fn new(node: &'p Plan, plan: &'p JoinPlan, measured: bool) -> Join<'p> {
         Join {
-            block,
+            node,
             plan,
             joining: Joining::new(plan),
             measured,
@@ -103,7 +103,7 @@ impl Operator for Join<'_> {
 impl Join<'_> {
     /// EXPLAIN's line of step `k`.
     fn step_node(&self, k: usize, step: &JoinStep) -> Node {
-        let names = describe::Names::of_block(self.block);
+        let names = describe::Names::of_block(self.node);
         let kind = if step.left { "left outer" } else { "inner" };
         let mut info = Vec::new();
         if let Some(on) = &step.on {
