@@ -16,9 +16,10 @@ use crate::catalog::{PrimaryKey, Schema, TableDef};
 use crate::error::{self, Result};
 use crate::exec;
 use crate::expr::Expr;
-use crate::planner::bind::{Binder, Scope};
+use crate::planner::bind::Binder;
 use crate::planner::physical::SelectPlan;
 use crate::planner::query;
+use crate::planner::scope::Scope;
 use crate::rows;
 use crate::types;
 

@@ -23,9 +23,10 @@ use crate::catalog::{Schema, TableDef};
 use crate::error::{self, Error, Result};
 use crate::exec::holds;
 use crate::expr::{Expr, ResultType};
-use crate::planner::bind::{Binder, Reach, Scope, ScopeColumn};
+use crate::planner::bind::Binder;
 use crate::planner::join::{self, JoinPlan, Relation, RelationSource};
 use crate::planner::query::PlanContext;
+use crate::planner::scope::{Reach, Scope, ScopeColumn};
 use crate::planner::subquery::{Collector, SubqueryPlan};
 
 /// A planned multiple-table UPDATE or DELETE.

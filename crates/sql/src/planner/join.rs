@@ -23,9 +23,9 @@ use crate::infoschema::MemoryRows;
 
 use crate::expr::ResultType;
 use crate::planner::access::{self, Access, TableSource};
-use crate::planner::bind::{Reach, ScopeColumn};
 use crate::planner::physical::SelectPlan;
 use crate::planner::query::{self, PlanContext};
+use crate::planner::scope::{Reach, ScopeColumn};
 
 /// Rows assumed for a derived table when choosing the join order.
 const DERIVED_ROWS_GUESS: f64 = 1_000.0;
@@ -174,7 +174,7 @@ pub fn from_relations(from: &[ast::TableWithJoins], cx: &PlanContext) -> Result<
 /// relation's others in FROM order, but for a RIGHT JOIN … USING, whose right side comes first.
 pub fn star_columns(
     relations: &[Relation],
-    scope: &crate::planner::bind::Scope,
+    scope: &crate::planner::scope::Scope,
     merged: &[usize],
 ) -> Vec<usize> {
     let mut order: Vec<usize> = (0..relations.len()).collect();
@@ -227,7 +227,7 @@ fn join_kind(operator: &ast::JoinOperator, position: usize) -> Result<(bool, boo
 /// the one an unqualified name reaches. Returns the merged columns, which `*` lists first.
 pub fn apply_using(
     relations: &mut [Relation],
-    scope: &mut crate::planner::bind::Scope,
+    scope: &mut crate::planner::scope::Scope,
 ) -> Result<Vec<usize>> {
     let mut coalesced = Vec::new();
     for r in 0..relations.len() {

@@ -1,4 +1,4 @@
-//! Planning: a query's names bound against its scope ([`bind`]), its FROM clause resolved
+//! Planning: a query's names bound against its scope ([`bind`], [`scope`]), its FROM clause resolved
 //! and joined ([`join`]; derived tables, [`cte`]s and views planned where they are named),
 //! its subqueries planned into extra columns ([`subquery`]), set operations ([`union`]) and
 //! window calls ([`window`]). Each bound SELECT block becomes a logical plan ([`logical`]),
@@ -16,6 +16,7 @@ pub mod logical;
 pub mod optimize;
 pub mod physical;
 pub mod query;
+pub mod scope;
 pub mod subquery;
 pub mod union;
 pub mod window;

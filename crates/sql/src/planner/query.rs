@@ -11,11 +11,12 @@ use crate::api::{column_flags, ColumnInfo};
 use crate::catalog::{Schema, TableDef};
 use crate::error::{self, Error, Result};
 use crate::expr::{self, AggCall, BinaryOp, Expr, Func, ResultType};
-use crate::planner::bind::{Binder, OuterScope, Reach, Scope, ScopeColumn};
+use crate::planner::bind::Binder;
 use crate::planner::join::{self, RelationSource};
 use crate::planner::logical::{Plan, Scan, Shape};
 use crate::planner::optimize;
 use crate::planner::physical::{self, SelectPlan};
+use crate::planner::scope::{OuterScope, Reach, Scope, ScopeColumn};
 use crate::planner::subquery::{Collector, SubqueryPlan};
 
 /// Lock taken on the rows read.

@@ -13,9 +13,10 @@ use sqlparser::ast;
 use crate::api::ColumnType;
 use crate::error::{self, Result};
 use crate::expr::{Expr, ResultType};
-use crate::planner::bind::{OuterScope, Scope, SubqueryKind, SubqueryPlanner};
+use crate::planner::bind::{SubqueryKind, SubqueryPlanner};
 use crate::planner::physical::SelectPlan;
 use crate::planner::query::{self, PlanContext, Wanted};
+use crate::planner::scope::{OuterScope, Scope};
 
 /// A planned subquery of a query block.
 #[derive(Clone, Debug)]

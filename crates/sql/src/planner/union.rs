@@ -13,9 +13,9 @@ use crate::api::ColumnInfo;
 use crate::error::{self, Error, Result};
 use crate::expr::ResultType;
 use crate::infoschema::MemoryRows;
-use crate::planner::bind::OuterScope;
 use crate::planner::physical::{self, SelectPlan};
 use crate::planner::query::{self, PlanContext, RowLock};
+use crate::planner::scope::OuterScope;
 
 /// The parts of a union, left to right.
 #[derive(Clone, Debug)]

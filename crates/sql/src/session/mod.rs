@@ -686,7 +686,7 @@ impl Session {
     /// The rows of `rows`, laid out as `scope`, for which `condition` holds (a SHOW's WHERE).
     pub(crate) fn filter_rows(
         &self,
-        scope: &crate::planner::bind::Scope,
+        scope: &crate::planner::scope::Scope,
         condition: &ast::Expr,
         rows: Vec<Vec<Datum>>,
     ) -> Result<Vec<Vec<Datum>>> {
@@ -703,7 +703,7 @@ impl Session {
     }
 
     pub(crate) fn eval_constant(&self, e: &ast::Expr, params: &[Datum]) -> Result<Datum> {
-        let scope = crate::planner::bind::Scope::default();
+        let scope = crate::planner::scope::Scope::default();
         let expr = crate::planner::bind::Binder::new(&scope, "field list").bind(e)?;
         let env = Env { session: self };
         let ctx = Ctx::new(params, &env, false);

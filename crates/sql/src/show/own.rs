@@ -12,7 +12,7 @@ use crate::catalog::PrimaryKey;
 use crate::error::{self, Result};
 use crate::expr::ResultType;
 use crate::parser::statement::{DatabaseOptions, EmptyShow, Show, ShowFilter, Statement};
-use crate::planner::bind::{Reach, Scope, ScopeColumn};
+use crate::planner::scope::{Reach, Scope, ScopeColumn};
 use crate::session::Session;
 
 /// Runs one of Strata's own statements.

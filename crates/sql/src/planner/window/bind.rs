@@ -7,7 +7,8 @@ use super::{window_error, Frame, FrameBound, FrameUnits, Offset, WindowCall, Win
 use crate::api::ColumnType;
 use crate::error::{self, Error, Result};
 use crate::expr::{self, AggFunc, Expr, IntervalUnit, ResultType};
-use crate::planner::bind::{Binder, Scope};
+use crate::planner::bind::Binder;
+use crate::planner::scope::Scope;
 
 /// The name MySQL gives a window written inside OVER (…) in its errors.
 const UNNAMED: &str = "<unnamed window>";
