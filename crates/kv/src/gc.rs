@@ -18,8 +18,10 @@
 //! burst of writes that doubles what the compactions that go on anyway would drop by
 //! themselves. So where compactions collect, passes wait for quiet writes and for the
 //! compaction that follows a burst (they then find what compactions kept, such as deleted keys
-//! whose versions lie in several levels), and while writes never go quiet, run every
-//! [`PASS_UNDER_WRITES_EVERY`] intervals.
+//! whose versions lie in several levels). Writes that never go quiet have the whole column
+//! family compacted every few minutes instead, which puts off the pass; without those
+//! compactions (a storage that is not RocksDB) a pass runs every [`PASS_UNDER_WRITES_EVERY`]
+//! intervals.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -377,18 +379,26 @@ const BURST_VERSIONS_MIN: u64 = 100_000;
 const BURST_SHARE_OF_ENTRIES: u64 = 4;
 /// Ticks of write counts kept to tell which versions are still above the safe point.
 const HISTORY_TICKS_MAX: usize = 3600;
+/// Ticks after the last compaction at which writes that never go quiet have the whole write CF
+/// compacted (when they wrote enough to make it worth its cost): five minutes.
+pub const STEADY_COMPACTION_TICKS: u32 = 300;
 
 /// Compacts the whole write CF once writes go quiet after a burst, so that the garbage filter
 /// drops the versions the burst left in the memtable and the newest files (where no compaction
 /// would reach them while the data is only read), and once more when the safe point has passed
 /// the burst if enough of it was above the safe point at the first compaction (enough against
 /// what the first left: the versions a pass would otherwise delete, with a tombstone each).
-/// Every tick it also deletes the long values of the versions compactions dropped
+/// Writes that never go quiet get the same compaction every [`STEADY_COMPACTION_TICKS`]
+/// ticks, with them going on, in place of a collection pass: the pass would delete through
+/// Raft, on a cluster, what each replica's compaction drops by itself. Every tick it also
+/// deletes the long values of the versions compactions dropped
 /// ([`RocksEngine::delete_orphans`]).
 pub struct QuietCompactions {
     engine: Arc<RocksEngine>,
     burst_min: u64,
     quiet_max: u64,
+    steady_ticks: u32,
+    ticks_since_compaction: u32,
     written_at_last_tick: u64,
     /// Whether the last tick's writes were quiet.
     quiet: bool,
@@ -407,6 +417,8 @@ impl QuietCompactions {
             engine,
             burst_min: BURST_VERSIONS_MIN,
             quiet_max: QUIET_VERSIONS_PER_TICK,
+            steady_ticks: STEADY_COMPACTION_TICKS,
+            ticks_since_compaction: 0,
             written_at_last_tick: written,
             quiet: true,
             written_at_compaction: written,
@@ -415,8 +427,9 @@ impl QuietCompactions {
         }
     }
 
-    /// Looks at the writes of the last tick; compacts when they went quiet after a burst, or
-    /// when `safe_point` has passed the last burst. `now` is a fresh timestamp, later than
+    /// Looks at the writes of the last tick; compacts when they went quiet after a burst, when
+    /// `safe_point` has passed the last burst, or when they have not gone quiet since the
+    /// last compaction for [`STEADY_COMPACTION_TICKS`]. `now` is a fresh timestamp, later than
     /// every version written so far. Returns whether it compacted.
     fn tick(&mut self, now: Timestamp, safe_point: Timestamp) -> bool {
         // Files that compactions replaced go from disk even while nothing reads.
@@ -431,14 +444,27 @@ impl QuietCompactions {
         let written = self.engine.versions_written();
         let last_tick = written - std::mem::replace(&mut self.written_at_last_tick, written);
         self.remember(now, written, safe_point);
+        self.ticks_since_compaction = self.ticks_since_compaction.saturating_add(1);
         self.quiet = last_tick <= self.quiet_max;
-        if !self.quiet {
-            return false;
-        }
         let worth = self
             .burst_min
             .max(self.engine.estimated_versions() / BURST_SHARE_OF_ENTRIES);
         let since = written - self.written_at_compaction;
+        if !self.quiet {
+            if self.ticks_since_compaction < self.steady_ticks || since < worth {
+                return false;
+            }
+            // Writes went on all along: what they left below the safe point goes now, the
+            // rest at the next one.
+            let took = self.compact();
+            tracing::info!(
+                versions = since,
+                ?took,
+                "compacted the write CF under steady writes"
+            );
+            self.written_at_compaction = written;
+            return true;
+        }
         let burst = since >= worth;
         let again = self.again_at.is_some_and(|at| safe_point >= at);
         if !burst && !again {
@@ -449,11 +475,13 @@ impl QuietCompactions {
             Some(&(at, then)) if at <= safe_point => written - then,
             _ => since,
         };
-        let started = Instant::now();
-        if let Err(e) = self.engine.compact_versions() {
-            tracing::warn!(error = %e, "compaction of the write CF failed");
-        }
-        tracing::info!(versions = since, above, took = ?started.elapsed(), "compacted the write CF after a burst of writes");
+        let took = self.compact();
+        tracing::info!(
+            versions = since,
+            above,
+            ?took,
+            "compacted the write CF after a burst of writes"
+        );
         self.written_at_compaction = written;
         // Worth it against what is left: the garbage the compaction dropped no longer counts.
         let worth = self
@@ -461,6 +489,16 @@ impl QuietCompactions {
             .max(self.engine.estimated_versions() / BURST_SHARE_OF_ENTRIES);
         self.again_at = (burst && above >= worth).then_some(now);
         true
+    }
+
+    /// Compacts the whole write CF; returns how long it took.
+    fn compact(&mut self) -> Duration {
+        let started = Instant::now();
+        if let Err(e) = self.engine.compact_versions() {
+            tracing::warn!(error = %e, "compaction of the write CF failed");
+        }
+        self.ticks_since_compaction = 0;
+        started.elapsed()
     }
 
     /// Whether a collection pass may run: the writes of the last tick were few enough to count
@@ -810,5 +848,67 @@ mod tests {
             !tick(at_ms(10_000)),
             "nothing was left above the safe point"
         );
+    }
+
+    #[test]
+    fn writes_that_never_go_quiet_have_the_write_cf_compacted_every_few_ticks() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = strata_engine::RocksOptions {
+            block_cache_bytes: 8 << 20,
+            write_buffer_bytes: 1 << 20,
+        };
+        let engine = Arc::new(RocksEngine::open(dir.path(), &options).unwrap());
+        let s = Storage::new(engine.clone()).unwrap();
+        engine.set_garbage_filter(s.garbage_filter());
+        let mut compactions = QuietCompactions::new(engine.clone());
+        compactions.burst_min = 50;
+        compactions.quiet_max = 10;
+        compactions.steady_ticks = 3;
+        let mut ts = 10;
+        let mut write = |range: std::ops::Range<u32>| {
+            ts = ts.max(s.gc_safe_point().0);
+            for i in range {
+                for key in [b"a", b"z"] {
+                    ts = put(&s, key, Some(format!("{i}").as_bytes()), ts + 1).0;
+                }
+            }
+        };
+        let at_ms = |ms| {
+            let safe_point = Timestamp::compose(ms, 0);
+            s.raise_gc_safe_point(safe_point);
+            (Timestamp::compose(ms + 1000, 0), safe_point)
+        };
+        let mut tick = |at| tick(&mut compactions, at);
+
+        // Twenty versions a tick: never quiet.
+        write(0..10);
+        assert!(!tick(at_ms(1)), "one tick of writes");
+        write(10..20);
+        assert!(!tick(at_ms(2)), "two");
+        write(20..30);
+        assert!(
+            tick(at_ms(3)),
+            "three ticks of writes that never went quiet"
+        );
+        assert_eq!(
+            write_cf_entries(&s),
+            2,
+            "the versions below the safe point went"
+        );
+        assert_eq!(s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
+
+        write(30..40);
+        assert!(!tick(at_ms(4)), "one tick since the compaction");
+        write(40..41);
+        assert!(!tick(at_ms(5)), "quiet, and 22 versions are no burst");
+        write(41..51);
+        assert!(
+            !tick(at_ms(6)),
+            "three ticks since the compaction, but 42 versions are not worth one"
+        );
+        write(51..61);
+        assert!(tick(at_ms(7)), "62 versions");
+        assert_eq!(write_cf_entries(&s), 2);
+        assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"60".to_vec()));
     }
 }
