@@ -782,133 +782,127 @@ mod tests {
         );
     }
 
-    fn tick(compactions: &mut QuietCompactions, (now, safe_point): (Timestamp, Timestamp)) -> bool {
-        compactions.tick(now, safe_point)
+    /// A storage on RocksDB with the garbage filter and its [`QuietCompactions`] (a burst is
+    /// 50 versions, quiet at most 10 in a tick), written at two keys.
+    struct Bursts {
+        _dir: tempfile::TempDir,
+        s: Storage,
+        compactions: QuietCompactions,
+        ts: u64,
+    }
+
+    impl Bursts {
+        fn new() -> Bursts {
+            let dir = tempfile::tempdir().unwrap();
+            let options = strata_engine::RocksOptions {
+                block_cache_bytes: 8 << 20,
+                write_buffer_bytes: 1 << 20,
+            };
+            let engine = Arc::new(RocksEngine::open(dir.path(), &options).unwrap());
+            let s = Storage::new(engine.clone()).unwrap();
+            engine.set_garbage_filter(s.garbage_filter());
+            let mut compactions = QuietCompactions::new(engine);
+            compactions.burst_min = 50;
+            compactions.quiet_max = 10;
+            Bursts {
+                _dir: dir,
+                s,
+                compactions,
+                ts: 10,
+            }
+        }
+
+        /// Writes values `range` to keys `a` and `z` in turn, above the safe point. Versions of
+        /// one key are distinct engine keys, newest first, so two files hold versions of one
+        /// key in overlapping ranges only when other keys span them: hence two keys.
+        fn write(&mut self, range: std::ops::Range<u32>) {
+            self.ts = self.ts.max(self.s.gc_safe_point().0);
+            for i in range {
+                for key in [b"a", b"z"] {
+                    self.ts = put(&self.s, key, Some(format!("{i}").as_bytes()), self.ts + 1).0;
+                }
+            }
+        }
+
+        /// Raises the safe point to `ms` milliseconds and ticks with the oracle's time a
+        /// second later; returns whether the tick compacted.
+        fn tick_at_ms(&mut self, ms: u64) -> bool {
+            let safe_point = Timestamp::compose(ms, 0);
+            self.s.raise_gc_safe_point(safe_point);
+            self.compactions
+                .tick(Timestamp::compose(ms + 1000, 0), safe_point)
+        }
     }
 
     #[test]
     fn quiet_writes_after_a_burst_compact_the_garbage_away_and_once_more_later() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = strata_engine::RocksOptions {
-            block_cache_bytes: 8 << 20,
-            write_buffer_bytes: 1 << 20,
-        };
-        let engine = Arc::new(RocksEngine::open(dir.path(), &options).unwrap());
-        let s = Storage::new(engine.clone()).unwrap();
-        engine.set_garbage_filter(s.garbage_filter());
-        let mut compactions = QuietCompactions::new(engine.clone());
-        compactions.burst_min = 50;
-        compactions.quiet_max = 10;
-        // Versions of one key are distinct engine keys, newest first, so two files hold
-        // versions of one key in overlapping ranges only when other keys span them: write two.
-        let mut ts = 10;
-        let mut write = |range: std::ops::Range<u32>| {
-            ts = ts.max(s.gc_safe_point().0);
-            for i in range {
-                for key in [b"a", b"z"] {
-                    ts = put(&s, key, Some(format!("{i}").as_bytes()), ts + 1).0;
-                }
-            }
-        };
-        // The oracle's time and the safe point a second behind it, in milliseconds.
-        let at_ms = |ms| {
-            let safe_point = Timestamp::compose(ms, 0);
-            s.raise_gc_safe_point(safe_point);
-            (Timestamp::compose(ms + 1000, 0), safe_point)
-        };
-        let mut tick = |at| tick(&mut compactions, at);
-
-        write(0..20);
-        assert!(!tick(at_ms(1)), "writes go on");
-        assert!(!tick(at_ms(2)), "quiet, but 40 versions are no burst");
-        write(20..30);
-        assert!(!tick(at_ms(3)), "writes go on");
+        let mut b = Bursts::new();
+        b.write(0..20);
+        assert!(!b.tick_at_ms(1), "writes go on");
+        assert!(!b.tick_at_ms(2), "quiet, but 40 versions are no burst");
+        b.write(20..30);
+        assert!(!b.tick_at_ms(3), "writes go on");
         assert!(
-            tick(at_ms(4)),
+            b.tick_at_ms(4),
             "quiet after 60 versions, all written above the safe point"
         );
-        assert_eq!(write_cf_entries(&s), 2);
-        assert_eq!(s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
+        assert_eq!(write_cf_entries(&b.s), 2);
+        assert_eq!(b.s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
 
         // Versions written after that compaction wait until the safe point has passed the burst.
-        write(30..35);
-        assert!(!tick(at_ms(500)), "too soon after the burst");
-        assert_eq!(write_cf_entries(&s), 12);
-        assert!(tick(at_ms(1004)), "the safe point has passed the burst");
-        assert_eq!(write_cf_entries(&s), 2);
-        assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"34".to_vec()));
-        assert!(!tick(at_ms(2000)), "once");
+        b.write(30..35);
+        assert!(!b.tick_at_ms(500), "too soon after the burst");
+        assert_eq!(write_cf_entries(&b.s), 12);
+        assert!(b.tick_at_ms(1004), "the safe point has passed the burst");
+        assert_eq!(write_cf_entries(&b.s), 2);
+        assert_eq!(b.s.get(b"a", Timestamp::MAX).unwrap(), Some(b"34".to_vec()));
+        assert!(!b.tick_at_ms(2000), "once");
 
         // A burst already below the safe point when writes go quiet needs one compaction.
-        write(35..65);
-        assert!(!tick(at_ms(3000)), "writes go on");
-        assert!(tick(at_ms(4500)), "quiet after a burst");
-        assert_eq!(write_cf_entries(&s), 2);
+        b.write(35..65);
+        assert!(!b.tick_at_ms(3000), "writes go on");
+        assert!(b.tick_at_ms(4500), "quiet after a burst");
+        assert_eq!(write_cf_entries(&b.s), 2);
         assert!(
-            !tick(at_ms(10_000)),
+            !b.tick_at_ms(10_000),
             "nothing was left above the safe point"
         );
     }
 
     #[test]
     fn writes_that_never_go_quiet_have_the_write_cf_compacted_every_few_ticks() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = strata_engine::RocksOptions {
-            block_cache_bytes: 8 << 20,
-            write_buffer_bytes: 1 << 20,
-        };
-        let engine = Arc::new(RocksEngine::open(dir.path(), &options).unwrap());
-        let s = Storage::new(engine.clone()).unwrap();
-        engine.set_garbage_filter(s.garbage_filter());
-        let mut compactions = QuietCompactions::new(engine.clone());
-        compactions.burst_min = 50;
-        compactions.quiet_max = 10;
-        compactions.steady_ticks = 3;
-        let mut ts = 10;
-        let mut write = |range: std::ops::Range<u32>| {
-            ts = ts.max(s.gc_safe_point().0);
-            for i in range {
-                for key in [b"a", b"z"] {
-                    ts = put(&s, key, Some(format!("{i}").as_bytes()), ts + 1).0;
-                }
-            }
-        };
-        let at_ms = |ms| {
-            let safe_point = Timestamp::compose(ms, 0);
-            s.raise_gc_safe_point(safe_point);
-            (Timestamp::compose(ms + 1000, 0), safe_point)
-        };
-        let mut tick = |at| tick(&mut compactions, at);
+        let mut b = Bursts::new();
+        b.compactions.steady_ticks = 3;
 
         // Twenty versions a tick: never quiet.
-        write(0..10);
-        assert!(!tick(at_ms(1)), "one tick of writes");
-        write(10..20);
-        assert!(!tick(at_ms(2)), "two");
-        write(20..30);
+        b.write(0..10);
+        assert!(!b.tick_at_ms(1), "one tick of writes");
+        b.write(10..20);
+        assert!(!b.tick_at_ms(2), "two");
+        b.write(20..30);
         assert!(
-            tick(at_ms(3)),
+            b.tick_at_ms(3),
             "three ticks of writes that never went quiet"
         );
         assert_eq!(
-            write_cf_entries(&s),
+            write_cf_entries(&b.s),
             2,
             "the versions below the safe point went"
         );
-        assert_eq!(s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
+        assert_eq!(b.s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
 
-        write(30..40);
-        assert!(!tick(at_ms(4)), "one tick since the compaction");
-        write(40..41);
-        assert!(!tick(at_ms(5)), "quiet, and 22 versions are no burst");
-        write(41..51);
+        b.write(30..40);
+        assert!(!b.tick_at_ms(4), "one tick since the compaction");
+        b.write(40..41);
+        assert!(!b.tick_at_ms(5), "quiet, and 22 versions are no burst");
+        b.write(41..51);
         assert!(
-            !tick(at_ms(6)),
+            !b.tick_at_ms(6),
             "three ticks since the compaction, but 42 versions are not worth one"
         );
-        write(51..61);
-        assert!(tick(at_ms(7)), "62 versions");
-        assert_eq!(write_cf_entries(&s), 2);
-        assert_eq!(s.get(b"a", Timestamp::MAX).unwrap(), Some(b"60".to_vec()));
+        b.write(51..61);
+        assert!(b.tick_at_ms(7), "62 versions");
+        assert_eq!(write_cf_entries(&b.s), 2);
+        assert_eq!(b.s.get(b"a", Timestamp::MAX).unwrap(), Some(b"60".to_vec()));
     }
 }
