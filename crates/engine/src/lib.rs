@@ -38,7 +38,7 @@ pub enum Cf {
     Lock,
     Write,
     /// Replication state kept atomically with the data it describes (e.g. how far a region's
-    /// Raft log has been applied). Empty outside a cluster.
+    /// Raft log has been applied), and the engine's own bookkeeping under `engine/`.
     Raft,
 }
 

@@ -68,6 +68,11 @@ pub struct RocksEngine {
     options: Options,
 }
 
+/// The key in [`Cf::Raft`] of the count of versions written since the write CF's last full
+/// compaction ([`RocksEngine::record_uncompacted_versions`]); replication's keys there have
+/// other prefixes (`region/`, `applied/`, `handover/`).
+const UNCOMPACTED_VERSIONS_KEY: &[u8] = b"engine/uncompacted-versions";
+
 /// Idle versions cursors, oldest first, each with when it was returned.
 /// A file is marked for compaction when some run of this many consecutive entries holds
 /// [`DELETION_WINDOW_TRIGGER`] deletions, or when deletions are [`DELETION_RATIO_TRIGGER`] of
@@ -214,6 +219,32 @@ impl RocksEngine {
     /// Entries put into the write CF since the engine was opened (one per version written).
     pub fn versions_written(&self) -> u64 {
         self.versions_written.load(Ordering::Relaxed)
+    }
+
+    /// The count of versions put into the write CF since its last full compaction, as last
+    /// recorded by [`RocksEngine::record_uncompacted_versions`] on these files (by this process
+    /// or an earlier one); 0 when none was.
+    pub fn recorded_uncompacted_versions(&self) -> u64 {
+        match self
+            .db
+            .get_cf(self.handle(Cf::Raft), UNCOMPACTED_VERSIONS_KEY)
+        {
+            Ok(Some(bytes)) => bytes.try_into().map(u64::from_be_bytes).unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Records how many versions the write CF has taken since its last full compaction, so
+    /// that a process opening these files next knows what garbage they hold without reading
+    /// them. Not synced: after a crash the count may miss the last writes.
+    pub fn record_uncompacted_versions(&self, versions: u64) -> Result<(), EngineError> {
+        let mut batch = WriteBatch::new();
+        batch.put(
+            Cf::Raft,
+            UNCOMPACTED_VERSIONS_KEY.to_vec(),
+            versions.to_be_bytes().to_vec(),
+        );
+        self.write(&batch, false)
     }
 
     /// RocksDB's estimate of the entries in the write CF, garbage included.

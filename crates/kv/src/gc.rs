@@ -393,6 +393,10 @@ pub const STEADY_COMPACTION_TICKS: u32 = 300;
 /// Raft, on a cluster, what each replica's compaction drops by itself. Every tick it also
 /// deletes the long values of the versions compactions dropped
 /// ([`RocksEngine::delete_orphans`]).
+///
+/// The versions written since the last compaction are recorded in the engine as they grow, so
+/// that after a restart a burst the earlier process did not compact yet still counts: the
+/// first quiet tick compacts it, instead of reads stepping over it until a pass.
 pub struct QuietCompactions {
     engine: Arc<RocksEngine>,
     burst_min: u64,
@@ -403,6 +407,11 @@ pub struct QuietCompactions {
     /// Whether the last tick's writes were quiet.
     quiet: bool,
     written_at_compaction: u64,
+    /// Versions an earlier process on these files wrote after its last compaction, until this
+    /// one compacts.
+    carried: u64,
+    /// The count of uncompacted versions last recorded in the engine.
+    recorded: u64,
     /// (a fresh timestamp, versions written by then) of recent ticks; the first is the newest
     /// whose timestamp is at or below the safe point, when one is.
     history: VecDeque<(Timestamp, u64)>,
@@ -413,6 +422,7 @@ pub struct QuietCompactions {
 impl QuietCompactions {
     pub fn new(engine: Arc<RocksEngine>) -> QuietCompactions {
         let written = engine.versions_written();
+        let carried = engine.recorded_uncompacted_versions();
         QuietCompactions {
             engine,
             burst_min: BURST_VERSIONS_MIN,
@@ -422,6 +432,8 @@ impl QuietCompactions {
             written_at_last_tick: written,
             quiet: true,
             written_at_compaction: written,
+            carried,
+            recorded: carried,
             history: VecDeque::new(),
             again_at: None,
         }
@@ -432,6 +444,12 @@ impl QuietCompactions {
     /// last compaction for [`STEADY_COMPACTION_TICKS`]. `now` is a fresh timestamp, later than
     /// every version written so far. Returns whether it compacted.
     fn tick(&mut self, now: Timestamp, safe_point: Timestamp) -> bool {
+        let compacted = self.compact_if_due(now, safe_point);
+        self.record_uncompacted();
+        compacted
+    }
+
+    fn compact_if_due(&mut self, now: Timestamp, safe_point: Timestamp) -> bool {
         // Files that compactions replaced go from disk even while nothing reads.
         self.engine.release_idle_cursors();
         match self.engine.delete_orphans() {
@@ -449,7 +467,7 @@ impl QuietCompactions {
         let worth = self
             .burst_min
             .max(self.engine.estimated_versions() / BURST_SHARE_OF_ENTRIES);
-        let since = written - self.written_at_compaction;
+        let since = self.uncompacted();
         if !self.quiet {
             if self.ticks_since_compaction < self.steady_ticks || since < worth {
                 return false;
@@ -498,7 +516,27 @@ impl QuietCompactions {
             tracing::warn!(error = %e, "compaction of the write CF failed");
         }
         self.ticks_since_compaction = 0;
+        self.carried = 0;
         started.elapsed()
+    }
+
+    /// Versions written since the last compaction, by this process or the one before.
+    fn uncompacted(&self) -> u64 {
+        self.written_at_last_tick - self.written_at_compaction + self.carried
+    }
+
+    /// Records the uncompacted versions in the engine when they fell (a compaction) or grew
+    /// by more than quiet writes do in a tick: a burst survives a restart, up to a second of
+    /// it.
+    fn record_uncompacted(&mut self) {
+        let uncompacted = self.uncompacted();
+        if uncompacted >= self.recorded && uncompacted - self.recorded <= self.quiet_max {
+            return;
+        }
+        match self.engine.record_uncompacted_versions(uncompacted) {
+            Ok(()) => self.recorded = uncompacted,
+            Err(e) => tracing::warn!(error = %e, "recording the uncompacted versions failed"),
+        }
     }
 
     /// Whether a collection pass may run: the writes of the last tick were few enough to count
@@ -793,7 +831,22 @@ mod tests {
 
     impl Bursts {
         fn new() -> Bursts {
-            let dir = tempfile::tempdir().unwrap();
+            Bursts::open(tempfile::tempdir().unwrap(), 10)
+        }
+
+        /// Closes the store and opens it again, as a restarted process would.
+        fn reopen(self) -> Bursts {
+            let Bursts {
+                _dir,
+                s,
+                compactions,
+                ts,
+            } = self;
+            drop((s, compactions));
+            Bursts::open(_dir, ts)
+        }
+
+        fn open(dir: tempfile::TempDir, ts: u64) -> Bursts {
             let options = strata_engine::RocksOptions {
                 block_cache_bytes: 8 << 20,
                 write_buffer_bytes: 1 << 20,
@@ -808,7 +861,7 @@ mod tests {
                 _dir: dir,
                 s,
                 compactions,
-                ts: 10,
+                ts,
             }
         }
 
@@ -904,5 +957,27 @@ mod tests {
         assert!(b.tick_at_ms(7), "62 versions");
         assert_eq!(write_cf_entries(&b.s), 2);
         assert_eq!(b.s.get(b"a", Timestamp::MAX).unwrap(), Some(b"60".to_vec()));
+    }
+
+    #[test]
+    fn a_burst_an_earlier_process_left_uncompacted_is_compacted_after_a_restart() {
+        let mut b = Bursts::new();
+        b.write(0..30);
+        assert!(!b.tick_at_ms(1), "writes go on");
+        let mut b = b.reopen();
+        assert_eq!(write_cf_entries(&b.s), 60);
+        assert!(
+            b.tick_at_ms(2),
+            "quiet, and the 60 versions written before the restart are a burst"
+        );
+        assert_eq!(write_cf_entries(&b.s), 2);
+        assert_eq!(b.s.get(b"z", Timestamp::MAX).unwrap(), Some(b"29".to_vec()));
+
+        // Compacted before the restart: nothing to carry over.
+        b.write(30..40);
+        assert!(!b.tick_at_ms(3000), "writes go on");
+        let mut b = b.reopen();
+        assert!(!b.tick_at_ms(3001), "20 versions are no burst");
+        assert_eq!(write_cf_entries(&b.s), 22);
     }
 }
