@@ -7,15 +7,20 @@
 # build, workload, threads, TPS, p95 ms), then per line the median TPS and p95 of each build
 # and new ÷ old.
 #
-# usage: [WORKLOADS=w1,w2,…] scripts/ab-sysbench.sh OLD_BINARY NEW_BINARY [ROUNDS] [PORT]
+# With FRESH=1 each build in each round starts on an empty folder and prepares it before the
+# warm-up, as the shared matrix does: for write lines, whose garbage would otherwise slow the other build's
+# reads (and whose inserts grow the tables) and so measure the order of the runs.
+#
+# usage: [WORKLOADS=w1,w2,…] [FRESH=1] scripts/ab-sysbench.sh OLD_BINARY NEW_BINARY [ROUNDS] [PORT]
 # Needs sysbench and the mariadb (or mysql) client; the port (4000 by default) must be free.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-    sed -n '2,11p' "$0"
+    sed -n '2,15p' "$0"
     exit 2
 fi
 old=$1 new=$2 rounds=${3:-3} port=${4:-4000}
 workloads=${WORKLOADS:-oltp_point_select,oltp_read_only,oltp_read_write}
+fresh=${FRESH:-0}
 client=$(command -v mariadb || command -v mysql)
 
 dir=$(mktemp -d)
@@ -53,16 +58,30 @@ stop() {
     server=
 }
 
-start "$old"
-"$client" -h 127.0.0.1 -P "$port" -u root -e 'CREATE DATABASE sbtest'
-sb oltp_common --threads=4 prepare > /dev/null
-stop
+prepare() {
+    "$client" -h 127.0.0.1 -P "$port" -u root -e 'CREATE DATABASE sbtest'
+    sb oltp_common --threads=4 prepare > /dev/null
+}
+
+if [ "$fresh" != 1 ]; then
+    start "$old"
+    prepare
+    stop
+fi
 for round in $(seq "$rounds"); do
     for build in old new; do
-        if [ "$build" = old ]; then start "$old"; else start "$new"; fi
+        binary=$old
+        [ "$build" = old ] || binary=$new
+        if [ "$fresh" = 1 ]; then
+            rm -rf "$dir/data"
+            start "$binary"
+            prepare
+        else
+            start "$binary"
+        fi
         sb oltp_read_only --threads=8 --time=5 run > /dev/null
-        for threads in 8 32; do
-            for workload in ${workloads//,/ }; do
+        for workload in ${workloads//,/ }; do
+            for threads in 8 32; do
                 out=$(sb "$workload" --threads="$threads" --time=20 --percentile=95 run)
                 tps=$(awk '/transactions:/ { gsub(/\(/, "", $3); print $3 }' <<< "$out")
                 p95=$(awk '/95th percentile:/ { print $3 }' <<< "$out")
