@@ -46,13 +46,6 @@ impl Session {
         let schema = self.server.catalog.schema();
         // An account with every global privilege may run anything: no need to read the
         // statement (the common case of root, and the one that must cost nothing).
-        if schema
-            .accounts
-            .get(identity)
-            .is_some_and(|a| a.global.contains(account::Privileges::all_global()))
-        {
-            return Ok(());
-        }
         let account = self.cached_effective(&schema, identity);
         if account.global.contains(account::Privileges::all_global()) {
             return Ok(());
@@ -91,9 +84,10 @@ impl Session {
     /// The catalog a statement is planned against: all of it, but for an account without
     /// every global privilege reading information_schema, only what the account may see.
     pub(super) fn schema_for(&self, statement: &Statement, schema: Arc<Schema>) -> Arc<Schema> {
-        let Some(account) = self.effective_account(&schema) else {
+        let Some(identity) = &self.account else {
             return schema;
         };
+        let account = self.cached_effective(&schema, identity);
         if account.global.contains(account::Privileges::all_global()) {
             return schema;
         }

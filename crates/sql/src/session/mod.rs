@@ -127,6 +127,8 @@ pub struct Session {
     counts: crate::metrics::SessionCounts,
     /// The slow log and statement summary settings as last read, and the digest buffer.
     observing: observe::Observing,
+    /// The variables every statement reads, as last read.
+    settings: std::cell::Cell<variables::Settings>,
     row_count: i64,
     process: Arc<Process>,
     /// What the session's `sql_mode` changes in parsing (PIPES_AS_CONCAT, ANSI_QUOTES).
@@ -570,6 +572,7 @@ impl Session {
     pub fn reset(&mut self) {
         self.txn = None;
         self.vars.clear();
+        self.variables_changed();
         self.user_vars.get_mut().clear();
         self.prepared.clear();
         self.last_insert_id = 0;
@@ -578,11 +581,6 @@ impl Session {
     /// Whether a transaction is open (SERVER_STATUS_IN_TRANS).
     pub fn in_transaction(&self) -> bool {
         self.txn.is_some()
-    }
-
-    /// Whether autocommit is on (SERVER_STATUS_AUTOCOMMIT).
-    pub fn autocommit(&self) -> bool {
-        self.variable_i64("autocommit") != Some(0)
     }
 
     /// The current database, if any.

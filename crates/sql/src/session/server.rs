@@ -205,6 +205,7 @@ impl SqlServer {
             "require_secure_transport".to_string(),
             Datum::Int(i64::from(on)),
         );
+        self.globals_changed();
     }
 
     /// Sets how many bytes the statements of all sessions may hold together (8176 beyond;
@@ -216,6 +217,7 @@ impl SqlServer {
             "tidb_server_memory_limit".to_string(),
             Datum::Int(i64::try_from(bytes).unwrap_or(i64::MAX)),
         );
+        self.globals_changed();
     }
 
     /// A fresh connection id, for the handshake of a connection whose session opens later.
@@ -266,6 +268,7 @@ impl SqlServer {
             extras: parser::Extras::default(),
             counts: Default::default(),
             observing: Default::default(),
+            settings: Default::default(),
             row_count: -1,
             client_found_rows: client.found_rows,
             process: self.processes.register(client, database),

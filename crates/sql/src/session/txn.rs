@@ -28,8 +28,9 @@ impl Session {
 
     /// Applies `tidb_enable_1pc` and `tidb_enable_async_commit` to a commit about to start.
     pub(super) fn choose_commit_protocols(&self, txn: &mut Transaction) {
-        txn.set_one_pc(self.variable_i64("tidb_enable_1pc") != Some(0));
-        txn.set_async_commit(self.variable_i64("tidb_enable_async_commit") != Some(0));
+        let (one_pc, async_commit) = self.commit_protocols();
+        txn.set_one_pc(one_pc);
+        txn.set_async_commit(async_commit);
     }
 
     pub(crate) fn rollback(&mut self) -> Result<Output> {

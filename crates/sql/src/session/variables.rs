@@ -10,16 +10,64 @@ use crate::error::{self, Result};
 use crate::parser::statement;
 use crate::vars;
 
+/// The variables every statement reads, as read at the version of the global variables in
+/// `globals`; `None` there after the session set one of its own (or reset them).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Settings {
+    globals: Option<u64>,
+    autocommit: bool,
+    txn_mode: Option<TxnMode>,
+    lock_wait_ms: u64,
+    one_pc: bool,
+    async_commit: bool,
+    /// `tidb_mem_quota_query` in bytes, 0 for none.
+    memory_quota: u64,
+    /// `max_execution_time` in milliseconds, 0 for none.
+    max_execution_ms: u64,
+}
+
 impl Session {
+    /// The variables every statement reads: read again only after a SET, of this session or
+    /// of any global (a lookup by name costs a map search each, and a lock of the globals).
+    // Hot path: several times per statement.
+    fn settings(&self) -> Settings {
+        let globals = self.server.globals_version();
+        let cached = self.settings.get();
+        if cached.globals == Some(globals) {
+            return cached;
+        }
+        let non_negative = |name| self.variable_i64(name).map_or(0, |v| v.max(0) as u64);
+        let settings = Settings {
+            globals: Some(globals),
+            autocommit: self.variable_i64("autocommit") != Some(0),
+            txn_mode: Some(match self.variable("tidb_txn_mode") {
+                Some(Datum::Bytes(b)) if b.eq_ignore_ascii_case(b"optimistic") => {
+                    TxnMode::Optimistic
+                }
+                _ => TxnMode::Pessimistic,
+            }),
+            lock_wait_ms: self
+                .variable_i64("innodb_lock_wait_timeout")
+                .unwrap_or(vars::LOCK_WAIT_TIMEOUT_S_DEFAULT)
+                .max(0) as u64
+                * 1000,
+            one_pc: self.variable_i64("tidb_enable_1pc") != Some(0),
+            async_commit: self.variable_i64("tidb_enable_async_commit") != Some(0),
+            memory_quota: non_negative("tidb_mem_quota_query"),
+            max_execution_ms: non_negative("max_execution_time"),
+        };
+        self.settings.set(settings);
+        settings
+    }
+
     /// The time limit of `statement` in milliseconds (0 for none): its MAX_EXECUTION_TIME hint,
     /// else `max_execution_time`; as in MySQL, only a SELECT has one.
     pub(super) fn max_execution_ms(&self, statement: &statement::Statement) -> u64 {
         match statement {
             statement::Statement::Sql(tree, extras) if matches!(**tree, Statement::Query(_)) => {
-                extras.max_execution_ms.unwrap_or_else(|| {
-                    self.variable_i64("max_execution_time")
-                        .map_or(0, |ms| ms.max(0) as u64)
-                })
+                extras
+                    .max_execution_ms
+                    .unwrap_or_else(|| self.settings().max_execution_ms)
             }
             _ => 0,
         }
@@ -27,8 +75,18 @@ impl Session {
 
     /// `tidb_mem_quota_query` in bytes; 0 (no quota) when it is 0 or negative, as in TiDB.
     pub(super) fn memory_quota(&self) -> u64 {
-        self.variable_i64("tidb_mem_quota_query")
-            .map_or(0, |bytes| bytes.max(0) as u64)
+        self.settings().memory_quota
+    }
+
+    /// Whether autocommit is on (SERVER_STATUS_AUTOCOMMIT).
+    pub fn autocommit(&self) -> bool {
+        self.settings().autocommit
+    }
+
+    /// `tidb_enable_1pc` and `tidb_enable_async_commit`.
+    pub(super) fn commit_protocols(&self) -> (bool, bool) {
+        let settings = self.settings();
+        (settings.one_pc, settings.async_commit)
     }
 
     /// Returns a variable's value: the session's, else the global's, else its default.
@@ -71,17 +129,16 @@ impl Session {
     }
 
     pub(super) fn txn_mode(&self) -> TxnMode {
-        match self.variable("tidb_txn_mode") {
-            Some(Datum::Bytes(b)) if b.eq_ignore_ascii_case(b"optimistic") => TxnMode::Optimistic,
-            _ => TxnMode::Pessimistic,
-        }
+        self.settings().txn_mode.unwrap_or(TxnMode::Pessimistic)
     }
 
     pub(super) fn lock_wait_ms(&self) -> u64 {
-        self.variable_i64("innodb_lock_wait_timeout")
-            .unwrap_or(vars::LOCK_WAIT_TIMEOUT_S_DEFAULT)
-            .max(0) as u64
-            * 1000
+        self.settings().lock_wait_ms
+    }
+
+    /// Forgets the settings read from the session's variables, after one changed.
+    pub(super) fn variables_changed(&mut self) {
+        self.settings.get_mut().globals = None;
     }
 
     /// Sets a session (or global) variable.
@@ -152,6 +209,7 @@ impl Session {
                 self.vars.insert(n, value.clone());
             }
         }
+        self.variables_changed();
         Ok(())
     }
 
