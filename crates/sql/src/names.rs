@@ -31,11 +31,6 @@ const ENDS: &[Keyword] = &[
     Keyword::INTERSECT,
 ];
 
-/// Whether the tokens have a SELECT (and so, maybe, a select list to name).
-pub fn has_select(tokens: &[TokenWithSpan]) -> bool {
-    tokens.iter().any(|t| is_keyword(&t.token, Keyword::SELECT))
-}
-
 /// Names the unaliased expressions of every select list in `statements`, parsed from `tokens`
 /// of `sql`.
 pub fn name_select_items<'s>(
