@@ -72,6 +72,9 @@ pub struct RaftLog {
 pub struct LogWriteBatch {
     batch: LogBatch,
     empty: bool,
+    /// Whether what was added must be synced: entries, a snapshot, or a hard state with a new
+    /// term or vote (not one that only moved its commit index).
+    must_sync: bool,
 }
 
 impl LogWriteBatch {
@@ -79,11 +82,18 @@ impl LogWriteBatch {
         LogWriteBatch {
             batch: LogBatch::default(),
             empty: true,
+            must_sync: false,
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.empty
+    }
+
+    /// Whether anything added must be synced to be durable (see [`LogWrite`]); a batch that
+    /// only moves commit indexes may be written without a sync.
+    pub fn must_sync(&self) -> bool {
+        self.must_sync
     }
 
     /// Adds what one ready of `region` asked to make durable.
@@ -96,18 +106,21 @@ impl LogWriteBatch {
                 .map_err(log_error)?;
             self.put_truncated(region, *index, *term)?;
             self.empty = false;
+            self.must_sync = true;
         }
         if !write.entries.is_empty() {
             self.batch
                 .add_entries::<EntryExt>(region, &write.entries)
                 .map_err(log_error)?;
             self.empty = false;
+            self.must_sync = true;
         }
         if let Some(hard_state) = &write.hard_state {
             self.batch
                 .put_message(region, KEY_HARD_STATE.to_vec(), hard_state)
                 .map_err(log_error)?;
             self.empty = false;
+            self.must_sync |= write.hard_state_must_sync;
         }
         Ok(())
     }
@@ -201,6 +214,7 @@ impl RaftLog {
             .write(&mut batch.batch, sync)
             .map_err(log_error)?;
         batch.empty = true;
+        batch.must_sync = false;
         Ok(())
     }
 
@@ -307,6 +321,7 @@ mod tests {
                     .map(|i| entry(i, if i < 6 { 1 } else { 2 }))
                     .collect(),
                 hard_state: Some(hard_state.clone()),
+                hard_state_must_sync: true,
             };
             batch.add(4, &write).unwrap();
             log.write(&mut batch, true).unwrap();
@@ -367,6 +382,7 @@ mod tests {
             snapshot: None,
             entries: (6..=20).map(|i| entry(i, 3)).collect(),
             hard_state: None,
+            hard_state_must_sync: false,
         };
         batch.add(9, &write).unwrap();
         log.write(&mut batch, true).unwrap();
@@ -374,6 +390,7 @@ mod tests {
             snapshot: Some((30, 4, ConfState::from((vec![1, 2, 4], vec![])))),
             entries: Vec::new(),
             hard_state: None,
+            hard_state_must_sync: false,
         };
         batch.add(9, &snapshot).unwrap();
         log.write(&mut batch, true).unwrap();

@@ -68,6 +68,11 @@ pub struct LogWrite {
     pub snapshot: Option<(u64, u64, ConfState)>,
     pub entries: Vec<Entry>,
     pub hard_state: Option<HardState>,
+    /// Whether the hard state's term or vote changed, which must be on disk before the
+    /// messages that follow from them leave. A hard state that moved only its commit index
+    /// need not be synced: a restart takes the applied index as committed where it is
+    /// ahead (the applied data are in the engine), and the leader tells the rest again.
+    pub hard_state_must_sync: bool,
 }
 
 impl LogWrite {
@@ -455,6 +460,8 @@ impl<S: StateMachine> Peer<S> {
         }
         if let Some(hard_state) = ready.hs() {
             write.hard_state = Some(hard_state.clone());
+            // raft-rs asks a sync for new entries, a snapshot, or a new term or vote.
+            write.hard_state_must_sync = ready.must_sync();
             self.node
                 .mut_store()
                 .0

@@ -571,7 +571,10 @@ impl Poller {
         if touched.is_empty() {
             return Ok(());
         }
-        self.log.write(&mut log_batch, true)?;
+        // A round that only moved commit indexes (the usual second ready of a write: the
+        // leader learning its entry committed, a follower hearing so) writes them unsynced.
+        let sync = log_batch.must_sync();
+        self.log.write(&mut log_batch, sync)?;
 
         let mut apply = WriteBatch::new();
         let mut truncations = LogWriteBatch::new();
