@@ -350,6 +350,70 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_that_only_moves_commit_indexes_needs_no_sync() {
+        let commit_only = LogWrite {
+            snapshot: None,
+            entries: Vec::new(),
+            hard_state: Some(HardState {
+                term: 2,
+                vote: 1,
+                commit: 9,
+                ..Default::default()
+            }),
+            hard_state_must_sync: false,
+        };
+        let mut batch = LogWriteBatch::new();
+        batch.add(1, &commit_only).unwrap();
+        batch.add(2, &commit_only).unwrap();
+        assert!(!batch.is_empty());
+        assert!(
+            !batch.must_sync(),
+            "commit indexes alone are written unsynced"
+        );
+
+        let new_vote = LogWrite {
+            hard_state_must_sync: true,
+            ..commit_only
+        };
+        let mut batch = LogWriteBatch::new();
+        batch.add(1, &new_vote).unwrap();
+        assert!(batch.must_sync(), "a new term or vote is synced");
+
+        let entries = LogWrite {
+            snapshot: None,
+            entries: vec![entry(10, 2)],
+            hard_state: None,
+            hard_state_must_sync: false,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let log = RaftLog::open(dir.path()).unwrap();
+        let mut batch = LogWriteBatch::new();
+        batch.add(1, &commit_only_of(3)).unwrap();
+        batch.add(2, &entries).unwrap();
+        assert!(
+            batch.must_sync(),
+            "entries of any region make the batch synced"
+        );
+        log.write(&mut batch, true).unwrap();
+        assert!(
+            batch.is_empty() && !batch.must_sync(),
+            "a written batch starts over"
+        );
+    }
+
+    fn commit_only_of(commit: u64) -> LogWrite {
+        LogWrite {
+            snapshot: None,
+            entries: Vec::new(),
+            hard_state: Some(HardState {
+                commit,
+                ..Default::default()
+            }),
+            hard_state_must_sync: false,
+        }
+    }
+
+    #[test]
     fn messages_round_trip_through_bytes() {
         let message = raft::eraftpb::Message {
             from: 5,
