@@ -11,16 +11,21 @@
 # warm-up, as the shared matrix does: for write lines, whose garbage would otherwise slow the other build's
 # reads (and whose inserts grow the tables) and so measure the order of the runs.
 #
-# usage: [WORKLOADS=w1,w2,…] [FRESH=1] scripts/ab-sysbench.sh OLD_BINARY NEW_BINARY [ROUNDS] [PORT]
+# With REST=S each build waits S seconds after it starts (and prepares, with FRESH=1) before the
+# warm-up: the background work that follows a load (flushes, the compaction after a burst of
+# writes) is then done before the first run rather than inside it.
+#
+# usage: [WORKLOADS=w1,w2,…] [FRESH=1] [REST=S] scripts/ab-sysbench.sh OLD_BINARY NEW_BINARY [ROUNDS] [PORT]
 # Needs sysbench and the mariadb (or mysql) client; the port (4000 by default) must be free.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-    sed -n '2,15p' "$0"
+    sed -n '2,19p' "$0"
     exit 2
 fi
 old=$1 new=$2 rounds=${3:-3} port=${4:-4000}
 workloads=${WORKLOADS:-oltp_point_select,oltp_read_only,oltp_read_write}
 fresh=${FRESH:-0}
+rest=${REST:-0}
 client=$(command -v mariadb || command -v mysql)
 
 dir=$(mktemp -d)
@@ -79,6 +84,7 @@ for round in $(seq "$rounds"); do
         else
             start "$binary"
         fi
+        sleep "$rest"
         sb oltp_read_only --threads=8 --time=5 run > /dev/null
         for workload in ${workloads//,/ }; do
             for threads in 8 32; do
