@@ -2,6 +2,7 @@
 //! keeps the region table (which store leads which key range).
 //!
 //! ```text
+//!   Handler (handler.rs): the gRPC calls, answered by
 //!   PdService (server.rs)
 //!     ├── Group (group.rs): Raft over PdState: ClusterMeta (meta.rs) + TSO limit
 //!     ├── TsoWindow (strata-pd-client's tso.rs)
@@ -26,6 +27,7 @@
 
 mod gc;
 mod group;
+mod handler;
 mod meta;
 pub mod metrics;
 mod schedule;

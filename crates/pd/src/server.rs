@@ -1,5 +1,5 @@
-//! The placement driver's gRPC service: timestamps, ids, store registration and heartbeats,
-//! and the region table.
+//! The placement driver's service: timestamps, ids, store registration and heartbeats, and
+//! the region table (its gRPC calls are in `handler.rs`).
 //!
 //! Only the leader of the placement drivers' Raft group serves (see `group.rs`); the others
 //! answer UNAVAILABLE and name the leader in the [`PD_LEADER_HEADER`] metadata entry. Every
@@ -23,13 +23,13 @@ use strata_proto::kv::RegionEpoch;
 use strata_proto::pd::{self as pb, pd_server};
 use strata_types::deadlock::WaitForGraph;
 use strata_types::Timestamp;
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Request, Response, Status};
+use tonic::Status;
 use tracing::{info, warn};
 
-use crate::gc::{gc_safe_point, SnapshotsInUse, SNAPSHOT_REPORT_GRACE};
+use crate::gc::SnapshotsInUse;
 use crate::group::{Command, Group, ProposeFailure, Role};
-use crate::meta::{ClusterMeta, PeerRecord, RegionRecord, StoreRecord};
+use crate::handler::Handler;
+use crate::meta::{ClusterMeta, PeerRecord, RegionRecord};
 use crate::schedule::{LeaderBalancer, Operator, ReplicaChecker, StoreView};
 use strata_pd_client::{
     PdError, Security, SystemClock, TsoWindow, PD_LEADER_HEADER, TSO_SAVE_INTERVAL_MS,
@@ -53,9 +53,9 @@ pub const ID_RESERVE_BATCH: u64 = 100;
 /// How often the leader checks that the timestamp limit stays ahead of the clock.
 const TSO_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
-struct StoreLiveness {
-    last_heartbeat: Instant,
-    region_count: u64,
+pub(crate) struct StoreLiveness {
+    pub(crate) last_heartbeat: Instant,
+    pub(crate) region_count: u64,
 }
 
 /// How the placement driver runs a cluster.
@@ -90,27 +90,27 @@ impl Default for PdConfig {
 
 /// The state behind the placement driver's service.
 pub struct PdService {
-    group: Group,
+    pub(crate) group: Group,
     /// The timestamps this member issues while it leads, with the term they belong to.
-    tso: RwLock<Option<(u64, Arc<TsoWindow>)>>,
+    pub(crate) tso: RwLock<Option<(u64, Arc<TsoWindow>)>>,
     /// Serializes changes of the metadata: each is computed from the last one applied.
     changing: tokio::sync::Mutex<()>,
     /// Ids reserved by a replicated change and not handed out yet.
     reserved_ids: Mutex<std::ops::Range<u64>>,
-    liveness: Mutex<HashMap<u64, StoreLiveness>>,
+    pub(crate) liveness: Mutex<HashMap<u64, StoreLiveness>>,
     /// Region -> (leader peer, its term), as the leaders reported.
-    leaders: Mutex<HashMap<u64, (u64, u64)>>,
+    pub(crate) leaders: Mutex<HashMap<u64, (u64, u64)>>,
     /// Replicas of each region (how many stores the cluster waits for to bootstrap).
-    replicas: usize,
+    pub(crate) replicas: usize,
     max_store_down: std::time::Duration,
     /// When this member last started leading.
-    leader_since: Mutex<Instant>,
-    balancer: Mutex<LeaderBalancer>,
+    pub(crate) leader_since: Mutex<Instant>,
+    pub(crate) balancer: Mutex<LeaderBalancer>,
     replica_checker: Mutex<ReplicaChecker>,
     /// The cluster's lock waits, for deadlocks that span KV nodes.
-    deadlocks: Mutex<WaitForGraph>,
+    pub(crate) deadlocks: Mutex<WaitForGraph>,
     /// The oldest snapshot of each SQL node, which the GC safe point waits for.
-    snapshots: Mutex<SnapshotsInUse>,
+    pub(crate) snapshots: Mutex<SnapshotsInUse>,
 }
 
 /// A region's id, its leader peer as last recorded, and its peers as (peer, store).
@@ -148,7 +148,7 @@ impl PdService {
         Ok(service)
     }
 
-    fn region_to_pb(&self, region: &RegionRecord) -> pb::GetRegionResponse {
+    pub(crate) fn region_to_pb(&self, region: &RegionRecord) -> pb::GetRegionResponse {
         let leader = match self.leaders.lock().get(&region.id) {
             Some(&(peer, _)) => peer,
             None => region.leader_peer_id,
@@ -164,12 +164,12 @@ impl PdService {
     }
 
     /// The metadata as applied here.
-    fn meta(&self) -> parking_lot::MappedMutexGuard<'_, ClusterMeta> {
+    pub(crate) fn meta(&self) -> parking_lot::MappedMutexGuard<'_, ClusterMeta> {
         parking_lot::MutexGuard::map(self.group.state(), |state| &mut state.meta)
     }
 
     /// The answer of a member that does not serve: UNAVAILABLE, naming the leader it knows.
-    fn not_leader(&self, role: Role) -> Status {
+    pub(crate) fn not_leader(&self, role: Role) -> Status {
         let mut status = Status::unavailable(format!(
             "placement driver {} does not serve (leader: {})",
             self.group.id(),
@@ -186,7 +186,7 @@ impl PdService {
     }
 
     /// Fails unless this member leads with everything earlier leaders committed applied.
-    fn lead(&self) -> Result<(), Status> {
+    pub(crate) fn lead(&self) -> Result<(), Status> {
         let role = self.group.role();
         if role.ready {
             Ok(())
@@ -203,7 +203,10 @@ impl PdService {
     }
 
     /// Applies `change` to the metadata and replicates the result before anyone sees it.
-    async fn change<T>(&self, change: impl FnOnce(&mut ClusterMeta) -> T) -> Result<T, Status> {
+    pub(crate) async fn change<T>(
+        &self,
+        change: impl FnOnce(&mut ClusterMeta) -> T,
+    ) -> Result<T, Status> {
         let _changing = self.changing.lock().await;
         self.lead()?;
         let mut next = self.meta().clone();
@@ -237,7 +240,7 @@ impl PdService {
         Ok(())
     }
 
-    async fn alloc_id(&self) -> Result<u64, Status> {
+    pub(crate) async fn alloc_id(&self) -> Result<u64, Status> {
         loop {
             if let Some(id) = self.take_reserved_id() {
                 return Ok(id);
@@ -273,7 +276,7 @@ impl PdService {
     /// Issues `count` consecutive timestamps (clamped to [`TSO_MAX_BATCH`]), if this member
     /// leads and holds the lease.
     // Hot path: every timestamp batch of every SQL node.
-    fn issue_tso(&self, count: u32) -> Result<pb::TsoResponse, Status> {
+    pub(crate) fn issue_tso(&self, count: u32) -> Result<pb::TsoResponse, Status> {
         let count = count.clamp(1, TSO_MAX_BATCH);
         let role = self.group.role();
         let window = match &*self.tso.read() {
@@ -410,7 +413,10 @@ impl PdService {
 
     /// The membership change `region` needs, if a store holding one of its peers has been
     /// down too long or it has too few peers.
-    async fn replica_operator(&self, region_id: u64) -> Result<Option<Operator>, Status> {
+    pub(crate) async fn replica_operator(
+        &self,
+        region_id: u64,
+    ) -> Result<Option<Operator>, Status> {
         let (region, stores) = {
             let meta = self.meta();
             let Some(region) = meta.region_by_id(region_id).cloned() else {
@@ -454,7 +460,7 @@ impl PdService {
 
     /// The store `region`'s leader should move to, if leaders are out of balance.
     /// A move an operator asked for goes first, at once.
-    fn balance(&self, region_id: u64, leader_peer_id: u64) -> Option<u64> {
+    pub(crate) fn balance(&self, region_id: u64, leader_peer_id: u64) -> Option<u64> {
         let meta = self.meta();
         let region = meta.region_by_id(region_id)?;
         let leader_store = region
@@ -483,37 +489,6 @@ impl PdService {
 
 /// A fresh cluster id: the time in seconds above, random bits below (as TiDB's PD makes
 /// them), never 0.
-fn new_cluster_id() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    ((seconds << 32) | (random & 0xFFFF_FFFF)).max(1)
-}
-
-fn region_from_pb(region: &pb::Region) -> RegionRecord {
-    let epoch = region.epoch.unwrap_or_default();
-    RegionRecord {
-        id: region.id,
-        start_key: region.start_key.clone(),
-        end_key: region.end_key.clone(),
-        conf_ver: epoch.conf_ver,
-        version: epoch.version,
-        peers: region
-            .peers
-            .iter()
-            .map(|p| PeerRecord {
-                id: p.id,
-                store_id: p.store_id,
-            })
-            .collect(),
-        leader_peer_id: 0,
-    }
-}
-
 fn region_to_pb(region: &RegionRecord, leader_peer_id: u64) -> pb::GetRegionResponse {
     let peer = |p: &PeerRecord| pb::Peer {
         id: p.id,
@@ -535,563 +510,5 @@ fn region_to_pb(region: &RegionRecord, leader_peer_id: u64) -> pb::GetRegionResp
             .iter()
             .find(|p| p.id == leader_peer_id)
             .map(peer),
-    }
-}
-
-/// Refuses a safe point request whose floors lie beyond the timestamps issued: honest callers
-/// derive them from a timestamp they were given, and a safe point moved past every timestamp
-/// would break every snapshot for good.
-fn check_floors(
-    issued: Timestamp,
-    life_floor: Timestamp,
-    wait_floor: Timestamp,
-) -> Result<(), Status> {
-    if life_floor > issued || wait_floor > issued {
-        return Err(Status::invalid_argument(format!(
-            "garbage collection floors ({}, {}) lie beyond the last timestamp issued ({})",
-            life_floor.0, wait_floor.0, issued.0
-        )));
-    }
-    Ok(())
-}
-
-/// The gRPC face of a [`PdService`].
-pub struct Handler(Arc<PdService>);
-
-#[tonic::async_trait]
-impl pd_server::Pd for Handler {
-    async fn tso(
-        &self,
-        request: Request<pb::TsoRequest>,
-    ) -> Result<Response<pb::TsoResponse>, Status> {
-        self.0
-            .issue_tso(request.into_inner().count)
-            .map(Response::new)
-    }
-
-    type TsoStreamStream = ReceiverStream<Result<pb::TsoResponse, Status>>;
-
-    async fn tso_stream(
-        &self,
-        request: Request<tonic::Streaming<pb::TsoRequest>>,
-    ) -> Result<Response<Self::TsoStreamStream>, Status> {
-        let mut incoming = request.into_inner();
-        let (answers, stream) = tokio::sync::mpsc::channel(TSO_STREAM_ANSWERS_QUEUED);
-        let service = self.0.clone();
-        tokio::spawn(async move {
-            while let Ok(Some(request)) = incoming.message().await {
-                let answer = service.issue_tso(request.count);
-                let failed = answer.is_err();
-                if answers.send(answer).await.is_err() || failed {
-                    break;
-                }
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(stream)))
-    }
-
-    async fn alloc_id(
-        &self,
-        _: Request<pb::AllocIdRequest>,
-    ) -> Result<Response<pb::AllocIdResponse>, Status> {
-        let id = self.0.alloc_id().await?;
-        Ok(Response::new(pb::AllocIdResponse { id }))
-    }
-
-    async fn put_store(
-        &self,
-        request: Request<pb::PutStoreRequest>,
-    ) -> Result<Response<pb::PutStoreResponse>, Status> {
-        let request = request.into_inner();
-        let store = request
-            .store
-            .ok_or_else(|| Status::invalid_argument("store missing"))?;
-        if store.id == 0 || store.address.is_empty() {
-            return Err(Status::invalid_argument(
-                "a store needs an id and an address",
-            ));
-        }
-        let replicas = self.0.replicas;
-        let (bootstrapped, cluster_id) = self
-            .0
-            .change(|meta| {
-                if request.cluster_id != 0 && request.cluster_id != meta.cluster_id {
-                    return Err(Status::failed_precondition(format!(
-                        "store {} at {} holds data of cluster {}, and these placement drivers \
-                         lead cluster {}: a store joins only its own cluster",
-                        store.id,
-                        store.address,
-                        request.cluster_id,
-                        if meta.cluster_id == 0 {
-                            "none yet".to_string()
-                        } else {
-                            meta.cluster_id.to_string()
-                        }
-                    )));
-                }
-                if meta.cluster_id == 0 {
-                    meta.cluster_id = new_cluster_id();
-                }
-                if let Some(other) = meta
-                    .stores
-                    .values()
-                    .find(|s| s.address == store.address && s.id != store.id)
-                {
-                    return Err(Status::already_exists(format!(
-                        "address {} belongs to store {}",
-                        store.address, other.id
-                    )));
-                }
-                meta.stores.insert(
-                    store.id,
-                    StoreRecord {
-                        id: store.id,
-                        address: store.address.clone(),
-                    },
-                );
-                if !meta.regions.is_empty() || meta.stores.len() < replicas {
-                    return Ok((false, meta.cluster_id));
-                }
-                let region_id = meta.alloc_id();
-                let store_ids: Vec<u64> = meta.stores.keys().copied().take(replicas).collect();
-                let peers: Vec<PeerRecord> = store_ids
-                    .into_iter()
-                    .map(|store_id| PeerRecord {
-                        id: meta.alloc_id(),
-                        store_id,
-                    })
-                    .collect();
-                meta.regions.insert(
-                    Vec::new(),
-                    RegionRecord {
-                        id: region_id,
-                        start_key: Vec::new(),
-                        end_key: Vec::new(),
-                        conf_ver: 1,
-                        version: 1,
-                        leader_peer_id: peers[0].id,
-                        peers,
-                    },
-                );
-                Ok((true, meta.cluster_id))
-            })
-            .await??;
-        info!(
-            store = store.id,
-            address = %store.address,
-            bootstrapped,
-            cluster_id,
-            "store registered"
-        );
-        self.0.liveness.lock().insert(
-            store.id,
-            StoreLiveness {
-                last_heartbeat: Instant::now(),
-                region_count: 0,
-            },
-        );
-        Ok(Response::new(pb::PutStoreResponse {
-            bootstrapped,
-            cluster_id,
-        }))
-    }
-
-    async fn store_heartbeat(
-        &self,
-        request: Request<pb::StoreHeartbeatRequest>,
-    ) -> Result<Response<pb::StoreHeartbeatResponse>, Status> {
-        let heartbeat = request.into_inner();
-        self.0.lead()?;
-        if !self.0.meta().stores.contains_key(&heartbeat.store_id) {
-            return Err(Status::not_found(format!(
-                "store {} is not registered",
-                heartbeat.store_id
-            )));
-        }
-        self.0.liveness.lock().insert(
-            heartbeat.store_id,
-            StoreLiveness {
-                last_heartbeat: Instant::now(),
-                region_count: heartbeat.region_count,
-            },
-        );
-        Ok(Response::new(pb::StoreHeartbeatResponse {}))
-    }
-
-    async fn region_heartbeat(
-        &self,
-        request: Request<pb::RegionHeartbeatRequest>,
-    ) -> Result<Response<pb::RegionHeartbeatResponse>, Status> {
-        let report = request.into_inner();
-        self.0.lead()?;
-        if let Some(region) = &report.region {
-            let record = region_from_pb(region);
-            let newer = self.0.meta().region_by_id(record.id).is_none_or(|known| {
-                (known.version, known.conf_ver) < (record.version, record.conf_ver)
-            });
-            if newer && self.0.change(|meta| meta.update_region(record)).await? {
-                info!(region = region.id, "region range learnt from its leader");
-            }
-        }
-        let known = self
-            .0
-            .meta()
-            .region_by_id(report.region_id)
-            .is_some_and(|r| r.peers.iter().any(|p| p.id == report.leader_peer_id));
-        if !known {
-            return Err(Status::not_found(format!(
-                "region {} has no peer {}",
-                report.region_id, report.leader_peer_id
-            )));
-        }
-        {
-            let mut leaders = self.0.leaders.lock();
-            let entry = leaders.entry(report.region_id).or_insert((0, 0));
-            if report.term >= entry.1 {
-                if entry.0 != report.leader_peer_id {
-                    info!(
-                        region = report.region_id,
-                        leader = report.leader_peer_id,
-                        term = report.term,
-                        "region leader changed"
-                    );
-                }
-                *entry = (report.leader_peer_id, report.term);
-            }
-        }
-        let peer = |p: PeerRecord| pb::Peer {
-            id: p.id,
-            store_id: p.store_id,
-        };
-        match self.0.replica_operator(report.region_id).await? {
-            Some(Operator::Add(p)) => {
-                info!(
-                    region = report.region_id,
-                    peer = p.id,
-                    store = p.store_id,
-                    "adding a replica"
-                );
-                return Ok(Response::new(pb::RegionHeartbeatResponse {
-                    add_peer: Some(peer(p)),
-                    ..Default::default()
-                }));
-            }
-            Some(Operator::Remove(p)) => {
-                info!(
-                    region = report.region_id,
-                    peer = p.id,
-                    store = p.store_id,
-                    "removing a replica from a store down too long"
-                );
-                return Ok(Response::new(pb::RegionHeartbeatResponse {
-                    remove_peer: Some(peer(p)),
-                    ..Default::default()
-                }));
-            }
-            None => {}
-        }
-        let transfer_leader_to_store = self
-            .0
-            .balance(report.region_id, report.leader_peer_id)
-            .unwrap_or(0);
-        if transfer_leader_to_store != 0 {
-            info!(
-                region = report.region_id,
-                to_store = transfer_leader_to_store,
-                "balancing leaders: moving a region's leader"
-            );
-        }
-        Ok(Response::new(pb::RegionHeartbeatResponse {
-            transfer_leader_to_store,
-            ..Default::default()
-        }))
-    }
-
-    async fn wait_for(
-        &self,
-        request: Request<pb::WaitForRequest>,
-    ) -> Result<Response<pb::WaitForResponse>, Status> {
-        let r = request.into_inner();
-        self.0.lead()?;
-        let recorded =
-            self.0
-                .deadlocks
-                .lock()
-                .wait(Timestamp(r.waiter), Timestamp(r.blocker), Instant::now());
-        Ok(Response::new(pb::WaitForResponse {
-            deadlock: !recorded,
-        }))
-    }
-
-    async fn wait_ended(
-        &self,
-        request: Request<pb::WaitEndedRequest>,
-    ) -> Result<Response<pb::WaitEndedResponse>, Status> {
-        let waiter = Timestamp(request.into_inner().waiter);
-        self.0.lead()?;
-        self.0.deadlocks.lock().remove(waiter);
-        Ok(Response::new(pb::WaitEndedResponse {}))
-    }
-
-    async fn report_snapshots(
-        &self,
-        request: Request<pb::ReportSnapshotsRequest>,
-    ) -> Result<Response<pb::ReportSnapshotsResponse>, Status> {
-        let r = request.into_inner();
-        self.0.lead()?;
-        let oldest = (r.oldest_start_ts > 0).then_some(Timestamp(r.oldest_start_ts));
-        self.0
-            .snapshots
-            .lock()
-            .report(r.sql_node, oldest, Instant::now());
-        Ok(Response::new(pb::ReportSnapshotsResponse {}))
-    }
-
-    async fn transfer_leader(
-        &self,
-        request: Request<pb::TransferLeaderRequest>,
-    ) -> Result<Response<pb::TransferLeaderResponse>, Status> {
-        let r = request.into_inner();
-        self.0.lead()?;
-        let known = self
-            .0
-            .meta()
-            .region_by_id(r.region_id)
-            .is_some_and(|region| region.peers.iter().any(|p| p.store_id == r.to_store_id));
-        if !known {
-            return Err(Status::not_found(format!(
-                "region {} has no peer on store {}",
-                r.region_id, r.to_store_id
-            )));
-        }
-        info!(
-            region = r.region_id,
-            to_store = r.to_store_id,
-            "leader transfer asked for"
-        );
-        self.0.balancer.lock().request(r.region_id, r.to_store_id);
-        Ok(Response::new(pb::TransferLeaderResponse {}))
-    }
-
-    async fn advance_gc_safe_point(
-        &self,
-        request: Request<pb::AdvanceGcSafePointRequest>,
-    ) -> Result<Response<pb::GcSafePointResponse>, Status> {
-        let r = request.into_inner();
-        self.0.lead()?;
-        let issued = match &*self.0.tso.read() {
-            Some((_, window)) => window.last_issued(),
-            None => return Err(self.0.not_leader(self.0.group.role())),
-        };
-        check_floors(issued, Timestamp(r.life_floor), Timestamp(r.wait_floor))?;
-        // A member that just started leading has not heard every SQL node's report yet: until
-        // it has, the safe point stays where it is.
-        let candidate = if self.0.leader_since.lock().elapsed() < SNAPSHOT_REPORT_GRACE {
-            Timestamp::ZERO
-        } else {
-            let oldest = self.0.snapshots.lock().oldest(Instant::now());
-            gc_safe_point(Timestamp(r.life_floor), Timestamp(r.wait_floor), oldest)
-        };
-        let safe_point = self
-            .0
-            .change(|meta| {
-                meta.gc_safe_point = meta.gc_safe_point.max(candidate.0);
-                meta.gc_safe_point
-            })
-            .await?;
-        Ok(Response::new(pb::GcSafePointResponse { safe_point }))
-    }
-
-    async fn get_gc_safe_point(
-        &self,
-        _request: Request<pb::GetGcSafePointRequest>,
-    ) -> Result<Response<pb::GcSafePointResponse>, Status> {
-        self.0.lead()?;
-        Ok(Response::new(pb::GcSafePointResponse {
-            safe_point: self.0.meta().gc_safe_point,
-        }))
-    }
-
-    async fn ask_split(
-        &self,
-        request: Request<pb::AskSplitRequest>,
-    ) -> Result<Response<pb::AskSplitResponse>, Status> {
-        let region_id = request.into_inner().region_id;
-        let (new_region_id, new_peer_ids) = self
-            .0
-            .change(|meta| {
-                let peers = meta
-                    .region_by_id(region_id)
-                    .map(|r| r.peers.len())
-                    .ok_or_else(|| Status::not_found(format!("region {region_id} unknown")))?;
-                let new_region_id = meta.alloc_id();
-                let new_peer_ids = (0..peers).map(|_| meta.alloc_id()).collect();
-                Ok::<_, Status>((new_region_id, new_peer_ids))
-            })
-            .await??;
-        Ok(Response::new(pb::AskSplitResponse {
-            new_region_id,
-            new_peer_ids,
-        }))
-    }
-
-    async fn report_split(
-        &self,
-        request: Request<pb::ReportSplitRequest>,
-    ) -> Result<Response<pb::ReportSplitResponse>, Status> {
-        let report = request.into_inner();
-        let (Some(left), Some(right)) = (&report.left, &report.right) else {
-            return Err(Status::invalid_argument(
-                "a split report needs both regions",
-            ));
-        };
-        let (left, mut right) = (region_from_pb(left), region_from_pb(right));
-        // The split-off region's first leader is the peer next to the region's leader: it
-        // campaigns at once.
-        let leader_store = self
-            .0
-            .leaders
-            .lock()
-            .get(&left.id)
-            .and_then(|&(peer, _)| left.peers.iter().find(|p| p.id == peer))
-            .map(|p| p.store_id);
-        if let Some(peer) = right
-            .peers
-            .iter()
-            .find(|p| Some(p.store_id) == leader_store)
-        {
-            right.leader_peer_id = peer.id;
-        }
-        let (left_id, right_id) = (left.id, right.id);
-        let changed = self
-            .0
-            .change(|meta| meta.update_region(left) | meta.update_region(right))
-            .await?;
-        if changed {
-            info!(
-                region = left_id,
-                new_region = right_id,
-                "region split recorded"
-            );
-        }
-        Ok(Response::new(pb::ReportSplitResponse {}))
-    }
-
-    async fn get_store(
-        &self,
-        request: Request<pb::GetStoreRequest>,
-    ) -> Result<Response<pb::GetStoreResponse>, Status> {
-        let id = request.into_inner().store_id;
-        self.0.lead()?;
-        let meta = self.0.meta();
-        let store = meta
-            .stores
-            .get(&id)
-            .ok_or_else(|| Status::not_found(format!("store {id} is not registered")))?;
-        Ok(Response::new(pb::GetStoreResponse {
-            store: Some(pb::Store {
-                id: store.id,
-                address: store.address.clone(),
-            }),
-        }))
-    }
-
-    async fn get_all_stores(
-        &self,
-        _: Request<pb::GetAllStoresRequest>,
-    ) -> Result<Response<pb::GetAllStoresResponse>, Status> {
-        self.0.lead()?;
-        let meta = self.0.meta();
-        let liveness = self.0.liveness.lock();
-        let stores = meta
-            .stores
-            .values()
-            .map(|s| {
-                let live = liveness.get(&s.id);
-                pb::StoreState {
-                    store: Some(pb::Store {
-                        id: s.id,
-                        address: s.address.clone(),
-                    }),
-                    since_heartbeat_ms: live
-                        .map_or(u64::MAX, |l| l.last_heartbeat.elapsed().as_millis() as u64),
-                    region_count: live.map_or(0, |l| l.region_count),
-                }
-            })
-            .collect();
-        Ok(Response::new(pb::GetAllStoresResponse { stores }))
-    }
-
-    async fn get_region(
-        &self,
-        request: Request<pb::GetRegionRequest>,
-    ) -> Result<Response<pb::GetRegionResponse>, Status> {
-        let key = request.into_inner().key;
-        self.0.lead()?;
-        let meta = self.0.meta();
-        Ok(Response::new(
-            meta.region_of(&key)
-                .map(|r| self.0.region_to_pb(r))
-                .unwrap_or_default(),
-        ))
-    }
-
-    async fn get_region_by_id(
-        &self,
-        request: Request<pb::GetRegionByIdRequest>,
-    ) -> Result<Response<pb::GetRegionResponse>, Status> {
-        let id = request.into_inner().region_id;
-        self.0.lead()?;
-        let meta = self.0.meta();
-        Ok(Response::new(
-            meta.region_by_id(id)
-                .map(|r| self.0.region_to_pb(r))
-                .unwrap_or_default(),
-        ))
-    }
-
-    async fn scan_regions(
-        &self,
-        request: Request<pb::ScanRegionsRequest>,
-    ) -> Result<Response<pb::ScanRegionsResponse>, Status> {
-        let scan = request.into_inner();
-        let limit = (scan.limit as usize).clamp(1, SCAN_REGIONS_MAX);
-        self.0.lead()?;
-        let meta = self.0.meta();
-        let regions = meta
-            .scan_regions(&scan.start_key, &scan.end_key, limit)
-            .into_iter()
-            .map(|r| self.0.region_to_pb(r))
-            .collect();
-        Ok(Response::new(pb::ScanRegionsResponse { regions }))
-    }
-
-    async fn raft(
-        &self,
-        request: Request<pb::PdRaftRequest>,
-    ) -> Result<Response<pb::PdRaftResponse>, Status> {
-        for message in request.into_inner().messages {
-            self.0.group.deliver(&message);
-        }
-        Ok(Response::new(pb::PdRaftResponse {}))
-    }
-
-    async fn get_members(
-        &self,
-        _: Request<pb::GetMembersRequest>,
-    ) -> Result<Response<pb::GetMembersResponse>, Status> {
-        let group = &self.0.group;
-        Ok(Response::new(pb::GetMembersResponse {
-            leader_id: group.role().leader_id,
-            members: group
-                .members()
-                .iter()
-                .map(|(id, address)| pb::PdMember {
-                    id: *id,
-                    address: address.clone(),
-                })
-                .collect(),
-            id: group.id(),
-        }))
     }
 }
